@@ -1,0 +1,58 @@
+/* The Cymric generator: a 64-byte state conditioned with BLAKE2b and expanded with ChaCha20,
+ * rekeyed after every output so a captured state never reveals earlier output (fast key
+ * erasure). Owns the state and its wiping; seeding policy belongs to the caller.
+ * Not thread-safe: one generator per thread, or the caller's lock around each call. */
+#ifndef RANDD_CYMRIC_H
+#define RANDD_CYMRIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "crypto.h"
+
+#define RANDD_CYMRIC_STATE 64
+#define RANDD_CYMRIC_BATCH 2048   /* keystream produced at once for small reads */
+
+enum randd_cymric_flags {
+    /* Rekey with BLAKE2b(state || caller input) only, without the counter and timestamp:
+     * the reference construction, for known-answer tests. */
+    RANDD_CYMRIC_DETERMINISTIC = 1u << 0,
+};
+
+/* The fields are visible so the owner can place the whole generator in locked memory
+ * (randd_secure_alloc); they are private to cymric.c all the same. */
+struct randd_cymric {
+    uint8_t state[RANDD_CYMRIC_STATE];      /* [0..31] key, [32..39] nonce, [40..63] hidden */
+    uint8_t batch[RANDD_CYMRIC_BATCH];      /* unread keystream for randd_cymric_read */
+    size_t batch_left;                      /* unread bytes at the end of batch */
+    uint64_t counter;                       /* generate calls, mixed into each rekey */
+    unsigned flags;
+    bool seeded;
+    struct randd_crypto *crypto;
+};
+
+/* Create: an all-zero, unseeded state and its OpenSSL contexts. Returns 0 or -ENOMEM. */
+int randd_cymric_init(struct randd_cymric *g, unsigned flags);
+
+/* state = BLAKE2b-512 keyed with the current 64 state bytes, over material (len >= 1).
+ * Unread batch keystream is discarded, so all later output depends on the new material. */
+int randd_cymric_seed(struct randd_cymric *g, const void *material, size_t len);
+
+/* out = n bytes of ChaCha20 keystream keyed by the state, then the state is rekeyed with
+ * BLAKE2b-512(state || counter || timestamp || input). Returns 0, -EAGAIN if never seeded,
+ * or -EIO if OpenSSL failed (then out and the state are wiped and the generator unseeded). */
+int randd_cymric_generate(struct randd_cymric *g, void *out, size_t n,
+                          const void *input, size_t input_len);
+
+/* The same stream cut into any sizes: small reads come from a batch whose bytes are wiped as
+ * they are handed out (OpenBSD arc4random style), so they cost a memcpy, not a rekey. */
+int randd_cymric_read(struct randd_cymric *g, void *out, size_t n);
+
+/* Back to the unseeded all-zero state; the contexts stay for reuse. */
+void randd_cymric_wipe(struct randd_cymric *g);
+
+/* Wipe and release the contexts. */
+void randd_cymric_fini(struct randd_cymric *g);
+
+#endif

@@ -1,0 +1,40 @@
+/* The main() every unit test program shares, and the helpers in runner.h. */
+#include "runner.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+
+size_t unhex(const char *hex, uint8_t *out, size_t cap)
+{
+    size_t n = 0;
+    int high = -1;
+
+    for (; *hex; hex++) {
+        int v;
+
+        if (isspace((unsigned char)*hex))
+            continue;
+        ck_assert_msg(isxdigit((unsigned char)*hex), "unhex: not a hex digit: '%c'", *hex);
+        v = isdigit((unsigned char)*hex) ? *hex - '0' : tolower((unsigned char)*hex) - 'a' + 10;
+        if (high < 0) {
+            high = v;
+            continue;
+        }
+        ck_assert_msg(n < cap, "unhex: more than %zu bytes", cap);
+        out[n++] = (uint8_t)(high << 4 | v);
+        high = -1;
+    }
+    ck_assert_msg(high < 0, "unhex: odd number of digits");
+    return n;
+}
+
+int main(void)
+{
+    SRunner *runner = srunner_create(test_suite());
+    int failed;
+
+    srunner_run_all(runner, CK_NORMAL);
+    failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,136 @@
+/* Known answers for the primitives, through the exact EVP call paths the generator uses
+ * (lib/crypto.c): RFC 7693 for BLAKE2b, RFC 8439 2.4.2 for ChaCha20. */
+#include <errno.h>
+#include <string.h>
+
+#include "crypto.h"
+#include "runner.h"
+
+static struct randd_crypto *c;
+
+static void setup(void)
+{
+    c = randd_crypto_new();
+    ck_assert_ptr_nonnull(c);
+}
+
+static void teardown(void)
+{
+    randd_crypto_free(c);
+}
+
+START_TEST(blake2b512_matches_rfc7693_appendix_a)
+{
+    uint8_t want[64], got[64];
+    struct iovec abc = { "abc", 3 };
+
+    unhex("ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d1"
+          "7d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923", want, 64);
+    ck_assert_int_eq(randd_blake2b512(c, got, &abc, 1), 0);
+    ck_assert_mem_eq(got, want, 64);
+}
+END_TEST
+
+START_TEST(blake2b512_concatenates_parts)
+{
+    uint8_t whole[64], split[64];
+    struct iovec one = { "abc", 3 };
+    struct iovec three[3] = { { "a", 1 }, { "", 0 }, { "bc", 2 } };
+
+    ck_assert_int_eq(randd_blake2b512(c, whole, &one, 1), 0);
+    ck_assert_int_eq(randd_blake2b512(c, split, three, 3), 0);
+    ck_assert_mem_eq(split, whole, 64);
+}
+END_TEST
+
+/* The reference blake2b-kat.txt keyed entry for the empty message, key 00..3f. */
+START_TEST(blake2b512_keyed_matches_reference_kat)
+{
+    uint8_t key[64], want[64], got[64];
+
+    for (int i = 0; i < 64; i++)
+        key[i] = (uint8_t)i;
+    unhex("10ebb67700b1868efb4417987acf4690ae9d972fb7a590c2f02871799aaa4786"
+          "b5e996e8f0f4eb981fc214b005f42d2ff4233499391653df7aefcbc13fc51568", want, 64);
+    ck_assert_int_eq(randd_blake2b512_keyed(c, got, key, sizeof(key), NULL, 0), 0);
+    ck_assert_mem_eq(got, want, 64);
+    /* Context reuse must not carry the previous key into the next call. */
+    ck_assert_int_eq(randd_blake2b512_keyed(c, got, key, sizeof(key), NULL, 0), 0);
+    ck_assert_mem_eq(got, want, 64);
+}
+END_TEST
+
+START_TEST(blake2b512_keyed_refuses_bad_key_length)
+{
+    uint8_t key[65] = { 0 }, out[64];
+
+    ck_assert_int_eq(randd_blake2b512_keyed(c, out, key, 0, "x", 1), -EINVAL);
+    ck_assert_int_eq(randd_blake2b512_keyed(c, out, key, 65, "x", 1), -EINVAL);
+}
+END_TEST
+
+static const char sunscreen[] = "Ladies and Gentlemen of the class of '99: If I could offer "
+                                "you only one tip for the future, sunscreen would be it.";
+
+static void rfc8439_key_iv(uint8_t key[32], uint8_t iv[16])
+{
+    for (int i = 0; i < 32; i++)
+        key[i] = (uint8_t)i;
+    /* OpenSSL's IV: initial block counter 1 (little-endian), then the 96-bit nonce. */
+    unhex("01000000 000000000000004a00000000", iv, 16);
+}
+
+START_TEST(chacha20_matches_rfc8439_2_4_2)
+{
+    uint8_t key[32], iv[16], want[114], got[114];
+    size_t n = strlen(sunscreen);
+
+    ck_assert_uint_eq(n, sizeof(want));
+    rfc8439_key_iv(key, iv);
+    unhex("6e2e359a2568f98041ba0728dd0d6981e97e7aec1d4360c20a27afccfd9fae0b"
+          "f91b65c5524733ab8f593dabcd62b3571639d624e65152ab8f530c359f0861d8"
+          "07ca0dbf500d6a6156a38e088a22b65e52bc514d16ccf806818ce91ab7793736"
+          "5af90bbf74a35be6b40b8eedf2785e42874d", want, sizeof(want));
+    ck_assert_int_eq(randd_chacha20(c, key, iv, sunscreen, got, n), 0);
+    ck_assert_mem_eq(got, want, n);
+    /* In place, as the generator runs it, gives the same bytes. */
+    memcpy(got, sunscreen, n);
+    ck_assert_int_eq(randd_chacha20(c, key, iv, got, got, n), 0);
+    ck_assert_mem_eq(got, want, n);
+}
+END_TEST
+
+START_TEST(chacha20_keystream_is_prefix_consistent)
+{
+    uint8_t key[32], iv[16], xored[114], stream[200], longer[256];
+    size_t n = strlen(sunscreen);
+
+    rfc8439_key_iv(key, iv);
+    /* Keystream mode (no input) XORed with the plaintext must equal the encryption. */
+    ck_assert_int_eq(randd_chacha20(c, key, iv, sunscreen, xored, n), 0);
+    ck_assert_int_eq(randd_chacha20(c, key, iv, NULL, stream, n), 0);
+    for (size_t i = 0; i < n; i++)
+        stream[i] ^= (uint8_t)sunscreen[i];
+    ck_assert_mem_eq(stream, xored, n);
+    /* A length that ends mid-block is the prefix of a longer one. */
+    ck_assert_int_eq(randd_chacha20(c, key, iv, NULL, stream, 200), 0);
+    ck_assert_int_eq(randd_chacha20(c, key, iv, NULL, longer, 256), 0);
+    ck_assert_mem_eq(stream, longer, 200);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("crypto");
+    TCase *tc = tcase_create("known answers");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, blake2b512_matches_rfc7693_appendix_a);
+    tcase_add_test(tc, blake2b512_concatenates_parts);
+    tcase_add_test(tc, blake2b512_keyed_matches_reference_kat);
+    tcase_add_test(tc, blake2b512_keyed_refuses_bad_key_length);
+    tcase_add_test(tc, chacha20_matches_rfc8439_2_4_2);
+    tcase_add_test(tc, chacha20_keystream_is_prefix_consistent);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,209 @@
+/* The Cymric generator (lib/cymric.c): the reference known answers, fast key erasure, seeding,
+ * the batched reader and wiping. */
+#include <errno.h>
+#include <string.h>
+
+#include "cymric.h"
+#include "runner.h"
+
+/* Reference Cymric known answers, deterministic form (tests/vectors/cymric-kat.txt):
+ * all-zero state, seed(00 01 .. 1f), then generate 32, 32, 64 and 100 bytes. */
+static const char kat_state_after_seed[] =
+    "5c5210031f3ed5fe1359a226c06e373cfef176b2eb54198ff1bd41df78c9954c"
+    "6e7441dab848f4922d78b38c77f035ffaaf47d051e20bf665e063edbf3e90559";
+static const struct { size_t n; const char *hex; } kat_out[] = {
+    { 32, "6744fa3dd2f9a07aa8a1b71ae4426765e153250113384ceb6599550913952b14" },
+    { 32, "920d7f257be28228193c6701e2942fe32c7df5cd7faeb94f7b9747ceb132fc40" },
+    { 64, "ce96cf064e5f768347c3976fb9b66b49abf7b87a2dc9eb03ca8e830e851ce693"
+          "3f595556a56c770089286a4a30f8e43cfca95a5ffdfb632a5fbc4bfcbc9b9e88" },
+    { 100, "fad24987752c6020d17073b8b2d8fd4fe2ed4bdc48e4567da553c7013c11867e"
+           "c01799618f712332b71c3d92749fb1bb0370a0cfb4b25f98012c17c492d2b0bb"
+           "fd93a90c933cd27d4091dd8bd56f2c593779f987f9b73ea80dca455586da2323"
+           "6480af3f" },
+};
+static const char kat_final_state[] =
+    "dd9450af919ba04f9fa25e4945a62558504f79cca3c3b3fbca4ce6f1569c10fb"
+    "549b4bdca153e984f3895cd0107a178892f24a50e1c65ff17f759d205e25dd2d";
+
+static struct randd_cymric g;
+
+static void seed_with_counting_bytes(struct randd_cymric *gen, unsigned flags)
+{
+    uint8_t material[32];
+
+    for (int i = 0; i < 32; i++)
+        material[i] = (uint8_t)i;
+    ck_assert_int_eq(randd_cymric_init(gen, flags), 0);
+    ck_assert_int_eq(randd_cymric_seed(gen, material, sizeof(material)), 0);
+}
+
+static void teardown(void)
+{
+    randd_cymric_fini(&g);
+}
+
+START_TEST(reproduces_reference_cymric_outputs)
+{
+    uint8_t want[100], got[100];
+
+    seed_with_counting_bytes(&g, RANDD_CYMRIC_DETERMINISTIC);
+    unhex(kat_state_after_seed, want, 64);
+    ck_assert_mem_eq(g.state, want, 64);
+    for (size_t i = 0; i < sizeof(kat_out) / sizeof(kat_out[0]); i++) {
+        ck_assert_uint_eq(unhex(kat_out[i].hex, want, sizeof(want)), kat_out[i].n);
+        ck_assert_int_eq(randd_cymric_generate(&g, got, kat_out[i].n, NULL, 0), 0);
+        ck_assert_mem_eq(got, want, kat_out[i].n);
+    }
+    unhex(kat_final_state, want, 64);
+    ck_assert_mem_eq(g.state, want, 64);
+}
+END_TEST
+
+START_TEST(refuses_output_before_seeding)
+{
+    uint8_t out[32];
+
+    ck_assert_int_eq(randd_cymric_init(&g, 0), 0);
+    ck_assert_int_eq(randd_cymric_generate(&g, out, sizeof(out), NULL, 0), -EAGAIN);
+    ck_assert_int_eq(randd_cymric_read(&g, out, sizeof(out)), -EAGAIN);
+    ck_assert_int_eq(randd_cymric_seed(&g, "", 0), -EINVAL);
+    ck_assert(!g.seeded);
+}
+END_TEST
+
+START_TEST(state_changes_after_every_output)
+{
+    uint8_t before[64], out[32];
+
+    seed_with_counting_bytes(&g, 0);
+    for (int i = 0; i < 100; i++) {
+        memcpy(before, g.state, 64);
+        ck_assert_int_eq(randd_cymric_generate(&g, out, 1 + (size_t)i, NULL, 0), 0);
+        ck_assert_msg(memcmp(before, g.state, 64) != 0, "state unchanged after output %d", i);
+    }
+}
+END_TEST
+
+/* No 8-byte window of the state that keyed an output, or of the state after it, appears in
+ * that output (chance of a false alarm: about 2^-50 over the whole test). */
+START_TEST(output_never_contains_state_bytes)
+{
+    static uint8_t out[4096];
+    uint8_t before[64];
+
+    seed_with_counting_bytes(&g, 0);
+    for (int round = 0; round < 16; round++) {
+        memcpy(before, g.state, 64);
+        ck_assert_int_eq(randd_cymric_generate(&g, out, sizeof(out), NULL, 0), 0);
+        for (int at = 0; at + 8 <= 64; at++) {
+            ck_assert_msg(!memmem(out, sizeof(out), before + at, 8),
+                          "output %d holds bytes %d..%d of its keying state", round, at, at + 7);
+            ck_assert_msg(!memmem(out, sizeof(out), g.state + at, 8),
+                          "output %d holds bytes %d..%d of the next state", round, at, at + 7);
+        }
+    }
+}
+END_TEST
+
+START_TEST(production_rekey_mixes_counter_and_time)
+{
+    struct randd_cymric ref;
+    uint8_t a[32], b[32];
+
+    seed_with_counting_bytes(&ref, RANDD_CYMRIC_DETERMINISTIC);
+    seed_with_counting_bytes(&g, 0);
+    /* Same seed, so the first output agrees; the rekey that follows must not. */
+    ck_assert_int_eq(randd_cymric_generate(&ref, a, 32, NULL, 0), 0);
+    ck_assert_int_eq(randd_cymric_generate(&g, b, 32, NULL, 0), 0);
+    ck_assert_mem_eq(a, b, 32);
+    ck_assert_msg(memcmp(ref.state, g.state, 64) != 0, "counter and timestamp not mixed in");
+    randd_cymric_fini(&ref);
+}
+END_TEST
+
+START_TEST(caller_input_changes_the_next_output)
+{
+    struct randd_cymric other;
+    uint8_t a[32], b[32];
+
+    seed_with_counting_bytes(&g, RANDD_CYMRIC_DETERMINISTIC);
+    seed_with_counting_bytes(&other, RANDD_CYMRIC_DETERMINISTIC);
+    ck_assert_int_eq(randd_cymric_generate(&g, a, 32, NULL, 0), 0);
+    ck_assert_int_eq(randd_cymric_generate(&other, b, 32, "salt", 4), 0);
+    ck_assert_int_eq(randd_cymric_generate(&g, a, 32, NULL, 0), 0);
+    ck_assert_int_eq(randd_cymric_generate(&other, b, 32, NULL, 0), 0);
+    ck_assert_msg(memcmp(a, b, 32) != 0, "caller input did not reach the state");
+    randd_cymric_fini(&other);
+}
+END_TEST
+
+START_TEST(reseeding_changes_the_output)
+{
+    struct randd_cymric twin;
+    uint8_t a[64], b[64];
+
+    seed_with_counting_bytes(&g, RANDD_CYMRIC_DETERMINISTIC);
+    seed_with_counting_bytes(&twin, RANDD_CYMRIC_DETERMINISTIC);
+    ck_assert_int_eq(randd_cymric_read(&g, a, 10), 0);   /* leaves batch keystream behind */
+    ck_assert_int_eq(randd_cymric_read(&twin, b, 10), 0);
+    ck_assert_int_eq(randd_cymric_seed(&twin, "fresh material", 14), 0);
+    ck_assert_int_eq(randd_cymric_read(&g, a, 64), 0);
+    ck_assert_int_eq(randd_cymric_read(&twin, b, 64), 0);
+    ck_assert_msg(memcmp(a, b, 64) != 0, "output after reseed equals output without it");
+    randd_cymric_fini(&twin);
+}
+END_TEST
+
+START_TEST(reader_serves_the_generate_stream_and_wipes_what_it_served)
+{
+    struct randd_cymric twin;
+    static uint8_t whole[RANDD_CYMRIC_BATCH];
+    uint8_t parts[100];
+
+    seed_with_counting_bytes(&g, RANDD_CYMRIC_DETERMINISTIC);
+    seed_with_counting_bytes(&twin, RANDD_CYMRIC_DETERMINISTIC);
+    ck_assert_int_eq(randd_cymric_generate(&twin, whole, sizeof(whole), NULL, 0), 0);
+    ck_assert_int_eq(randd_cymric_read(&g, parts, 1), 0);
+    ck_assert_int_eq(randd_cymric_read(&g, parts + 1, 99), 0);
+    ck_assert_mem_eq(parts, whole, 100);
+    for (size_t i = 0; i < 100; i++)
+        ck_assert_msg(g.batch[i] == 0, "served byte %zu still in the batch", i);
+    ck_assert_uint_eq(g.batch_left, RANDD_CYMRIC_BATCH - 100);
+    randd_cymric_fini(&twin);
+}
+END_TEST
+
+START_TEST(wipe_leaves_zeros_and_an_unseeded_generator)
+{
+    static const uint8_t zeros[RANDD_CYMRIC_BATCH];
+    uint8_t out[16];
+
+    seed_with_counting_bytes(&g, 0);
+    ck_assert_int_eq(randd_cymric_read(&g, out, sizeof(out)), 0);
+    randd_cymric_wipe(&g);
+    ck_assert_mem_eq(g.state, zeros, RANDD_CYMRIC_STATE);
+    ck_assert_mem_eq(g.batch, zeros, RANDD_CYMRIC_BATCH);
+    ck_assert_uint_eq(g.batch_left, 0);
+    ck_assert(!g.seeded);
+    ck_assert_int_eq(randd_cymric_generate(&g, out, sizeof(out), NULL, 0), -EAGAIN);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("cymric");
+    TCase *tc = tcase_create("generator");
+
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_add_test(tc, reproduces_reference_cymric_outputs);
+    tcase_add_test(tc, refuses_output_before_seeding);
+    tcase_add_test(tc, state_changes_after_every_output);
+    tcase_add_test(tc, output_never_contains_state_bytes);
+    tcase_add_test(tc, production_rekey_mixes_counter_and_time);
+    tcase_add_test(tc, caller_input_changes_the_next_output);
+    tcase_add_test(tc, reseeding_changes_the_output);
+    tcase_add_test(tc, reader_serves_the_generate_stream_and_wipes_what_it_served);
+    tcase_add_test(tc, wipe_leaves_zeros_and_an_unseeded_generator);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -26,6 +26,16 @@ LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_SONAME := librandd.so.0
 
+# --- randd ------------------------------------------------------------------------
+# Every daemon module but main.c goes into an archive the unit tests link against too.
+DAEMON_SRC  := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
+DAEMON_OBJ  := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
+DAEMON_LIB  := $(if $(DAEMON_SRC),$(BUILD)/daemon.a)
+DAEMON_PKGS := libcrypto libsystemd libcap
+DAEMON_BIN  := $(if $(wildcard daemon/main.c),$(BUILD)/randd)
+DAEMON_CFLAGS = $(shell pkg-config --cflags $(DAEMON_PKGS))
+DAEMON_LIBS   = $(shell pkg-config --libs $(DAEMON_PKGS)) -pthread
+
 # --- tests and benchmarks ---------------------------------------------------------
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -38,7 +48,7 @@ BENCH_BIN   := $(BUILD)/bench-rngbc
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: lib
+all: lib $(DAEMON_BIN)
 
 lib: $(BUILD)/librandd.a $(BUILD)/librandd.so
 
@@ -56,13 +66,25 @@ $(BUILD)/librandd.so: $(LIB_OBJ)
 	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 # Everything else is linked into position-independent executables.
+$(BUILD)/daemon/%.o: daemon/%.c | $(BUILD)/daemon/
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) -Idaemon -pthread -fPIE -c -o $@ $<
+
+$(BUILD)/daemon.a: $(DAEMON_OBJ)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/randd: $(BUILD)/daemon/main.o $(DAEMON_LIB) $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS)
+
 $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests/ $(BUILD)/tests/bench/
 	$(call say,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itests -fPIE -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(DAEMON_CFLAGS) -Itests -Idaemon -fPIE -c -o $@ $<
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(BUILD)/librandd.a
+$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
-	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS) -lm
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) -lm
 
 $(BENCH_BIN): $(BUILD)/tests/bench/bench_rngbc.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
@@ -88,7 +110,7 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory test
 
-test: lib $(TEST_BIN)
+test: all $(TEST_BIN)
 	@failed=; for t in $(TEST_BIN); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \

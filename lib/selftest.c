@@ -1,0 +1,82 @@
+/* Start-up known answers. A mismatch means the crypto library or our use of it is broken,
+ * and no output may be served. */
+#include "selftest.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "crypto.h"
+#include "cymric.h"
+
+static const uint8_t blake2b_abc[64] = {   /* RFC 7693 appendix A */
+    0xba, 0x80, 0xa5, 0x3f, 0x98, 0x1c, 0x4d, 0x0d, 0x6a, 0x27, 0x97, 0xb6, 0x9f, 0x12, 0xf6, 0xe9,
+    0x4c, 0x21, 0x2f, 0x14, 0x68, 0x5a, 0xc4, 0xb7, 0x4b, 0x12, 0xbb, 0x6f, 0xdb, 0xff, 0xa2, 0xd1,
+    0x7d, 0x87, 0xc5, 0x39, 0x2a, 0xab, 0x79, 0x2d, 0xc2, 0x52, 0xd5, 0xde, 0x45, 0x33, 0xcc, 0x95,
+    0x18, 0xd3, 0x8a, 0xa8, 0xdb, 0xf1, 0x92, 0x5a, 0xb9, 0x23, 0x86, 0xed, 0xd4, 0x00, 0x99, 0x23,
+};
+
+static const uint8_t chacha20_sunscreen[16] = {   /* RFC 8439 2.4.2, first 16 bytes */
+    0x6e, 0x2e, 0x35, 0x9a, 0x25, 0x68, 0xf9, 0x80, 0x41, 0xba, 0x07, 0x28, 0xdd, 0x0d, 0x69, 0x81,
+};
+
+static const uint8_t cymric_out0[32] = {   /* cymric-kat.txt: out0-32 */
+    0x67, 0x44, 0xfa, 0x3d, 0xd2, 0xf9, 0xa0, 0x7a, 0xa8, 0xa1, 0xb7, 0x1a, 0xe4, 0x42, 0x67, 0x65,
+    0xe1, 0x53, 0x25, 0x01, 0x13, 0x38, 0x4c, 0xeb, 0x65, 0x99, 0x55, 0x09, 0x13, 0x95, 0x2b, 0x14,
+};
+
+static const uint8_t cymric_out1[32] = {   /* cymric-kat.txt: out1-32 */
+    0x92, 0x0d, 0x7f, 0x25, 0x7b, 0xe2, 0x82, 0x28, 0x19, 0x3c, 0x67, 0x01, 0xe2, 0x94, 0x2f, 0xe3,
+    0x2c, 0x7d, 0xf5, 0xcd, 0x7f, 0xae, 0xb9, 0x4f, 0x7b, 0x97, 0x47, 0xce, 0xb1, 0x32, 0xfc, 0x40,
+};
+
+static int check_primitives(struct randd_crypto *c)
+{
+    static const char plain[] = "Ladies and Gentlemen of the class of '99: If I could offer";
+    uint8_t key[32], iv[16] = { 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x4a }, out[64];
+    struct iovec abc = { "abc", 3 };
+
+    for (int i = 0; i < 32; i++)
+        key[i] = (uint8_t)i;
+    if (randd_blake2b512(c, out, &abc, 1) < 0 || memcmp(out, blake2b_abc, 64))
+        return -1;
+    if (randd_chacha20(c, key, iv, plain, out, 16) < 0 || memcmp(out, chacha20_sunscreen, 16))
+        return -2;
+    return 0;
+}
+
+static int check_cymric(void)
+{
+    struct randd_cymric g;
+    uint8_t seed[32], out[32];
+    int rc = -1;
+
+    for (int i = 0; i < 32; i++)
+        seed[i] = (uint8_t)i;
+    if (randd_cymric_init(&g, RANDD_CYMRIC_DETERMINISTIC) == 0 &&
+        randd_cymric_seed(&g, seed, sizeof(seed)) == 0 &&
+        randd_cymric_generate(&g, out, 32, NULL, 0) == 0 && !memcmp(out, cymric_out0, 32) &&
+        randd_cymric_generate(&g, out, 32, NULL, 0) == 0 && !memcmp(out, cymric_out1, 32))
+        rc = 0;
+    randd_cymric_fini(&g);
+    return rc;
+}
+
+int randd_selftest(char *why, size_t whylen)
+{
+    struct randd_crypto *c = randd_crypto_new();
+    int rc;
+
+    if (!c) {
+        snprintf(why, whylen, "OpenSSL cannot provide BLAKE2b, BLAKE2BMAC and ChaCha20");
+        return -1;
+    }
+    rc = check_primitives(c);
+    randd_crypto_free(c);
+    if (rc == -1)
+        snprintf(why, whylen, "BLAKE2b-512 known answer (RFC 7693) does not match");
+    else if (rc == -2)
+        snprintf(why, whylen, "ChaCha20 known answer (RFC 8439 2.4.2) does not match");
+    else if ((rc = check_cymric()) < 0)
+        snprintf(why, whylen, "Cymric generator known answer does not match");
+    return rc < 0 ? -1 : 0;
+}

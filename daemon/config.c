@@ -1,0 +1,223 @@
+/* The config parser: one table of keys with their type, limits and default, and a small
+ * line parser in front of it. Messages follow `file:line: key: what is wrong`. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LINE 1024
+
+enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH };
+
+struct key {
+    const char *name;
+    enum key_type type;
+    size_t offset;
+    size_t size;                    /* of the field: strings' capacity */
+    uint64_t min, max;
+    const char *default_text;       /* parsed at start, so defaults obey the same rules */
+};
+
+#define FIELD(f) offsetof(struct config, f), sizeof(((struct config *)0)->f)
+
+static const struct key keys[] = {
+    { "socket", KEY_PATH, FIELD(socket), 0, 0, "/run/randd/randd.sock" },
+    { "rdseed", KEY_BOOL, FIELD(rdseed), 0, 0, "yes" },
+    { "hwrng", KEY_BOOL, FIELD(hwrng), 0, 0, "yes" },
+    { "hwrng_device", KEY_PATH, FIELD(hwrng_device), 0, 0, "/dev/hwrng" },
+    { "reseed_interval", KEY_UINT, FIELD(reseed_interval), 1, 86400, "60" },
+    { "reseed_bytes", KEY_SIZE, FIELD(reseed_bytes), 1ull << 20, 64ull << 30, "1G" },
+    { "kernel_topup", KEY_BOOL, FIELD(kernel_topup), 0, 0, "yes" },
+    { "kernel_topup_interval", KEY_UINT, FIELD(kernel_topup_interval), 0, 86400, "300" },
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+bool config_key(size_t i, const char **name, const char **default_text)
+{
+    if (i >= NKEYS)
+        return false;
+    *name = keys[i].name;
+    *default_text = keys[i].default_text;
+    return true;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+    static const char *const yes[] = { "yes", "true", "on", "1" }, *const no[] = { "no", "false", "off", "0" };
+
+    for (size_t i = 0; i < 4; i++) {
+        if (!strcmp(v, yes[i]))
+            return *out = true, 0;
+        if (!strcmp(v, no[i]))
+            return *out = false, 0;
+    }
+    return -1;
+}
+
+/* Decimal, optional K/M/G (powers of 1024) when suffixes are allowed. */
+static const char *parse_number(const char *v, bool suffixes, uint64_t *out)
+{
+    uint64_t n = 0, scale = 1;
+    const char *p = v;
+
+    if (*p < '0' || *p > '9')
+        return "not a number";
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (n > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+            return "number too large";
+        n = n * 10 + (uint64_t)(*p - '0');
+    }
+    if (suffixes && *p && !p[1] && strchr("KMG", *p))
+        scale = *p == 'K' ? 1ull << 10 : *p == 'M' ? 1ull << 20 : 1ull << 30, p++;
+    if (*p)
+        return suffixes ? "not a size (a number with an optional K, M or G)" : "not a number";
+    if (n > UINT64_MAX / scale)
+        return "number too large";
+    *out = n * scale;
+    return NULL;
+}
+
+/* Stores value into the field; returns NULL or what is wrong with it. */
+static const char *set_value(const struct key *k, struct config *c, const char *v,
+                             char *why, size_t whylen)
+{
+    char *field = (char *)c + k->offset;
+    const char *problem;
+    uint64_t n;
+
+    switch (k->type) {
+    case KEY_BOOL:
+        return parse_bool(v, (bool *)field) ? "not yes or no" : NULL;
+    case KEY_PATH:
+        if (v[0] != '/')
+            return "not an absolute path";
+        if (strlen(v) >= k->size) {
+            snprintf(why, whylen, "path longer than %zu bytes", k->size - 1);
+            return why;
+        }
+        strcpy(field, v);
+        return NULL;
+    case KEY_UINT:
+    case KEY_SIZE:
+        if ((problem = parse_number(v, k->type == KEY_SIZE, &n)))
+            return problem;
+        if (n < k->min || n > k->max) {
+            snprintf(why, whylen, "out of range (%" PRIu64 " to %" PRIu64 ")", k->min, k->max);
+            return why;
+        }
+        if (k->type == KEY_UINT)
+            *(unsigned *)field = (unsigned)n;
+        else
+            *(uint64_t *)field = n;
+        return NULL;
+    }
+    return "unknown type";
+}
+
+void config_defaults(struct config *c)
+{
+    char why[64];
+
+    memset(c, 0, sizeof(*c));
+    for (size_t i = 0; i < NKEYS; i++)
+        set_value(&keys[i], c, keys[i].default_text, why, sizeof(why));
+}
+
+static char *trim(char *s)
+{
+    char *end;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    end = s + strlen(s);
+    while (end > s && strchr(" \t\r\n", end[-1]))
+        *--end = '\0';
+    return s;
+}
+
+static int error_at(char *err, size_t errlen, const char *name, unsigned line, const char *fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
+
+static int error_at(char *err, size_t errlen, const char *name, unsigned line, const char *fmt,
+                    ...)
+{
+    va_list ap;
+    int n = snprintf(err, errlen, "%s:%u: ", name, line);
+
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < errlen)
+        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int config_parse(struct config *out, const char *name, FILE *f, char *err, size_t errlen)
+{
+    struct config c;
+    unsigned first_line[NKEYS] = { 0 }, lineno = 0;
+    char buf[MAX_LINE + 2], why[96];
+
+    config_defaults(&c);
+    while (fgets(buf, sizeof(buf), f)) {
+        char *line, *eq, *key, *value, *hash;
+        const struct key *k = NULL;
+        const char *problem;
+        size_t i;
+
+        lineno++;
+        if (!strchr(buf, '\n') && !feof(f))
+            return error_at(err, errlen, name, lineno, "line longer than %d bytes", MAX_LINE);
+        for (hash = buf; (hash = strchr(hash, '#')); hash++)   /* comment: line start or after blank */
+            if (hash == buf || hash[-1] == ' ' || hash[-1] == '\t') {
+                *hash = '\0';
+                break;
+            }
+        line = trim(buf);
+        if (!*line)
+            continue;
+        if (!(eq = strchr(line, '=')))
+            return error_at(err, errlen, name, lineno, "%s: expected 'key = value'", line);
+        *eq = '\0';
+        key = trim(line);
+        value = trim(eq + 1);
+        for (i = 0; i < NKEYS && !k; i++)
+            if (!strcmp(keys[i].name, key))
+                k = &keys[i];
+        if (!k)
+            return error_at(err, errlen, name, lineno, "%s: unknown key", *key ? key : "(empty)");
+        i = (size_t)(k - keys);
+        if (first_line[i])
+            return error_at(err, errlen, name, lineno, "%s: duplicate key (first set at line %u)",
+                            key, first_line[i]);
+        first_line[i] = lineno;
+        if (!*value)
+            return error_at(err, errlen, name, lineno, "%s: empty value", key);
+        if ((problem = set_value(k, &c, value, why, sizeof(why))))
+            return error_at(err, errlen, name, lineno, "%s: %s: \"%s\"", key, problem, value);
+    }
+    if (ferror(f))
+        return error_at(err, errlen, name, lineno, "read error: %s", strerror(errno));
+    *out = c;
+    return 0;
+}
+
+int config_load(struct config *out, const char *path, bool missing_ok, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "re");
+    int rc;
+
+    if (!f) {
+        if (errno == ENOENT && missing_ok) {
+            config_defaults(out);
+            return 0;
+        }
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    rc = config_parse(out, path, f, err, errlen);
+    fclose(f);
+    return rc;
+}

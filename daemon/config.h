@@ -1,0 +1,37 @@
+/* randd.conf: `key = value` lines, `#` comments. Parsing, validation with file:line errors,
+ * and defaults. A failed parse never touches the caller's
+ * config, so a bad reload keeps the running one. */
+#ifndef RANDD_CONFIG_H
+#define RANDD_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct config {
+    char socket[108];                  /* sun_path size */
+    bool rdseed;
+    bool hwrng;
+    char hwrng_device[PATH_MAX];
+    unsigned reseed_interval;          /* seconds */
+    uint64_t reseed_bytes;
+    bool kernel_topup;
+    unsigned kernel_topup_interval;    /* seconds, 0 = no periodic top-up */
+};
+
+void config_defaults(struct config *c);
+
+/* Parses f (named name in messages) over the defaults into *out. Returns 0, or -1 with
+ * "name:line: key: problem" in err; *out is untouched on failure. */
+int config_parse(struct config *out, const char *name, FILE *f, char *err, size_t errlen);
+
+/* Opens and parses path; a missing file gives the defaults when missing_ok. */
+int config_load(struct config *out, const char *path, bool missing_ok, char *err,
+                size_t errlen);
+
+/* The i-th key's name and default as randd.conf writes it; false past the last key. */
+bool config_key(size_t i, const char **name, const char **default_text);
+
+#endif

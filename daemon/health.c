@@ -1,0 +1,152 @@
+/* SP 800-90B continuous health tests. The cutoffs follow from the claimed entropy H per
+ * sample and alpha = 2^-40, so a healthy source false-alarms about once in 2^40 windows:
+ *   repetition count (4.4.1): C = 1 + ceil(40 / H): a value repeated C times in a row;
+ *   adaptive proportion (4.4.2): the first value of a window of W samples is counted again
+ *     in the other W - 1; the count B is 1 + Binomial(W - 1, 2^-H) for a healthy source,
+ *     and C is the smallest count with P(B >= C) <= 2^-40, computed exactly below.
+ * Stuck words fail the first test within a few samples; short cycles fail the second. */
+#include "health.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NS_PER_S 1000000000ull
+
+static unsigned rct_cutoff(double h)
+{
+    return 1 + (unsigned)ceil(HEALTH_ALPHA_LOG2 / h);
+}
+
+/* Smallest c with P(1 + Y >= c) <= alpha, Y ~ Binomial(n, p), summing the upper tail of
+ * the probability mass function in log space so that p = 2^-64 still works. */
+static unsigned apt_cutoff(unsigned window, double h)
+{
+    double alpha = ldexp(1.0, -HEALTH_ALPHA_LOG2), p = exp2(-h);
+    unsigned n = window - 1;
+    double tail = 0;
+
+    for (unsigned y = n + 1; y-- > 0;) {
+        double log_pmf = lgamma(n + 1.0) - lgamma(y + 1.0) - lgamma(n - y + 1.0) +
+                         y * log(p) + (n - y) * log1p(-p);
+
+        tail += exp(log_pmf);                /* tail = P(Y >= y) */
+        if (tail > alpha)
+            return y + 2;                    /* P(Y >= y + 1) <= alpha: B = 1 + Y >= y + 2 */
+    }
+    return 2;
+}
+
+void health_init(struct health *h, unsigned sample_bytes, double entropy)
+{
+    double bits = 8.0 * sample_bytes;
+
+    memset(h, 0, sizeof(*h));
+    h->sample_bytes = sample_bytes;
+    h->entropy = entropy > bits ? bits : entropy;
+    h->rct_cutoff = rct_cutoff(h->entropy);
+    h->apt_window = bits == 1 ? 1024 : 512;
+    h->apt_cutoff = apt_cutoff(h->apt_window, h->entropy);
+    h->state = HEALTH_STARTUP;
+    h->backoff_s = HEALTH_BACKOFF_MIN_S;
+}
+
+static void quarantine(struct health *h, uint64_t now_ns)
+{
+    if (h->state == HEALTH_HEALTHY &&
+        now_ns - h->healthy_since_ns >= HEALTH_FORGIVE_S * NS_PER_S)
+        h->backoff_s = HEALTH_BACKOFF_MIN_S;
+    else if (h->failures > 0 && h->backoff_s < HEALTH_BACKOFF_MAX_S)
+        h->backoff_s = h->backoff_s * 2 > HEALTH_BACKOFF_MAX_S ? HEALTH_BACKOFF_MAX_S
+                                                              : h->backoff_s * 2;
+    h->state = HEALTH_QUARANTINED;
+    h->failures++;
+    h->retry_at_ns = now_ns + h->backoff_s * NS_PER_S;
+}
+
+static int repetition_count_fails(struct health *h, uint64_t sample)
+{
+    if (h->rct_run > 0 && sample == h->rct_value) {
+        h->rct_run++;
+    } else {
+        h->rct_value = sample;
+        h->rct_run = 1;
+    }
+    if (h->rct_run < h->rct_cutoff)
+        return 0;
+    snprintf(h->reason, sizeof(h->reason),
+             "repetition count test: 0x%0*llx repeated %u times (cutoff %u)",
+             (int)h->sample_bytes * 2, (unsigned long long)sample, h->rct_run, h->rct_cutoff);
+    return 1;
+}
+
+static int adaptive_proportion_fails(struct health *h, uint64_t sample)
+{
+    if (h->apt_seen == 0) {
+        h->apt_value = sample;
+        h->apt_count = 1;
+    } else if (sample == h->apt_value) {
+        h->apt_count++;
+    }
+    if (++h->apt_seen == h->apt_window)
+        h->apt_seen = 0;
+    if (h->apt_count < h->apt_cutoff)
+        return 0;
+    snprintf(h->reason, sizeof(h->reason),
+             "adaptive proportion test: 0x%0*llx seen %u times in a window of %u (cutoff %u)",
+             (int)h->sample_bytes * 2, (unsigned long long)h->apt_value, h->apt_count,
+             h->apt_window, h->apt_cutoff);
+    return 1;
+}
+
+enum health_state health_feed(struct health *h, uint64_t sample, uint64_t now_ns)
+{
+    if (h->state == HEALTH_QUARANTINED)
+        return h->state;
+    h->samples++;
+    /* Both tests see every sample, so neither's state skips one. */
+    if (repetition_count_fails(h, sample) | adaptive_proportion_fails(h, sample)) {
+        quarantine(h, now_ns);
+    } else if (h->state == HEALTH_STARTUP && ++h->startup_tested >= HEALTH_STARTUP_SAMPLES) {
+        h->state = HEALTH_HEALTHY;
+        h->healthy_since_ns = now_ns;
+    }
+    return h->state;
+}
+
+enum health_state health_feed_buffer(struct health *h, const uint8_t *buf, size_t len,
+                                     uint64_t now_ns)
+{
+    for (size_t at = 0; at + h->sample_bytes <= len && h->state != HEALTH_QUARANTINED;
+         at += h->sample_bytes) {
+        uint64_t sample = 0;
+
+        for (unsigned i = 0; i < h->sample_bytes; i++)
+            sample = sample << 8 | buf[at + i];
+        health_feed(h, sample, now_ns);
+    }
+    return h->state;
+}
+
+int health_retry_due(const struct health *h, uint64_t now_ns)
+{
+    return h->state == HEALTH_QUARANTINED && now_ns >= h->retry_at_ns;
+}
+
+void health_readmit(struct health *h, uint64_t now_ns)
+{
+    (void)now_ns;
+    h->state = HEALTH_STARTUP;
+    h->startup_tested = 0;
+    h->rct_run = 0;
+    h->apt_seen = 0;
+}
+
+const char *health_state_name(enum health_state state)
+{
+    switch (state) {
+    case HEALTH_STARTUP: return "startup";
+    case HEALTH_HEALTHY: return "healthy";
+    default: return "quarantined";
+    }
+}

@@ -1,0 +1,177 @@
+/* The config parser (daemon/config.c): defaults, every error class with its file:line
+ * message, untouched config on failure, edges, and the shipped conf/randd.conf. */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "runner.h"
+
+static char err[512];
+
+/* Parses text as a file named "t.conf". */
+static int parse(struct config *c, const char *text)
+{
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    int rc;
+
+    ck_assert_ptr_nonnull(f);
+    err[0] = '\0';
+    rc = config_parse(c, "t.conf", f, err, sizeof(err));
+    fclose(f);
+    return rc;
+}
+
+static void check_error(const char *text, const char *want)
+{
+    struct config c;
+
+    ck_assert_msg(parse(&c, text) == -1, "accepted: %s", text);
+    ck_assert_str_eq(err, want);
+}
+
+START_TEST(defaults_are_the_documented_ones)
+{
+    struct config c;
+
+    config_defaults(&c);
+    ck_assert_str_eq(c.socket, "/run/randd/randd.sock");
+    ck_assert(c.rdseed && c.hwrng && c.kernel_topup);
+    ck_assert_str_eq(c.hwrng_device, "/dev/hwrng");
+    ck_assert_uint_eq(c.reseed_interval, 60);
+    ck_assert_uint_eq(c.reseed_bytes, 1ull << 30);
+    ck_assert_uint_eq(c.kernel_topup_interval, 300);
+}
+END_TEST
+
+START_TEST(values_comments_and_whitespace_are_parsed)
+{
+    struct config c;
+
+    ck_assert_int_eq(parse(&c, "# comment\n\n  reseed_interval\t=  30  # trailing\n"
+                                "rdseed = off\nhwrng=false\nkernel_topup = 0\n"
+                                "reseed_bytes = 16M\nkernel_topup_interval = 0\n"
+                                "socket = /tmp/a#b.sock\n"), 0);
+    ck_assert_uint_eq(c.reseed_interval, 30);
+    ck_assert(!c.rdseed && !c.hwrng && !c.kernel_topup);
+    ck_assert_uint_eq(c.reseed_bytes, 16ull << 20);
+    ck_assert_uint_eq(c.kernel_topup_interval, 0);
+    ck_assert_str_eq(c.socket, "/tmp/a#b.sock");     /* '#' inside a word is not a comment */
+}
+END_TEST
+
+START_TEST(limits_are_inclusive)
+{
+    struct config c;
+
+    ck_assert_int_eq(parse(&c, "reseed_interval = 86400\nreseed_bytes = 64G\n"), 0);
+    ck_assert_uint_eq(c.reseed_bytes, 64ull << 30);
+    ck_assert_int_eq(parse(&c, "reseed_interval = 1\nreseed_bytes = 1024K\n"), 0);
+    ck_assert_uint_eq(c.reseed_bytes, 1ull << 20);
+}
+END_TEST
+
+START_TEST(each_error_names_file_line_and_key)
+{
+    check_error("\n\nmax_clients = 3\n", "t.conf:3: max_clients: unknown key");
+    check_error("reseed_interval 60\n", "t.conf:1: reseed_interval 60: expected 'key = value'");
+    check_error("rdseed =\n", "t.conf:1: rdseed: empty value");
+    check_error("reseed_interval = many\n", "t.conf:1: reseed_interval: not a number: \"many\"");
+    check_error("reseed_interval = 0\n",
+                "t.conf:1: reseed_interval: out of range (1 to 86400): \"0\"");
+    check_error("reseed_interval = 86401\n",
+                "t.conf:1: reseed_interval: out of range (1 to 86400): \"86401\"");
+    check_error("reseed_interval = -5\n", "t.conf:1: reseed_interval: not a number: \"-5\"");
+    check_error("reseed_interval = 60s\n", "t.conf:1: reseed_interval: not a number: \"60s\"");
+    check_error("reseed_interval = 99999999999999999999999\n",
+                "t.conf:1: reseed_interval: number too large: \"99999999999999999999999\"");
+    check_error("reseed_bytes = 1T\n", "t.conf:1: reseed_bytes: not a size (a number with an "
+                                       "optional K, M or G): \"1T\"");
+    check_error("reseed_bytes = 1023K\n",
+                "t.conf:1: reseed_bytes: out of range (1048576 to 68719476736): \"1023K\"");
+    check_error("hwrng = maybe\n", "t.conf:1: hwrng: not yes or no: \"maybe\"");
+    check_error("hwrng_device = dev/hwrng\n",
+                "t.conf:1: hwrng_device: not an absolute path: \"dev/hwrng\"");
+    check_error("rdseed = yes\nhwrng = no\nrdseed = no\n",
+                "t.conf:3: rdseed: duplicate key (first set at line 1)");
+    check_error("= 5\n", "t.conf:1: (empty): unknown key");
+}
+END_TEST
+
+START_TEST(overlong_values_and_lines_are_refused)
+{
+    static char text[1200];
+    struct config c;
+
+    snprintf(text, sizeof(text), "socket = /%0120d\n", 0);
+    ck_assert_int_eq(parse(&c, text), -1);
+    ck_assert_msg(!strncmp(err, "t.conf:1: socket: path longer than 107 bytes: ", 46), "%s", err);
+    memset(text, ' ', 1100);
+    strcpy(text + 1100, "x = 1\n");
+    ck_assert_int_eq(parse(&c, text), -1);
+    ck_assert_str_eq(err, "t.conf:1: line longer than 1024 bytes");
+}
+END_TEST
+
+START_TEST(failed_parse_leaves_the_config_untouched)
+{
+    struct config c, before;
+
+    ck_assert_int_eq(parse(&c, "reseed_interval = 30\n"), 0);
+    before = c;
+    ck_assert_int_eq(parse(&c, "reseed_interval = 45\nbogus = 1\n"), -1);
+    ck_assert_mem_eq(&c, &before, sizeof(c));
+}
+END_TEST
+
+START_TEST(missing_file_is_defaults_only_when_allowed)
+{
+    struct config c;
+
+    ck_assert_int_eq(config_load(&c, "/nonexistent/randd.conf", true, err, sizeof(err)), 0);
+    ck_assert_uint_eq(c.reseed_interval, 60);
+    ck_assert_int_eq(config_load(&c, "/nonexistent/randd.conf", false, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "/nonexistent/randd.conf: No such file or directory");
+}
+END_TEST
+
+/* conf/randd.conf documents every key with the default the code uses, so they cannot drift. */
+START_TEST(shipped_config_documents_every_key_with_its_default)
+{
+    static char text[16384];
+    struct config shipped, defaults;
+    const char *name, *def;
+    FILE *f = fopen("conf/randd.conf", "r");
+    size_t n;
+
+    ck_assert_msg(f != NULL, "conf/randd.conf not found (tests run from the repository root)");
+    n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    ck_assert_int_eq(config_load(&shipped, "conf/randd.conf", false, err, sizeof(err)), 0);
+    config_defaults(&defaults);
+    ck_assert_mem_eq(&shipped, &defaults, sizeof(shipped));
+    for (size_t i = 0; config_key(i, &name, &def); i++) {
+        char line[256];
+
+        snprintf(line, sizeof(line), "\n#%s = %s\n", name, def);
+        ck_assert_msg(strstr(text, line), "conf/randd.conf lacks \"#%s = %s\"", name, def);
+    }
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("parse");
+
+    tcase_add_test(tc, defaults_are_the_documented_ones);
+    tcase_add_test(tc, values_comments_and_whitespace_are_parsed);
+    tcase_add_test(tc, limits_are_inclusive);
+    tcase_add_test(tc, each_error_names_file_line_and_key);
+    tcase_add_test(tc, overlong_values_and_lines_are_refused);
+    tcase_add_test(tc, failed_parse_leaves_the_config_untouched);
+    tcase_add_test(tc, missing_file_is_defaults_only_when_allowed);
+    tcase_add_test(tc, shipped_config_documents_every_key_with_its_default);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -34,12 +34,12 @@ DAEMON_LIB  := $(if $(DAEMON_SRC),$(BUILD)/daemon.a)
 DAEMON_PKGS := libcrypto libsystemd libcap
 DAEMON_BIN  := $(if $(wildcard daemon/main.c),$(BUILD)/randd)
 DAEMON_CFLAGS = $(shell pkg-config --cflags $(DAEMON_PKGS))
-DAEMON_LIBS   = $(shell pkg-config --libs $(DAEMON_PKGS)) -pthread
+DAEMON_LIBS   = $(shell pkg-config --libs $(DAEMON_PKGS)) -pthread -lm
 
 # --- tests and benchmarks ---------------------------------------------------------
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-TEST_RUNNER := $(BUILD)/tests/runner.o
+TEST_RUNNER := $(BUILD)/tests/runner.o $(BUILD)/tests/scripted_source.o
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc
@@ -110,12 +110,19 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory test
 
+INTEGRATION := $(wildcard tests/integration/test_*.sh)
+
 test: all $(TEST_BIN)
-	@failed=; for t in $(TEST_BIN); do \
+	@failed=; for t in $(TEST_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
-	echo "all $(words $(TEST_BIN)) test programs passed"
+	echo "all $(words $(TEST_BIN) $(INTEGRATION)) test programs passed"
+
+# The shipped config (every key at its default) and a socket under build/, so no root needed.
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/randd --foreground --config conf/randd.conf --socket $(abspath $(BUILD))/randd.sock
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN)

@@ -1,0 +1,44 @@
+/* The kernel feed: RNDADDENTROPY with conditioned material from non-kernel sources, hard
+ * until the kernel's generator is initialised, then periodic top-ups made effective with
+ * RNDRESEEDCRNG. On kernels 5.18+ the credit counts only before initialisation; after it
+ * the data is still mixed in and used at the reseed we ask for. */
+#ifndef RANDD_KERNEL_H
+#define RANDD_KERNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pool.h"
+
+struct kernel {
+    int fd;                          /* /dev/random: ioctls, and POLLIN once initialised */
+    bool enabled;                    /* configured on and not refused by the kernel */
+    char off_reason[192];            /* why it is off, for status */
+    bool initialised;
+    bool (*is_initialised)(void);    /* readiness probe; tests replace it */
+    uint64_t start_ns;
+    uint64_t init_after_ns;          /* from our start to initialisation, when we saw it */
+    bool init_seen;
+    /* status */
+    uint64_t topups;
+    uint64_t reseeds;
+    uint64_t bits_offered;
+    char last_error[192];
+};
+
+/* Opens /dev/random when enabled. Never fails the daemon: problems switch the feed off
+ * with a reason. probe tells whether the kernel is initialised (NULL: the real one). */
+void kernel_init(struct kernel *k, bool enabled, bool (*probe)(void), uint64_t now_ns);
+void kernel_fini(struct kernel *k);
+
+/* Mixes fresh material in (crediting its estimate), and, once the kernel is initialised,
+ * asks it to reseed now. Returns 0 or a negative errno (also kept in last_error). */
+int kernel_feed(struct kernel *k, struct pool *p, uint64_t now_ns);
+
+/* Re-reads the probe; returns true on the transition to initialised. */
+bool kernel_check_initialised(struct kernel *k, uint64_t now_ns);
+
+/* getrandom(GRND_NONBLOCK) fails with EAGAIN until the kernel is initialised. */
+bool kernel_probe_initialised(void);
+
+#endif

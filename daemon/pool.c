@@ -1,0 +1,241 @@
+/* Conditioning, seeding and the reseed policy. Raw bytes never reach the generator directly:
+ * each healthy batch is absorbed as acc = BLAKE2b-512(acc || time || source || bytes), and
+ * the generator is seeded with acc once POOL_SEED_BITS have been credited since the last
+ * seed. Kernel-creditable bytes go to a separate accumulator while the kernel feed wants
+ * them, so the kernel and our generator never share raw material. */
+#include "pool.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+
+#include "crypto.h"
+#include "cymric.h"
+#include "log.h"
+#include "secmem.h"
+
+#define HARVEST_BATCH      512    /* bytes per read */
+#define HARVEST_ROUNDS     32     /* reads per source per harvest: bounds a harvest's cost */
+#define CLOCK_JUMP_NS      1000000000   /* BOOTTIME ahead of MONOTONIC by this: resumed */
+
+struct pool_secrets {
+    struct randd_cymric gen;
+    uint8_t acc[RANDD_BLAKE2B_BYTES];
+    uint8_t kernel_acc[RANDD_BLAKE2B_BYTES];
+    uint8_t raw[HARVEST_BATCH];
+};
+
+static int64_t boot_offset_now(void)
+{
+    struct timespec boot, mono;
+
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    return (int64_t)(boot.tv_sec - mono.tv_sec) * 1000000000 + (boot.tv_nsec - mono.tv_nsec);
+}
+
+int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
+{
+    memset(p, 0, sizeof(*p));
+    p->reseed_interval = reseed_interval;
+    p->reseed_bytes = reseed_bytes;
+    p->boot_offset_ns = boot_offset_now();
+    p->secret = randd_secure_alloc(sizeof(*p->secret), &p->lock_errno);
+    if (!p->secret)
+        return -ENOMEM;
+    p->crypto = randd_crypto_new();
+    if (!p->crypto || randd_cymric_init(&p->secret->gen, 0) < 0) {
+        pool_fini(p);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void pool_add_source(struct pool *p, struct source *s)
+{
+    if (p->nsources < POOL_MAX_SOURCES)
+        p->sources[p->nsources++] = s;
+}
+
+void pool_fini(struct pool *p)
+{
+    for (size_t i = 0; i < p->nsources; i++)
+        source_close(p->sources[i]);
+    p->nsources = 0;
+    if (p->secret) {
+        randd_cymric_fini(&p->secret->gen);
+        randd_secure_free(p->secret, sizeof(*p->secret));
+        p->secret = NULL;
+    }
+    randd_crypto_free(p->crypto);
+    p->crypto = NULL;
+    p->seeded = false;
+}
+
+/* acc = BLAKE2b-512(acc || timestamp || source name || raw). */
+static int absorb(struct pool *p, uint8_t acc[RANDD_BLAKE2B_BYTES], const struct source *s,
+                  const uint8_t *raw, size_t n, uint64_t now_ns)
+{
+    struct iovec parts[] = {
+        { acc, RANDD_BLAKE2B_BYTES },
+        { &now_ns, sizeof(now_ns) },
+        { (void *)s->name, strlen(s->name) + 1 },
+        { (void *)raw, n },
+    };
+
+    return randd_blake2b512(p->crypto, acc, parts, sizeof(parts) / sizeof(parts[0]));
+}
+
+static void credit_batch(struct pool *p, const struct source *s, size_t n, uint64_t now_ns)
+{
+    struct pool_secrets *sec = p->secret;
+    double bits = s->entropy_per_byte * (double)n;
+    bool for_kernel = s->kernel_creditable && p->kernel_credit < p->kernel_wanted;
+
+    if (absorb(p, for_kernel ? sec->kernel_acc : sec->acc, s, sec->raw, n, now_ns) < 0) {
+        log_err("conditioning failed (OpenSSL BLAKE2b): batch from %s dropped", s->name);
+        return;
+    }
+    if (for_kernel)
+        p->kernel_credit += bits;
+    else
+        p->credit += bits;
+}
+
+/* One usable batch from a source per harvest. A source in its start-up test keeps being
+ * read until the test is over (1024 RDSEED words take 16 rounds) and then gives its first
+ * usable batch; a source that gives nothing or fails is left for the next harvest. */
+static void harvest_source(struct pool *p, struct source *s, uint64_t now_ns)
+{
+    for (int round = 0; round < HARVEST_ROUNDS; round++) {
+        uint64_t read_before = s->bytes_read;
+        ssize_t got = source_harvest(s, p->secret->raw, sizeof(p->secret->raw), now_ns);
+
+        if (got > 0)
+            credit_batch(p, s, (size_t)got, now_ns);
+        OPENSSL_cleanse(p->secret->raw, sizeof(p->secret->raw));
+        if (got != 0 || s->bytes_read == read_before ||
+            s->health.state == HEALTH_QUARANTINED)
+            break;
+    }
+}
+
+static bool reseed_due(const struct pool *p, uint64_t now_ns)
+{
+    return !p->seeded || p->must_reseed || p->bytes_since_reseed >= p->reseed_bytes ||
+           now_ns >= p->last_reseed_ns + (uint64_t)p->reseed_interval * 1000000000u;
+}
+
+static void reseed(struct pool *p, uint64_t now_ns)
+{
+    struct pool_secrets *sec = p->secret;
+    bool first = !p->seeded;
+
+    if (randd_cymric_seed(&sec->gen, sec->acc, sizeof(sec->acc)) < 0) {
+        log_err("seeding the generator failed (OpenSSL); output stays off");
+        p->seeded = false;
+        return;
+    }
+    p->seeded = true;
+    p->must_reseed = false;
+    p->credit = 0;
+    p->reseeds++;
+    p->last_reseed_ns = now_ns;
+    p->bytes_since_reseed = 0;
+    if (first)
+        log_info("generator seeded with %d credited bits", POOL_SEED_BITS);
+}
+
+void pool_harvest(struct pool *p, uint64_t now_ns)
+{
+    for (size_t i = 0; i < p->nsources; i++)
+        harvest_source(p, p->sources[i], now_ns);
+    if (p->credit >= POOL_SEED_BITS && reseed_due(p, now_ns))
+        reseed(p, now_ns);
+}
+
+bool pool_any_starting(const struct pool *p)
+{
+    for (size_t i = 0; i < p->nsources; i++)
+        if (p->sources[i]->health.state == HEALTH_STARTUP)
+            return true;
+    return false;
+}
+
+bool pool_any_healthy(const struct pool *p)
+{
+    for (size_t i = 0; i < p->nsources; i++)
+        if (source_healthy(p->sources[i]))
+            return true;
+    return false;
+}
+
+const char *pool_not_ready_reason(const struct pool *p)
+{
+    if (!pool_any_healthy(p))
+        return p->nsources ? "no healthy entropy source" : "no entropy source available";
+    if (!p->seeded)
+        return "not yet seeded with 256 credited bits";
+    if (p->must_reseed)
+        return "clock jump (suspend or snapshot restore): waiting to reseed";
+    return NULL;
+}
+
+bool pool_ready(const struct pool *p)
+{
+    return pool_not_ready_reason(p) == NULL;
+}
+
+/* A resumed suspend or restored snapshot can replay a generator state: reseed first. */
+static void check_clock_jump(struct pool *p)
+{
+    int64_t offset = boot_offset_now();
+
+    if (offset - p->boot_offset_ns > CLOCK_JUMP_NS && p->seeded && !p->must_reseed) {
+        log_notice("clock jump of %.1f s (suspend or snapshot restore): reseeding before output",
+                   (double)(offset - p->boot_offset_ns) / 1e9);
+        p->must_reseed = true;
+    }
+    p->boot_offset_ns = offset;
+}
+
+int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
+{
+    int rc;
+
+    check_clock_jump(p);
+    if (p->must_reseed || p->bytes_since_reseed >= p->reseed_bytes)
+        pool_harvest(p, now_ns);
+    if (!pool_ready(p))
+        return -EAGAIN;
+    rc = randd_cymric_read(&p->secret->gen, out, n);
+    if (rc < 0) {
+        log_err("generator failed (%s): output stays off until reseeded", strerror(-rc));
+        p->seeded = false;
+        return rc;
+    }
+    p->bytes_since_reseed += n;
+    p->bytes_served += n;
+    return 0;
+}
+
+unsigned pool_take_kernel_material(struct pool *p, uint8_t out[POOL_KERNEL_BYTES],
+                                   uint64_t now_ns)
+{
+    unsigned bits;
+
+    p->kernel_wanted = POOL_KERNEL_BYTES * 8;
+    if (p->kernel_credit < p->kernel_wanted)
+        pool_harvest(p, now_ns);
+    p->kernel_wanted = 0;
+    if (p->kernel_credit < 1)
+        return 0;
+    bits = p->kernel_credit > POOL_KERNEL_BYTES * 8 ? POOL_KERNEL_BYTES * 8
+                                                    : (unsigned)p->kernel_credit;
+    memcpy(out, p->secret->kernel_acc, POOL_KERNEL_BYTES);
+    OPENSSL_cleanse(p->secret->kernel_acc, sizeof(p->secret->kernel_acc));
+    p->kernel_credit = 0;
+    return bits;
+}

@@ -1,0 +1,67 @@
+/* The pool: conditions healthy sources' raw bytes with BLAKE2b-512, seeds and reseeds the
+ * generator from them, and is the only way to get output, so nothing is served from an
+ * unseeded or unhealthy generator. Keeps separate material for the kernel feed. */
+#ifndef RANDD_POOL_H
+#define RANDD_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "source.h"
+
+#define POOL_SEED_BITS     256     /* credited bits before the first output and each reseed */
+#define POOL_MAX_SOURCES   8
+#define POOL_KERNEL_BYTES  64      /* conditioned bytes per kernel top-up */
+
+struct pool_secrets;
+
+struct pool {
+    struct source *sources[POOL_MAX_SOURCES];
+    size_t nsources;
+    struct pool_secrets *secret;     /* generator and accumulators, in locked memory */
+    struct randd_crypto *crypto;     /* contexts for conditioning (no secrets kept) */
+    double credit;                   /* bits credited into the seed accumulator */
+    double kernel_credit;            /* bits credited into the kernel accumulator */
+    double kernel_wanted;            /* bits the kernel feed asked for */
+    bool seeded;
+    bool must_reseed;                /* clock jump: no output until reseeded */
+    int64_t boot_offset_ns;          /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the last check */
+    unsigned reseed_interval;        /* seconds */
+    uint64_t reseed_bytes;
+    /* status */
+    uint64_t reseeds;
+    uint64_t last_reseed_ns;
+    uint64_t bytes_since_reseed;
+    uint64_t bytes_served;
+    int lock_errno;                  /* 0 when the secrets are locked in memory */
+};
+
+/* Returns 0 or a negative errno. Sources are added afterwards with pool_add_source. */
+int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
+void pool_add_source(struct pool *p, struct source *s);
+/* Wipes every secret and closes the sources. */
+void pool_fini(struct pool *p);
+
+/* Reads a bounded batch from every source (start-up tests included), conditions what is
+ * healthy, and seeds or reseeds the generator when enough is credited and a reseed is due. */
+void pool_harvest(struct pool *p, uint64_t now_ns);
+
+/* Seeded, not waiting for a forced reseed, and at least one source healthy. */
+bool pool_ready(const struct pool *p);
+/* Why not ready, for logs and status; NULL when ready. */
+const char *pool_not_ready_reason(const struct pool *p);
+bool pool_any_healthy(const struct pool *p);
+/* Some source is still in its start-up test (a slow device gives a few bytes a read). */
+bool pool_any_starting(const struct pool *p);
+
+/* n bytes of output, or -EAGAIN when not ready. Reseeds first when due by volume, or after
+ * a suspend or snapshot restore (CLOCK_BOOTTIME ran ahead of CLOCK_MONOTONIC). */
+int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns);
+
+/* Conditioned material from kernel-creditable sources only. Harvests if needed; returns the
+ * bits that may be credited (0: none available) and fills out[POOL_KERNEL_BYTES]. */
+unsigned pool_take_kernel_material(struct pool *p, uint8_t out[POOL_KERNEL_BYTES],
+                                   uint64_t now_ns);
+
+#endif

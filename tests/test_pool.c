@@ -1,0 +1,229 @@
+/* The pool (daemon/pool.c) with scripted sources: quarantine and re-admission of the real
+ * failure modes, no output before 256 credited bits, conditioning determinism, reseeding,
+ * and the kernel's separate material. */
+#include <errno.h>
+#include <string.h>
+
+#include "pool.h"
+#include "runner.h"
+#include "scripted_source.h"
+
+#define S 1000000000ull     /* one second in ns */
+
+static struct pool pool;
+static struct scripted a, b;
+
+static void setup(void)
+{
+    ck_assert_int_eq(pool_init(&pool, 60, 1u << 30), 0);
+}
+
+static void teardown(void)
+{
+    pool_fini(&pool);
+}
+
+static void add(struct scripted *s, const char *name, enum script_pattern pattern, uint64_t seed)
+{
+    scripted_init(s, name, pattern, seed, false);
+    pool_add_source(&pool, &s->source);
+}
+
+START_TEST(good_source_passes_startup_and_seeds)
+{
+    uint8_t out[32];
+
+    add(&a, "good", SCRIPT_RANDOM, 1);
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 0), -EAGAIN);
+    pool_harvest(&pool, 1 * S);
+    ck_assert_str_eq(health_state_name(a.source.health.state), health_state_name(HEALTH_HEALTHY));
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 1 * S), 0);
+    ck_assert_uint_eq(pool.reseeds, 1);
+}
+END_TEST
+
+static void check_quarantined(enum script_pattern pattern, const char *what)
+{
+    uint8_t out[32];
+
+    add(&a, what, pattern, 1);
+    pool_harvest(&pool, 1 * S);
+    ck_assert_msg(a.source.health.state == HEALTH_QUARANTINED, "%s source is %s", what,
+                  health_state_name(a.source.health.state));
+    ck_assert_uint_eq(a.source.bytes_used, 0);
+    ck_assert(!pool_ready(&pool));
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 1 * S), -EAGAIN);
+}
+
+START_TEST(startup_test_refuses_stuck_at_zero) { check_quarantined(SCRIPT_STUCK_ZERO, "zero"); }
+END_TEST
+START_TEST(startup_test_refuses_stuck_at_ones) { check_quarantined(SCRIPT_STUCK_ONES, "ones"); }
+END_TEST
+START_TEST(startup_test_refuses_short_cycle) { check_quarantined(SCRIPT_CYCLE3, "cycle"); }
+END_TEST
+
+START_TEST(source_without_data_never_seeds)
+{
+    add(&a, "empty", SCRIPT_EMPTY, 0);
+    for (int i = 1; i <= 5; i++)
+        pool_harvest(&pool, i * S);
+    ck_assert(!pool.seeded);
+    ck_assert_uint_ge(a.source.empty_reads, 5);
+    ck_assert_str_eq(pool_not_ready_reason(&pool), "no healthy entropy source");
+}
+END_TEST
+
+START_TEST(healthy_source_failing_at_runtime_is_quarantined_then_readmitted)
+{
+    uint8_t out[32];
+    uint64_t t = 1 * S;
+
+    add(&a, "flaky", SCRIPT_RANDOM, 7);
+    pool_harvest(&pool, t);
+    ck_assert(pool_ready(&pool));
+    a.pattern = SCRIPT_STUCK_ZERO;                 /* the CPU generator breaks */
+    pool_harvest(&pool, t += S);
+    ck_assert(a.source.health.state == HEALTH_QUARANTINED);
+    ck_assert_uint_eq(a.source.health.failures, 1);
+    ck_assert_msg(!pool_ready(&pool), "served with every source quarantined");
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), -EAGAIN);
+    a.pattern = SCRIPT_RANDOM;                     /* recovers */
+    pool_harvest(&pool, t + 1);                    /* back-off not over: still out */
+    ck_assert(a.source.health.state == HEALTH_QUARANTINED);
+    pool_harvest(&pool, t += 400 * S);             /* past any back-off: fresh start-up test */
+    ck_assert_str_eq(health_state_name(a.source.health.state), health_state_name(HEALTH_HEALTHY));
+    ck_assert(pool_ready(&pool));
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), 0);
+}
+END_TEST
+
+START_TEST(one_bad_source_does_not_stop_a_good_one)
+{
+    add(&a, "good", SCRIPT_RANDOM, 3);
+    add(&b, "stuck", SCRIPT_STUCK_ONES, 0);
+    pool_harvest(&pool, 1 * S);
+    ck_assert(b.source.health.state == HEALTH_QUARANTINED);
+    ck_assert(pool_ready(&pool));
+    ck_assert_uint_eq(b.source.bytes_used, 0);
+}
+END_TEST
+
+START_TEST(no_output_before_256_credited_bits)
+{
+    uint8_t out[8];
+    int harvests = 0;
+
+    add(&a, "weak", SCRIPT_RANDOM, 5);
+    a.source.entropy_per_byte = 0.0625;     /* a 512-byte batch credits 32 bits */
+    while (!pool.seeded && harvests < 100) {
+        ck_assert_msg(pool.credit < POOL_SEED_BITS, "%.1f bits credited, still unseeded",
+                      pool.credit);
+        ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 0), -EAGAIN);
+        pool_harvest(&pool, (uint64_t)++harvests * S);
+    }
+    /* Eight batches of 32 bits; the first harvest also carries the start-up test. */
+    ck_assert_int_eq(harvests, 8);
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 12 * S), 0);
+}
+END_TEST
+
+/* Same raw input at the same times: same first output; other input: other output. */
+START_TEST(conditioning_is_deterministic_for_the_same_input)
+{
+    struct pool twin, other;
+    struct scripted ta, tb;
+    uint8_t x[32], y[32], z[32];
+
+    add(&a, "good", SCRIPT_RANDOM, 11);
+    ck_assert_int_eq(pool_init(&twin, 60, 1u << 30), 0);
+    ck_assert_int_eq(pool_init(&other, 60, 1u << 30), 0);
+    scripted_init(&ta, "good", SCRIPT_RANDOM, 11, false);
+    scripted_init(&tb, "good", SCRIPT_RANDOM, 12, false);
+    pool_add_source(&twin, &ta.source);
+    pool_add_source(&other, &tb.source);
+    pool_harvest(&pool, 5 * S);
+    pool_harvest(&twin, 5 * S);
+    pool_harvest(&other, 5 * S);
+    ck_assert_int_eq(pool_generate(&pool, x, 32, 5 * S), 0);
+    ck_assert_int_eq(pool_generate(&twin, y, 32, 5 * S), 0);
+    ck_assert_int_eq(pool_generate(&other, z, 32, 5 * S), 0);
+    ck_assert_mem_eq(x, y, 32);
+    ck_assert_msg(memcmp(x, z, 32) != 0, "different raw input, same output");
+    pool_fini(&twin);
+    pool_fini(&other);
+}
+END_TEST
+
+START_TEST(reseed_after_interval_changes_the_output)
+{
+    struct pool twin;
+    struct scripted ta;
+    uint8_t x[32], y[32];
+
+    add(&a, "good", SCRIPT_RANDOM, 21);
+    ck_assert_int_eq(pool_init(&twin, 60, 1u << 30), 0);
+    scripted_init(&ta, "good", SCRIPT_RANDOM, 21, false);
+    pool_add_source(&twin, &ta.source);
+    pool_harvest(&pool, 1 * S);
+    pool_harvest(&twin, 1 * S);
+    pool_harvest(&twin, 62 * S);                   /* interval over: twin reseeds */
+    ck_assert_uint_eq(twin.reseeds, 2);
+    pool_harvest(&pool, 2 * S);                    /* interval not over: no reseed */
+    ck_assert_uint_eq(pool.reseeds, 1);
+    ck_assert_int_eq(pool_generate(&pool, x, 32, 62 * S), 0);
+    ck_assert_int_eq(pool_generate(&twin, y, 32, 62 * S), 0);
+    ck_assert_msg(memcmp(x, y, 32) != 0, "reseed did not change the output");
+    pool_fini(&twin);
+}
+END_TEST
+
+START_TEST(reseed_after_reseed_bytes_of_output)
+{
+    static uint8_t out[4096];
+
+    pool.reseed_bytes = 8192;
+    add(&a, "good", SCRIPT_RANDOM, 31);
+    pool_harvest(&pool, 1 * S);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 2 * S), 0);
+    ck_assert_uint_eq(pool.reseeds, 2);
+    ck_assert_uint_eq(pool.bytes_since_reseed, 4096);
+}
+END_TEST
+
+START_TEST(kernel_material_comes_only_from_creditable_sources)
+{
+    uint8_t buf[POOL_KERNEL_BYTES];
+
+    add(&a, "os", SCRIPT_RANDOM, 41);                /* like getrandom: not creditable */
+    pool_harvest(&pool, 1 * S);
+    ck_assert_uint_eq(pool_take_kernel_material(&pool, buf, 2 * S), 0);
+    scripted_init(&b, "cpu", SCRIPT_RANDOM, 42, true);
+    pool_add_source(&pool, &b.source);
+    ck_assert_uint_eq(pool_take_kernel_material(&pool, buf, 3 * S), POOL_KERNEL_BYTES * 8);
+    ck_assert_double_eq(pool.kernel_credit, 0);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("pool");
+    TCase *tc = tcase_create("scripted sources");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, good_source_passes_startup_and_seeds);
+    tcase_add_test(tc, startup_test_refuses_stuck_at_zero);
+    tcase_add_test(tc, startup_test_refuses_stuck_at_ones);
+    tcase_add_test(tc, startup_test_refuses_short_cycle);
+    tcase_add_test(tc, source_without_data_never_seeds);
+    tcase_add_test(tc, healthy_source_failing_at_runtime_is_quarantined_then_readmitted);
+    tcase_add_test(tc, one_bad_source_does_not_stop_a_good_one);
+    tcase_add_test(tc, no_output_before_256_credited_bits);
+    tcase_add_test(tc, conditioning_is_deterministic_for_the_same_input);
+    tcase_add_test(tc, reseed_after_interval_changes_the_output);
+    tcase_add_test(tc, reseed_after_reseed_bytes_of_output);
+    tcase_add_test(tc, kernel_material_comes_only_from_creditable_sources);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,358 @@
+/* randd's main: the command line, then the modules in the order they come up (config,
+ * self-test, sources, pool, kernel feed, event loop) and, in reverse, go down. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "kernel.h"
+#include "log.h"
+#include "loop.h"
+#include "pool.h"
+#include "selftest.h"
+#include "source.h"
+
+#define RANDD_VERSION          "0.1.0"
+#define DEFAULT_CONFIG         "/etc/randd.conf"
+#define NOT_READY_RETRY_NS     1000000000ull   /* harvest again while not ready */
+#define STARTUP_RETRY_NS       100000000ull    /* while a source's start-up test runs */
+#define KERNEL_EARLY_NS        1000000000ull   /* feed period until the kernel is initialised */
+#define NS_PER_S               1000000000ull
+
+struct randd {
+    struct config config;
+    const char *config_path;
+    bool config_given;
+    const char *socket_override;
+    struct source sources[3];
+    struct pool pool;
+    struct kernel kernel;
+    struct loop *loop;
+    int signal_fd;
+    bool was_ready;
+};
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+            "usage: randd [--config FILE] [--socket PATH] [--foreground] [--check-config]\n"
+            "             [--version] [--help]\n"
+            "  -c, --config FILE   configuration file (default " DEFAULT_CONFIG ";\n"
+            "                      built-in defaults when that file does not exist)\n"
+            "  -s, --socket PATH   client socket, overriding the config's socket\n"
+            "  -f, --foreground    stay in the foreground, log to stderr (randd never forks;\n"
+            "                      accepted for init scripts that pass it)\n"
+            "      --check-config  validate the configuration and exit\n"
+            "  -V, --version       print the version and exit\n"
+            "  -h, --help          print this help and exit\n");
+}
+
+/* Returns -1 to go on, or the exit code. */
+static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
+{
+    static const struct option options[] = {
+        { "config", required_argument, NULL, 'c' },
+        { "socket", required_argument, NULL, 's' },
+        { "foreground", no_argument, NULL, 'f' },
+        { "check-config", no_argument, NULL, 'C' },
+        { "version", no_argument, NULL, 'V' },
+        { "help", no_argument, NULL, 'h' },
+        { 0 },
+    };
+    int opt;
+
+    r->config_path = DEFAULT_CONFIG;
+    while ((opt = getopt_long(argc, argv, "c:s:fVh", options, NULL)) != -1) {
+        switch (opt) {
+        case 'c': r->config_path = optarg; r->config_given = true; break;
+        case 's': r->socket_override = optarg; break;
+        case 'f': break;
+        case 'C': *check_only = true; break;
+        case 'V': printf("randd %s\n", RANDD_VERSION); return EXIT_SUCCESS;
+        case 'h': usage(stdout); return EXIT_SUCCESS;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "randd: unexpected argument: %s\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    return -1;
+}
+
+/* Loads into *out; the socket override wins over the file. Logs and returns -1 on error. */
+static int load_config(struct randd *r, struct config *out)
+{
+    char err[512];
+
+    if (config_load(out, r->config_path, !r->config_given, err, sizeof(err)) < 0) {
+        log_err("%s", err);
+        return -1;
+    }
+    if (r->socket_override) {
+        if (strlen(r->socket_override) >= sizeof(out->socket)) {
+            log_err("--socket: path longer than %zu bytes", sizeof(out->socket) - 1);
+            return -1;
+        }
+        strcpy(out->socket, r->socket_override);
+    }
+    return 0;
+}
+
+/* --- sources --------------------------------------------------------------------- */
+
+static void open_sources(struct randd *r)
+{
+    char why[256];
+    size_t n = 0;
+
+    if (!r->config.rdseed)
+        log_info("source rdseed: off (rdseed = no)");
+    else if (source_rdseed_open(&r->sources[n], why, sizeof(why)) == 0)
+        pool_add_source(&r->pool, &r->sources[n++]);
+    else
+        log_info("source rdseed: not available: %s", why);
+    if (source_getrandom_open(&r->sources[n], why, sizeof(why)) == 0)
+        pool_add_source(&r->pool, &r->sources[n++]);
+    if (!r->config.hwrng)
+        log_info("source hwrng: off (hwrng = no)");
+    else if (source_hwrng_open(&r->sources[n], r->config.hwrng_device, why, sizeof(why)) == 0)
+        pool_add_source(&r->pool, &r->sources[n++]);
+    else
+        log_info("source hwrng: not available: %s", why);
+}
+
+/* --- status ------------------------------------------------------------------------ */
+
+static void log_status(struct randd *r)
+{
+    struct pool *p = &r->pool;
+    struct kernel *k = &r->kernel;
+    uint64_t now = loop_now_ns();
+    const char *why = pool_not_ready_reason(p);
+
+    log_info("status: %s%s", why ? "not ready: " : "ready", why ? why : "");
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct source *s = p->sources[i];
+
+        log_info("  source %s: %s, %llu bytes read, %llu used, %llu health failures%s%s",
+                 s->name, health_state_name(s->health.state),
+                 (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_used,
+                 (unsigned long long)s->health.failures,
+                 s->health.state == HEALTH_QUARANTINED ? ": " : "",
+                 s->health.state == HEALTH_QUARANTINED ? s->health.reason : "");
+    }
+    log_info("  pool: %s, %llu reseeds, last %.0f s ago, %llu bytes out",
+             p->seeded ? "seeded" : "unseeded", (unsigned long long)p->reseeds,
+             p->seeded ? (double)(now - p->last_reseed_ns) / 1e9 : 0.0,
+             (unsigned long long)p->bytes_served);
+    if (!k->enabled)
+        log_info("  kernel feed: off: %s", k->off_reason);
+    else
+        log_info("  kernel feed: kernel %s, %llu top-ups, %llu bits offered%s%s",
+                 k->initialised ? "initialised" : "not initialised",
+                 (unsigned long long)k->topups, (unsigned long long)k->bits_offered,
+                 k->last_error[0] ? ", last error: " : "", k->last_error);
+}
+
+static void note_readiness(struct randd *r)
+{
+    bool ready = pool_ready(&r->pool);
+
+    if (ready != r->was_ready) {
+        if (ready)
+            log_notice("ready: generator seeded from healthy sources");
+        else
+            log_warning("not serving: %s", pool_not_ready_reason(&r->pool));
+    }
+    r->was_ready = ready;
+}
+
+/* --- timers ----------------------------------------------------------------------- */
+
+static void harvest_timer(void *arg)
+{
+    struct randd *r = arg;
+
+    uint64_t next;
+
+    pool_harvest(&r->pool, loop_now_ns());
+    note_readiness(r);
+    if (pool_any_starting(&r->pool))
+        next = STARTUP_RETRY_NS;
+    else if (!r->was_ready)
+        next = NOT_READY_RETRY_NS;
+    else
+        next = r->config.reseed_interval * NS_PER_S;
+    loop_add_timer(r->loop, next, harvest_timer, r);
+}
+
+static void kernel_timer(void *arg);
+
+static void schedule_kernel_feed(struct randd *r)
+{
+    struct kernel *k = &r->kernel;
+
+    if (!k->enabled)
+        return;
+    if (!k->initialised)
+        loop_add_timer(r->loop, KERNEL_EARLY_NS, kernel_timer, r);
+    else if (r->config.kernel_topup_interval)
+        loop_add_timer(r->loop, r->config.kernel_topup_interval * NS_PER_S, kernel_timer, r);
+}
+
+static void kernel_timer(void *arg)
+{
+    struct randd *r = arg;
+
+    kernel_feed(&r->kernel, &r->pool, loop_now_ns());
+    schedule_kernel_feed(r);
+}
+
+/* /dev/random turns readable when the kernel's generator is initialised. */
+static void kernel_readable(void *arg, int fd, uint32_t events)
+{
+    struct randd *r = arg;
+
+    (void)events;
+    if (kernel_check_initialised(&r->kernel, loop_now_ns()))
+        loop_del_fd(r->loop, fd);
+}
+
+/* --- signals ---------------------------------------------------------------------- */
+
+static void reload(struct randd *r)
+{
+    struct config fresh;
+
+    if (load_config(r, &fresh) < 0) {
+        log_err("reload: %s rejected, keeping the running configuration", r->config_path);
+        return;
+    }
+    if (strcmp(fresh.socket, r->config.socket) || fresh.rdseed != r->config.rdseed ||
+        fresh.hwrng != r->config.hwrng || strcmp(fresh.hwrng_device, r->config.hwrng_device))
+        log_notice("reload: socket, rdseed, hwrng and hwrng_device changes apply at restart");
+    r->pool.reseed_interval = fresh.reseed_interval;
+    r->pool.reseed_bytes = fresh.reseed_bytes;
+    if (fresh.kernel_topup != r->config.kernel_topup)
+        log_notice("reload: kernel_topup changes apply at restart");
+    r->config = fresh;
+    log_notice("reload: %s applied", r->config_path);
+}
+
+static void signal_ready(void *arg, int fd, uint32_t events)
+{
+    struct randd *r = arg;
+    struct signalfd_siginfo si;
+
+    (void)events;
+    while (read(fd, &si, sizeof(si)) == sizeof(si)) {
+        switch (si.ssi_signo) {
+        case SIGHUP: reload(r); break;
+        case SIGUSR1: log_status(r); break;
+        default:
+            log_notice("%s: shutting down", strsignal((int)si.ssi_signo));
+            loop_stop(r->loop);
+        }
+    }
+}
+
+static int setup_signals(struct randd *r)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGUSR1);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+        return -errno;
+    r->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (r->signal_fd < 0)
+        return -errno;
+    signal(SIGPIPE, SIG_IGN);
+    return loop_add_fd(r->loop, r->signal_fd, EPOLLIN, signal_ready, r);
+}
+
+/* --- up and down ------------------------------------------------------------------- */
+
+static int start(struct randd *r)
+{
+    char why[256];
+    uint64_t now;
+    int rc;
+
+    if (randd_selftest(why, sizeof(why)) < 0) {
+        log_err("self-test failed: %s; refusing to serve", why);
+        return -1;
+    }
+    rc = pool_init(&r->pool, r->config.reseed_interval, r->config.reseed_bytes);
+    if (rc < 0) {
+        log_err("pool: %s", strerror(-rc));
+        return -1;
+    }
+    if (r->pool.lock_errno)
+        log_warning("generator state not locked in memory (mlock: %s); it may reach swap",
+                    strerror(r->pool.lock_errno));
+    open_sources(r);
+    r->loop = loop_new();
+    if (!r->loop || (rc = setup_signals(r)) < 0) {
+        log_err("event loop: %s", strerror(r->loop ? -rc : errno));
+        return -1;
+    }
+    now = loop_now_ns();
+    kernel_init(&r->kernel, r->config.kernel_topup, NULL, now);
+    harvest_timer(r);
+    /* Feed at once; until the kernel is initialised, /dev/random turning readable tells
+     * us when it is, and a short timer keeps feeding meanwhile. */
+    if (r->kernel.enabled) {
+        kernel_feed(&r->kernel, &r->pool, loop_now_ns());
+        if (!r->kernel.initialised)
+            loop_add_fd(r->loop, r->kernel.fd, EPOLLIN, kernel_readable, r);
+    }
+    schedule_kernel_feed(r);
+    log_status(r);
+    return 0;
+}
+
+static void stop(struct randd *r)
+{
+    kernel_fini(&r->kernel);
+    pool_fini(&r->pool);     /* wipes the generator and accumulators */
+    if (r->loop)
+        loop_free(r->loop);
+    if (r->signal_fd > 0)
+        close(r->signal_fd);
+}
+
+int main(int argc, char **argv)
+{
+    static struct randd r;
+    bool check_only = false;
+    int rc = parse_args(&r, argc, argv, &check_only);
+
+    if (rc >= 0)
+        return rc;
+    log_init();
+    if (load_config(&r, &r.config) < 0)
+        return EXIT_FAILURE;
+    if (check_only) {
+        printf("%s: configuration OK\n", r.config_path);
+        return EXIT_SUCCESS;
+    }
+    log_info("randd %s starting", RANDD_VERSION);
+    if (start(&r) < 0 || loop_run(r.loop) < 0)
+        rc = EXIT_FAILURE;
+    else
+        rc = EXIT_SUCCESS;
+    stop(&r);
+    return rc;
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Integration test of build/randd's entropy side: command line and exit codes, config errors
+# with file:line, start-up to ready, SIGHUP with a bad file keeping the old config, SIGUSR1
+# status, and a clean SIGTERM. Runs without root; the kernel feed is checked when root.
+set -u
+RANDD=${RANDD:-build/randd}
+work=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+expect_exit() {   # expected-code description command...
+    local want=$1 what=$2; shift 2
+    "$@" >"$work/out" 2>&1; local got=$?
+    if [ "$got" = "$want" ]; then pass "$what"; else fail "$what: exit $got, wanted $want: $(cat "$work/out")"; fi
+}
+
+expect_output() {   # pattern description
+    if grep -qE -- "$1" "$work/out"; then pass "$2"; else fail "$2: no /$1/ in: $(cat "$work/out")"; fi
+}
+
+wait_for_log() {   # pattern seconds
+    for _ in $(seq $(($2 * 10))); do
+        grep -qE -- "$1" "$work/log" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+expect_exit 0 "--version" "$RANDD" --version
+expect_output '^randd [0-9]' "--version prints the version"
+expect_exit 0 "--help" "$RANDD" --help
+expect_exit 2 "unknown option is a usage error" "$RANDD" --bogus
+expect_exit 2 "stray argument is a usage error" "$RANDD" stray
+
+printf 'reseed_interval = 30\nkernel_topup = no\n' >"$work/good.conf"
+expect_exit 0 "--check-config accepts a good file" "$RANDD" --check-config --config "$work/good.conf"
+printf '# comment\nreseed_interval = often\n' >"$work/bad.conf"
+expect_exit 1 "--check-config refuses a bad value" "$RANDD" --check-config --config "$work/bad.conf"
+expect_output "$work/bad.conf:2: reseed_interval: " "bad value reported as file:line: key"
+printf 'no_such_key = 1\n' >"$work/unknown.conf"
+expect_exit 1 "--check-config refuses an unknown key" "$RANDD" --check-config --config "$work/unknown.conf"
+expect_output "$work/unknown.conf:1: no_such_key: unknown key" "unknown key reported with file:line"
+expect_exit 1 "a missing explicit config is an error" "$RANDD" --check-config --config "$work/none.conf"
+
+# Start it and wait for readiness.
+cp "$work/good.conf" "$work/randd.conf"
+"$RANDD" --foreground --config "$work/randd.conf" --socket "$work/randd.sock" 2>"$work/log" &
+pid=$!
+if wait_for_log 'ready: generator seeded' 10; then pass "daemon seeds and reports ready"; else fail "no readiness: $(cat "$work/log")"; fi
+grep -q 'source getrandom: start-up test passed' "$work/log" && pass "getrandom admitted after start-up test" || fail "getrandom not admitted"
+if grep -qw rdseed /proc/cpuinfo; then
+    grep -q 'source rdseed: start-up test passed' "$work/log" && pass "rdseed admitted" || fail "rdseed not admitted: $(cat "$work/log")"
+else
+    echo "SKIP: this CPU has no RDSEED"
+fi
+
+# A broken config on SIGHUP is rejected and the daemon keeps running on the old one.
+printf 'reseed_interval = 0\n' >"$work/randd.conf"
+kill -HUP "$pid"
+if wait_for_log 'rejected, keeping the running configuration' 5; then pass "SIGHUP with a bad file keeps the old config"; else fail "bad reload not reported: $(cat "$work/log")"; fi
+grep -q "$work/randd.conf:1: reseed_interval: " "$work/log" && pass "reload error names file:line" || fail "reload error lacks file:line"
+kill -0 "$pid" 2>/dev/null && pass "daemon alive after a bad reload" || fail "daemon died on a bad reload"
+printf 'reseed_interval = 45\nkernel_topup = no\n' >"$work/randd.conf"
+kill -HUP "$pid"
+wait_for_log 'reload: .* applied' 5 && pass "SIGHUP with a good file applies it" || fail "good reload not applied"
+
+kill -USR1 "$pid"
+wait_for_log 'source getrandom: healthy' 5 && pass "SIGUSR1 logs per-source status" || fail "no status on SIGUSR1: $(cat "$work/log")"
+
+kill -TERM "$pid"
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$pid" 2>/dev/null; then fail "still running 5 s after SIGTERM"; else
+    wait "$pid"; rc=$?
+    [ "$rc" = 0 ] && pass "SIGTERM stops cleanly (exit 0)" || fail "SIGTERM exit code $rc"
+fi
+pid=
+
+if [ "$(id -u)" = 0 ]; then
+    # As root with the default kernel_topup = yes, the feed must work (not switch itself off).
+    : >"$work/empty.conf"
+    "$RANDD" --foreground --config "$work/empty.conf" 2>"$work/log" &
+    pid=$!
+    wait_for_log 'ready: generator seeded' 10
+    kill -USR1 "$pid"
+    if wait_for_log 'kernel feed: kernel initialised, [1-9][0-9]* top-ups' 5; then pass "kernel topped up as root"
+    elif grep -q 'kernel feed: off' "$work/log"; then fail "kernel feed off as root: $(grep 'kernel feed' "$work/log")"
+    else echo "SKIP: no kernel-creditable source here (no RDSEED, hwrng read by the kernel)"; fi
+    kill -TERM "$pid"; wait "$pid"; pid=
+else
+    echo "SKIP: kernel feed needs root (CAP_SYS_ADMIN)"
+fi
+
+[ "$failures" = 0 ] && echo "test_randd.sh: all passed" || echo "test_randd.sh: $failures failed"
+[ "$failures" = 0 ]

@@ -88,7 +88,7 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(BU
 
 $(BENCH_BIN): $(BUILD)/tests/bench/bench_rngbc.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
-	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
 
 .PRECIOUS: %/
 %/:

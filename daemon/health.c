@@ -104,8 +104,8 @@ enum health_state health_feed(struct health *h, uint64_t sample, uint64_t now_ns
     if (h->state == HEALTH_QUARANTINED)
         return h->state;
     h->samples++;
-    /* Both tests see every sample, so neither's state skips one. */
-    if (repetition_count_fails(h, sample) | adaptive_proportion_fails(h, sample)) {
+    /* The first test to fail names the cause; both restart on re-admission. */
+    if (repetition_count_fails(h, sample) || adaptive_proportion_fails(h, sample)) {
         quarantine(h, now_ns);
     } else if (h->state == HEALTH_STARTUP && ++h->startup_tested >= HEALTH_STARTUP_SAMPLES) {
         h->state = HEALTH_HEALTHY;

@@ -192,6 +192,25 @@ START_TEST(reseed_after_reseed_bytes_of_output)
 }
 END_TEST
 
+/* A resumed suspend or restored snapshot (BOOTTIME ahead of MONOTONIC) forces a reseed
+ * from fresh material before the next output, and no output without one. */
+START_TEST(clock_jump_forces_a_reseed_before_output)
+{
+    uint8_t out[32];
+
+    add(&a, "good", SCRIPT_RANDOM, 51);
+    pool_harvest(&pool, 1 * S);
+    pool.boot_offset_ns -= 2 * (int64_t)S;          /* as if 2 s passed while suspended */
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 2 * S), 0);
+    ck_assert_uint_eq(pool.reseeds, 2);
+    a.pattern = SCRIPT_EMPTY;                        /* now no fresh material */
+    pool.boot_offset_ns -= 2 * (int64_t)S;
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 3 * S), -EAGAIN);
+    ck_assert_str_eq(pool_not_ready_reason(&pool),
+                     "clock jump (suspend or snapshot restore): waiting to reseed");
+}
+END_TEST
+
 START_TEST(kernel_material_comes_only_from_creditable_sources)
 {
     uint8_t buf[POOL_KERNEL_BYTES];
@@ -223,6 +242,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, conditioning_is_deterministic_for_the_same_input);
     tcase_add_test(tc, reseed_after_interval_changes_the_output);
     tcase_add_test(tc, reseed_after_reseed_bytes_of_output);
+    tcase_add_test(tc, clock_jump_forces_a_reseed_before_output);
     tcase_add_test(tc, kernel_material_comes_only_from_creditable_sources);
     suite_add_tcase(s, tc);
     return s;

@@ -2,6 +2,7 @@
  * getrandom, and /dev/hwrng when present. Skips say what the machine lacks. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runner.h"
 #include "source.h"
@@ -13,18 +14,29 @@ static void teardown(void)
     source_close(&src);
 }
 
-/* Reads until the start-up test is over, then checks a healthy batch is usable. */
+/* Reads until the start-up test is over, then checks a healthy batch is usable. Reads are
+ * non-blocking and a virtio-rng gives 64 bytes at a time, so pause between empty reads
+ * (for at most about 10 s). */
 static void check_admitted_and_usable(struct source *s)
 {
     uint8_t buf[512];
     ssize_t got = 0;
 
-    for (int i = 0; i < 200 && s->health.state == HEALTH_STARTUP; i++)
+    for (int i = 0; i < 2000 && s->health.state == HEALTH_STARTUP; i++) {
+        uint64_t before = s->bytes_read;
+
         ck_assert_int_ge(source_harvest(s, buf, sizeof(buf), 1), 0);
-    ck_assert_msg(s->health.state == HEALTH_HEALTHY, "%s is %s: %s", s->name,
-                  health_state_name(s->health.state), s->health.reason);
-    for (int i = 0; i < 50 && got == 0; i++)
+        if (s->bytes_read == before)
+            usleep(5000);
+    }
+    ck_assert_msg(s->health.state == HEALTH_HEALTHY, "%s is %s after %llu bytes: %s", s->name,
+                  health_state_name(s->health.state), (unsigned long long)s->bytes_read,
+                  s->health.reason);
+    for (int i = 0; i < 2000 && got == 0; i++) {
         got = source_harvest(s, buf, sizeof(buf), 2);
+        if (got == 0)
+            usleep(5000);
+    }
     ck_assert_int_gt(got, 0);
     ck_assert_uint_eq(s->bytes_used, (uint64_t)got);
 }

@@ -1,0 +1,178 @@
+/* The SP 800-90B health tests (daemon/health.c): cutoffs, the failure modes of CPU
+ * generators, the start-up test, and quarantine back-off. */
+#include <math.h>
+#include <string.h>
+
+#include "health.h"
+#include "runner.h"
+
+#define S 1000000000ull
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Independent check of the APT cutoff: P(B >= c) for B = 1 + Binomial(W - 1, p), summed
+ * upwards in plain doubles from the mass function's recurrence. */
+static double apt_tail(unsigned window, double p, unsigned c)
+{
+    unsigned n = window - 1;
+    double pmf = pow(1 - p, n), below = 0;
+
+    for (unsigned y = 0; y + 1 < c; y++) {       /* P(B < c) = P(Y <= c - 2) */
+        below += pmf;
+        pmf *= (double)(n - y) / (y + 1) * p / (1 - p);
+    }
+    return 1 - below;
+}
+
+START_TEST(cutoffs_follow_sp800_90b_at_alpha_2_to_minus_40)
+{
+    struct health h;
+    const double alpha = ldexp(1, -40);
+
+    health_init(&h, 1, 8);                          /* bytes, full entropy */
+    ck_assert_uint_eq(h.rct_cutoff, 6);             /* 1 + ceil(40 / 8) */
+    ck_assert_uint_eq(h.apt_window, 512);
+    ck_assert_msg(apt_tail(512, 1.0 / 256, h.apt_cutoff) <= alpha &&
+                  apt_tail(512, 1.0 / 256, h.apt_cutoff - 1) > alpha,
+                  "APT cutoff %u for H = 8 is not the smallest with tail <= 2^-40", h.apt_cutoff);
+    health_init(&h, 1, 2);
+    ck_assert_uint_eq(h.rct_cutoff, 21);
+    ck_assert(apt_tail(512, 0.25, h.apt_cutoff) <= alpha &&
+              apt_tail(512, 0.25, h.apt_cutoff - 1) > alpha);
+    health_init(&h, 8, 32);                         /* RDSEED words, 4 bits a byte */
+    ck_assert_uint_eq(h.rct_cutoff, 3);
+    ck_assert_uint_eq(h.apt_cutoff, 3);             /* any value thrice in 512 words */
+    health_init(&h, 8, 100);                        /* capped at 64 bits */
+    ck_assert_double_eq(h.entropy, 64);
+    ck_assert_uint_eq(h.rct_cutoff, 2);
+}
+END_TEST
+
+static enum health_state feed_words(struct health *h, uint64_t (*next)(uint64_t *), uint64_t *st,
+                                    int n, uint64_t now)
+{
+    for (int i = 0; i < n && h->state != HEALTH_QUARANTINED; i++)
+        health_feed(h, next(st), now);
+    return h->state;
+}
+
+static uint64_t zero(uint64_t *st) { (void)st; return 0; }
+static uint64_t ones(uint64_t *st) { (void)st; return ~0ull; }
+static uint64_t period(uint64_t *st) { return 0x1111111111111111ull * (++*st % 2 + 1); }
+
+START_TEST(good_data_passes_startup_and_a_million_samples)
+{
+    struct health h;
+    uint64_t st = 42;
+
+    health_init(&h, 8, 32);
+    feed_words(&h, splitmix64, &st, HEALTH_STARTUP_SAMPLES - 1, 0);
+    ck_assert_str_eq(health_state_name(h.state), "startup");
+    feed_words(&h, splitmix64, &st, 1, 0);
+    ck_assert_str_eq(health_state_name(h.state), "healthy");
+    feed_words(&h, splitmix64, &st, 1000000, 0);
+    ck_assert_msg(h.state == HEALTH_HEALTHY, "false alarm: %s", h.reason);
+}
+END_TEST
+
+START_TEST(stuck_words_fail_the_repetition_count_test)
+{
+    struct health h;
+    uint64_t st = 0;
+
+    health_init(&h, 8, 32);
+    ck_assert_int_eq(feed_words(&h, zero, &st, 3, 0), HEALTH_QUARANTINED);
+    ck_assert_ptr_nonnull(strstr(h.reason, "repetition count test: 0x0000000000000000"));
+    health_init(&h, 8, 32);
+    ck_assert_int_eq(feed_words(&h, ones, &st, 3, 0), HEALTH_QUARANTINED);
+    ck_assert_ptr_nonnull(strstr(h.reason, "0xffffffffffffffff repeated 3 times"));
+}
+END_TEST
+
+START_TEST(short_cycles_fail_the_adaptive_proportion_test)
+{
+    struct health h;
+    uint64_t st = 0;
+
+    health_init(&h, 8, 32);
+    ck_assert_int_eq(feed_words(&h, period, &st, 100, 0), HEALTH_QUARANTINED);
+    ck_assert_ptr_nonnull(strstr(h.reason, "adaptive proportion test"));
+    ck_assert_uint_le(h.samples, 5);
+}
+END_TEST
+
+START_TEST(quarantine_backs_off_and_readmits_only_after_a_fresh_startup)
+{
+    struct health h;
+    uint64_t st = 1, t = 10 * S;
+
+    health_init(&h, 8, 32);
+    feed_words(&h, zero, &st, 3, t);
+    ck_assert_uint_eq(h.failures, 1);
+    ck_assert(!health_retry_due(&h, t + S - 1));
+    ck_assert(health_retry_due(&h, t + S));          /* first back-off: 1 s */
+    health_readmit(&h, t += S);
+    feed_words(&h, zero, &st, 3, t);                 /* still broken: 2 s */
+    ck_assert(!health_retry_due(&h, t + 2 * S - 1));
+    ck_assert(health_retry_due(&h, t + 2 * S));
+    for (int i = 0; i < 12; i++) {                   /* doubling stops at 300 s */
+        health_readmit(&h, t);
+        feed_words(&h, zero, &st, 3, t);
+    }
+    ck_assert_uint_eq(h.backoff_s, HEALTH_BACKOFF_MAX_S);
+    health_readmit(&h, t);
+    ck_assert_str_eq(health_state_name(h.state), "startup");
+    ck_assert_int_eq(health_feed(&h, 0, t), HEALTH_STARTUP);   /* fresh counters */
+    feed_words(&h, splitmix64, &st, HEALTH_STARTUP_SAMPLES, t);
+    ck_assert_str_eq(health_state_name(h.state), "healthy");
+}
+END_TEST
+
+START_TEST(samples_while_quarantined_are_ignored)
+{
+    struct health h;
+    uint64_t st = 3;
+
+    health_init(&h, 8, 32);
+    feed_words(&h, zero, &st, 3, 0);
+    feed_words(&h, splitmix64, &st, 5000, 0);
+    ck_assert_str_eq(health_state_name(h.state), "quarantined");
+    ck_assert_uint_eq(h.samples, 3);
+}
+END_TEST
+
+START_TEST(buffers_are_cut_into_samples_of_the_declared_width)
+{
+    struct health h;
+    uint8_t buf[24] = { 0 };
+
+    health_init(&h, 8, 32);
+    ck_assert_int_eq(health_feed_buffer(&h, buf, 23, 0), HEALTH_STARTUP);   /* 2 samples */
+    ck_assert_uint_eq(h.samples, 2);
+    ck_assert_int_eq(health_feed_buffer(&h, buf, 8, 0), HEALTH_QUARANTINED);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("health");
+    TCase *tc = tcase_create("sp800-90b");
+
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, cutoffs_follow_sp800_90b_at_alpha_2_to_minus_40);
+    tcase_add_test(tc, good_data_passes_startup_and_a_million_samples);
+    tcase_add_test(tc, stuck_words_fail_the_repetition_count_test);
+    tcase_add_test(tc, short_cycles_fail_the_adaptive_proportion_test);
+    tcase_add_test(tc, quarantine_backs_off_and_readmits_only_after_a_fresh_startup);
+    tcase_add_test(tc, samples_while_quarantined_are_ignored);
+    tcase_add_test(tc, buffers_are_cut_into_samples_of_the_declared_width);
+    suite_add_tcase(s, tc);
+    return s;
+}

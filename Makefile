@@ -42,7 +42,7 @@ TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_RUNNER := $(BUILD)/tests/runner.o $(BUILD)/tests/scripted_source.o
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
-BENCH_BIN   := $(BUILD)/bench-rngbc
+BENCH_BIN   := $(BUILD)/bench-rngbc $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
 .PHONY: all lib deps check test bench run install clean
 .DELETE_ON_ERROR:
@@ -86,9 +86,13 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(BU
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) -lm
 
-$(BENCH_BIN): $(BUILD)/tests/bench/bench_rngbc.o $(BUILD)/librandd.a
+$(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
+
+$(BUILD)/bench-rdseed: $(BUILD)/tests/bench/bench_rdseed.o $(DAEMON_LIB) $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS)
 
 .PRECIOUS: %/
 %/:
@@ -126,7 +130,7 @@ run: deps
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
-	$(BENCH_BIN)
+	@set -e; for b in $(BENCH_BIN); do $$b; echo; done
 
 clean:
 	rm -rf $(BUILD)

@@ -20,10 +20,8 @@
 bool kernel_probe_initialised(void)
 {
     uint8_t byte;
-    bool ready = getrandom(&byte, 1, GRND_NONBLOCK) == 1;
 
-    byte = 0;
-    return ready;
+    return getrandom(&byte, 1, GRND_NONBLOCK) == 1;
 }
 
 void kernel_init(struct kernel *k, bool enabled, bool (*probe)(void), uint64_t now_ns)

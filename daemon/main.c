@@ -131,8 +131,15 @@ static void open_sources(struct randd *r)
 
 /* --- status ------------------------------------------------------------------------ */
 
+static const char *init_time(const struct kernel *k, char *buf, size_t len)
+{
+    snprintf(buf, len, " %.3f s after randd started", (double)k->init_after_ns / 1e9);
+    return buf;
+}
+
 static void log_status(struct randd *r)
 {
+    char init[64];
     struct pool *p = &r->pool;
     struct kernel *k = &r->kernel;
     uint64_t now = loop_now_ns();
@@ -156,9 +163,11 @@ static void log_status(struct randd *r)
     if (!k->enabled)
         log_info("  kernel feed: off: %s", k->off_reason);
     else
-        log_info("  kernel feed: kernel %s, %llu top-ups, %llu bits offered%s%s",
+        log_info("  kernel feed: kernel %s%s, %llu top-ups, %llu reseeds, %llu bits offered%s%s",
                  k->initialised ? "initialised" : "not initialised",
-                 (unsigned long long)k->topups, (unsigned long long)k->bits_offered,
+                 k->init_seen ? init_time(k, init, sizeof(init)) : "",
+                 (unsigned long long)k->topups, (unsigned long long)k->reseeds,
+                 (unsigned long long)k->bits_offered,
                  k->last_error[0] ? ", last error: " : "", k->last_error);
 }
 

@@ -62,8 +62,7 @@ static ssize_t rdseed_read(struct source *s, uint8_t *buf, size_t n)
 
         if (!rdseed64(&word))
             break;
-        memcpy(buf + done, &word, sizeof(word));
-        word = 0;
+        memcpy(buf + done, &word, sizeof(word));   /* the caller wipes buf after use */
         done += sizeof(word);
     }
     return (ssize_t)done;

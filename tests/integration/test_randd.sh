@@ -46,6 +46,11 @@ expect_exit 1 "--check-config refuses an unknown key" "$RANDD" --check-config --
 expect_output "$work/unknown.conf:1: no_such_key: unknown key" "unknown key reported with file:line"
 expect_exit 1 "a missing explicit config is an error" "$RANDD" --check-config --config "$work/none.conf"
 
+# Under systemd (JOURNAL_STREAM naming stderr) lines carry sd-daemon priority prefixes.
+( exec 2>"$work/journal"; JOURNAL_STREAM=$(stat -L -c '%d:%i' /dev/stderr) \
+    "$RANDD" --config "$work/none.conf" ) || true
+grep -q '^<3>/' "$work/journal" && pass "journal lines carry <N> priorities" || fail "no journal prefix: $(cat "$work/journal")"
+
 # Start it and wait for readiness.
 cp "$work/good.conf" "$work/randd.conf"
 "$RANDD" --foreground --config "$work/randd.conf" --socket "$work/randd.sock" 2>"$work/log" &

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 
 #define MAX_LINE 1024
 
-enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH };
+enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP };
 
 struct key {
     const char *name;
@@ -32,6 +33,11 @@ static const struct key keys[] = {
     { "reseed_bytes", KEY_SIZE, FIELD(reseed_bytes), 1ull << 20, 64ull << 30, "1G" },
     { "kernel_topup", KEY_BOOL, FIELD(kernel_topup), 0, 0, "yes" },
     { "kernel_topup_interval", KEY_UINT, FIELD(kernel_topup_interval), 0, 86400, "300" },
+    { "socket_mode", KEY_MODE, FIELD(socket_mode), 0, 0777, "0666" },
+    { "socket_group", KEY_GROUP, FIELD(socket_group), 0, 0, "" },
+    { "max_clients", KEY_UINT, FIELD(max_clients), 1, 65536, "1024" },
+    { "idle_timeout", KEY_UINT, FIELD(idle_timeout), 0, 86400, "300" },
+    { "trusted_group", KEY_GROUP, FIELD(trusted_group), 0, 0, "" },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -87,6 +93,7 @@ static const char *set_value(const struct key *k, struct config *c, const char *
     char *field = (char *)c + k->offset;
     const char *problem;
     uint64_t n;
+    char *end;
 
     switch (k->type) {
     case KEY_BOOL:
@@ -98,6 +105,19 @@ static const char *set_value(const struct key *k, struct config *c, const char *
             snprintf(why, whylen, "path longer than %zu bytes", k->size - 1);
             return why;
         }
+        strcpy(field, v);
+        return NULL;
+    case KEY_MODE:
+        n = strtoul(v, &end, 8);
+        if (*v < '0' || *v > '7' || *end || n > k->max)
+            return "not an octal mode (0000 to 0777)";
+        *(unsigned *)field = (unsigned)n;
+        return NULL;
+    case KEY_GROUP:
+        if (*v && !getgrnam(v))
+            return "no such group";
+        if (strlen(v) >= k->size)
+            return "group name too long";
         strcpy(field, v);
         return NULL;
     case KEY_UINT:

@@ -19,6 +19,11 @@ struct config {
     uint64_t reseed_bytes;
     bool kernel_topup;
     unsigned kernel_topup_interval;    /* seconds, 0 = no periodic top-up */
+    unsigned socket_mode;              /* permission bits of the socket file */
+    char socket_group[64];             /* group of the socket file; empty: unchanged */
+    unsigned max_clients;
+    unsigned idle_timeout;             /* seconds without progress; 0 = never */
+    char trusted_group[64];            /* may ADD_ENTROPY besides root; empty: root only */
 };
 
 void config_defaults(struct config *c);

@@ -16,7 +16,11 @@
 #include "loop.h"
 #include "pool.h"
 #include "selftest.h"
+#include "server.h"
 #include "source.h"
+#include "status.h"
+
+#include <systemd/sd-daemon.h>
 
 #define RANDD_VERSION          "0.1.0"
 #define DEFAULT_CONFIG         "/etc/randd.conf"
@@ -33,9 +37,13 @@ struct randd {
     struct source sources[3];
     struct pool pool;
     struct kernel kernel;
+    struct server server;
     struct loop *loop;
     int signal_fd;
     bool was_ready;
+    bool notified_ready;
+    uint64_t started_ns;
+    uint64_t watchdog_ns;           /* half the systemd watchdog interval; 0: none */
 };
 
 static void usage(FILE *to)
@@ -171,17 +179,44 @@ static void log_status(struct randd *r)
                  k->last_error[0] ? ", last error: " : "", k->last_error);
 }
 
+static char *status_text(void *arg, size_t *len)
+{
+    struct randd *r = arg;
+    struct status_view view = {
+        .version = RANDD_VERSION, .started_ns = r->started_ns, .config = &r->config,
+        .pool = &r->pool, .kernel = &r->kernel, .server = &r->server.stats,
+    };
+
+    return status_json(&view, loop_now_ns(), len);
+}
+
+/* Logs and tells systemd about readiness changes, and releases waiting clients. */
 static void note_readiness(struct randd *r)
 {
     bool ready = pool_ready(&r->pool);
 
-    if (ready != r->was_ready) {
-        if (ready)
-            log_notice("ready: generator seeded from healthy sources");
-        else
-            log_warning("not serving: %s", pool_not_ready_reason(&r->pool));
-    }
+    if (ready == r->was_ready)
+        return;
     r->was_ready = ready;
+    if (ready) {
+        log_notice("ready: generator seeded from healthy sources, serving on %s",
+                   r->server.path);
+        sd_notifyf(0, "%sSTATUS=Serving on %s", r->notified_ready ? "" : "READY=1\n",
+                   r->server.path);
+        r->notified_ready = true;
+        server_pool_ready(&r->server);
+    } else {
+        log_warning("not serving: %s", pool_not_ready_reason(&r->pool));
+        sd_notifyf(0, "STATUS=Not serving: %s", pool_not_ready_reason(&r->pool));
+    }
+}
+
+static void watchdog_timer(void *arg)
+{
+    struct randd *r = arg;
+
+    sd_notify(0, "WATCHDOG=1");
+    loop_add_timer(r->loop, r->watchdog_ns, watchdog_timer, r);
 }
 
 /* --- timers ----------------------------------------------------------------------- */
@@ -250,6 +285,9 @@ static void reload(struct randd *r)
         log_notice("reload: socket, rdseed, hwrng and hwrng_device changes apply at restart");
     r->pool.reseed_interval = fresh.reseed_interval;
     r->pool.reseed_bytes = fresh.reseed_bytes;
+    if (fresh.socket_mode != r->config.socket_mode ||
+        strcmp(fresh.socket_group, r->config.socket_group))
+        log_notice("reload: socket_mode and socket_group changes apply at restart");
     if (fresh.kernel_topup != r->config.kernel_topup)
         log_notice("reload: kernel_topup changes apply at restart");
     r->config = fresh;
@@ -296,9 +334,15 @@ static int setup_signals(struct randd *r)
 static int start(struct randd *r)
 {
     char why[256];
-    uint64_t now;
+    uint64_t now, usec = 0;
     int rc;
 
+    r->started_ns = loop_now_ns();
+    /* The socket first: a second randd is refused before it does anything else. */
+    if (server_open(&r->server, &r->config, why, sizeof(why)) < 0) {
+        log_err("%s", why);
+        return -1;
+    }
     if (randd_selftest(why, sizeof(why)) < 0) {
         log_err("self-test failed: %s; refusing to serve", why);
         return -1;
@@ -313,9 +357,16 @@ static int start(struct randd *r)
                     strerror(r->pool.lock_errno));
     open_sources(r);
     r->loop = loop_new();
-    if (!r->loop || (rc = setup_signals(r)) < 0) {
+    if (!r->loop || (rc = setup_signals(r)) < 0 ||
+        (rc = server_start(&r->server, r->loop, &r->pool)) < 0) {
         log_err("event loop: %s", strerror(r->loop ? -rc : errno));
         return -1;
+    }
+    r->server.status_json = status_text;
+    r->server.status_ctx = r;
+    if (sd_watchdog_enabled(0, &usec) > 0) {
+        r->watchdog_ns = usec * 1000 / 2;
+        watchdog_timer(r);
     }
     now = loop_now_ns();
     kernel_init(&r->kernel, r->config.kernel_topup, NULL, now);
@@ -334,6 +385,8 @@ static int start(struct randd *r)
 
 static void stop(struct randd *r)
 {
+    sd_notify(0, "STOPPING=1");
+    server_close(&r->server);
     kernel_fini(&r->kernel);
     pool_fini(&r->pool);     /* wipes the generator and accumulators */
     if (r->loop)
@@ -358,6 +411,7 @@ int main(int argc, char **argv)
         return EXIT_SUCCESS;
     }
     log_info("randd %s starting", RANDD_VERSION);
+    r.server.listen_fd = -1;
     if (start(&r) < 0 || loop_run(r.loop) < 0)
         rc = EXIT_FAILURE;
     else

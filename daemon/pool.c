@@ -75,13 +75,13 @@ void pool_fini(struct pool *p)
 }
 
 /* acc = BLAKE2b-512(acc || timestamp || source name || raw). */
-static int absorb(struct pool *p, uint8_t acc[RANDD_BLAKE2B_BYTES], const struct source *s,
+static int absorb(struct pool *p, uint8_t acc[RANDD_BLAKE2B_BYTES], const char *name,
                   const uint8_t *raw, size_t n, uint64_t now_ns)
 {
     struct iovec parts[] = {
         { acc, RANDD_BLAKE2B_BYTES },
         { &now_ns, sizeof(now_ns) },
-        { (void *)s->name, strlen(s->name) + 1 },
+        { (void *)name, strlen(name) + 1 },
         { (void *)raw, n },
     };
 
@@ -94,7 +94,7 @@ static void credit_batch(struct pool *p, const struct source *s, size_t n, uint6
     double bits = s->entropy_per_byte * (double)n;
     bool for_kernel = s->kernel_creditable && p->kernel_credit < p->kernel_wanted;
 
-    if (absorb(p, for_kernel ? sec->kernel_acc : sec->acc, s, sec->raw, n, now_ns) < 0) {
+    if (absorb(p, for_kernel ? sec->kernel_acc : sec->acc, s->name, sec->raw, n, now_ns) < 0) {
         log_err("conditioning failed (OpenSSL BLAKE2b): batch from %s dropped", s->name);
         return;
     }
@@ -219,6 +219,28 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
     p->bytes_since_reseed += n;
     p->bytes_served += n;
     return 0;
+}
+
+int pool_fill(void *pool, void *buf, size_t n)
+{
+    struct pool *p = pool;
+    int rc = randd_cymric_read(&p->secret->gen, buf, n);
+
+    if (rc == 0) {
+        p->bytes_since_reseed += n;
+        p->bytes_served += n;
+    }
+    return rc;
+}
+
+int pool_add_entropy(struct pool *p, const void *data, size_t len, unsigned bits,
+                     uint64_t now_ns)
+{
+    int rc = absorb(p, p->secret->acc, "client", data, len, now_ns);
+
+    if (rc == 0)
+        p->credit += bits;
+    return rc;
 }
 
 unsigned pool_take_kernel_material(struct pool *p, uint8_t out[POOL_KERNEL_BYTES],

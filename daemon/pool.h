@@ -59,6 +59,15 @@ bool pool_any_starting(const struct pool *p);
  * a suspend or snapshot restore (CLOCK_BOOTTIME ran ahead of CLOCK_MONOTONIC). */
 int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns);
 
+/* A byte source (lib/rngbc.h) over the generator, for a reply already cleared by
+ * pool_ready(): per-call checks would cost more than RNG-BC-8's one-byte redraws. */
+int pool_fill(void *pool, void *buf, size_t n);
+
+/* Mixes caller-supplied data (ADD_ENTROPY) into the seed accumulator, crediting at most
+ * bits (the caller checked bits <= 8 * len). */
+int pool_add_entropy(struct pool *p, const void *data, size_t len, unsigned bits,
+                     uint64_t now_ns);
+
 /* Conditioned material from kernel-creditable sources only. Harvests if needed; returns the
  * bits that may be credited (0: none available) and fills out[POOL_KERNEL_BYTES]. */
 unsigned pool_take_kernel_material(struct pool *p, uint8_t out[POOL_KERNEL_BYTES],

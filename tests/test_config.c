@@ -40,6 +40,11 @@ START_TEST(defaults_are_the_documented_ones)
     ck_assert_uint_eq(c.reseed_interval, 60);
     ck_assert_uint_eq(c.reseed_bytes, 1ull << 30);
     ck_assert_uint_eq(c.kernel_topup_interval, 300);
+    ck_assert_uint_eq(c.socket_mode, 0666);
+    ck_assert_str_eq(c.socket_group, "");
+    ck_assert_uint_eq(c.max_clients, 1024);
+    ck_assert_uint_eq(c.idle_timeout, 300);
+    ck_assert_str_eq(c.trusted_group, "");
 }
 END_TEST
 
@@ -50,7 +55,10 @@ START_TEST(values_comments_and_whitespace_are_parsed)
     ck_assert_int_eq(parse(&c, "# comment\n\n  reseed_interval\t=  30  # trailing\n"
                                 "rdseed = off\nhwrng=false\nkernel_topup = 0\n"
                                 "reseed_bytes = 16M\nkernel_topup_interval = 0\n"
-                                "socket = /tmp/a#b.sock\n"), 0);
+                                "socket = /tmp/a#b.sock\nsocket_mode = 0660\n"
+                                "trusted_group = root\n"), 0);
+    ck_assert_uint_eq(c.socket_mode, 0660);
+    ck_assert_str_eq(c.trusted_group, "root");
     ck_assert_uint_eq(c.reseed_interval, 30);
     ck_assert(!c.rdseed && !c.hwrng && !c.kernel_topup);
     ck_assert_uint_eq(c.reseed_bytes, 16ull << 20);
@@ -72,7 +80,7 @@ END_TEST
 
 START_TEST(each_error_names_file_line_and_key)
 {
-    check_error("\n\nmax_clients = 3\n", "t.conf:3: max_clients: unknown key");
+    check_error("\n\nmax_children = 3\n", "t.conf:3: max_children: unknown key");
     check_error("reseed_interval 60\n", "t.conf:1: reseed_interval 60: expected 'key = value'");
     check_error("rdseed =\n", "t.conf:1: rdseed: empty value");
     check_error("reseed_interval = many\n", "t.conf:1: reseed_interval: not a number: \"many\"");
@@ -94,6 +102,10 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("rdseed = yes\nhwrng = no\nrdseed = no\n",
                 "t.conf:3: rdseed: duplicate key (first set at line 1)");
     check_error("= 5\n", "t.conf:1: (empty): unknown key");
+    check_error("socket_mode = 0999\n",
+                "t.conf:1: socket_mode: not an octal mode (0000 to 0777): \"0999\"");
+    check_error("trusted_group = no-such-group-here\n",
+                "t.conf:1: trusted_group: no such group: \"no-such-group-here\"");
 }
 END_TEST
 
@@ -153,8 +165,8 @@ START_TEST(shipped_config_documents_every_key_with_its_default)
     for (size_t i = 0; config_key(i, &name, &def); i++) {
         char line[256];
 
-        snprintf(line, sizeof(line), "\n#%s = %s\n", name, def);
-        ck_assert_msg(strstr(text, line), "conf/randd.conf lacks \"#%s = %s\"", name, def);
+        snprintf(line, sizeof(line), "\n#%s =%s%s\n", name, *def ? " " : "", def);
+        ck_assert_msg(strstr(text, line), "conf/randd.conf lacks \"%s\"", line + 1);
     }
 }
 END_TEST

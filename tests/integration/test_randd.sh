@@ -87,7 +87,7 @@ pid=
 if [ "$(id -u)" = 0 ]; then
     # As root with the default kernel_topup = yes, the feed must work (not switch itself off).
     : >"$work/empty.conf"
-    "$RANDD" --foreground --config "$work/empty.conf" 2>"$work/log" &
+    "$RANDD" --foreground --config "$work/empty.conf" --socket "$work/root.sock" 2>"$work/log" &
     pid=$!
     wait_for_log 'ready: generator seeded' 10
     kill -USR1 "$pid"

@@ -1,0 +1,628 @@
+/* The connection lifecycle: accept, read one request at a time (pipelined requests wait in
+ * the socket buffer, which is the back-pressure), reply, and close. Replies are produced
+ * into a 16 KiB buffer only as the socket drains, so a 16 MiB BYTES reply never needs
+ * 16 MiB, and a client that stops reading holds one buffer and delays no one.
+ *
+ * Sections: sockets, connections, requests, replies, accept and limits. */
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "rngbc.h"
+
+#define REPLY_CHUNK       (16u << 10)
+#define SMALL_BODY        64          /* BYTES and most RANGE bodies fit without malloc */
+#define REQUESTS_PER_TURN 32          /* then let other clients have the loop */
+#define EMFILE_PAUSE_NS   100000000ull
+#define NS_PER_S          1000000000ull
+
+enum client_state { READING, WAITING_READY, REPLYING };
+
+/* One reply: header and a body that is either fixed text or generated as it drains. */
+struct reply {
+    uint8_t buf[REPLY_CHUNK];
+    size_t len, pos;                  /* bytes in buf, bytes of them written */
+    uint8_t op;                       /* what to generate: BYTES or RANGE; 0: nothing */
+    uint64_t left;                    /* BYTES: bytes to generate; RANGE: values */
+    struct randd_rngbc_range range;
+    uint8_t r[RANDD_MAX_RANGE_LEN];
+    uint8_t *text;                    /* STATUS JSON, sent after the header */
+    size_t text_len, text_pos;
+};
+
+struct client {
+    struct client *next, **prevp;
+    struct server *srv;
+    int fd;
+    enum client_state state;
+    bool close_after_reply;           /* framing lost (BAD_VERSION, huge body) */
+    bool dead;                        /* out of memory mid-request: close at the next step */
+    uid_t uid;
+    bool trusted;                     /* may ADD_ENTROPY */
+    uint64_t last_progress_ns;
+    uint8_t head[RANDD_HEADER_BYTES];
+    size_t head_len;
+    struct randd_header req;
+    uint8_t small_body[SMALL_BODY];
+    uint8_t *body;                    /* small_body or malloc'd */
+    size_t body_len;
+    struct reply *reply;
+};
+
+static void client_close(struct client *c);
+static void client_serve(struct client *c);
+
+/* --- sockets ------------------------------------------------------------------------- */
+
+/* Another daemon answers on a live socket; a stale file from a killed one refuses. */
+static bool socket_is_live(const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool live;
+
+    if (fd < 0)
+        return false;
+    strcpy(sa.sun_path, path);
+    live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    close(fd);
+    return live;
+}
+
+static int bind_path(struct server *s, const struct config *cfg, char *why, size_t whylen)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    char dir[sizeof(sa.sun_path)], *slash;
+    const struct group *group = NULL;
+    int fd, rc;
+
+    strcpy(sa.sun_path, cfg->socket);
+    strcpy(dir, cfg->socket);
+    if ((slash = strrchr(dir, '/')) && slash != dir) {
+        *slash = '\0';
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+            return snprintf(why, whylen, "%s: %s", dir, strerror(errno)), -1;
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return snprintf(why, whylen, "socket: %s", strerror(errno)), -1;
+    rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+    if (rc < 0 && errno == EADDRINUSE) {
+        if (socket_is_live(cfg->socket)) {
+            close(fd);
+            return snprintf(why, whylen, "%s: another randd is already listening there",
+                            cfg->socket), -1;
+        }
+        log_notice("%s: replacing a stale socket", cfg->socket);
+        unlink(cfg->socket);
+        rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+    }
+    if (rc == 0) {
+        s->owns_path = true;
+        if (cfg->socket_group[0] && !(group = getgrnam(cfg->socket_group)))
+            errno = ENOENT, rc = -1;
+        else if (chmod(cfg->socket, cfg->socket_mode) < 0 ||
+                 (group && chown(cfg->socket, (uid_t)-1, group->gr_gid) < 0) ||
+                 listen(fd, SOMAXCONN) < 0)
+            rc = -1;
+    }
+    if (rc < 0) {
+        snprintf(why, whylen, "%s: %s", cfg->socket, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    s->listen_fd = fd;
+    return 0;
+}
+
+int server_open(struct server *s, const struct config *cfg, char *why, size_t whylen)
+{
+    int n = sd_listen_fds(1);
+
+    memset(s, 0, sizeof(*s));
+    s->config = cfg;
+    s->listen_fd = -1;
+    snprintf(s->path, sizeof(s->path), "%s", cfg->socket);
+    if (n > 0) {
+        if (n > 1 || sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0)
+            return snprintf(why, whylen, "socket activation: expected one listening AF_UNIX "
+                                         "stream socket, got %d descriptors", n), -1;
+        s->listen_fd = SD_LISTEN_FDS_START;
+        s->activated = true;
+        fcntl(s->listen_fd, F_SETFL, fcntl(s->listen_fd, F_GETFL) | O_NONBLOCK);
+        fcntl(s->listen_fd, F_SETFD, FD_CLOEXEC);
+        return 0;
+    }
+    return bind_path(s, cfg, why, whylen);
+}
+
+/* --- connections ------------------------------------------------------------------- */
+
+static void free_reply(struct client *c)
+{
+    if (!c->reply)
+        return;
+    free(c->reply->text);
+    OPENSSL_cleanse(c->reply, sizeof(*c->reply));   /* unsent random bytes */
+    free(c->reply);
+    c->reply = NULL;
+}
+
+static void free_body(struct client *c)
+{
+    if (c->body && c->body != c->small_body)
+        free(c->body);
+    c->body = NULL;
+    c->body_len = 0;
+}
+
+static void client_close(struct client *c)
+{
+    struct server *s = c->srv;
+
+    loop_del_fd(s->loop, c->fd);
+    close(c->fd);
+    free_reply(c);
+    free_body(c);
+    *c->prevp = c->next;
+    if (c->next)
+        c->next->prevp = c->prevp;
+    s->stats.clients_now--;
+    free(c);
+}
+
+static void want_events(struct client *c, uint32_t events)
+{
+    loop_mod_fd(c->srv->loop, c->fd, events);
+}
+
+/* --- replies ------------------------------------------------------------------------ */
+
+static struct reply *start_reply(struct client *c, int status, size_t body_len)
+{
+    struct randd_header h = { RANDD_PROTOCOL_VERSION, (uint8_t)status, 0, (uint32_t)body_len };
+    struct reply *r = calloc(1, sizeof(*r));
+
+    if (!r) {
+        c->dead = true;
+        return NULL;
+    }
+    randd_header_encode(r->buf, &h);
+    r->len = RANDD_HEADER_BYTES;
+    c->reply = r;
+    c->state = REPLYING;
+    c->srv->stats.errors[status]++;
+    return r;
+}
+
+static void reply_error(struct client *c, int status, const char *message)
+{
+    size_t n = strlen(message);
+    struct reply *r = start_reply(c, status, n);
+
+    if (!r)
+        return;
+    memcpy(r->buf + r->len, message, n);
+    r->len += n;
+}
+
+/* Fills buf with the next piece of the body. Returns 0, or -1 when output must stop (the
+ * pool stopped being ready mid-reply: the header promised bytes we will not give). */
+static int generate_more(struct client *c, struct reply *r)
+{
+    struct server *s = c->srv;
+    struct randd_byte_source src = { pool_fill, s->pool };
+
+    if (!pool_ready(s->pool))
+        return -1;
+    if (r->op == RANDD_OP_BYTES) {
+        size_t n = r->left < REPLY_CHUNK ? (size_t)r->left : REPLY_CHUNK;
+
+        if (pool_generate(s->pool, r->buf, n, loop_now_ns()) < 0)
+            return -1;
+        r->len = n;
+        r->left -= n;
+    } else {
+        size_t per = REPLY_CHUNK / r->range.len;
+
+        for (r->len = 0; r->left > 0 && per-- > 0; r->left--, r->len += r->range.len)
+            if (randd_rngbc8(&r->range, r->buf + r->len, &src, NULL) < 0)
+                return -1;
+    }
+    s->stats.bytes_served += r->len;
+    return 0;
+}
+
+/* Writes what it can; true when the reply is complete. */
+static bool flush_reply(struct client *c)
+{
+    struct reply *r = c->reply;
+
+    for (;;) {
+        const uint8_t *from;
+        size_t n;
+        ssize_t w;
+
+        if (r->pos == r->len && r->text_pos < r->text_len) {
+            from = r->text + r->text_pos;
+            n = r->text_len - r->text_pos;
+        } else if (r->pos < r->len) {
+            from = r->buf + r->pos;
+            n = r->len - r->pos;
+        } else if (r->op && r->left > 0) {
+            OPENSSL_cleanse(r->buf, r->len);
+            r->pos = r->len = 0;
+            if (generate_more(c, r) < 0) {
+                log_warning("client: pool stopped being ready mid-reply; closing it");
+                client_close(c);
+                return false;
+            }
+            continue;
+        } else {
+            return true;
+        }
+        w = send(c->fd, from, n, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EAGAIN || errno == EINTR) {
+                want_events(c, EPOLLOUT);
+                return false;
+            }
+            client_close(c);           /* EPIPE, ECONNRESET: the client went away */
+            return false;
+        }
+        c->last_progress_ns = loop_now_ns();
+        if (from == r->text + r->text_pos)
+            r->text_pos += (size_t)w;
+        else
+            r->pos += (size_t)w;
+    }
+}
+
+/* --- requests ----------------------------------------------------------------------- */
+
+static void handle_status(struct client *c)
+{
+    struct server *s = c->srv;
+    size_t len = 0;
+    char *json = s->status_json(s->status_ctx, &len);
+    struct reply *r;
+
+    if (!json) {
+        reply_error(c, RANDD_INTERNAL, "out of memory building STATUS");
+        return;
+    }
+    r = start_reply(c, RANDD_OK, len);
+    if (!r) {
+        free(json);
+        return;
+    }
+    r->text = (uint8_t *)json;
+    r->text_len = len;
+}
+
+static void handle_add_entropy(struct client *c, const struct randd_request *req)
+{
+    if (!c->trusted) {
+        reply_error(c, RANDD_NOT_PERMITTED, "ADD_ENTROPY needs uid 0 or the trusted_group");
+        return;
+    }
+    if (pool_add_entropy(c->srv->pool, req->data, req->data_len, req->entropy_bits,
+                         loop_now_ns()) < 0) {
+        reply_error(c, RANDD_INTERNAL, "conditioning failed");
+        return;
+    }
+    log_info("client uid %u added %zu bytes credited with %u bits", (unsigned)c->uid,
+             req->data_len, req->entropy_bits);
+    start_reply(c, RANDD_OK, 0);
+}
+
+/* Output ops wait for readiness (or get NOT_READY with NONBLOCK). True if handled now. */
+static bool handle_output(struct client *c, const struct randd_request *req)
+{
+    struct reply *r;
+
+    if (!pool_ready(c->srv->pool)) {
+        if (!(req->flags & RANDD_FLAG_NONBLOCK))
+            return false;
+        reply_error(c, RANDD_NOT_READY, pool_not_ready_reason(c->srv->pool));
+        return true;
+    }
+    r = start_reply(c, RANDD_OK, req->op == RANDD_OP_BYTES ? req->n
+                                                          : (size_t)req->count * req->len);
+    if (!r)
+        return true;
+    r->op = req->op;
+    if (req->op == RANDD_OP_BYTES) {
+        r->left = req->n;
+    } else {
+        memcpy(r->r, req->r, req->len);
+        randd_rngbc_prepare(&r->range, r->r, req->len);
+        r->left = req->count;
+    }
+    return true;
+}
+
+/* Acts on the complete request in c->req/c->body. False: it waits for the pool. */
+static bool handle_request(struct client *c)
+{
+    struct randd_request req;
+    char why[160];
+    int status = randd_parse_request(&c->req, c->body, &req, why, sizeof(why));
+    bool done = true;
+
+    if (status != RANDD_OK)
+        reply_error(c, status, why);
+    else if (req.op == RANDD_OP_STATUS)
+        handle_status(c);
+    else if (req.op == RANDD_OP_ADD_ENTROPY)
+        handle_add_entropy(c, &req);
+    else
+        done = handle_output(c, &req);
+    return done;
+}
+
+/* Reads the next request; true when one is complete in c->req and c->body. */
+static bool read_request(struct client *c)
+{
+    ssize_t n;
+
+    if (c->head_len < RANDD_HEADER_BYTES) {
+        n = recv(c->fd, c->head + c->head_len, RANDD_HEADER_BYTES - c->head_len, 0);
+        if (n <= 0)
+            goto gone_or_again;
+        c->last_progress_ns = loop_now_ns();
+        c->head_len += (size_t)n;
+        if (c->head_len < RANDD_HEADER_BYTES)
+            return false;
+        randd_header_decode(c->head, &c->req);
+        if (randd_header_closes(&c->req))
+            return true;             /* answered from the header alone, then closed */
+        c->body = c->req.length <= SMALL_BODY ? c->small_body : malloc(c->req.length);
+        if (!c->body) {
+            c->dead = true;
+            return true;
+        }
+    }
+    if (c->body_len < c->req.length) {
+        n = recv(c->fd, c->body + c->body_len, c->req.length - c->body_len, 0);
+        if (n <= 0)
+            goto gone_or_again;
+        c->last_progress_ns = loop_now_ns();
+        c->body_len += (size_t)n;
+    }
+    return c->body_len == c->req.length;
+
+gone_or_again:
+    if (n == 0 || (errno != EAGAIN && errno != EINTR))
+        client_close(c);
+    return false;
+}
+
+/* Drives one client as far as it can go without blocking. */
+static void client_serve(struct client *c)
+{
+    struct server *s = c->srv;
+
+    for (int turn = 0; turn < REQUESTS_PER_TURN; turn++) {
+        if (c->dead) {
+            client_close(c);
+            return;
+        }
+        if (c->state == REPLYING) {
+            if (!flush_reply(c))
+                return;              /* waiting for EPOLLOUT, or closed */
+            free_reply(c);
+            if (c->close_after_reply) {
+                client_close(c);
+                return;
+            }
+            c->state = READING;
+            want_events(c, EPOLLIN);
+        }
+        if (c->state == WAITING_READY) {
+            if (!pool_ready(s->pool))
+                return;
+            handle_request(c);
+        } else {
+            if (!read_request(c))
+                return;              /* needs more input, or closed */
+            if (c->dead)
+                continue;
+            s->stats.requests[c->req.code <= RANDD_OP_ADD_ENTROPY ? c->req.code : 0]++;
+            if (randd_header_closes(&c->req)) {
+                char why[160];
+
+                reply_error(c, randd_check_header(&c->req, why, sizeof(why)), why);
+                c->close_after_reply = true;
+            } else if (!handle_request(c)) {
+                /* Keep the request and stop reading until the pool is ready; a peer that
+                 * closes meanwhile shows up as EPOLLHUP. */
+                c->state = WAITING_READY;
+                want_events(c, 0);
+                return;
+            }
+        }
+        free_body(c);
+        c->head_len = 0;
+    }
+    /* Fairness: more may be pending; come back on the next loop turn. */
+    want_events(c, c->state == REPLYING ? EPOLLOUT : EPOLLIN);
+}
+
+static void client_event(void *arg, int fd, uint32_t events)
+{
+    struct client *c = arg;
+
+    (void)fd;
+    if ((events & (EPOLLERR | EPOLLHUP)) && c->state != READING) {
+        client_close(c);
+        return;
+    }
+    client_serve(c);
+}
+
+void server_pool_ready(struct server *s)
+{
+    struct client *c = s->clients, *next;
+
+    for (; c; c = next) {
+        next = c->next;
+        if (c->state == WAITING_READY)
+            client_serve(c);
+    }
+}
+
+/* --- accept and limits -------------------------------------------------------------- */
+
+static bool peer_trusted(int fd, const struct config *cfg, uid_t *uid)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    gid_t groups[256];
+    socklen_t glen = sizeof(groups);
+    const struct group *g;
+
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+        return false;
+    *uid = cred.uid;
+    if (cred.uid == 0)
+        return true;
+    if (!cfg->trusted_group[0] || !(g = getgrnam(cfg->trusted_group)))
+        return false;
+    if (cred.gid == g->gr_gid)
+        return true;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) < 0)
+        return false;
+    for (size_t i = 0; i < glen / sizeof(gid_t); i++)
+        if (groups[i] == g->gr_gid)
+            return true;
+    return false;
+}
+
+static void turn_away_busy(struct server *s, int fd)
+{
+    static const char msg[] = "too many clients";
+    uint8_t frame[RANDD_HEADER_BYTES + sizeof(msg) - 1];
+    struct randd_header h = { RANDD_PROTOCOL_VERSION, RANDD_BUSY, 0, sizeof(msg) - 1 };
+
+    randd_header_encode(frame, &h);
+    memcpy(frame + RANDD_HEADER_BYTES, msg, sizeof(msg) - 1);
+    (void)!send(fd, frame, sizeof(frame), MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(fd);
+    s->stats.clients_busy++;
+    s->stats.errors[RANDD_BUSY]++;
+}
+
+static void listener_event(void *arg, int fd, uint32_t events);
+
+static void resume_accepting(void *arg)
+{
+    struct server *s = arg;
+
+    s->resume_timer = 0;
+    loop_add_fd(s->loop, s->listen_fd, EPOLLIN, listener_event, s);
+}
+
+static void accept_one(struct server *s, int fd)
+{
+    struct client *c;
+
+    if (s->stats.clients_now >= s->config->max_clients) {
+        turn_away_busy(s, fd);
+        return;
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c || loop_add_fd(s->loop, fd, EPOLLIN, client_event, c) < 0) {
+        free(c);
+        close(fd);
+        return;
+    }
+    c->srv = s;
+    c->fd = fd;
+    c->trusted = peer_trusted(fd, s->config, &c->uid);
+    c->last_progress_ns = loop_now_ns();
+    c->next = s->clients;
+    c->prevp = &s->clients;
+    if (s->clients)
+        s->clients->prevp = &c->next;
+    s->clients = c;
+    s->stats.clients_now++;
+    s->stats.clients_accepted++;
+}
+
+static void listener_event(void *arg, int lfd, uint32_t events)
+{
+    struct server *s = arg;
+
+    (void)events;
+    for (int i = 0; i < 64; i++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+        if (fd >= 0) {
+            accept_one(s, fd);
+            continue;
+        }
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            /* Level-triggered accept would spin: stop listening for a moment. */
+            log_warning("accept: %s; pausing new connections for 100 ms", strerror(errno));
+            loop_del_fd(s->loop, lfd);
+            s->resume_timer = loop_add_timer(s->loop, EMFILE_PAUSE_NS, resume_accepting, s);
+        }
+        return;
+    }
+}
+
+/* Closes clients that made no progress for idle_timeout (not those waiting for the pool). */
+static void sweep_idle(void *arg)
+{
+    struct server *s = arg;
+    uint64_t now = loop_now_ns(), limit = (uint64_t)s->config->idle_timeout * NS_PER_S;
+    struct client *c = s->clients, *next;
+
+    s->sweep_timer = 0;
+    for (; c && limit; c = next) {
+        next = c->next;
+        if (c->state != WAITING_READY && now - c->last_progress_ns > limit)
+            client_close(c);
+    }
+    if (s->config->idle_timeout)
+        s->sweep_timer = loop_add_timer(s->loop, limit / 2 + NS_PER_S, sweep_idle, s);
+}
+
+int server_start(struct server *s, struct loop *loop, struct pool *pool)
+{
+    s->loop = loop;
+    s->pool = pool;
+    if (s->config->idle_timeout)
+        s->sweep_timer = loop_add_timer(loop, (uint64_t)s->config->idle_timeout * NS_PER_S / 2
+                                              + NS_PER_S, sweep_idle, s);
+    return loop_add_fd(loop, s->listen_fd, EPOLLIN, listener_event, s);
+}
+
+void server_close(struct server *s)
+{
+    while (s->clients)
+        client_close(s->clients);
+    if (s->listen_fd >= 0) {
+        if (s->loop)
+            loop_del_fd(s->loop, s->listen_fd);
+        close(s->listen_fd);
+    }
+    if (s->owns_path)
+        unlink(s->path);
+    s->listen_fd = -1;
+}

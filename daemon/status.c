@@ -1,0 +1,134 @@
+/* STATUS as JSON, written with stdio into a memory stream. Strings that come from outside
+ * (paths, reasons) are escaped; everything else is numbers and fixed words. */
+#include "status.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "server.h"
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void write_sources(FILE *f, const struct pool *p)
+{
+    fputs("\"sources\":[", f);
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct source *s = p->sources[i];
+
+        fprintf(f, "%s{\"name\":", i ? "," : "");
+        json_string(f, s->name);
+        fprintf(f, ",\"state\":\"%s\",\"bytes_read\":%llu,\"bytes_used\":%llu,"
+                   "\"empty_reads\":%llu,\"read_errors\":%llu,\"health_failures\":%llu,"
+                   "\"entropy_per_byte\":%.2f,\"kernel_creditable\":%s,"
+                   "\"rct_cutoff\":%u,\"apt_cutoff\":%u,\"apt_window\":%u,\"reason\":",
+                health_state_name(s->health.state), (unsigned long long)s->bytes_read,
+                (unsigned long long)s->bytes_used, (unsigned long long)s->empty_reads,
+                (unsigned long long)s->read_errors, (unsigned long long)s->health.failures,
+                s->entropy_per_byte, s->kernel_creditable ? "true" : "false",
+                s->health.rct_cutoff, s->health.apt_cutoff, s->health.apt_window);
+        json_string(f, s->health.reason);
+        fputc('}', f);
+    }
+    fputs("],", f);
+}
+
+static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct kernel *k,
+                                  uint64_t now_ns)
+{
+    fprintf(f, "\"pool\":{\"seeded\":%s,\"reseeds\":%llu,\"last_reseed_age_seconds\":%.1f,"
+               "\"credited_bits\":%.0f,\"bytes_since_reseed\":%llu,\"locked_in_memory\":%s},",
+            p->seeded ? "true" : "false", (unsigned long long)p->reseeds,
+            p->seeded ? (double)(now_ns - p->last_reseed_ns) / 1e9 : 0.0, p->credit,
+            (unsigned long long)p->bytes_since_reseed, p->lock_errno ? "false" : "true");
+    fprintf(f, "\"kernel\":{\"enabled\":%s,\"initialised\":%s,\"topups\":%llu,\"reseeds\":%llu,"
+               "\"bits_offered\":%llu,",
+            k->enabled ? "true" : "false", k->initialised ? "true" : "false",
+            (unsigned long long)k->topups, (unsigned long long)k->reseeds,
+            (unsigned long long)k->bits_offered);
+    if (k->init_seen)
+        fprintf(f, "\"initialised_after_seconds\":%.3f,", (double)k->init_after_ns / 1e9);
+    fputs("\"off_reason\":", f);
+    json_string(f, k->off_reason);
+    fputs(",\"last_error\":", f);
+    json_string(f, k->last_error);
+    fputs("},", f);
+}
+
+static void write_server(FILE *f, const struct server_stats *st)
+{
+    static const char *const ops[] = { "unknown", "bytes", "range", "status", "add_entropy" };
+
+    fprintf(f, "\"clients\":{\"connected\":%u,\"accepted\":%llu,\"busy\":%llu},\"requests\":{",
+            st->clients_now, (unsigned long long)st->clients_accepted,
+            (unsigned long long)st->clients_busy);
+    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+        fprintf(f, "%s\"%s\":%llu", i ? "," : "", ops[i], (unsigned long long)st->requests[i]);
+    fputs("},\"replies\":{", f);
+    for (int i = 0; i < RANDD_STATUS_COUNT; i++)
+        fprintf(f, "%s\"%s\":%llu", i ? "," : "", randd_status_name(i),
+                (unsigned long long)st->errors[i]);
+    fprintf(f, "},\"bytes_served\":%llu,", (unsigned long long)st->bytes_served);
+}
+
+static void write_config(FILE *f, const struct config *c)
+{
+    fputs("\"config\":{\"socket\":", f);
+    json_string(f, c->socket);
+    fprintf(f, ",\"socket_mode\":\"%04o\",\"socket_group\":", c->socket_mode);
+    json_string(f, c->socket_group);
+    fprintf(f, ",\"rdseed\":%s,\"hwrng\":%s,\"hwrng_device\":", c->rdseed ? "true" : "false",
+            c->hwrng ? "true" : "false");
+    json_string(f, c->hwrng_device);
+    fprintf(f, ",\"reseed_interval\":%u,\"reseed_bytes\":%llu,\"kernel_topup\":%s,"
+               "\"kernel_topup_interval\":%u,\"max_clients\":%u,\"idle_timeout\":%u,"
+               "\"trusted_group\":",
+            c->reseed_interval, (unsigned long long)c->reseed_bytes,
+            c->kernel_topup ? "true" : "false", c->kernel_topup_interval, c->max_clients,
+            c->idle_timeout);
+    json_string(f, c->trusted_group);
+    fputc('}', f);
+}
+
+char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
+{
+    const char *why = pool_not_ready_reason(v->pool);
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
+
+    if (!f)
+        return NULL;
+    fputs("{\"version\":", f);
+    json_string(f, v->version);
+    fprintf(f, ",\"uptime_seconds\":%.1f,\"ready\":%s,", (double)(now_ns - v->started_ns) / 1e9,
+            why ? "false" : "true");
+    if (why) {
+        fputs("\"not_ready_reason\":", f);
+        json_string(f, why);
+        fputc(',', f);
+    }
+    write_sources(f, v->pool);
+    write_pool_and_kernel(f, v->pool, v->kernel, now_ns);
+    if (v->server)
+        write_server(f, v->server);
+    write_config(f, v->config);
+    fputs("}\n", f);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}

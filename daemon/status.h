@@ -1,0 +1,27 @@
+/* The STATUS report: everything an operator asks about, as one JSON object. Reads the
+ * other modules' status fields; changes nothing. */
+#ifndef RANDD_STATUS_H
+#define RANDD_STATUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "kernel.h"
+#include "pool.h"
+
+struct server_stats;
+
+struct status_view {
+    const char *version;
+    uint64_t started_ns;
+    const struct config *config;
+    const struct pool *pool;
+    const struct kernel *kernel;
+    const struct server_stats *server;
+};
+
+/* Returns a malloc'd JSON text (its length in *len), or NULL when out of memory. */
+char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len);
+
+#endif

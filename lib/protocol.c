@@ -1,0 +1,158 @@
+/* Protocol v1 framing and request validation, in one place for the daemon, the client and
+ * the fuzzers. Every rejection says what was wrong in a short message. */
+#include "protocol.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static uint16_t be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+void randd_header_encode(uint8_t out[RANDD_HEADER_BYTES], const struct randd_header *h)
+{
+    out[0] = h->version;
+    out[1] = h->code;
+    out[2] = (uint8_t)(h->flags >> 8);
+    out[3] = (uint8_t)h->flags;
+    out[4] = (uint8_t)(h->length >> 24);
+    out[5] = (uint8_t)(h->length >> 16);
+    out[6] = (uint8_t)(h->length >> 8);
+    out[7] = (uint8_t)h->length;
+}
+
+void randd_header_decode(const uint8_t in[RANDD_HEADER_BYTES], struct randd_header *h)
+{
+    h->version = in[0];
+    h->code = in[1];
+    h->flags = be16(in + 2);
+    h->length = be32(in + 4);
+}
+
+static int reject(int status, char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int reject(int status, char *why, size_t whylen, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, whylen, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+int randd_header_closes(const struct randd_header *h)
+{
+    return h->version != RANDD_PROTOCOL_VERSION || h->length > RANDD_MAX_REQUEST_BODY;
+}
+
+int randd_check_header(const struct randd_header *h, char *why, size_t whylen)
+{
+    if (h->version != RANDD_PROTOCOL_VERSION)
+        return reject(RANDD_BAD_VERSION, why, whylen, "protocol version %u not supported "
+                      "(this daemon speaks %u)", h->version, RANDD_PROTOCOL_VERSION);
+    if (h->length > RANDD_MAX_REQUEST_BODY)
+        return reject(RANDD_TOO_LARGE, why, whylen, "request body of %u bytes (at most %u)",
+                      h->length, RANDD_MAX_REQUEST_BODY);
+    if (h->flags & ~RANDD_FLAG_NONBLOCK)
+        return reject(RANDD_MALFORMED, why, whylen, "unknown flags 0x%04x",
+                      h->flags & ~RANDD_FLAG_NONBLOCK);
+    if (h->code < RANDD_OP_BYTES || h->code > RANDD_OP_ADD_ENTROPY)
+        return reject(RANDD_UNKNOWN_OP, why, whylen, "unknown op 0x%02x", h->code);
+    return RANDD_OK;
+}
+
+static int parse_bytes(const struct randd_header *h, const uint8_t *body,
+                       struct randd_request *req, char *why, size_t whylen)
+{
+    if (h->length != 4)
+        return reject(RANDD_MALFORMED, why, whylen, "BYTES body is %u bytes, not 4", h->length);
+    req->n = be32(body);
+    if (req->n == 0)
+        return reject(RANDD_INVALID_ARGUMENT, why, whylen, "BYTES n = 0");
+    if (req->n > RANDD_MAX_BYTES)
+        return reject(RANDD_TOO_LARGE, why, whylen, "BYTES n = %u (at most %u)", req->n,
+                      RANDD_MAX_BYTES);
+    return RANDD_OK;
+}
+
+static int parse_range(const struct randd_header *h, const uint8_t *body,
+                       struct randd_request *req, char *why, size_t whylen)
+{
+    size_t i;
+
+    if (h->length < 4)
+        return reject(RANDD_MALFORMED, why, whylen, "RANGE body is %u bytes, under 4", h->length);
+    req->count = be16(body);
+    req->len = be16(body + 2);
+    req->r = body + 4;
+    if (h->length != 4u + req->len)
+        return reject(RANDD_MALFORMED, why, whylen, "RANGE body is %u bytes, len says %u",
+                      h->length, 4u + req->len);
+    if (req->count == 0 || req->len == 0)
+        return reject(RANDD_INVALID_ARGUMENT, why, whylen, "RANGE count = %u, len = %u",
+                      req->count, req->len);
+    if (req->len > RANDD_MAX_RANGE_LEN)
+        return reject(RANDD_TOO_LARGE, why, whylen, "RANGE len = %u bytes (at most %u)",
+                      req->len, RANDD_MAX_RANGE_LEN);
+    if ((uint32_t)req->count * req->len > RANDD_MAX_RANGE_REPLY)
+        return reject(RANDD_TOO_LARGE, why, whylen, "RANGE count * len = %u (at most %u)",
+                      (unsigned)req->count * req->len, RANDD_MAX_RANGE_REPLY);
+    for (i = 0; i < req->len && req->r[i] == 0; i++)
+        ;
+    if (i == req->len)
+        return reject(RANDD_INVALID_ARGUMENT, why, whylen, "RANGE r = 0");
+    return RANDD_OK;
+}
+
+static int parse_add_entropy(const struct randd_header *h, const uint8_t *body,
+                             struct randd_request *req, char *why, size_t whylen)
+{
+    if (h->length < 5)
+        return reject(RANDD_MALFORMED, why, whylen, "ADD_ENTROPY body is %u bytes, under 5",
+                      h->length);
+    req->entropy_bits = be32(body);
+    req->data = body + 4;
+    req->data_len = h->length - 4;
+    if (req->entropy_bits > 8 * req->data_len)
+        return reject(RANDD_INVALID_ARGUMENT, why, whylen,
+                      "ADD_ENTROPY claims %u bits for %zu bytes", req->entropy_bits,
+                      req->data_len);
+    return RANDD_OK;
+}
+
+int randd_parse_request(const struct randd_header *h, const uint8_t *body,
+                        struct randd_request *req, char *why, size_t whylen)
+{
+    int status = randd_check_header(h, why, whylen);
+
+    memset(req, 0, sizeof(*req));
+    if (status != RANDD_OK)
+        return status;
+    req->op = h->code;
+    req->flags = h->flags;
+    switch (h->code) {
+    case RANDD_OP_BYTES: return parse_bytes(h, body, req, why, whylen);
+    case RANDD_OP_RANGE: return parse_range(h, body, req, why, whylen);
+    case RANDD_OP_ADD_ENTROPY: return parse_add_entropy(h, body, req, why, whylen);
+    default:
+        if (h->length != 0)
+            return reject(RANDD_MALFORMED, why, whylen, "STATUS body is %u bytes, not 0",
+                          h->length);
+        return RANDD_OK;
+    }
+}
+
+const char *randd_status_name(int status)
+{
+    static const char *const names[RANDD_STATUS_COUNT] = {
+        "OK", "BAD_VERSION", "UNKNOWN_OP", "MALFORMED", "TOO_LARGE", "INVALID_ARGUMENT",
+        "NOT_PERMITTED", "NOT_READY", "BUSY", "INTERNAL",
+    };
+
+    return status >= 0 && status < RANDD_STATUS_COUNT ? names[status] : "UNKNOWN_STATUS";
+}

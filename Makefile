@@ -36,6 +36,10 @@ DAEMON_BIN  := $(if $(wildcard daemon/main.c),$(BUILD)/randd)
 DAEMON_CFLAGS = $(shell pkg-config --cflags $(DAEMON_PKGS))
 DAEMON_LIBS   = $(shell pkg-config --libs $(DAEMON_PKGS)) -pthread -lm
 
+# --- randctl ----------------------------------------------------------------------
+RANDCTL_SRC := $(wildcard randctl/*.c)
+RANDCTL_BIN := $(if $(RANDCTL_SRC),$(BUILD)/randctl)
+
 # --- tests and benchmarks ---------------------------------------------------------
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -48,7 +52,7 @@ BENCH_BIN   := $(BUILD)/bench-rngbc $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: lib $(DAEMON_BIN)
+all: lib $(DAEMON_BIN) $(RANDCTL_BIN)
 
 lib: $(BUILD)/librandd.a $(BUILD)/librandd.so
 
@@ -69,6 +73,14 @@ $(BUILD)/librandd.so: $(LIB_OBJ)
 $(BUILD)/daemon/%.o: daemon/%.c | $(BUILD)/daemon/
 	$(call say,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) -Idaemon -pthread -fPIE -c -o $@ $<
+
+$(BUILD)/cli/%.o: randctl/%.c | $(BUILD)/cli/
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -Irandctl -fPIE -c -o $@ $<
+
+$(BUILD)/randctl: $(RANDCTL_SRC:randctl/%.c=$(BUILD)/cli/%.o) $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/daemon.a: $(DAEMON_OBJ)
 	$(call say,AR,$@)

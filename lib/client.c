@@ -1,0 +1,393 @@
+/* librandd's connection handling: connect, deadlines, request/reply exchange with one
+ * reconnect when the daemon went away (a restart), and a fresh connection after fork(). */
+#include "randd.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "protocol.h"
+
+#define PIPELINE 8                   /* requests in flight in randd_bytes/randd_range */
+
+struct randd_handle {
+    int fd;
+    pid_t pid;                       /* who opened fd: a forked child reconnects */
+    int timeout_ms;
+    uint16_t flags;
+    uint64_t deadline_ns;
+    char path[108];
+    char message[256];
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void disconnect(randd_handle *h)
+{
+    if (h->fd >= 0)
+        close(h->fd);
+    h->fd = -1;
+}
+
+static int connect_socket(randd_handle *h)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0)
+        return -errno;
+    strcpy(sa.sun_path, h->path);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        int err = -errno;
+
+        close(fd);
+        return err;
+    }
+    h->fd = fd;
+    h->pid = getpid();
+    return 0;
+}
+
+int randd_open(randd_handle **out, const char *path)
+{
+    randd_handle *h;
+    int rc;
+
+    if (!path)
+        path = getenv("RANDD_SOCKET");
+    if (!path || !*path)
+        path = RANDD_DEFAULT_SOCKET;
+    if (strlen(path) >= sizeof(h->path))
+        return -ENAMETOOLONG;
+    h = calloc(1, sizeof(*h));
+    if (!h)
+        return -ENOMEM;
+    h->fd = -1;
+    strcpy(h->path, path);
+    rc = connect_socket(h);
+    if (rc < 0) {
+        free(h);
+        return rc;
+    }
+    *out = h;
+    return 0;
+}
+
+void randd_close(randd_handle *h)
+{
+    if (!h)
+        return;
+    disconnect(h);
+    free(h);
+}
+
+void randd_set_timeout(randd_handle *h, int milliseconds)
+{
+    h->timeout_ms = milliseconds > 0 ? milliseconds : 0;
+}
+
+void randd_set_nonblock(randd_handle *h, int nonblock)
+{
+    h->flags = nonblock ? RANDD_FLAG_NONBLOCK : 0;
+}
+
+const char *randd_message(const randd_handle *h)
+{
+    return h->message;
+}
+
+/* --- I/O with the call's deadline --------------------------------------------------- */
+
+static int wait_for(randd_handle *h, short events)
+{
+    struct pollfd p = { h->fd, events, 0 };
+    int ms = -1, rc;
+
+    if (h->deadline_ns) {
+        uint64_t now = now_ns();
+
+        if (now >= h->deadline_ns)
+            return -ETIMEDOUT;
+        ms = (int)((h->deadline_ns - now + 999999) / 1000000);
+    }
+    do
+        rc = poll(&p, 1, ms);
+    while (rc < 0 && errno == EINTR);
+    return rc < 0 ? -errno : rc == 0 ? -ETIMEDOUT : 0;
+}
+
+static int send_all(randd_handle *h, const void *buf, size_t n)
+{
+    const uint8_t *p = buf;
+
+    while (n > 0) {
+        ssize_t w;
+        int rc = wait_for(h, POLLOUT);
+
+        if (rc < 0)
+            return rc;
+        w = send(h->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0) {
+            if (errno == EINTR || errno == EAGAIN)
+                continue;
+            return -errno;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int recv_all(randd_handle *h, void *buf, size_t n)
+{
+    uint8_t *p = buf;
+
+    while (n > 0) {
+        ssize_t got;
+        int rc = wait_for(h, POLLIN);
+
+        if (rc < 0)
+            return rc;
+        got = recv(h->fd, p, n, MSG_DONTWAIT);
+        if (got == 0)
+            return -ECONNRESET;     /* the daemon closed: restarted, or we were too slow */
+        if (got < 0) {
+            if (errno == EINTR || errno == EAGAIN)
+                continue;
+            return -errno;
+        }
+        p += got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
+/* --- requests and replies ------------------------------------------------------------- */
+
+static void encode_request(uint8_t *out, uint8_t op, uint16_t flags, uint32_t body_len)
+{
+    struct randd_header hd = { RANDD_PROTOCOL_VERSION, op, flags, body_len };
+
+    randd_header_encode(out, &hd);
+}
+
+/* Reads one reply: an OK body of exactly want bytes into out, or an error status (its
+ * message kept in h->message). want == SIZE_MAX: any length, malloc'd into *text. */
+static int read_reply(randd_handle *h, void *out, size_t want, char **text)
+{
+    uint8_t head[RANDD_HEADER_BYTES];
+    struct randd_header r;
+    int rc = recv_all(h, head, sizeof(head));
+
+    if (rc < 0)
+        return rc;
+    randd_header_decode(head, &r);
+    if (r.version != RANDD_PROTOCOL_VERSION)
+        return -EPROTO;
+    if (r.code != RANDD_OK) {
+        size_t n = r.length < sizeof(h->message) - 1 ? r.length : sizeof(h->message) - 1;
+        char sink[256];
+
+        rc = recv_all(h, h->message, n);
+        h->message[rc < 0 ? 0 : n] = '\0';
+        for (size_t left = r.length - n; rc == 0 && left > 0;) {   /* an overlong message */
+            size_t step = left < sizeof(sink) ? left : sizeof(sink);
+
+            rc = recv_all(h, sink, step);
+            left -= step;
+        }
+        return rc < 0 ? rc : -(RANDD_ERR_STATUS + r.code);
+    }
+    if (text) {
+        *text = malloc((size_t)r.length + 1);
+        if (!*text)
+            return -ENOMEM;
+        rc = recv_all(h, *text, r.length);
+        (*text)[r.length] = '\0';
+        if (rc < 0) {
+            free(*text);
+            *text = NULL;
+        }
+        return rc < 0 ? rc : (int)r.length;
+    }
+    if (r.length != want)
+        return -EPROTO;
+    return recv_all(h, out, want);
+}
+
+/* Runs fn once; if the daemon went away (restart) retries once on a new connection. A
+ * timeout or protocol error drops the connection, since replies may be out of step. */
+static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), void *arg)
+{
+    int rc = -ECONNRESET;
+
+    h->message[0] = '\0';
+    h->deadline_ns = h->timeout_ms ? now_ns() + (uint64_t)h->timeout_ms * 1000000u : 0;
+    if (h->pid != getpid())
+        disconnect(h);               /* the parent's: closing our copy leaves it intact */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (h->fd < 0 && (rc = connect_socket(h)) < 0)
+            return rc;
+        rc = fn(h, arg);
+        if (rc != -EPIPE && rc != -ECONNRESET)
+            break;
+        disconnect(h);
+    }
+    if (rc == -ETIMEDOUT || rc == -EPROTO)
+        disconnect(h);
+    return rc;
+}
+
+/* BYTES and RANGE share this: up to PIPELINE requests sent, then their replies read. */
+struct batch {
+    uint8_t op;
+    uint8_t *out;
+    size_t total;             /* bytes of output wanted */
+    size_t per_request;       /* at most this many output bytes a request */
+    const uint8_t *r;         /* RANGE */
+    uint16_t len;
+};
+
+static int run_batches(randd_handle *h, void *arg)
+{
+    struct batch *b = arg;
+    uint8_t req[PIPELINE][RANDD_HEADER_BYTES + 4 + RANDD_MAX_RANGE_LEN];
+    size_t done = 0;
+
+    while (done < b->total) {
+        size_t sizes[PIPELINE], req_len = 0, n = 0;
+        int rc = 0;
+
+        for (; n < PIPELINE && done + req_len < b->total; n++) {
+            size_t want = b->total - done - req_len;
+            uint8_t *q = req[n];
+            size_t qlen;
+
+            sizes[n] = want < b->per_request ? want : b->per_request;
+            req_len += sizes[n];
+            if (b->op == RANDD_OP_BYTES) {
+                encode_request(q, RANDD_OP_BYTES, h->flags, 4);
+                q[8] = (uint8_t)(sizes[n] >> 24), q[9] = (uint8_t)(sizes[n] >> 16);
+                q[10] = (uint8_t)(sizes[n] >> 8), q[11] = (uint8_t)sizes[n];
+                qlen = 12;
+            } else {
+                size_t count = sizes[n] / b->len;
+
+                encode_request(q, RANDD_OP_RANGE, h->flags, 4u + b->len);
+                q[8] = (uint8_t)(count >> 8), q[9] = (uint8_t)count;
+                q[10] = (uint8_t)(b->len >> 8), q[11] = (uint8_t)b->len;
+                memcpy(q + 12, b->r, b->len);
+                qlen = 12u + b->len;
+            }
+            if ((rc = send_all(h, q, qlen)) < 0)
+                return rc;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if ((rc = read_reply(h, b->out + done, sizes[i], NULL)) < 0) {
+                OPENSSL_cleanse(b->out, done);
+                return rc;
+            }
+            done += sizes[i];
+        }
+    }
+    return 0;
+}
+
+int randd_bytes(randd_handle *h, void *buf, size_t n)
+{
+    struct batch b = { RANDD_OP_BYTES, buf, n, RANDD_MAX_BYTES, NULL, 0 };
+
+    return n == 0 ? 0 : with_connection(h, run_batches, &b);
+}
+
+int randd_range(randd_handle *h, const uint8_t *r, size_t len, uint8_t *out, size_t count)
+{
+    size_t per = RANDD_MAX_RANGE_REPLY / (len ? len : 1);
+    struct batch b = { RANDD_OP_RANGE, out, count * len,
+                       (per > 65535 ? 65535 : per) * len, r, (uint16_t)len };
+
+    if (len == 0 || len > RANDD_MAX_RANGE_LEN)
+        return -EINVAL;
+    return count == 0 ? 0 : with_connection(h, run_batches, &b);
+}
+
+static int run_status(randd_handle *h, void *arg)
+{
+    uint8_t req[RANDD_HEADER_BYTES];
+    int rc;
+
+    encode_request(req, RANDD_OP_STATUS, h->flags, 0);
+    rc = send_all(h, req, sizeof(req));
+    return rc < 0 ? rc : read_reply(h, NULL, SIZE_MAX, arg);
+}
+
+int randd_status(randd_handle *h, char **json)
+{
+    *json = NULL;
+    return with_connection(h, run_status, json);
+}
+
+struct add_entropy {
+    const void *data;
+    size_t len;
+    unsigned bits;
+};
+
+static int run_add_entropy(randd_handle *h, void *arg)
+{
+    struct add_entropy *a = arg;
+    uint8_t req[RANDD_HEADER_BYTES + 4];
+    int rc;
+
+    encode_request(req, RANDD_OP_ADD_ENTROPY, h->flags, (uint32_t)(4 + a->len));
+    req[8] = (uint8_t)(a->bits >> 24), req[9] = (uint8_t)(a->bits >> 16);
+    req[10] = (uint8_t)(a->bits >> 8), req[11] = (uint8_t)a->bits;
+    if ((rc = send_all(h, req, sizeof(req))) < 0 || (rc = send_all(h, a->data, a->len)) < 0)
+        return rc;
+    return read_reply(h, NULL, 0, NULL);
+}
+
+int randd_add_entropy(randd_handle *h, const void *data, size_t len, unsigned bits)
+{
+    struct add_entropy a = { data, len, bits };
+
+    if (len == 0 || len > RANDD_MAX_REQUEST_BODY - 4)
+        return -EINVAL;
+    return with_connection(h, run_add_entropy, &a);
+}
+
+const char *randd_strerror(int err)
+{
+    static const char *const status_text[RANDD_STATUS_COUNT] = {
+        "success",
+        "protocol version not supported by the daemon",
+        "operation unknown to the daemon",
+        "malformed request",
+        "request too large",
+        "invalid argument",
+        "not permitted",
+        "daemon not ready (not seeded, or no healthy entropy source)",
+        "daemon busy (too many clients)",
+        "internal error in the daemon",
+    };
+
+    if (err >= 0)
+        return "success";
+    if (-err >= RANDD_ERR_STATUS && -err < RANDD_ERR_STATUS + RANDD_STATUS_COUNT)
+        return status_text[-err - RANDD_ERR_STATUS];
+    return strerror(-err);
+}

@@ -1,0 +1,99 @@
+/* randctl: the command table, global options, and the mapping of errors to exit codes. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "randctl.h"
+
+static const struct command *const commands[] = {
+    &cmd_status, &cmd_bytes, &cmd_range, &cmd_stream, &cmd_add_entropy,
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *current;
+static const char *socket_path;
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: randctl [--socket PATH] COMMAND [ARGS]   (COMMAND --help for more)\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(to, "  %s\n", commands[i]->usage);
+    fprintf(to, "The socket is PATH, else $RANDD_SOCKET, else %s.\n"
+                "Exit codes: 0 ok, 1 failed, 2 bad argument, 3 daemon not running,\n"
+                "            4 permission denied, 5 daemon not ready.\n", RANDD_DEFAULT_SOCKET);
+}
+
+int fail(const char *what, int err)
+{
+    fprintf(stderr, "randctl: %s: %s\n", what, randd_strerror(err));
+    switch (err) {
+    case -ENOENT: case -ECONNREFUSED: return EXIT_NOT_RUNNING;
+    case -EACCES: case -EPERM: case -(RANDD_ERR_STATUS + 6): return EXIT_DENIED;
+    case -(RANDD_ERR_STATUS + 7): return EXIT_NOT_READY;
+    default: return EXIT_FAILED;
+    }
+}
+
+int usage_error(const struct command *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "randctl: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nusage: randctl %s\n", c->usage);
+    return EXIT_USAGE;
+}
+
+int parse_count(const char *s, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+
+    if (*s < '0' || *s > '9')
+        return 0;
+    errno = 0;
+    *out = strtoull(s, &end, 10);
+    return !*end && errno == 0 && *out <= max;
+}
+
+int open_daemon(randd_handle **h)
+{
+    int rc = randd_open(h, socket_path);
+
+    if (rc < 0) {
+        const char *env = getenv("RANDD_SOCKET");
+
+        return fail(socket_path ? socket_path : env && *env ? env : RANDD_DEFAULT_SOCKET, rc);
+    }
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+
+    if (i + 1 < argc && !strcmp(argv[i], "--socket")) {
+        socket_path = argv[i + 1];
+        i += 2;
+    }
+    if (i >= argc || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+        usage(i >= argc ? stderr : stdout);
+        return i >= argc ? EXIT_USAGE : EXIT_OK;
+    }
+    for (size_t c = 0; c < NCOMMANDS; c++)
+        if (!strcmp(argv[i], commands[c]->name))
+            current = commands[c];
+    if (!current) {
+        fprintf(stderr, "randctl: unknown command: %s\n", argv[i]);
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (i + 1 < argc && (!strcmp(argv[i + 1], "--help") || !strcmp(argv[i + 1], "-h"))) {
+        printf("usage: randctl %s\n", current->usage);
+        return EXIT_OK;
+    }
+    return current->run(argc - i, argv + i);
+}

@@ -1,0 +1,37 @@
+/* randctl's commands and what they share: the connection, exit codes, argument parsing. */
+#ifndef RANDCTL_H
+#define RANDCTL_H
+
+#include <stddef.h>
+
+#include "randd.h"
+
+/* Exit codes scripts can rely on. */
+enum {
+    EXIT_OK = 0,
+    EXIT_FAILED = 1,          /* the daemon answered with an error, or I/O failed */
+    EXIT_USAGE = 2,           /* bad argument */
+    EXIT_NOT_RUNNING = 3,     /* no daemon at the socket */
+    EXIT_DENIED = 4,          /* permission denied (socket or ADD_ENTROPY) */
+    EXIT_NOT_READY = 5,       /* the daemon is not ready and --nonblock was given */
+};
+
+struct command {
+    const char *name;
+    const char *usage;
+    int (*run)(int argc, char **argv);   /* argv[0] is the command's name */
+};
+
+extern const struct command cmd_status, cmd_bytes, cmd_range, cmd_stream, cmd_add_entropy;
+
+/* Connects to the daemon (after the arguments were checked). Returns EXIT_OK, or prints
+ * why not and returns the exit code. */
+int open_daemon(randd_handle **h);
+/* Prints "randctl: what: reason" and returns the exit code for err. */
+int fail(const char *what, int err);
+/* Prints "randctl: message" and usage; returns EXIT_USAGE. */
+int usage_error(const struct command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parses a decimal count; false if s is not one or above max. */
+int parse_count(const char *s, unsigned long long max, unsigned long long *out);
+
+#endif

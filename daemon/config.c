@@ -27,6 +27,7 @@ struct key {
 static const struct key keys[] = {
     { "socket", KEY_PATH, FIELD(socket), 0, 0, "/run/randd/randd.sock" },
     { "rdseed", KEY_BOOL, FIELD(rdseed), 0, 0, "yes" },
+    { "getrandom", KEY_BOOL, FIELD(getrandom), 0, 0, "yes" },
     { "hwrng", KEY_BOOL, FIELD(hwrng), 0, 0, "yes" },
     { "hwrng_device", KEY_PATH, FIELD(hwrng_device), 0, 0, "/dev/hwrng" },
     { "reseed_interval", KEY_UINT, FIELD(reseed_interval), 1, 86400, "60" },

@@ -13,6 +13,7 @@
 struct config {
     char socket[108];                  /* sun_path size */
     bool rdseed;
+    bool getrandom;
     bool hwrng;
     char hwrng_device[PATH_MAX];
     unsigned reseed_interval;          /* seconds */

@@ -127,7 +127,9 @@ static void open_sources(struct randd *r)
         pool_add_source(&r->pool, &r->sources[n++]);
     else
         log_info("source rdseed: not available: %s", why);
-    if (source_getrandom_open(&r->sources[n], why, sizeof(why)) == 0)
+    if (!r->config.getrandom)
+        log_info("source getrandom: off (getrandom = no)");
+    else if (source_getrandom_open(&r->sources[n], why, sizeof(why)) == 0)
         pool_add_source(&r->pool, &r->sources[n++]);
     if (!r->config.hwrng)
         log_info("source hwrng: off (hwrng = no)");
@@ -281,8 +283,9 @@ static void reload(struct randd *r)
         return;
     }
     if (strcmp(fresh.socket, r->config.socket) || fresh.rdseed != r->config.rdseed ||
+        fresh.getrandom != r->config.getrandom ||
         fresh.hwrng != r->config.hwrng || strcmp(fresh.hwrng_device, r->config.hwrng_device))
-        log_notice("reload: socket, rdseed, hwrng and hwrng_device changes apply at restart");
+        log_notice("reload: socket and source changes apply at restart");
     r->pool.reseed_interval = fresh.reseed_interval;
     r->pool.reseed_bytes = fresh.reseed_bytes;
     if (fresh.socket_mode != r->config.socket_mode ||

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,8 +142,15 @@ int server_open(struct server *s, const struct config *cfg, char *why, size_t wh
         if (n > 1 || sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0)
             return snprintf(why, whylen, "socket activation: expected one listening AF_UNIX "
                                          "stream socket, got %d descriptors", n), -1;
+        struct sockaddr_un sa;
+        socklen_t len = sizeof(sa);
+
         s->listen_fd = SD_LISTEN_FDS_START;
         s->activated = true;
+        if (getsockname(s->listen_fd, (struct sockaddr *)&sa, &len) == 0 &&
+            len > offsetof(struct sockaddr_un, sun_path) && sa.sun_path[0])
+            snprintf(s->path, sizeof(s->path), "%.*s",
+                     (int)(len - offsetof(struct sockaddr_un, sun_path)), sa.sun_path);
         fcntl(s->listen_fd, F_SETFL, fcntl(s->listen_fd, F_GETFL) | O_NONBLOCK);
         fcntl(s->listen_fd, F_SETFD, FD_CLOEXEC);
         return 0;

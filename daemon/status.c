@@ -90,7 +90,8 @@ static void write_config(FILE *f, const struct config *c)
     json_string(f, c->socket);
     fprintf(f, ",\"socket_mode\":\"%04o\",\"socket_group\":", c->socket_mode);
     json_string(f, c->socket_group);
-    fprintf(f, ",\"rdseed\":%s,\"hwrng\":%s,\"hwrng_device\":", c->rdseed ? "true" : "false",
+    fprintf(f, ",\"rdseed\":%s,\"getrandom\":%s,\"hwrng\":%s,\"hwrng_device\":",
+            c->rdseed ? "true" : "false", c->getrandom ? "true" : "false",
             c->hwrng ? "true" : "false");
     json_string(f, c->hwrng_device);
     fprintf(f, ",\"reseed_interval\":%u,\"reseed_bytes\":%llu,\"kernel_topup\":%s,"

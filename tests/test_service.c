@@ -1,0 +1,593 @@
+/* The service end to end: build/randd started with a temporary config and socket, driven
+ * through librandd and raw protocol frames: every op and limit, malformed input, RANGE
+ * bounds and uniformity, pipelining, many clients, a stalled reader, privileges, stale and
+ * live sockets, socket activation, sd_notify, and NOT_READY. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "protocol.h"
+#include "randd.h"
+#include "runner.h"
+
+static char dir[64], sock[128], conf[128];
+static pid_t daemon_pid;
+
+/* --- the daemon under test ----------------------------------------------------------- */
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static pid_t spawn(char *const argv[], const char *notify)
+{
+    pid_t pid = fork();
+
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int null = open("/dev/null", 1);
+
+        if (!getenv("RANDD_TEST_VERBOSE"))
+            dup2(null, 2);
+        if (notify)
+            setenv("NOTIFY_SOCKET", notify, 1);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits until a STATUS request over the socket answers (the daemon is listening). */
+static void wait_listening(const char *path)
+{
+    for (int i = 0; i < 200; i++) {
+        randd_handle *h;
+
+        if (randd_open(&h, path) == 0) {
+            char *json;
+            int rc = randd_status(h, &json);
+
+            randd_close(h);
+            if (rc > 0) {
+                free(json);
+                return;
+            }
+        }
+        usleep(25000);
+    }
+    ck_abort_msg("randd did not start listening on %s", path);
+}
+
+static void start_daemon_with(const char *config_text, const char *notify)
+{
+    char *argv[] = { "build/randd", "--foreground", "--config", conf, "--socket", sock, NULL };
+
+    write_file(conf, config_text);
+    daemon_pid = spawn(argv, notify);
+    wait_listening(sock);
+}
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/randd-test-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(sock, sizeof(sock), "%s/randd.sock", dir);
+    snprintf(conf, sizeof(conf), "%s/randd.conf", dir);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void stop_daemon(void)
+{
+    int status;
+
+    if (daemon_pid > 0) {
+        kill(daemon_pid, SIGTERM);
+        waitpid(daemon_pid, &status, 0);
+    }
+    daemon_pid = 0;
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+
+    stop_daemon();
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* --- raw frames ---------------------------------------------------------------------- */
+
+static int connect_raw(void)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    strcpy(sa.sun_path, sock);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    return fd;
+}
+
+static void send_frame(int fd, uint8_t version, uint8_t op, uint16_t flags, uint32_t length,
+                       const void *body, size_t body_len)
+{
+    uint8_t buf[RANDD_HEADER_BYTES + 2048];
+    struct randd_header h = { version, op, flags, length };
+
+    randd_header_encode(buf, &h);
+    memcpy(buf + RANDD_HEADER_BYTES, body, body_len);
+    ck_assert_int_eq(send(fd, buf, RANDD_HEADER_BYTES + body_len, 0),
+                     (ssize_t)(RANDD_HEADER_BYTES + body_len));
+}
+
+static void read_exact(int fd, void *buf, size_t n)
+{
+    uint8_t *p = buf;
+
+    while (n > 0) {
+        struct pollfd pf = { fd, POLLIN, 0 };
+        ssize_t got;
+
+        ck_assert_msg(poll(&pf, 1, 10000) == 1, "no reply within 10 s");
+        got = recv(fd, p, n, 0);
+        ck_assert_msg(got > 0, "connection closed with %zu bytes still expected", n);
+        p += got;
+        n -= (size_t)got;
+    }
+}
+
+/* Reads a reply; returns its status, the body in body (up to cap, rest discarded). */
+static int read_reply(int fd, void *body, size_t cap, uint32_t *length)
+{
+    uint8_t head[RANDD_HEADER_BYTES], sink[4096];
+    struct randd_header h;
+    size_t keep;
+
+    read_exact(fd, head, sizeof(head));
+    randd_header_decode(head, &h);
+    ck_assert_uint_eq(h.version, 1);
+    keep = h.length < cap ? h.length : cap;
+    read_exact(fd, body, keep);
+    for (size_t left = h.length - keep; left > 0;) {
+        size_t step = left < sizeof(sink) ? left : sizeof(sink);
+
+        read_exact(fd, sink, step);
+        left -= step;
+    }
+    if (length)
+        *length = h.length;
+    return h.code;
+}
+
+static uint8_t *be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+    return p;
+}
+
+static void check_status(int fd, int want, const char *what)
+{
+    char msg[256] = "";
+    uint32_t len;
+    int got = read_reply(fd, msg, sizeof(msg) - 1, &len);
+
+    ck_assert_msg(got == want, "%s: status %s, wanted %s (%s)", what, randd_status_name(got),
+                  randd_status_name(want), msg);
+    ck_assert_msg(want == RANDD_OK || len > 0, "%s: error reply without a message", what);
+}
+
+/* The connection still serves after an error: a BYTES 8 round trip. */
+static void check_still_usable(int fd, const char *after)
+{
+    uint8_t b[4];
+
+    send_frame(fd, 1, RANDD_OP_BYTES, 0, 4, be32(b, 8), 4);
+    check_status(fd, RANDD_OK, after);
+}
+
+/* --- tests ---------------------------------------------------------------------------- */
+
+START_TEST(bytes_of_every_size_through_librandd)
+{
+    static const size_t sizes[] = { 1, 32, 4096, RANDD_MAX_BYTES, RANDD_MAX_BYTES * 2 + 5 };
+    randd_handle *h;
+    uint8_t *buf = malloc(RANDD_MAX_BYTES * 2 + 5);
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        size_t zeros = 0;
+
+        memset(buf, 0, sizes[i]);
+        ck_assert_msg(randd_bytes(h, buf, sizes[i]) == 0, "randd_bytes(%zu)", sizes[i]);
+        for (size_t j = 0; j < sizes[i]; j++)
+            zeros += buf[j] == 0;
+        ck_assert_msg(sizes[i] < 4096 || zeros < sizes[i] / 128,
+                      "%zu zero bytes in %zu: not random", zeros, sizes[i]);
+    }
+    randd_close(h);
+    free(buf);
+}
+END_TEST
+
+START_TEST(every_malformed_request_gets_its_status_and_the_connection_lives)
+{
+    uint8_t body[1100] = { 0 };
+    int fd;
+
+    start_daemon_with("", NULL);
+    fd = connect_raw();
+    send_frame(fd, 1, RANDD_OP_BYTES, 0, 4, be32(body, 0), 4);
+    check_status(fd, RANDD_INVALID_ARGUMENT, "BYTES n = 0");
+    send_frame(fd, 1, RANDD_OP_BYTES, 0, 4, be32(body, RANDD_MAX_BYTES + 1), 4);
+    check_status(fd, RANDD_TOO_LARGE, "BYTES n = 16 MiB + 1");
+    send_frame(fd, 1, RANDD_OP_BYTES, 0, 3, body, 3);
+    check_status(fd, RANDD_MALFORMED, "BYTES with a 3-byte body");
+    send_frame(fd, 1, RANDD_OP_STATUS, 0, 1, body, 1);
+    check_status(fd, RANDD_MALFORMED, "STATUS with a body");
+    send_frame(fd, 1, 0x77, 0, 0, body, 0);
+    check_status(fd, RANDD_UNKNOWN_OP, "op 0x77");
+    send_frame(fd, 1, RANDD_OP_BYTES, 0x0100, 4, be32(body, 8), 4);
+    check_status(fd, RANDD_MALFORMED, "unknown flag");
+    memset(body, 0, 8);                                     /* count 0, len 2, r 0x0100 */
+    body[3] = 2, body[4] = 1;
+    send_frame(fd, 1, RANDD_OP_RANGE, 0, 6, body, 6);
+    check_status(fd, RANDD_INVALID_ARGUMENT, "RANGE count = 0");
+    body[1] = 1, body[4] = 0;                               /* count 1, r = 0 */
+    send_frame(fd, 1, RANDD_OP_RANGE, 0, 6, body, 6);
+    check_status(fd, RANDD_INVALID_ARGUMENT, "RANGE r = 0");
+    body[2] = 0x04, body[3] = 0x01, body[4] = 1;            /* len 1025 */
+    send_frame(fd, 1, RANDD_OP_RANGE, 0, 4 + 1025, body, 4 + 1025);
+    check_status(fd, RANDD_TOO_LARGE, "RANGE len = 1025");
+    body[0] = 0x04, body[1] = 0x01, body[2] = 0x04, body[3] = 0x00;   /* 1025 * 1024 */
+    send_frame(fd, 1, RANDD_OP_RANGE, 0, 4 + 1024, body, 4 + 1024);
+    check_status(fd, RANDD_TOO_LARGE, "RANGE count * len over 1 MiB");
+    body[0] = 0, body[1] = 1, body[2] = 0, body[3] = 3;     /* len says 3, body has 2 */
+    send_frame(fd, 1, RANDD_OP_RANGE, 0, 6, body, 6);
+    check_status(fd, RANDD_MALFORMED, "RANGE len disagreeing with the body");
+    send_frame(fd, 1, RANDD_OP_ADD_ENTROPY, 0, 5, be32(body, 9), 5);
+    check_status(fd, RANDD_INVALID_ARGUMENT, "ADD_ENTROPY 9 bits for 1 byte");
+    check_still_usable(fd, "after eleven errors");
+    close(fd);
+}
+END_TEST
+
+START_TEST(bad_version_and_huge_bodies_are_answered_then_closed)
+{
+    uint8_t b[4], byte;
+    int fd;
+
+    start_daemon_with("", NULL);
+    fd = connect_raw();
+    send_frame(fd, 2, RANDD_OP_BYTES, 0, 4, be32(b, 8), 4);
+    check_status(fd, RANDD_BAD_VERSION, "version 2");
+    /* Closed: EOF, or ECONNRESET because the body we sent was never read. */
+    ck_assert_int_le(recv(fd, &byte, 1, 0), 0);
+    close(fd);
+    fd = connect_raw();
+    send_frame(fd, 1, RANDD_OP_ADD_ENTROPY, 0, RANDD_MAX_REQUEST_BODY + 1, NULL, 0);
+    check_status(fd, RANDD_TOO_LARGE, "body_length 64 KiB + 1");
+    ck_assert_int_le(recv(fd, &byte, 1, 0), 0);
+    close(fd);
+    fd = connect_raw();
+    check_still_usable(fd, "a new connection after both");
+    close(fd);
+}
+END_TEST
+
+/* Values below r, and uniform by chi-square (p = 1e-4 limit) for small and odd-sized r. */
+START_TEST(range_values_are_below_r_and_uniform)
+{
+    static const unsigned ranges[] = { 10, 200, 499, 1000 };
+    static uint8_t out[2 * 200000];
+    randd_handle *h;
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
+        unsigned rv = ranges[i], count = rv * 100, counts[1000] = { 0 };
+        uint8_t r[2] = { (uint8_t)(rv >> 8), (uint8_t)rv };
+        double expected = (double)count / rv, chi = 0, a = 2.0 / (9.0 * (rv - 1));
+
+        ck_assert_int_eq(randd_range(h, r, 2, out, count), 0);
+        for (unsigned j = 0; j < count; j++) {
+            unsigned v = out[2 * j] << 8 | out[2 * j + 1];
+
+            ck_assert_msg(v < rv, "value %u not below %u", v, rv);
+            counts[v]++;
+        }
+        for (unsigned v = 0; v < rv; v++)
+            chi += (counts[v] - expected) * (counts[v] - expected) / expected;
+        ck_assert_msg(chi < (rv - 1) * pow(1 - a + 3.719 * sqrt(a), 3),
+                      "r = %u: chi-square %.1f", rv, chi);
+    }
+    randd_close(h);
+}
+END_TEST
+
+START_TEST(pipelined_requests_are_answered_in_order)
+{
+    uint8_t frames[100 * 12];
+    int fd;
+
+    start_daemon_with("", NULL);
+    fd = connect_raw();
+    for (uint32_t i = 0; i < 100; i++) {
+        struct randd_header h = { 1, RANDD_OP_BYTES, 0, 4 };
+
+        randd_header_encode(frames + 12 * i, &h);
+        be32(frames + 12 * i + 8, i + 1);
+    }
+    ck_assert_int_eq(send(fd, frames, sizeof(frames), 0), (ssize_t)sizeof(frames));
+    for (uint32_t i = 0; i < 100; i++) {
+        uint8_t body[128];
+        uint32_t len;
+
+        ck_assert_int_eq(read_reply(fd, body, sizeof(body), &len), RANDD_OK);
+        ck_assert_msg(len == i + 1, "reply %u has %u bytes: out of order", i, len);
+    }
+    close(fd);
+}
+END_TEST
+
+START_TEST(two_hundred_concurrent_clients_are_served)
+{
+    enum { CLIENTS = 200 };
+    int fds[CLIENTS];
+    uint8_t b[4], body[64];
+
+    start_daemon_with("", NULL);
+    for (int i = 0; i < CLIENTS; i++)
+        fds[i] = connect_raw();
+    for (int i = 0; i < CLIENTS; i++)
+        send_frame(fds[i], 1, RANDD_OP_BYTES, 0, 4, be32(b, 32), 4);
+    for (int i = 0; i < CLIENTS; i++) {
+        ck_assert_int_eq(read_reply(fds[i], body, sizeof(body), NULL), RANDD_OK);
+        close(fds[i]);
+    }
+}
+END_TEST
+
+/* A client that asks for 16 MiB and never reads holds one buffer; others are served. */
+START_TEST(a_reader_that_stops_does_not_delay_others)
+{
+    uint8_t b[4], body[64];
+    int stalled, fast;
+    struct timespec t0, t1;
+
+    start_daemon_with("", NULL);
+    stalled = connect_raw();
+    send_frame(stalled, 1, RANDD_OP_BYTES, 0, 4, be32(b, RANDD_MAX_BYTES), 4);
+    usleep(200000);
+    fast = connect_raw();
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < 50; i++) {
+        send_frame(fast, 1, RANDD_OP_BYTES, 0, 4, be32(b, 32), 4);
+        ck_assert_int_eq(read_reply(fast, body, sizeof(body), NULL), RANDD_OK);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* Liveness, not speed: a blocked server would not answer at all. */
+    ck_assert_msg(t1.tv_sec - t0.tv_sec < 5, "50 small requests took over 5 s");
+    close(fast);
+    close(stalled);
+}
+END_TEST
+
+START_TEST(add_entropy_needs_root_or_the_trusted_group)
+{
+    static const uint8_t data[32] = { 1, 2, 3 };
+    randd_handle *h;
+    pid_t child;
+    int status;
+
+    if (geteuid() != 0) {
+        fprintf(stderr, "SKIP add_entropy_needs_root...: needs root to act as another uid\n");
+        return;
+    }
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_add_entropy(h, data, sizeof(data), 64), 0);
+    randd_close(h);
+    chmod(dir, 0755);
+    child = fork();
+    if (child == 0) {
+        randd_handle *nobody;
+
+        if (setgid(65534) < 0 || setuid(65534) < 0 || randd_open(&nobody, sock) < 0)
+            _exit(10);
+        _exit(randd_add_entropy(nobody, data, sizeof(data), 64) == -(RANDD_ERR_STATUS + 6)
+                  ? 0 : 11);
+    }
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "uid 65534 was not refused with NOT_PERMITTED (step %d)", WEXITSTATUS(status));
+}
+END_TEST
+
+START_TEST(stale_socket_is_replaced_and_a_live_one_is_not_stolen)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0), status;
+    char *second[] = { "build/randd", "--config", conf, "--socket", sock, NULL };
+    pid_t pid;
+
+    strcpy(sa.sun_path, sock);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    close(fd);                                   /* a killed daemon leaves this behind */
+    start_daemon_with("", NULL);                 /* waits until it answers on sock */
+    pid = spawn(second, NULL);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+                  "a second randd on a live socket did not exit 1");
+    wait_listening(sock);                        /* and the first still answers */
+}
+END_TEST
+
+START_TEST(systemd_socket_activation_is_used)
+{
+    char *argv[] = { "/usr/bin/systemd-socket-activate", "-l", sock, "build/randd",
+                     "--config", conf, NULL };
+
+    if (access(argv[0], X_OK) != 0) {
+        fprintf(stderr, "SKIP systemd_socket_activation_is_used: no systemd-socket-activate\n");
+        return;
+    }
+    write_file(conf, "socket = /nonexistent/never-bound.sock\n");
+    daemon_pid = spawn(argv, NULL);
+    wait_listening(sock);                        /* it serves on the socket it was given */
+    ck_assert_int_ne(access("/nonexistent/never-bound.sock", F_OK), 0);
+}
+END_TEST
+
+START_TEST(ready_is_notified_to_systemd)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    char notify[128], msg[512] = "";
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    bool ready = false;
+
+    snprintf(notify, sizeof(notify), "%s/notify", dir);
+    strcpy(sa.sun_path, notify);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    start_daemon_with("", notify);
+    for (int i = 0; i < 20 && !ready; i++) {
+        struct pollfd pf = { fd, POLLIN, 0 };
+        ssize_t n;
+
+        if (poll(&pf, 1, 500) != 1)
+            continue;
+        n = recv(fd, msg, sizeof(msg) - 1, 0);
+        msg[n > 0 ? n : 0] = '\0';
+        ready = strstr(msg, "READY=1") != NULL;
+    }
+    close(fd);
+    ck_assert_msg(ready, "no READY=1 on NOTIFY_SOCKET (last message: %s)", msg);
+}
+END_TEST
+
+/* Without any source the daemon never seeds: NONBLOCK gets NOT_READY, a plain request
+ * waits, and other clients (STATUS) are still answered meanwhile. */
+START_TEST(not_ready_daemon_answers_nonblock_with_not_ready)
+{
+    uint8_t b[4], body[256];
+    int waiting, other;
+    struct pollfd pf;
+
+    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\n", NULL);
+    other = connect_raw();
+    send_frame(other, 1, RANDD_OP_BYTES, RANDD_FLAG_NONBLOCK, 4, be32(b, 32), 4);
+    check_status(other, RANDD_NOT_READY, "NONBLOCK before seeding");
+    waiting = connect_raw();
+    send_frame(waiting, 1, RANDD_OP_BYTES, 0, 4, be32(b, 32), 4);
+    send_frame(other, 1, RANDD_OP_STATUS, 0, 0, NULL, 0);
+    ck_assert_int_eq(read_reply(other, body, sizeof(body), NULL), RANDD_OK);
+    pf = (struct pollfd){ waiting, POLLIN, 0 };
+    ck_assert_msg(poll(&pf, 1, 300) == 0, "a request was answered by an unseeded daemon");
+    close(waiting);
+    close(other);
+}
+END_TEST
+
+START_TEST(clients_over_max_clients_are_told_busy)
+{
+    uint8_t body[64];
+    int a, b, c;
+
+    start_daemon_with("max_clients = 2\n", NULL);
+    a = connect_raw();
+    b = connect_raw();
+    usleep(100000);
+    c = connect_raw();
+    check_status(c, RANDD_BUSY, "third client with max_clients = 2");
+    ck_assert_int_le(recv(c, body, 1, 0), 0);
+    close(a);
+    usleep(100000);
+    check_still_usable(b, "the second client");
+    close(b);
+    close(c);
+}
+END_TEST
+
+START_TEST(a_handle_reconnects_after_fork_and_after_a_daemon_restart)
+{
+    randd_handle *h;
+    uint8_t buf[32];
+    pid_t child;
+    int status;
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
+    child = fork();
+    if (child == 0)
+        _exit(randd_bytes(h, buf, sizeof(buf)) == 0 ? 0 : 1);
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child's request failed");
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);    /* parent's stream intact */
+    stop_daemon();
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);    /* one reconnect */
+    randd_close(h);
+}
+END_TEST
+
+START_TEST(timeout_and_nonblock_options_bound_a_call)
+{
+    randd_handle *h;
+    uint8_t buf[32];
+
+    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\n", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    randd_set_timeout(h, 200);
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), -ETIMEDOUT);
+    randd_set_nonblock(h, 1);
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), -(RANDD_ERR_STATUS + RANDD_NOT_READY));
+    ck_assert_str_eq(randd_strerror(-(RANDD_ERR_STATUS + RANDD_NOT_READY)),
+                     "daemon not ready (not seeded, or no healthy entropy source)");
+    ck_assert_ptr_nonnull(strstr(randd_message(h), "no entropy source"));
+    randd_close(h);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("service");
+    TCase *tc = tcase_create("randd over its socket");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, bytes_of_every_size_through_librandd);
+    tcase_add_test(tc, every_malformed_request_gets_its_status_and_the_connection_lives);
+    tcase_add_test(tc, bad_version_and_huge_bodies_are_answered_then_closed);
+    tcase_add_test(tc, range_values_are_below_r_and_uniform);
+    tcase_add_test(tc, pipelined_requests_are_answered_in_order);
+    tcase_add_test(tc, two_hundred_concurrent_clients_are_served);
+    tcase_add_test(tc, a_reader_that_stops_does_not_delay_others);
+    tcase_add_test(tc, add_entropy_needs_root_or_the_trusted_group);
+    tcase_add_test(tc, stale_socket_is_replaced_and_a_live_one_is_not_stolen);
+    tcase_add_test(tc, systemd_socket_activation_is_used);
+    tcase_add_test(tc, ready_is_notified_to_systemd);
+    tcase_add_test(tc, not_ready_daemon_answers_nonblock_with_not_ready);
+    tcase_add_test(tc, clients_over_max_clients_are_told_busy);
+    tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
+    tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -6,7 +6,7 @@ BUILD   := build
 PREFIX  ?= /usr/local
 
 # Debian 12 packages needed to build and test; `make deps` installs the missing ones.
-DEB_PACKAGES := gcc make pkg-config libssl-dev libsystemd-dev libcap-dev check
+DEB_PACKAGES := gcc make pkg-config libssl-dev libsystemd-dev libcap-dev check rng-tools5
 PKGS         := libcrypto
 
 Q   := $(if $(filter 1,$(V)),,@)

@@ -67,8 +67,13 @@ else
 fi
 
 if command -v rngtest >/dev/null; then
-    "$RANDCTL" stream | rngtest -c 1000 >"$work/rngtest" 2>&1; rc=$?
-    check "randctl stream | rngtest -c 1000 passes FIPS 140-2" '[ $rc = 0 ]'
+    # A perfect source fails about 0.08% of FIPS 140-2 blocks, so rngtest's exit code
+    # (non-zero on any failure) is expected to be 1 about half the time over 1000 blocks.
+    # Judge the count instead: more than 6 failures has a chance under 1e-4.
+    "$RANDCTL" stream | rngtest -c 1000 >"$work/rngtest" 2>&1
+    fips=$(sed -n 's/.*FIPS 140-2 failures: \([0-9]*\).*/\1/p' "$work/rngtest")
+    check "randctl stream | rngtest -c 1000: $fips failures (at most 6 expected)" \
+        '[ -n "$fips" ] && [ "$fips" -le 6 ]'
 else
     echo "SKIP: rngtest (rng-tools5) not installed"
 fi

@@ -36,6 +36,8 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
+static const char *extra_env;            /* NAME=value for the next daemon, or NULL */
+
 static pid_t spawn(char *const argv[], const char *notify)
 {
     pid_t pid = fork();
@@ -48,6 +50,8 @@ static pid_t spawn(char *const argv[], const char *notify)
             dup2(null, 2);
         if (notify)
             setenv("NOTIFY_SOCKET", notify, 1);
+        if (extra_env)
+            putenv((char *)extra_env);
         execv(argv[0], argv);
         _exit(127);
     }
@@ -456,6 +460,23 @@ START_TEST(systemd_socket_activation_is_used)
 }
 END_TEST
 
+/* Collects NOTIFY_SOCKET datagrams until one contains want (or about 10 s pass). */
+static bool notified(int fd, const char *want, char *msg, size_t cap)
+{
+    for (int i = 0; i < 20; i++) {
+        struct pollfd pf = { fd, POLLIN, 0 };
+        ssize_t n;
+
+        if (poll(&pf, 1, 500) != 1)
+            continue;
+        n = recv(fd, msg, cap - 1, 0);
+        msg[n > 0 ? n : 0] = '\0';
+        if (strstr(msg, want))
+            return true;
+    }
+    return false;
+}
+
 START_TEST(ready_is_notified_to_systemd)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -466,19 +487,35 @@ START_TEST(ready_is_notified_to_systemd)
     snprintf(notify, sizeof(notify), "%s/notify", dir);
     strcpy(sa.sun_path, notify);
     ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    extra_env = "WATCHDOG_USEC=400000";
     start_daemon_with("", notify);
-    for (int i = 0; i < 20 && !ready; i++) {
-        struct pollfd pf = { fd, POLLIN, 0 };
-        ssize_t n;
-
-        if (poll(&pf, 1, 500) != 1)
-            continue;
-        n = recv(fd, msg, sizeof(msg) - 1, 0);
-        msg[n > 0 ? n : 0] = '\0';
-        ready = strstr(msg, "READY=1") != NULL;
-    }
-    close(fd);
+    extra_env = NULL;
+    ready = notified(fd, "READY=1", msg, sizeof(msg));
     ck_assert_msg(ready, "no READY=1 on NOTIFY_SOCKET (last message: %s)", msg);
+    ck_assert_msg(notified(fd, "WATCHDOG=1", msg, sizeof(msg)),
+                  "no WATCHDOG=1 with WATCHDOG_USEC set (last message: %s)", msg);
+    close(fd);
+}
+END_TEST
+
+START_TEST(idle_clients_are_closed_after_idle_timeout)
+{
+    struct pollfd pf;
+    uint8_t byte;
+    int idle, busy;
+
+    start_daemon_with("idle_timeout = 1\n", NULL);
+    idle = connect_raw();
+    busy = connect_raw();
+    for (int i = 0; i < 8; i++) {            /* about 4 s of steady requests */
+        usleep(500000);
+        check_still_usable(busy, "a client making progress");
+    }
+    pf = (struct pollfd){ idle, POLLIN, 0 };
+    ck_assert_int_eq(poll(&pf, 1, 0), 1);
+    ck_assert_msg(recv(idle, &byte, 1, 0) == 0, "idle client not closed after 4 s");
+    close(idle);
+    close(busy);
 }
 END_TEST
 
@@ -588,6 +625,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, clients_over_max_clients_are_told_busy);
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
+    tcase_add_test(tc, idle_clients_are_closed_after_idle_timeout);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -170,8 +170,11 @@ static void free_reply(struct client *c)
     c->reply = NULL;
 }
 
+/* Bodies may be ADD_ENTROPY material: wiped before they are let go. */
 static void free_body(struct client *c)
 {
+    if (c->body)
+        OPENSSL_cleanse(c->body, c->body_len);
     if (c->body && c->body != c->small_body)
         free(c->body);
     c->body = NULL;

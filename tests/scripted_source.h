@@ -21,6 +21,9 @@ struct scripted {
     uint64_t state;
 };
 
+/* The test suites' deterministic pseudo-random words (splitmix64). */
+uint64_t splitmix64(uint64_t *state);
+
 /* A source named name, 8-byte samples, 4 bits a byte credited like RDSEED. */
 void scripted_init(struct scripted *s, const char *name, enum script_pattern pattern,
                    uint64_t seed, bool kernel_creditable);

@@ -5,17 +5,9 @@
 
 #include "health.h"
 #include "runner.h"
+#include "scripted_source.h"
 
 #define S 1000000000ull
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 /* Independent check of the APT cutoff: P(B >= c) for B = 1 + Binomial(W - 1, p), summed
  * upwards in plain doubles from the mass function's recurrence. */

@@ -48,7 +48,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check test bench run install clean
+.PHONY: all lib deps check test check-units bench run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -134,6 +134,9 @@ test: all $(TEST_BIN)
 	done; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "all $(words $(TEST_BIN) $(INTEGRATION)) test programs passed"
+
+check-units: all
+	tests/integration/test_units.sh
 
 # The shipped config (every key at its default) and a socket under build/, so no root needed.
 run: deps

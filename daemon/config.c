@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <pwd.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 
 #define MAX_LINE 1024
 
-enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP };
+enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP, KEY_USER };
 
 struct key {
     const char *name;
@@ -39,6 +40,7 @@ static const struct key keys[] = {
     { "max_clients", KEY_UINT, FIELD(max_clients), 1, 65536, "1024" },
     { "idle_timeout", KEY_UINT, FIELD(idle_timeout), 0, 86400, "300" },
     { "trusted_group", KEY_GROUP, FIELD(trusted_group), 0, 0, "" },
+    { "user", KEY_USER, FIELD(user), 0, 0, "" },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -115,8 +117,9 @@ static const char *set_value(const struct key *k, struct config *c, const char *
         *(unsigned *)field = (unsigned)n;
         return NULL;
     case KEY_GROUP:
-        if (*v && !getgrnam(v))
-            return "no such group";
+    case KEY_USER:
+        if (*v && (k->type == KEY_GROUP ? !getgrnam(v) : !getpwnam(v)))
+            return k->type == KEY_GROUP ? "no such group" : "no such user";
         if (strlen(v) >= k->size)
             return "group name too long";
         strcpy(field, v);

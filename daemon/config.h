@@ -25,6 +25,7 @@ struct config {
     unsigned max_clients;
     unsigned idle_timeout;             /* seconds without progress; 0 = never */
     char trusted_group[64];            /* may ADD_ENTROPY besides root; empty: root only */
+    char user[64];                     /* started as root: run as this user; empty: stay */
 };
 
 void config_defaults(struct config *c);

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "loop.h"
 #include "pool.h"
+#include "privileges.h"
 #include "selftest.h"
 #include "server.h"
 #include "source.h"
@@ -289,8 +290,8 @@ static void reload(struct randd *r)
     r->pool.reseed_interval = fresh.reseed_interval;
     r->pool.reseed_bytes = fresh.reseed_bytes;
     if (fresh.socket_mode != r->config.socket_mode ||
-        strcmp(fresh.socket_group, r->config.socket_group))
-        log_notice("reload: socket_mode and socket_group changes apply at restart");
+        strcmp(fresh.socket_group, r->config.socket_group) || strcmp(fresh.user, r->config.user))
+        log_notice("reload: socket_mode, socket_group and user changes apply at restart");
     if (fresh.kernel_topup != r->config.kernel_topup)
         log_notice("reload: kernel_topup changes apply at restart");
     r->config = fresh;
@@ -373,6 +374,11 @@ static int start(struct randd *r)
     }
     now = loop_now_ns();
     kernel_init(&r->kernel, r->config.kernel_topup, NULL, now);
+    /* Everything privileged is open: sources, /dev/random, the socket, locked memory. */
+    if (privileges_drop(r->kernel.enabled, r->config.user, why, sizeof(why)) < 0) {
+        log_err("dropping privileges failed: %s; refusing to run half-privileged", why);
+        return -1;
+    }
     harvest_timer(r);
     /* Feed at once; until the kernel is initialised, /dev/random turning readable tells
      * us when it is, and a short timer keeps feeding meanwhile. */

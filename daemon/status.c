@@ -101,6 +101,8 @@ static void write_config(FILE *f, const struct config *c)
             c->kernel_topup ? "true" : "false", c->kernel_topup_interval, c->max_clients,
             c->idle_timeout);
     json_string(f, c->trusted_group);
+    fputs(",\"user\":", f);
+    json_string(f, c->user);
     fputc('}', f);
 }
 

@@ -104,6 +104,8 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("= 5\n", "t.conf:1: (empty): unknown key");
     check_error("socket_mode = 0999\n",
                 "t.conf:1: socket_mode: not an octal mode (0000 to 0777): \"0999\"");
+    check_error("user = no-such-user-here\n",
+                "t.conf:1: user: no such user: \"no-such-user-here\"");
     check_error("trusted_group = no-such-group-here\n",
                 "t.conf:1: trusted_group: no such group: \"no-such-group-here\"");
 }

@@ -1,0 +1,97 @@
+/* The one place randd gives up privileges. Order matters: bounding set while CAP_SETPCAP is
+ * still held, then the uid switch with PR_SET_KEEPCAPS so CAP_SYS_ADMIN survives it, then
+ * the final permitted/effective sets, then no-new-privs and non-dumpable. */
+#include "privileges.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+static int failed(char *why, size_t whylen, const char *what)
+{
+    snprintf(why, whylen, "%s: %s", what, strerror(errno));
+    return -1;
+}
+
+static bool have_cap(cap_value_t cap)
+{
+    cap_t caps = cap_get_proc();
+    cap_flag_value_t v = CAP_CLEAR;
+
+    if (caps) {
+        cap_get_flag(caps, cap, CAP_EFFECTIVE, &v);
+        cap_free(caps);
+    }
+    return v == CAP_SET;
+}
+
+static int drop_bounding_set(bool keep_sys_admin, char *why, size_t whylen)
+{
+    if (!have_cap(CAP_SETPCAP))
+        return 0;                      /* not ours to change (e.g. systemd already did) */
+    for (cap_value_t cap = 0; cap <= CAP_LAST_CAP; cap++) {
+        if (keep_sys_admin && cap == CAP_SYS_ADMIN)
+            continue;
+        if (CAP_IS_SUPPORTED(cap) && cap_drop_bound(cap) < 0)
+            return failed(why, whylen, "dropping the capability bounding set");
+    }
+    return 0;
+}
+
+static int switch_user(const char *user, char *why, size_t whylen)
+{
+    const struct passwd *pw = getpwnam(user);
+
+    if (!pw) {
+        snprintf(why, whylen, "user %s: no such user", user);
+        return -1;
+    }
+    if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setgroups(0, NULL) < 0 ||
+        setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
+        setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
+        return failed(why, whylen, "switching to the configured user");
+    prctl(PR_SET_KEEPCAPS, 0);
+    return 0;
+}
+
+static int set_final_caps(bool keep_sys_admin, char *why, size_t whylen)
+{
+    cap_t caps = cap_init();            /* all sets empty */
+    cap_value_t admin = CAP_SYS_ADMIN;
+    int rc;
+
+    if (!caps)
+        return failed(why, whylen, "cap_init");
+    if (keep_sys_admin) {
+        cap_set_flag(caps, CAP_PERMITTED, 1, &admin, CAP_SET);
+        cap_set_flag(caps, CAP_EFFECTIVE, 1, &admin, CAP_SET);
+    }
+    rc = cap_set_proc(caps);
+    cap_free(caps);
+    if (rc < 0)
+        return failed(why, whylen, "setting the capability sets");
+    /* Ambient capabilities would survive an exec; randd never execs, but be exact. */
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    return 0;
+}
+
+int privileges_drop(bool keep_sys_admin, const char *user, char *why, size_t whylen)
+{
+    keep_sys_admin = keep_sys_admin && have_cap(CAP_SYS_ADMIN);
+    if (drop_bounding_set(keep_sys_admin, why, whylen) < 0 ||
+        (user[0] && switch_user(user, why, whylen) < 0) ||
+        set_final_caps(keep_sys_admin, why, whylen) < 0)
+        return -1;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return failed(why, whylen, "PR_SET_NO_NEW_PRIVS");
+    /* No core dumps, no ptrace by the same uid, /proc/PID owned by root. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        return failed(why, whylen, "PR_SET_DUMPABLE");
+    return 0;
+}

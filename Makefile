@@ -3,10 +3,19 @@
 # `make check` and `make run` first install missing Debian packages (`make deps`).
 
 BUILD   := build
+VERSION := 0.1.0
 PREFIX  ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 
 # Debian 12 packages needed to build and test; `make deps` installs the missing ones.
-DEB_PACKAGES := gcc make pkg-config libssl-dev libsystemd-dev libcap-dev check rng-tools5
+DEB_PACKAGES := gcc make pkg-config libssl-dev libsystemd-dev libcap-dev check rng-tools5 \
+                groff-base systemd
 PKGS         := libcrypto
 
 Q   := $(if $(filter 1,$(V)),,@)
@@ -146,6 +155,39 @@ run: deps
 bench: deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN)
 	@set -e; for b in $(BENCH_BIN); do $$b; echo; done
+
+# --- install -------------------------------------------------------------------------
+# The unit's ExecStart follows SBINDIR; /etc/randd.conf is never overwritten.
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+	  $(DESTDIR)$(INCDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 755 $(BUILD)/randd $(DESTDIR)$(SBINDIR)/randd
+	install -m 755 $(BUILD)/randctl $(DESTDIR)$(BINDIR)/randctl
+	install -m 644 $(BUILD)/librandd.so $(DESTDIR)$(LIBDIR)/librandd.so.$(VERSION)
+	ln -sf librandd.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/librandd.so
+	install -m 644 $(BUILD)/librandd.a $(DESTDIR)$(LIBDIR)/librandd.a
+	install -m 644 lib/randd.h $(DESTDIR)$(INCDIR)/randd.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	  lib/librandd.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/librandd.pc
+	sed 's|/usr/sbin/randd|$(SBINDIR)/randd|' systemd/randd.service >$(DESTDIR)$(UNITDIR)/randd.service
+	install -m 644 systemd/randd.socket $(DESTDIR)$(UNITDIR)/randd.socket
+	[ -e $(DESTDIR)$(SYSCONFDIR)/randd.conf ] || install -m 644 conf/randd.conf $(DESTDIR)$(SYSCONFDIR)/randd.conf
+	install -m 644 man/randctl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 man/librandd.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 man/randd.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 man/randd.8 $(DESTDIR)$(MANDIR)/man8/
+
+# Leaves /etc/randd.conf: it is the operator's.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/randd $(DESTDIR)$(BINDIR)/randctl \
+	  $(DESTDIR)$(LIBDIR)/librandd.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME) \
+	  $(DESTDIR)$(LIBDIR)/librandd.so $(DESTDIR)$(LIBDIR)/librandd.a \
+	  $(DESTDIR)$(LIBDIR)/pkgconfig/librandd.pc $(DESTDIR)$(INCDIR)/randd.h \
+	  $(DESTDIR)$(UNITDIR)/randd.service $(DESTDIR)$(UNITDIR)/randd.socket \
+	  $(DESTDIR)$(MANDIR)/man1/randctl.1 $(DESTDIR)$(MANDIR)/man3/librandd.3 \
+	  $(DESTDIR)$(MANDIR)/man5/randd.conf.5 $(DESTDIR)$(MANDIR)/man8/randd.8
 
 clean:
 	rm -rf $(BUILD)

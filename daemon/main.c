@@ -23,7 +23,9 @@
 
 #include <systemd/sd-daemon.h>
 
+#ifndef RANDD_VERSION
 #define RANDD_VERSION          "0.1.0"
+#endif
 #define DEFAULT_CONFIG         "/etc/randd.conf"
 #define NOT_READY_RETRY_NS     1000000000ull   /* harvest again while not ready */
 #define STARTUP_RETRY_NS       100000000ull    /* while a source's start-up test runs */

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# make install DESTDIR=... PREFIX=/usr: the exact file list, a tiny client built with
+# pkg-config against the installed tree (shared and static) and run against a daemon, man
+# pages clean under groff -ww, and uninstall leaving only the operator's /etc/randd.conf.
+set -u
+work=$(mktemp -d); chmod 755 "$work"
+dest=$work/root
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+
+make -s install DESTDIR="$dest" PREFIX=/usr >/dev/null || fail "make install"
+want=$(sort <<EOF2
+/etc/randd.conf
+$unitdir/randd.service
+$unitdir/randd.socket
+/usr/bin/randctl
+/usr/include/randd.h
+/usr/lib/librandd.a
+/usr/lib/librandd.so
+/usr/lib/librandd.so.0
+/usr/lib/librandd.so.0.1.0
+/usr/lib/pkgconfig/librandd.pc
+/usr/sbin/randd
+/usr/share/man/man1/randctl.1
+/usr/share/man/man3/librandd.3
+/usr/share/man/man5/randd.conf.5
+/usr/share/man/man8/randd.8
+EOF2
+)
+got=$(cd "$dest" && find . ! -type d | sed 's|^\.||' | sort)
+[ "$got" = "$want" ] && pass "installed file list" || fail "installed files differ: $(diff <(echo "$want") <(echo "$got"))"
+grep -q '^ExecStart=/usr/sbin/randd ' "$dest$unitdir/randd.service" && pass "unit points at the installed randd" || fail "ExecStart"
+[ "$(readelf -d "$dest/usr/lib/librandd.so.0.1.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" = librandd.so.0 ] &&
+    pass "soname librandd.so.0" || fail "soname"
+
+cat >"$work/client.c" <<'EOF2'
+#include <randd.h>
+#include <stdio.h>
+int main(void)
+{
+    randd_handle *h;
+    unsigned char buf[16];
+    int rc = randd_open(&h, NULL);
+
+    if (rc == 0)
+        rc = randd_bytes(h, buf, sizeof(buf));
+    printf("%s\n", randd_strerror(rc));
+    return rc == 0 ? 0 : 1;
+}
+EOF2
+export PKG_CONFIG_SYSROOT_DIR=$dest PKG_CONFIG_PATH=$dest/usr/lib/pkgconfig
+if cc -o "$work/client" "$work/client.c" $(pkg-config --cflags --libs librandd) &&
+   cc -o "$work/client-static" "$work/client.c" $(pkg-config --cflags librandd) \
+      "$dest/usr/lib/librandd.a" $(pkg-config --libs-only-l --static librandd | sed 's/-lrandd//'); then
+    pass "a client builds with pkg-config (shared and static)"
+else
+    fail "building a client with pkg-config"
+fi
+unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH
+export RANDD_SOCKET=$work/randd.sock
+"$dest/usr/sbin/randd" --config "$dest/etc/randd.conf" --socket "$RANDD_SOCKET" 2>/dev/null &
+pid=$!
+for _ in $(seq 100); do [ -S "$RANDD_SOCKET" ] && break; sleep 0.05; done
+sleep 0.2
+out=$(LD_LIBRARY_PATH=$dest/usr/lib "$work/client") && [ "$out" = success ] &&
+    pass "the shared-library client gets bytes from the installed daemon" || fail "shared client: $out"
+out=$("$work/client-static") && pass "the static client too" || fail "static client: $out"
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+
+for m in "$dest"/usr/share/man/man*/*; do
+    warnings=$(LC_ALL=C.UTF-8 groff -ww -z -man "$m" 2>&1)
+    [ -z "$warnings" ] || fail "${m##*/}: $warnings"
+done
+pass "man pages render without groff warnings"
+
+echo '# edited by the operator' >>"$dest/etc/randd.conf"
+make -s install DESTDIR="$dest" PREFIX=/usr >/dev/null
+grep -q 'edited by the operator' "$dest/etc/randd.conf" && pass "install keeps an existing /etc/randd.conf" || fail "config overwritten"
+make -s uninstall DESTDIR="$dest" PREFIX=/usr >/dev/null
+left=$(cd "$dest" && find . ! -type d | sed 's|^\.||')
+[ "$left" = /etc/randd.conf ] && pass "uninstall leaves only /etc/randd.conf" || fail "left behind: $left"
+
+[ "$failures" = 0 ] && echo "test_install.sh: all passed" || echo "test_install.sh: $failures failed"
+[ "$failures" = 0 ]

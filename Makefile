@@ -57,7 +57,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check test check-units bench run install uninstall deb clean
+.PHONY: all lib deps check test unit-test check-units bench run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -144,6 +144,9 @@ test: all $(TEST_BIN)
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "all $(words $(TEST_BIN) $(INTEGRATION)) test programs passed"
 
+unit-test: all $(TEST_BIN)
+	@for t in $(TEST_BIN); do $$t || exit 1; done
+
 check-units: all
 	tests/integration/test_units.sh
 
@@ -188,6 +191,18 @@ uninstall:
 	  $(DESTDIR)$(UNITDIR)/randd.service $(DESTDIR)$(UNITDIR)/randd.socket \
 	  $(DESTDIR)$(MANDIR)/man1/randctl.1 $(DESTDIR)$(MANDIR)/man3/librandd.3 \
 	  $(DESTDIR)$(MANDIR)/man5/randd.conf.5 $(DESTDIR)$(MANDIR)/man8/randd.8
+
+# --- packages --------------------------------------------------------------------------
+# Builds from a copy of the tracked sources with packaging/debian as debian/, then lintian.
+DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
+deb: deps
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_TOOLS)"
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/randd-$(VERSION)
+	git ls-files -z | xargs -0 tar -cf - | tar -C $(BUILD)/deb/randd-$(VERSION) -xf -
+	cp -r packaging/debian $(BUILD)/deb/randd-$(VERSION)/debian
+	cd $(BUILD)/deb/randd-$(VERSION) && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error $(BUILD)/deb/*.changes
+	@for d in $(BUILD)/deb/*.deb; do echo "== $$d"; dpkg -c $$d; done
 
 clean:
 	rm -rf $(BUILD)

@@ -15,7 +15,7 @@ UNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/nul
 
 # Debian 12 packages needed to build and test; `make deps` installs the missing ones.
 DEB_PACKAGES := gcc make pkg-config libssl-dev libsystemd-dev libcap-dev check rng-tools5 \
-                groff-base systemd
+                groff-base systemd ekeyd-egd-linux
 PKGS         := libcrypto
 
 Q   := $(if $(filter 1,$(V)),,@)
@@ -175,7 +175,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	  lib/librandd.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/librandd.pc
 	sed 's|/usr/sbin/randd|$(SBINDIR)/randd|' systemd/randd.service >$(DESTDIR)$(UNITDIR)/randd.service
-	install -m 644 systemd/randd.socket $(DESTDIR)$(UNITDIR)/randd.socket
+	install -m 644 systemd/randd.socket systemd/randd-egd.socket $(DESTDIR)$(UNITDIR)/
 	[ -e $(DESTDIR)$(SYSCONFDIR)/randd.conf ] || install -m 644 conf/randd.conf $(DESTDIR)$(SYSCONFDIR)/randd.conf
 	install -m 644 man/randctl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/librandd.3 $(DESTDIR)$(MANDIR)/man3/
@@ -189,6 +189,7 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/librandd.so $(DESTDIR)$(LIBDIR)/librandd.a \
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/librandd.pc $(DESTDIR)$(INCDIR)/randd.h \
 	  $(DESTDIR)$(UNITDIR)/randd.service $(DESTDIR)$(UNITDIR)/randd.socket \
+	  $(DESTDIR)$(UNITDIR)/randd-egd.socket \
 	  $(DESTDIR)$(MANDIR)/man1/randctl.1 $(DESTDIR)$(MANDIR)/man3/librandd.3 \
 	  $(DESTDIR)$(MANDIR)/man5/randd.conf.5 $(DESTDIR)$(MANDIR)/man8/randd.8
 

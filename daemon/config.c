@@ -3,7 +3,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <grp.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -12,7 +15,8 @@
 
 #define MAX_LINE 1024
 
-enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP, KEY_USER };
+enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP, KEY_USER,
+                KEY_LOOPBACK };
 
 struct key {
     const char *name;
@@ -41,6 +45,8 @@ static const struct key keys[] = {
     { "idle_timeout", KEY_UINT, FIELD(idle_timeout), 0, 86400, "300" },
     { "trusted_group", KEY_GROUP, FIELD(trusted_group), 0, 0, "" },
     { "user", KEY_USER, FIELD(user), 0, 0, "" },
+    { "egd_socket", KEY_PATH, FIELD(egd_socket), 0, 0, "" },
+    { "egd_listen", KEY_LOOPBACK, FIELD(egd_listen), 0, 0, "" },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -101,7 +107,16 @@ static const char *set_value(const struct key *k, struct config *c, const char *
     switch (k->type) {
     case KEY_BOOL:
         return parse_bool(v, (bool *)field) ? "not yes or no" : NULL;
+    case KEY_LOOPBACK:
+        if (*v && config_parse_loopback(v, NULL) < 0)
+            return "not a loopback address:port (EGD has no authentication)";
+        if (strlen(v) >= k->size)
+            return "address too long";
+        strcpy(field, v);
+        return NULL;
     case KEY_PATH:
+        if (!*v)
+            return memset(field, 0, k->size), NULL;   /* only defaults are empty */
         if (v[0] != '/')
             return "not an absolute path";
         if (strlen(v) >= k->size) {
@@ -139,6 +154,40 @@ static const char *set_value(const struct key *k, struct config *c, const char *
         return NULL;
     }
     return "unknown type";
+}
+
+int config_parse_loopback(const char *text, struct sockaddr_storage *out)
+{
+    char host[64];
+    const char *colon = strrchr(text, ':');
+    struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
+                              .ai_socktype = SOCK_STREAM }, *ai;
+    char *end;
+    long port;
+    bool loopback;
+    size_t hlen;
+
+    if (!colon || colon == text)
+        return -1;
+    port = strtol(colon + 1, &end, 10);
+    hlen = (size_t)(colon - text);
+    if (*end || colon[1] == '\0' || port < 1 || port > 65535 || hlen >= sizeof(host))
+        return -1;
+    if (text[0] == '[' && colon[-1] == ']')          /* [::1]:port */
+        text++, hlen -= 2;
+    memcpy(host, text, hlen);
+    host[hlen] = '\0';
+    if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)
+        return -1;
+    loopback = ai->ai_family == AF_INET
+                   ? (ntohl(((struct sockaddr_in *)ai->ai_addr)->sin_addr.s_addr) >> 24) == 127
+                   : IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr);
+    if (loopback && out) {
+        memset(out, 0, sizeof(*out));
+        memcpy(out, ai->ai_addr, ai->ai_addrlen);
+    }
+    freeaddrinfo(ai);
+    return loopback ? 0 : -1;
 }
 
 void config_defaults(struct config *c)

@@ -26,6 +26,8 @@ struct config {
     unsigned idle_timeout;             /* seconds without progress; 0 = never */
     char trusted_group[64];            /* may ADD_ENTROPY besides root; empty: root only */
     char user[64];                     /* started as root: run as this user; empty: stay */
+    char egd_socket[108];              /* EGD on a Unix socket; empty: off */
+    char egd_listen[64];               /* EGD on loopback TCP, "127.0.0.1:8888"; empty: off */
 };
 
 void config_defaults(struct config *c);
@@ -37,6 +39,10 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
 /* Opens and parses path; a missing file gives the defaults when missing_ok. */
 int config_load(struct config *out, const char *path, bool missing_ok, char *err,
                 size_t errlen);
+
+/* Parses "127.0.0.1:8888" or "[::1]:8888"; 0 only for a loopback address. */
+struct sockaddr_storage;
+int config_parse_loopback(const char *text, struct sockaddr_storage *out);
 
 /* The i-th key's name and default as randd.conf writes it; false past the last key. */
 bool config_key(size_t i, const char **name, const char **default_text);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "egd.h"
 #include "kernel.h"
 #include "log.h"
 #include "loop.h"
@@ -41,6 +42,7 @@ struct randd {
     struct pool pool;
     struct kernel kernel;
     struct server server;
+    struct egd egd;
     struct loop *loop;
     int signal_fd;
     bool was_ready;
@@ -190,6 +192,7 @@ static char *status_text(void *arg, size_t *len)
     struct status_view view = {
         .version = RANDD_VERSION, .started_ns = r->started_ns, .config = &r->config,
         .pool = &r->pool, .kernel = &r->kernel, .server = &r->server.stats,
+        .egd = &r->egd.stats,
     };
 
     return status_json(&view, loop_now_ns(), len);
@@ -210,6 +213,7 @@ static void note_readiness(struct randd *r)
                    r->server.path);
         r->notified_ready = true;
         server_pool_ready(&r->server);
+        egd_pool_ready(&r->egd);
     } else {
         log_warning("not serving: %s", pool_not_ready_reason(&r->pool));
         sd_notifyf(0, "STATUS=Not serving: %s", pool_not_ready_reason(&r->pool));
@@ -337,15 +341,43 @@ static int setup_signals(struct randd *r)
 
 /* --- up and down ------------------------------------------------------------------- */
 
+/* Sockets systemd passed: FileDescriptorName=egd ones are EGD listeners, the other is the
+ * client socket. Returns 0, or -1 with why. */
+static int take_activated(int *client_fd, int egd_fds[2], int *negd, char *why, size_t len)
+{
+    char **names = NULL;
+    int n = sd_listen_fds_with_names(1, &names), rc = 0;
+
+    *client_fd = -1;
+    *negd = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        int fd = SD_LISTEN_FDS_START + i;
+
+        if (names && names[i] && !strcmp(names[i], "egd") && *negd < 2)
+            egd_fds[(*negd)++] = fd;
+        else if (*client_fd < 0)
+            *client_fd = fd;
+        else
+            rc = -1, snprintf(why, len, "socket activation: unexpected descriptor %d (%s)", fd,
+                              names && names[i] ? names[i] : "unnamed");
+    }
+    for (int i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
 static int start(struct randd *r)
 {
     char why[256];
     uint64_t now, usec = 0;
-    int rc;
+    int rc, client_fd, egd_fds[2], negd;
 
     r->started_ns = loop_now_ns();
-    /* The socket first: a second randd is refused before it does anything else. */
-    if (server_open(&r->server, &r->config, why, sizeof(why)) < 0) {
+    /* The sockets first: a second randd is refused before it does anything else. */
+    if (take_activated(&client_fd, egd_fds, &negd, why, sizeof(why)) < 0 ||
+        server_open(&r->server, &r->config, client_fd, why, sizeof(why)) < 0 ||
+        egd_open(&r->egd, &r->config, egd_fds, negd, why, sizeof(why)) < 0) {
         log_err("%s", why);
         return -1;
     }
@@ -364,7 +396,8 @@ static int start(struct randd *r)
     open_sources(r);
     r->loop = loop_new();
     if (!r->loop || (rc = setup_signals(r)) < 0 ||
-        (rc = server_start(&r->server, r->loop, &r->pool)) < 0) {
+        (rc = server_start(&r->server, r->loop, &r->pool)) < 0 ||
+        (rc = egd_start(&r->egd, r->loop, &r->pool, &r->server.stats.clients_now)) < 0) {
         log_err("event loop: %s", strerror(r->loop ? -rc : errno));
         return -1;
     }
@@ -397,6 +430,7 @@ static int start(struct randd *r)
 static void stop(struct randd *r)
 {
     sd_notify(0, "STOPPING=1");
+    egd_close(&r->egd);
     server_close(&r->server);
     kernel_fini(&r->kernel);
     pool_fini(&r->pool);     /* wipes the generator and accumulators */
@@ -423,6 +457,7 @@ int main(int argc, char **argv)
     }
     log_info("randd %s starting", RANDD_VERSION);
     r.server.listen_fd = -1;
+    r.egd.fds[0] = r.egd.fds[1] = -1;
     if (start(&r) < 0 || loop_run(r.loop) < 0)
         rc = EXIT_FAILURE;
     else

@@ -130,22 +130,21 @@ static int bind_path(struct server *s, const struct config *cfg, char *why, size
     return 0;
 }
 
-int server_open(struct server *s, const struct config *cfg, char *why, size_t whylen)
+int server_open(struct server *s, const struct config *cfg, int activated_fd, char *why,
+                size_t whylen)
 {
-    int n = sd_listen_fds(1);
-
     memset(s, 0, sizeof(*s));
     s->config = cfg;
     s->listen_fd = -1;
     snprintf(s->path, sizeof(s->path), "%s", cfg->socket);
-    if (n > 0) {
-        if (n > 1 || sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0)
-            return snprintf(why, whylen, "socket activation: expected one listening AF_UNIX "
-                                         "stream socket, got %d descriptors", n), -1;
+    if (activated_fd >= 0) {
         struct sockaddr_un sa;
         socklen_t len = sizeof(sa);
 
-        s->listen_fd = SD_LISTEN_FDS_START;
+        if (sd_is_socket_unix(activated_fd, SOCK_STREAM, 1, NULL, 0) <= 0)
+            return snprintf(why, whylen, "socket activation: the client socket must be a "
+                                         "listening AF_UNIX stream socket"), -1;
+        s->listen_fd = activated_fd;
         s->activated = true;
         if (getsockname(s->listen_fd, (struct sockaddr *)&sa, &len) == 0 &&
             len > offsetof(struct sockaddr_un, sun_path) && sa.sun_path[0])

@@ -41,9 +41,11 @@ struct server {
     void *status_ctx;
 };
 
-/* Takes the socket systemd passed (LISTEN_FDS), or binds config->socket: a stale socket
- * file is replaced, a live one (another randd) is refused. Returns 0, or -1 with why. */
-int server_open(struct server *s, const struct config *config, char *why, size_t whylen);
+/* Takes activated_fd (a socket systemd passed; -1: none), or binds config->socket: a stale
+ * socket file is replaced, a live one (another randd) is refused. Returns 0, or -1 with
+ * why. */
+int server_open(struct server *s, const struct config *config, int activated_fd, char *why,
+                size_t whylen);
 
 /* Starts accepting on the loop. */
 int server_start(struct server *s, struct loop *loop, struct pool *pool);

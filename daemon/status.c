@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "egd.h"
 #include "server.h"
 
 static void json_string(FILE *f, const char *s)
@@ -84,6 +85,19 @@ static void write_server(FILE *f, const struct server_stats *st)
     fprintf(f, "},\"bytes_served\":%llu,", (unsigned long long)st->bytes_served);
 }
 
+static void write_egd(FILE *f, const struct egd_stats *st)
+{
+    fprintf(f, "\"egd\":{\"clients_accepted\":%llu,\"commands\":[%llu,%llu,%llu,%llu,%llu],"
+               "\"unknown_commands\":%llu,\"bytes_served\":%llu,\"entropy_bytes_added\":%llu,"
+               "\"entropy_bytes_dropped\":%llu},",
+            (unsigned long long)st->clients_accepted, (unsigned long long)st->commands[0],
+            (unsigned long long)st->commands[1], (unsigned long long)st->commands[2],
+            (unsigned long long)st->commands[3], (unsigned long long)st->commands[4],
+            (unsigned long long)st->unknown_commands, (unsigned long long)st->bytes_served,
+            (unsigned long long)st->entropy_bytes_added,
+            (unsigned long long)st->entropy_bytes_dropped);
+}
+
 static void write_config(FILE *f, const struct config *c)
 {
     fputs("\"config\":{\"socket\":", f);
@@ -103,6 +117,10 @@ static void write_config(FILE *f, const struct config *c)
     json_string(f, c->trusted_group);
     fputs(",\"user\":", f);
     json_string(f, c->user);
+    fputs(",\"egd_socket\":", f);
+    json_string(f, c->egd_socket);
+    fputs(",\"egd_listen\":", f);
+    json_string(f, c->egd_listen);
     fputc('}', f);
 }
 
@@ -127,6 +145,8 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
     write_pool_and_kernel(f, v->pool, v->kernel, now_ns);
     if (v->server)
         write_server(f, v->server);
+    if (v->egd)
+        write_egd(f, v->egd);
     write_config(f, v->config);
     fputs("}\n", f);
     if (fclose(f) != 0) {

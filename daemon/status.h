@@ -11,6 +11,7 @@
 #include "pool.h"
 
 struct server_stats;
+struct egd_stats;
 
 struct status_view {
     const char *version;
@@ -19,6 +20,7 @@ struct status_view {
     const struct pool *pool;
     const struct kernel *kernel;
     const struct server_stats *server;
+    const struct egd_stats *egd;
 };
 
 /* Returns a malloc'd JSON text (its length in *len), or NULL when out of memory. */

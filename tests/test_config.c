@@ -64,6 +64,9 @@ START_TEST(values_comments_and_whitespace_are_parsed)
     ck_assert_uint_eq(c.reseed_bytes, 16ull << 20);
     ck_assert_uint_eq(c.kernel_topup_interval, 0);
     ck_assert_str_eq(c.socket, "/tmp/a#b.sock");     /* '#' inside a word is not a comment */
+    ck_assert_int_eq(parse(&c, "egd_listen = 127.0.0.2:8888\negd_socket = /run/egd\n"), 0);
+    ck_assert_str_eq(c.egd_listen, "127.0.0.2:8888");
+    ck_assert_int_eq(parse(&c, "egd_listen = [::1]:7777\n"), 0);
 }
 END_TEST
 
@@ -104,6 +107,12 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("= 5\n", "t.conf:1: (empty): unknown key");
     check_error("socket_mode = 0999\n",
                 "t.conf:1: socket_mode: not an octal mode (0000 to 0777): \"0999\"");
+    check_error("egd_listen = 0.0.0.0:8888\n", "t.conf:1: egd_listen: not a loopback "
+                "address:port (EGD has no authentication): \"0.0.0.0:8888\"");
+    check_error("egd_listen = 192.168.1.5:8888\n", "t.conf:1: egd_listen: not a loopback "
+                "address:port (EGD has no authentication): \"192.168.1.5:8888\"");
+    check_error("egd_listen = 127.0.0.1\n", "t.conf:1: egd_listen: not a loopback "
+                "address:port (EGD has no authentication): \"127.0.0.1\"");
     check_error("user = no-such-user-here\n",
                 "t.conf:1: user: no such user: \"no-such-user-here\"");
     check_error("trusted_group = no-such-group-here\n",

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -603,6 +605,200 @@ START_TEST(timeout_and_nonblock_options_bound_a_call)
 }
 END_TEST
 
+/* --- EGD ------------------------------------------------------------------------------ */
+
+static char egd_sock[160];
+static int egd_port;
+
+static int free_tcp_port(void)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    getsockname(fd, (struct sockaddr *)&sa, &len);
+    port = ntohs(sa.sin_port);
+    close(fd);
+    return port;
+}
+
+static void start_egd_daemon(const char *extra)
+{
+    char text[512];
+
+    snprintf(egd_sock, sizeof(egd_sock), "%s/egd.sock", dir);
+    egd_port = free_tcp_port();
+    snprintf(text, sizeof(text), "egd_socket = %s\negd_listen = 127.0.0.1:%d\n%s", egd_sock,
+             egd_port, extra);
+    start_daemon_with(text, NULL);
+}
+
+static int connect_egd(bool tcp)
+{
+    struct sockaddr_un su = { .sun_family = AF_UNIX };
+    struct sockaddr_in si = { .sin_family = AF_INET, .sin_port = htons((uint16_t)egd_port),
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    int fd = socket(tcp ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    strcpy(su.sun_path, egd_sock);
+    ck_assert_int_eq(tcp ? connect(fd, (struct sockaddr *)&si, sizeof(si))
+                         : connect(fd, (struct sockaddr *)&su, sizeof(su)), 0);
+    return fd;
+}
+
+/* The STATUS JSON's egd section, for counters. */
+static void egd_status(char *out, size_t cap)
+{
+    randd_handle *h;
+    char *json, *at;
+
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_gt(randd_status(h, &json), 0);
+    randd_close(h);
+    at = strstr(json, "\"egd\":");
+    ck_assert_ptr_nonnull(at);
+    snprintf(out, cap, "%.*s", (int)(strchr(at, '}') - at + 1), at);
+    free(json);
+}
+
+START_TEST(egd_commands_work_over_unix_and_tcp)
+{
+    for (int tcp = 0; tcp <= 1; tcp++) {
+        uint8_t buf[300], add[] = { 0x03, 0x00, 0x10, 0x02, 0xaa, 0xbb };
+        int fd;
+        char pid[32];
+
+        start_egd_daemon("");
+        fd = connect_egd(tcp);
+        ck_assert_int_eq(send(fd, "\x00", 1, 0), 1);               /* entropy level */
+        read_exact(fd, buf, 4);
+        ck_assert_uint_eq((uint32_t)buf[0] << 24 | buf[1] << 16 | buf[2] << 8 | buf[3], 4096);
+        ck_assert_int_eq(send(fd, "\x01\x0a", 2, 0), 2);           /* non-blocking read */
+        read_exact(fd, buf, 11);
+        ck_assert_uint_eq(buf[0], 10);
+        ck_assert_int_eq(send(fd, "\x02\xff", 2, 0), 2);           /* blocking read */
+        read_exact(fd, buf, 255);
+        ck_assert_int_eq(send(fd, add, sizeof(add), 0), (ssize_t)sizeof(add));   /* no reply */
+        ck_assert_int_eq(send(fd, "\x04", 1, 0), 1);               /* pid */
+        read_exact(fd, buf, 1);
+        read_exact(fd, buf + 1, buf[0]);
+        snprintf(pid, sizeof(pid), "%d", (int)daemon_pid);
+        ck_assert_msg(buf[0] == strlen(pid) && !memcmp(buf + 1, pid, buf[0]),
+                      "0x04 did not name pid %s", pid);
+        close(fd);
+        egd_status((char *)buf, sizeof(buf));
+        ck_assert_msg(strstr((char *)buf, "\"commands\":[1,1,1,1,1]") &&
+                      strstr((char *)buf, "\"bytes_served\":265"), "%s: %s", tcp ? "tcp" : "unix",
+                      buf);
+        /* Added entropy counts only from a privileged peer on the Unix socket. */
+        ck_assert_ptr_nonnull(strstr((char *)buf, tcp || geteuid() != 0
+                                     ? "\"entropy_bytes_added\":0,\"entropy_bytes_dropped\":2"
+                                     : "\"entropy_bytes_added\":2,\"entropy_bytes_dropped\":0"));
+        stop_daemon();
+    }
+}
+END_TEST
+
+START_TEST(egd_unknown_command_closes_and_is_counted)
+{
+    uint8_t byte, st[300];
+    int fd;
+
+    start_egd_daemon("");
+    fd = connect_egd(true);
+    ck_assert_int_eq(send(fd, "\x09", 1, 0), 1);
+    ck_assert_int_le(recv(fd, &byte, 1, 0), 0);
+    close(fd);
+    egd_status((char *)st, sizeof(st));
+    ck_assert_ptr_nonnull(strstr((char *)st, "\"unknown_commands\":1"));
+    fd = connect_egd(false);                       /* the listener keeps serving */
+    ck_assert_int_eq(send(fd, "\x02\x08", 2, 0), 2);
+    read_exact(fd, st, 8);
+    close(fd);
+}
+END_TEST
+
+START_TEST(egd_before_seeding_reports_nothing_and_blocking_reads_wait)
+{
+    uint8_t buf[8];
+    int fd, waiting;
+    struct pollfd pf;
+
+    start_egd_daemon("rdseed = no\ngetrandom = no\nhwrng = no\n");
+    fd = connect_egd(false);
+    ck_assert_int_eq(send(fd, "\x00\x01\x08", 3, 0), 3);
+    read_exact(fd, buf, 5);
+    ck_assert_msg(!buf[0] && !buf[1] && !buf[2] && !buf[3], "level not 0 while unseeded");
+    ck_assert_uint_eq(buf[4], 0);                  /* non-blocking read: 0 bytes */
+    waiting = connect_egd(true);
+    ck_assert_int_eq(send(waiting, "\x02\x08", 2, 0), 2);
+    ck_assert_int_eq(send(fd, "\x04", 1, 0), 1);   /* others still answered */
+    read_exact(fd, buf, 1);
+    pf = (struct pollfd){ waiting, POLLIN, 0 };
+    ck_assert_msg(poll(&pf, 1, 300) == 0, "blocking read answered by an unseeded daemon");
+    close(fd);
+    close(waiting);
+}
+END_TEST
+
+/* Under systemd the EGD sockets come from randd-egd.socket as FileDescriptorName=egd. */
+START_TEST(egd_sockets_come_through_socket_activation_by_name)
+{
+    char listen_tcp[64], *argv[] = { "/usr/bin/systemd-socket-activate", "-l", sock, "-l",
+                                     listen_tcp, "--fdname=randd:egd", "build/randd",
+                                     "--config", conf, NULL };
+    uint8_t buf[16];
+    int fd;
+
+    if (access(argv[0], X_OK) != 0) {
+        fprintf(stderr, "SKIP egd_sockets_come_...: no systemd-socket-activate\n");
+        return;
+    }
+    egd_port = free_tcp_port();
+    snprintf(listen_tcp, sizeof(listen_tcp), "127.0.0.1:%d", egd_port);
+    write_file(conf, "");                       /* no egd_* keys: only what systemd passed */
+    daemon_pid = spawn(argv, NULL);
+    wait_listening(sock);
+    fd = connect_egd(true);
+    ck_assert_int_eq(send(fd, "\x02\x10", 2, 0), 2);
+    read_exact(fd, buf, 16);
+    close(fd);
+}
+END_TEST
+
+/* Debian's ekeyd-egd-linux, a client no one here wrote, draws from the TCP listener. It
+ * waits for POLLOUT on /dev/random, which kernels since 5.18 give only before they are
+ * initialised; so it runs in a private mount namespace where /dev/random is /dev/urandom
+ * (always writable, and it takes RNDADDENTROPY), as an early-boot kernel would look. */
+START_TEST(ekeyd_egd_linux_draws_from_randd)
+{
+    char cmd[256], st[300];
+    uint8_t b[4], body[64];
+    const char *served;
+    int fd;
+
+    if (access("/usr/sbin/ekeyd-egd-linux", X_OK) != 0 || geteuid() != 0 ||
+        system("unshare -m true 2>/dev/null") != 0) {
+        fprintf(stderr, "SKIP ekeyd_egd_linux_draws_from_randd: needs ekeyd-egd-linux, root "
+                        "and mount namespaces\n");
+        return;
+    }
+    start_egd_daemon("");
+    snprintf(cmd, sizeof(cmd), "timeout 3 unshare -m sh -c 'mount --bind /dev/urandom "
+             "/dev/random && exec /usr/sbin/ekeyd-egd-linux -H 127.0.0.1 -p %d' "
+             ">/dev/null 2>&1; [ $? = 124 ]", egd_port);
+    ck_assert_msg(system(cmd) == 0, "ekeyd-egd-linux exited before its 3 s were up");
+    egd_status(st, sizeof(st));
+    served = strstr(st, "\"bytes_served\":");
+    ck_assert_msg(served && atol(served + 15) >= 1024, "ekeyd drew too little: %s", st);
+    fd = connect_raw();                            /* and randd still serves */
+    send_frame(fd, 1, RANDD_OP_BYTES, 0, 4, be32(b, 32), 4);
+    ck_assert_int_eq(read_reply(fd, body, sizeof(body), NULL), RANDD_OK);
+    close(fd);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("service");
@@ -626,6 +822,11 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
     tcase_add_test(tc, idle_clients_are_closed_after_idle_timeout);
+    tcase_add_test(tc, egd_commands_work_over_unix_and_tcp);
+    tcase_add_test(tc, egd_unknown_command_closes_and_is_counted);
+    tcase_add_test(tc, egd_before_seeding_reports_nothing_and_blocking_reads_wait);
+    tcase_add_test(tc, ekeyd_egd_linux_draws_from_randd);
+    tcase_add_test(tc, egd_sockets_come_through_socket_activation_by_name);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -17,6 +17,7 @@ want=$(sort <<EOF2
 /etc/randd.conf
 $unitdir/randd.service
 $unitdir/randd.socket
+$unitdir/randd-egd.socket
 /usr/bin/randctl
 /usr/include/randd.h
 /usr/lib/librandd.a

@@ -22,7 +22,7 @@ make_root() {   # service-file → prints the root
     cp /usr/bin/kill "$root/usr/bin/kill"
     cp -r /usr/lib/systemd/system "$root/usr/lib/systemd/"
     cp "$1" "$root/etc/systemd/system/randd.service"
-    cp "$units/randd.socket" "$root/etc/systemd/system/"
+    cp "$units/randd.socket" "$units/randd-egd.socket" "$root/etc/systemd/system/"
     ln -s ../randd.service "$root/etc/systemd/system/sysinit.target.wants/"
     ln -s ../randd.socket "$root/etc/systemd/system/sockets.target.wants/"
     echo "$root"
@@ -36,9 +36,9 @@ analyze() {   # root args...
 root=$(make_root "$units/randd.service")
 trap 'rm -rf "$root" "${cyclic:-}"' EXIT
 
-out=$(analyze "$root" verify randd.service randd.socket); rc=$?
-if [ $rc = 0 ] && [ -z "$out" ]; then echo "ok: verify randd.service randd.socket"
-else fail "verify randd.service randd.socket: $out"; fi
+out=$(analyze "$root" verify randd.service randd.socket randd-egd.socket); rc=$?
+if [ $rc = 0 ] && [ -z "$out" ]; then echo "ok: verify randd.service randd.socket randd-egd.socket"
+else fail "verify the units: $out"; fi
 
 # Other units' missing binaries in the scratch root are not ours to judge.
 out=$(analyze "$root" verify multi-user.target | grep -v 'is not executable')

@@ -1,0 +1,51 @@
+/* The Entropy Gathering Daemon protocol, for clients that already speak it (GnuPG, QEMU's
+ * rng-egd, ekeyd-egd-linux): an optional Unix and a loopback TCP listener in the same
+ * event loop, sharing the main server's client limit and slow-client rules. */
+#ifndef RANDD_EGD_H
+#define RANDD_EGD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "loop.h"
+#include "pool.h"
+
+/* The level reported by command 0x00 once ready: randd's generator does not run dry, so
+ * this is a constant that lets level-polling clients proceed (0 while not ready). */
+#define EGD_READY_LEVEL_BITS 4096
+
+struct egd_stats {
+    uint64_t clients_accepted;
+    uint64_t commands[5];            /* by command byte 0x00..0x04 */
+    uint64_t unknown_commands;       /* each closed its connection */
+    uint64_t bytes_served;
+    uint64_t entropy_bytes_added;    /* 0x03 from privileged Unix peers */
+    uint64_t entropy_bytes_dropped;  /* 0x03 from anyone else */
+};
+
+struct egd_client;
+
+struct egd {
+    struct loop *loop;
+    struct pool *pool;
+    const struct config *config;
+    unsigned *clients_now;           /* shared with the main server: one max_clients */
+    int fds[2];                      /* listeners: Unix, TCP; -1 when off */
+    bool owns_path;
+    char path[108];
+    struct egd_client *clients;
+    int sweep_timer;
+    struct egd_stats stats;
+};
+
+/* Listens as configured, or on descriptors systemd passed with FileDescriptorName=egd
+ * (activated[0..nactivated)). Returns 0, or -1 with why. */
+int egd_open(struct egd *e, const struct config *config, const int *activated,
+             int nactivated, char *why, size_t whylen);
+int egd_start(struct egd *e, struct loop *loop, struct pool *pool, unsigned *clients_now);
+/* The pool became ready: blocking reads waiting for it are served. */
+void egd_pool_ready(struct egd *e);
+void egd_close(struct egd *e);
+
+#endif

@@ -15,7 +15,7 @@ UNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/nul
 
 # Debian 12 packages needed to build and test; `make deps` installs the missing ones.
 DEB_PACKAGES := gcc make pkg-config libssl-dev libsystemd-dev libcap-dev check rng-tools5 \
-                groff-base systemd ekeyd-egd-linux
+                groff-base systemd ekeyd-egd-linux prometheus
 PKGS         := libcrypto
 
 Q   := $(if $(filter 1,$(V)),,@)
@@ -176,6 +176,9 @@ install: all
 	  lib/librandd.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/librandd.pc
 	sed 's|/usr/sbin/randd|$(SBINDIR)/randd|' systemd/randd.service >$(DESTDIR)$(UNITDIR)/randd.service
 	install -m 644 systemd/randd.socket systemd/randd-egd.socket $(DESTDIR)$(UNITDIR)/
+	sed 's|/usr/bin/randctl|$(BINDIR)/randctl|' systemd/randd-metrics.service \
+	  >$(DESTDIR)$(UNITDIR)/randd-metrics.service
+	install -m 644 systemd/randd-metrics.timer $(DESTDIR)$(UNITDIR)/
 	[ -e $(DESTDIR)$(SYSCONFDIR)/randd.conf ] || install -m 644 conf/randd.conf $(DESTDIR)$(SYSCONFDIR)/randd.conf
 	install -m 644 man/randctl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/librandd.3 $(DESTDIR)$(MANDIR)/man3/
@@ -189,7 +192,8 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/librandd.so $(DESTDIR)$(LIBDIR)/librandd.a \
 	  $(DESTDIR)$(LIBDIR)/pkgconfig/librandd.pc $(DESTDIR)$(INCDIR)/randd.h \
 	  $(DESTDIR)$(UNITDIR)/randd.service $(DESTDIR)$(UNITDIR)/randd.socket \
-	  $(DESTDIR)$(UNITDIR)/randd-egd.socket \
+	  $(DESTDIR)$(UNITDIR)/randd-egd.socket $(DESTDIR)$(UNITDIR)/randd-metrics.service \
+	  $(DESTDIR)$(UNITDIR)/randd-metrics.timer \
 	  $(DESTDIR)$(MANDIR)/man1/randctl.1 $(DESTDIR)$(MANDIR)/man3/librandd.3 \
 	  $(DESTDIR)$(MANDIR)/man5/randd.conf.5 $(DESTDIR)$(MANDIR)/man8/randd.8
 

@@ -8,7 +8,7 @@
 #include "randctl.h"
 
 static const struct command *const commands[] = {
-    &cmd_status, &cmd_bytes, &cmd_range, &cmd_stream, &cmd_add_entropy,
+    &cmd_status, &cmd_bytes, &cmd_range, &cmd_stream, &cmd_add_entropy, &cmd_metrics,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

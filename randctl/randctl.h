@@ -22,7 +22,8 @@ struct command {
     int (*run)(int argc, char **argv);   /* argv[0] is the command's name */
 };
 
-extern const struct command cmd_status, cmd_bytes, cmd_range, cmd_stream, cmd_add_entropy;
+extern const struct command cmd_status, cmd_bytes, cmd_range, cmd_stream, cmd_add_entropy,
+    cmd_metrics;
 
 /* Connects to the daemon (after the arguments were checked). Returns EXIT_OK, or prints
  * why not and returns the exit code. */

@@ -18,6 +18,8 @@ want=$(sort <<EOF2
 $unitdir/randd.service
 $unitdir/randd.socket
 $unitdir/randd-egd.socket
+$unitdir/randd-metrics.service
+$unitdir/randd-metrics.timer
 /usr/bin/randctl
 /usr/include/randd.h
 /usr/lib/librandd.a

@@ -22,7 +22,9 @@ make_root() {   # service-file → prints the root
     cp /usr/bin/kill "$root/usr/bin/kill"
     cp -r /usr/lib/systemd/system "$root/usr/lib/systemd/"
     cp "$1" "$root/etc/systemd/system/randd.service"
-    cp "$units/randd.socket" "$units/randd-egd.socket" "$root/etc/systemd/system/"
+    cp "$units/randd.socket" "$units/randd-egd.socket" "$units/randd-metrics.service" \
+       "$units/randd-metrics.timer" "$root/etc/systemd/system/"
+    mkdir -p "$root/usr/bin" && cp "${RANDCTL:-build/randctl}" "$root/usr/bin/randctl"
     ln -s ../randd.service "$root/etc/systemd/system/sysinit.target.wants/"
     ln -s ../randd.socket "$root/etc/systemd/system/sockets.target.wants/"
     echo "$root"
@@ -36,7 +38,8 @@ analyze() {   # root args...
 root=$(make_root "$units/randd.service")
 trap 'rm -rf "$root" "${cyclic:-}"' EXIT
 
-out=$(analyze "$root" verify randd.service randd.socket randd-egd.socket); rc=$?
+out=$(analyze "$root" verify randd.service randd.socket randd-egd.socket \
+      randd-metrics.service randd-metrics.timer); rc=$?
 if [ $rc = 0 ] && [ -z "$out" ]; then echo "ok: verify randd.service randd.socket randd-egd.socket"
 else fail "verify the units: $out"; fi
 

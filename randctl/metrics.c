@@ -1,0 +1,222 @@
+/* randctl metrics: the daemon's STATUS in the Prometheus text exposition format, for
+ * node_exporter's textfile collector. Names carry the randd_ prefix, counters end in
+ * _total, units are base units; --output writes the file atomically (temp, then rename). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "randctl.h"
+
+struct scalar {
+    const char *name, *type, *help, *path;
+};
+
+static const struct scalar scalars[] = {
+    { "randd_ready", "gauge", "1 when randd serves output: seeded, with a healthy source.", "ready" },
+    { "randd_uptime_seconds", "gauge", "Seconds since randd started.", "uptime_seconds" },
+    { "randd_pool_seeded", "gauge", "1 when the generator has been seeded.", "pool.seeded" },
+    { "randd_reseeds_total", "counter", "Seeds and reseeds of the generator.", "pool.reseeds" },
+    { "randd_kernel_feed_enabled", "gauge", "1 when randd feeds the kernel's pool.", "kernel.enabled" },
+    { "randd_kernel_initialised", "gauge", "1 when the kernel's generator is initialised.",
+      "kernel.initialised" },
+    { "randd_kernel_topups_total", "counter", "RNDADDENTROPY calls that succeeded.", "kernel.topups" },
+    { "randd_kernel_reseeds_total", "counter", "RNDRESEEDCRNG calls that succeeded.", "kernel.reseeds" },
+    { "randd_clients", "gauge", "Clients connected now (protocol v1 and EGD).", "clients.connected" },
+    { "randd_clients_accepted_total", "counter", "Protocol v1 clients accepted.", "clients.accepted" },
+    { "randd_clients_busy_total", "counter", "Clients turned away over max_clients.", "clients.busy" },
+    { "randd_served_bytes_total", "counter", "Random bytes served by BYTES and RANGE.", "bytes_served" },
+    { "randd_egd_clients_accepted_total", "counter", "EGD clients accepted.", "egd.clients_accepted" },
+    { "randd_egd_served_bytes_total", "counter", "Random bytes served over EGD.", "egd.bytes_served" },
+    { "randd_egd_unknown_commands_total", "counter", "EGD connections closed for an unknown command.",
+      "egd.unknown_commands" },
+};
+
+static const char *const ops[] = { "unknown", "bytes", "range", "status", "add_entropy" };
+static const char *const statuses[] = { "OK", "BAD_VERSION", "UNKNOWN_OP", "MALFORMED",
+                                        "TOO_LARGE", "INVALID_ARGUMENT", "NOT_PERMITTED",
+                                        "NOT_READY", "BUSY", "INTERNAL" };
+static const char *const states[] = { "startup", "healthy", "quarantined" };
+
+static const char *number(const char *v)
+{
+    return !v ? NULL : !strcmp(v, "true") ? "1" : !strcmp(v, "false") ? "0" : v;
+}
+
+static void header(FILE *out, const char *name, const char *type, const char *help)
+{
+    fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Label values come from randd, but escape them as the format asks all the same. */
+static void label_value(FILE *out, const char *v)
+{
+    for (; *v; v++)
+        if (*v == '\\' || *v == '"')
+            fprintf(out, "\\%c", *v);
+        else if (*v == '\n')
+            fputs("\\n", out);
+        else
+            fputc(*v, out);
+}
+
+static void per_source(FILE *out, const struct json_flat *j, const char *name, const char *type,
+                       const char *help, const char *field)
+{
+    char path[96];
+
+    header(out, name, type, help);
+    for (int i = 0;; i++) {
+        const char *source, *v;
+
+        snprintf(path, sizeof(path), "sources[%d].name", i);
+        if (!(source = json_get(j, path)))
+            break;
+        snprintf(path, sizeof(path), "sources[%d].%s", i, field);
+        if (!(v = number(json_get(j, path))))
+            continue;
+        fprintf(out, "%s{source=\"", name);
+        label_value(out, source);
+        fprintf(out, "\"} %s\n", v);
+    }
+}
+
+static void source_states(FILE *out, const struct json_flat *j)
+{
+    char path[96];
+
+    header(out, "randd_source_state", "gauge",
+           "1 for the state each entropy source is in (startup, healthy, quarantined).");
+    for (int i = 0;; i++) {
+        const char *source, *state;
+
+        snprintf(path, sizeof(path), "sources[%d].name", i);
+        if (!(source = json_get(j, path)))
+            break;
+        snprintf(path, sizeof(path), "sources[%d].state", i);
+        state = json_get(j, path);
+        for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
+            fputs("randd_source_state{source=\"", out);
+            label_value(out, source);
+            fprintf(out, "\",state=\"%s\"} %d\n", states[s], state && !strcmp(state, states[s]));
+        }
+    }
+}
+
+static void labelled(FILE *out, const struct json_flat *j, const char *name, const char *help,
+                     const char *label, const char *prefix, const char *const *keys, size_t n)
+{
+    char path[96];
+
+    header(out, name, "counter", help);
+    for (size_t i = 0; i < n; i++) {
+        const char *v;
+
+        snprintf(path, sizeof(path), "%s.%s", prefix, keys[i]);
+        if ((v = number(json_get(j, path))))
+            fprintf(out, "%s{%s=\"%s\"} %s\n", name, label, keys[i], v);
+    }
+}
+
+static void write_metrics(FILE *out, const struct json_flat *j)
+{
+    const char *v;
+
+    for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++) {
+        if (!(v = number(json_get(j, scalars[i].path))))
+            continue;
+        header(out, scalars[i].name, scalars[i].type, scalars[i].help);
+        fprintf(out, "%s %s\n", scalars[i].name, v);
+    }
+    if ((v = json_get(j, "kernel.bits_offered"))) {   /* base unit: bytes */
+        header(out, "randd_kernel_credited_entropy_bytes_total", "counter",
+               "Entropy credited to the kernel with RNDADDENTROPY, in bytes (bits / 8).");
+        fprintf(out, "randd_kernel_credited_entropy_bytes_total %.3f\n", atof(v) / 8);
+    }
+    source_states(out, j);
+    per_source(out, j, "randd_source_read_bytes_total", "counter",
+               "Raw bytes read from each entropy source and health-tested.", "bytes_read");
+    per_source(out, j, "randd_source_used_bytes_total", "counter",
+               "Raw bytes from each source conditioned into the pool.", "bytes_used");
+    per_source(out, j, "randd_source_health_failures_total", "counter",
+               "SP 800-90B health test failures of each source.", "health_failures");
+    labelled(out, j, "randd_requests_total", "Protocol v1 requests, by op.", "op", "requests",
+             ops, sizeof(ops) / sizeof(ops[0]));
+    labelled(out, j, "randd_replies_total", "Protocol v1 replies, by status.", "status",
+             "replies", statuses, sizeof(statuses) / sizeof(statuses[0]));
+}
+
+/* Writes next to path and renames over it, so a collector never reads half a file. */
+static int write_atomically(const char *path, const struct json_flat *j)
+{
+    char tmp[4096];
+    int fd, err = 0;
+    FILE *f;
+
+    if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+        return -ENAMETOOLONG;
+    if ((fd = mkstemp(tmp)) < 0)
+        return -errno;
+    fchmod(fd, 0644);
+    f = fdopen(fd, "w");
+    if (!f) {
+        err = -errno;
+        close(fd);
+    } else {
+        write_metrics(f, j);
+        if (fflush(f) != 0 || fsync(fd) != 0)
+            err = -errno;
+        if (fclose(f) != 0 && !err)
+            err = -errno;
+    }
+    if (!err && rename(tmp, path) != 0)
+        err = -errno;
+    if (err)
+        unlink(tmp);
+    return err;
+}
+
+static int run_metrics(int argc, char **argv)
+{
+    const char *output = NULL;
+    struct json_flat j;
+    randd_handle *h;
+    char *text = NULL;
+    int rc;
+
+    if (argc == 3 && !strcmp(argv[1], "--output"))
+        output = argv[2];
+    else if (argc != 1)
+        return usage_error(&cmd_metrics, "bad argument: %s", argv[1]);
+    if ((rc = open_daemon(&h)) != EXIT_OK)
+        return rc;
+    rc = randd_status(h, &text);
+    randd_close(h);
+    if (rc < 0)
+        return fail("metrics", rc);
+    rc = json_flatten(text, &j);
+    free(text);
+    if (rc < 0) {
+        fprintf(stderr, "randctl: metrics: the daemon's STATUS is not valid JSON\n");
+        return EXIT_FAILED;
+    }
+    if (output)
+        rc = write_atomically(output, &j);
+    else
+        write_metrics(stdout, &j);
+    json_flat_free(&j);
+    if (rc < 0) {          /* about the file, not the daemon: not fail()'s exit codes */
+        fprintf(stderr, "randctl: %s: %s\n", output, strerror(-rc));
+        return EXIT_FAILED;
+    }
+    return EXIT_OK;
+}
+
+const struct command cmd_metrics = {
+    "metrics", "metrics [--output FILE]         status as Prometheus metrics (FILE: atomic)",
+    run_metrics,
+};

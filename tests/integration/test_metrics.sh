@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# randctl metrics: Prometheus text that promtool accepts, counters that move with requests,
+# and --output writing the file atomically (no temp file left, readable by the collector).
+set -u
+RANDD=${RANDD:-build/randd}
+RANDCTL=${RANDCTL:-build/randctl}
+work=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+export RANDD_SOCKET=$work/randd.sock
+metric() { "$RANDCTL" metrics | sed -n "s/^$1 //p"; }
+
+: >"$work/randd.conf"
+"$RANDD" --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>/dev/null &
+pid=$!
+for _ in $(seq 100); do "$RANDCTL" status >/dev/null 2>&1 && break; sleep 0.05; done
+
+"$RANDCTL" metrics >"$work/out"; rc=$?
+[ $rc = 0 ] && grep -q '^randd_ready 1$' "$work/out" && pass "metrics: randd_ready 1" || fail "metrics: $(head -5 "$work/out")"
+grep -q '^# TYPE randd_requests_total counter$' "$work/out" && pass "HELP and TYPE lines" || fail "no TYPE line"
+if command -v promtool >/dev/null; then
+    out=$(promtool check metrics <"$work/out" 2>&1) && pass "promtool check metrics" || fail "promtool: $out"
+else
+    echo "SKIP: promtool (Debian package prometheus) not installed"
+fi
+
+before_req=$(metric 'randd_requests_total{op="bytes"}')
+before_bytes=$(metric randd_served_bytes_total)
+"$RANDCTL" bytes 32 >/dev/null
+"$RANDCTL" bytes 100 >/dev/null
+after_req=$(metric 'randd_requests_total{op="bytes"}')
+after_bytes=$(metric randd_served_bytes_total)
+[ $((after_req - before_req)) = 2 ] && pass "requests counter moved by 2" || fail "requests: $before_req -> $after_req"
+[ $((after_bytes - before_bytes)) = 132 ] && pass "served bytes moved by 132" || fail "bytes: $before_bytes -> $after_bytes"
+grep -q '^randd_source_state{source="getrandom",state="healthy"} 1$' "$work/out" &&
+    pass "per-source state labelled by source" || fail "no per-source state"
+
+mkdir "$work/textfile"
+"$RANDCTL" metrics --output "$work/textfile/randd.prom" && [ -f "$work/textfile/randd.prom" ] &&
+    [ "$(ls "$work/textfile")" = randd.prom ] && [ "$(stat -c %a "$work/textfile/randd.prom")" = 644 ] &&
+    pass "--output writes one 0644 file, no temp left" || fail "--output: $(ls -l "$work/textfile")"
+"$RANDCTL" metrics --output "$work/missing-dir/randd.prom" 2>/dev/null; rc=$?
+[ $rc = 1 ] && pass "--output into a missing directory fails (exit 1)" || fail "--output missing dir: exit $rc"
+
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+"$RANDCTL" metrics --output "$work/textfile/randd.prom" 2>/dev/null; rc=$?
+[ $rc = 3 ] && pass "daemon down: exit 3" || fail "daemon down: exit $rc"
+
+[ "$failures" = 0 ] && echo "test_metrics.sh: all passed" || echo "test_metrics.sh: $failures failed"
+[ "$failures" = 0 ]

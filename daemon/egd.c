@@ -134,17 +134,21 @@ static size_t command_length(const struct egd_client *c)
     }
 }
 
-static void reply_bytes(struct egd_client *c, size_t n, bool counted)
+/* Puts n random bytes in the reply (after a count byte when counted). False when the pool
+ * refused at the last moment (a clock jump forcing a reseed): then nothing is in it. */
+static bool reply_bytes(struct egd_client *c, size_t n, bool counted)
 {
     struct egd *e = c->egd;
     uint8_t *dst = c->out + (counted ? 1 : 0);
+    bool ok = n == 0 || pool_generate(e->pool, dst, n, loop_now_ns()) == 0;
 
-    if (n && pool_generate(e->pool, dst, n, loop_now_ns()) < 0)
-        n = 0;                                /* not ready after all: nothing weak */
+    if (!ok)
+        n = 0;
     if (counted)
         c->out[0] = (uint8_t)n;
-    c->out_len = n + (counted ? 1 : 0);
+    c->out_len = counted ? n + 1 : n;
     e->stats.bytes_served += n;
+    return ok;
 }
 
 /* Executes the complete command in c->in. False: parked until the pool is ready. */
@@ -164,12 +168,11 @@ static bool execute(struct egd_client *c)
         break;
     }
     case 0x01:
-        reply_bytes(c, ready ? c->in[1] : 0, true);
+        reply_bytes(c, ready ? c->in[1] : 0, true);   /* a refusal is an honest count 0 */
         break;
     case 0x02:
-        if (!ready)
-            return false;
-        reply_bytes(c, c->in[1], false);
+        if (!ready || !reply_bytes(c, c->in[1], false))
+            return false;                              /* exactly n bytes, or wait */
         break;
     case 0x03: {
         unsigned bits = (unsigned)c->in[1] << 8 | c->in[2], len = c->in[3];

@@ -57,7 +57,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check test unit-test check-units bench run install uninstall deb clean
+.PHONY: all lib deps check test unit-test check-asan check-units bench run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -138,7 +138,8 @@ check: deps
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
 test: all $(TEST_BIN)
-	@failed=; for t in $(TEST_BIN) $(INTEGRATION); do \
+	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl; \
+	failed=; for t in $(TEST_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
@@ -146,6 +147,14 @@ test: all $(TEST_BIN)
 
 unit-test: all $(TEST_BIN)
 	@for t in $(TEST_BIN); do $$t || exit 1; done
+
+# The whole suite built with AddressSanitizer and UndefinedBehaviorSanitizer, in its own
+# build directory; any report fails the run.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+check-asan: deps
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 RANDD_SANITIZED=1 \
+	  $(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="-O1 -g $(SAN_FLAGS)" \
+	  LDFLAGS="$(SAN_FLAGS)" test
 
 check-units: all
 	tests/integration/test_units.sh

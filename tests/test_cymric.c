@@ -73,7 +73,7 @@ END_TEST
 
 START_TEST(state_changes_after_every_output)
 {
-    uint8_t before[64], out[32];
+    uint8_t before[64], out[100];
 
     seed_with_counting_bytes(&g, 0);
     for (int i = 0; i < 100; i++) {

@@ -27,6 +27,14 @@
 static char dir[64], sock[128], conf[128];
 static pid_t daemon_pid;
 
+/* The daemon under test: $RANDD (a sanitizer build, say), else build/randd. */
+static char *randd_path(void)
+{
+    char *path = getenv("RANDD");
+
+    return path && *path ? path : "build/randd";
+}
+
 /* --- the daemon under test ----------------------------------------------------------- */
 
 static void write_file(const char *path, const char *text)
@@ -83,7 +91,7 @@ static void wait_listening(const char *path)
 
 static void start_daemon_with(const char *config_text, const char *notify)
 {
-    char *argv[] = { "build/randd", "--foreground", "--config", conf, "--socket", sock, NULL };
+    char *argv[] = { randd_path(), "--foreground", "--config", conf, "--socket", sock, NULL };
 
     write_file(conf, config_text);
     daemon_pid = spawn(argv, notify);
@@ -99,15 +107,19 @@ static void setup(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* SIGTERM must stop it cleanly: exit 0 (a sanitizer report would make it non-zero). */
 static void stop_daemon(void)
 {
     int status;
+    pid_t pid = daemon_pid;
 
-    if (daemon_pid > 0) {
-        kill(daemon_pid, SIGTERM);
-        waitpid(daemon_pid, &status, 0);
-    }
     daemon_pid = 0;
+    if (pid <= 0)
+        return;
+    kill(pid, SIGTERM);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "randd did not stop cleanly on SIGTERM (status 0x%x)", status);
 }
 
 static void teardown(void)
@@ -138,7 +150,8 @@ static void send_frame(int fd, uint8_t version, uint8_t op, uint16_t flags, uint
     struct randd_header h = { version, op, flags, length };
 
     randd_header_encode(buf, &h);
-    memcpy(buf + RANDD_HEADER_BYTES, body, body_len);
+    if (body_len)
+        memcpy(buf + RANDD_HEADER_BYTES, body, body_len);
     ck_assert_int_eq(send(fd, buf, RANDD_HEADER_BYTES + body_len, 0),
                      (ssize_t)(RANDD_HEADER_BYTES + body_len));
 }
@@ -431,7 +444,7 @@ START_TEST(stale_socket_is_replaced_and_a_live_one_is_not_stolen)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
     int fd = socket(AF_UNIX, SOCK_STREAM, 0), status;
-    char *second[] = { "build/randd", "--config", conf, "--socket", sock, NULL };
+    char *second[] = { randd_path(), "--config", conf, "--socket", sock, NULL };
     pid_t pid;
 
     strcpy(sa.sun_path, sock);
@@ -448,7 +461,7 @@ END_TEST
 
 START_TEST(systemd_socket_activation_is_used)
 {
-    char *argv[] = { "/usr/bin/systemd-socket-activate", "-l", sock, "build/randd",
+    char *argv[] = { "/usr/bin/systemd-socket-activate", "-l", sock, randd_path(),
                      "--config", conf, NULL };
 
     if (access(argv[0], X_OK) != 0) {
@@ -746,7 +759,7 @@ END_TEST
 START_TEST(egd_sockets_come_through_socket_activation_by_name)
 {
     char listen_tcp[64], *argv[] = { "/usr/bin/systemd-socket-activate", "-l", sock, "-l",
-                                     listen_tcp, "--fdname=randd:egd", "build/randd",
+                                     listen_tcp, "--fdname=randd:egd", randd_path(),
                                      "--config", conf, NULL };
     uint8_t buf[16];
     int fd;

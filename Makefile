@@ -57,7 +57,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check test unit-test check-asan check-units bench run install uninstall deb clean
+.PHONY: all lib deps check test unit-test check-asan check-units fuzz bench run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -155,6 +155,31 @@ check-asan: deps
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 RANDD_SANITIZED=1 \
 	  $(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="-O1 -g $(SAN_FLAGS)" \
 	  LDFLAGS="$(SAN_FLAGS)" test
+
+# libFuzzer harnesses (clang), each with its committed seed corpus; new inputs go to a
+# working copy under build/fuzz, so the committed corpus only changes on purpose.
+FUZZ_SECONDS ?= 30
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE -Ilib -Idaemon
+FUZZERS := request config reply
+$(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c lib/protocol.c | $(BUILD)/fuzz/
+	clang $(FUZZ_FLAGS) -o $@ $^
+$(BUILD)/fuzz/fuzz_config: tests/fuzz/fuzz_config.c daemon/config.c | $(BUILD)/fuzz/
+	clang $(FUZZ_FLAGS) -o $@ $^
+$(BUILD)/fuzz/fuzz_reply: tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c | $(BUILD)/fuzz/
+	clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
+
+fuzz: deps
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="clang libclang-rt-14-dev"
+	@$(MAKE) --no-print-directory $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
+	@set -e; for f in $(FUZZERS); do \
+	  mkdir -p $(BUILD)/fuzz/corpus-$$f && cp tests/fuzz/corpus/$$f/* $(BUILD)/fuzz/corpus-$$f/; \
+	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
+	  log=$(BUILD)/fuzz/fuzz_$$f.log; \
+	  $(BUILD)/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=$(BUILD)/fuzz/crash-$$f- $(BUILD)/fuzz/corpus-$$f >$$log 2>&1 || \
+	    { tail -40 $$log; exit 1; }; \
+	  grep -E '^(stat::number_of_executed_units|#[0-9]+ *DONE)' $$log; \
+	done
 
 check-units: all
 	tests/integration/test_units.sh

@@ -14,15 +14,18 @@
 
 #include <openssl/crypto.h>
 
+#include "client_internal.h"
 #include "protocol.h"
 
 #define PIPELINE 8                   /* requests in flight in randd_bytes/randd_range */
+#define MAX_TEXT_REPLY (1u << 20)    /* STATUS is a few KiB; more is not a randd talking */
 
 struct randd_handle {
     int fd;
     pid_t pid;                       /* who opened fd: a forked child reconnects */
     int timeout_ms;
     uint16_t flags;
+    bool fixed_fd;                   /* given by the caller: never reconnect */
     uint64_t deadline_ns;
     char path[108];
     char message[256];
@@ -83,6 +86,19 @@ int randd_open(randd_handle **out, const char *path)
         free(h);
         return rc;
     }
+    *out = h;
+    return 0;
+}
+
+int randd_handle_from_fd(randd_handle **out, int fd)
+{
+    randd_handle *h = calloc(1, sizeof(*h));
+
+    if (!h)
+        return -ENOMEM;
+    h->fd = fd;
+    h->pid = getpid();
+    h->fixed_fd = true;
     *out = h;
     return 0;
 }
@@ -213,11 +229,15 @@ static int read_reply(randd_handle *h, void *out, size_t want, char **text)
         return rc < 0 ? rc : -(RANDD_ERR_STATUS + r.code);
     }
     if (text) {
+        if (r.length > MAX_TEXT_REPLY)
+            return -EPROTO;
         *text = malloc((size_t)r.length + 1);
         if (!*text)
             return -ENOMEM;
         rc = recv_all(h, *text, r.length);
         (*text)[r.length] = '\0';
+        if (rc == 0 && memchr(*text, '\0', r.length))
+            rc = -EPROTO;            /* promised as a C string of that length */
         if (rc < 0) {
             free(*text);
             *text = NULL;
@@ -240,7 +260,7 @@ static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), v
     if (h->pid != getpid())
         disconnect(h);               /* the parent's: closing our copy leaves it intact */
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (h->fd < 0 && (rc = connect_socket(h)) < 0)
+        if (h->fd < 0 && (rc = h->fixed_fd ? -ENOTCONN : connect_socket(h)) < 0)
             return rc;
         rc = fn(h, arg);
         if (rc != -EPIPE && rc != -ECONNRESET)

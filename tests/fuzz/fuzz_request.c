@@ -1,0 +1,67 @@
+/* libFuzzer: the daemon's request decoder over a stream of pipelined frames, cut at the
+ * points the server reads (8-byte header, then the body), checking what the decoder
+ * promises: statuses in range, decoded arguments consistent with the frame. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_request(const struct randd_header *h, const uint8_t *body)
+{
+    struct randd_request req;
+    char why[160];
+    int status = randd_parse_request(h, body, &req, why, sizeof(why));
+
+    if (status < 0 || status >= RANDD_STATUS_COUNT || (status != RANDD_OK && !why[0]))
+        abort();
+    if (status != RANDD_OK)
+        return;
+    switch (req.op) {
+    case RANDD_OP_BYTES:
+        if (req.n == 0 || req.n > RANDD_MAX_BYTES)
+            abort();
+        break;
+    case RANDD_OP_RANGE:
+        if (!req.count || !req.len || req.len > RANDD_MAX_RANGE_LEN ||
+            (uint32_t)req.count * req.len > RANDD_MAX_RANGE_REPLY || req.r != body + 4 ||
+            h->length != 4u + req.len)
+            abort();
+        break;
+    case RANDD_OP_ADD_ENTROPY:
+        if (req.data_len + 4 != h->length || req.entropy_bits > 8 * req.data_len)
+            abort();
+        break;
+    case RANDD_OP_STATUS:
+        if (h->length)
+            abort();
+        break;
+    default:
+        abort();
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    while (size >= RANDD_HEADER_BYTES) {
+        struct randd_header h;
+        uint8_t *body;
+
+        randd_header_decode(data, &h);
+        data += RANDD_HEADER_BYTES;
+        size -= RANDD_HEADER_BYTES;
+        if (randd_header_closes(&h))
+            return 0;                 /* the server replies and closes here */
+        if (h.length > size)
+            return 0;                 /* the rest has not arrived */
+        body = malloc(h.length ? h.length : 1);   /* exact size: ASan sees overreads */
+        memcpy(body, data, h.length);
+        check_request(&h, body);
+        free(body);
+        data += h.length;
+        size -= h.length;
+    }
+    return 0;
+}

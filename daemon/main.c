@@ -296,8 +296,11 @@ static void reload(struct randd *r)
     r->pool.reseed_interval = fresh.reseed_interval;
     r->pool.reseed_bytes = fresh.reseed_bytes;
     if (fresh.socket_mode != r->config.socket_mode ||
-        strcmp(fresh.socket_group, r->config.socket_group) || strcmp(fresh.user, r->config.user))
-        log_notice("reload: socket_mode, socket_group and user changes apply at restart");
+        strcmp(fresh.socket_group, r->config.socket_group) || strcmp(fresh.user, r->config.user) ||
+        strcmp(fresh.egd_socket, r->config.egd_socket) ||
+        strcmp(fresh.egd_listen, r->config.egd_listen))
+        log_notice("reload: socket_mode, socket_group, user, egd_socket and egd_listen changes "
+                   "apply at restart");
     if (fresh.kernel_topup != r->config.kernel_topup)
         log_notice("reload: kernel_topup changes apply at restart");
     r->config = fresh;

@@ -1,79 +1,25 @@
-/* randctl status: the daemon's STATUS, as JSON (--json) or as an indented summary written
- * straight from the JSON text (keys and values, one per line). */
+/* randctl status: the daemon's STATUS, as JSON (--json) or one "path: value" line per field. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "randctl.h"
 
-/* A small recursive printer over the JSON randd itself writes: objects become indented
- * "key: value" lines, array items "- value" lines. Returns where it stopped. */
-static const char *print_value(const char *p, int depth);
-
-static const char *skip_space(const char *p)
+/* One "path: value" line per field ("sources[0].state: healthy"): readable, and easy to
+ * grep in scripts. */
+static int summarise(const char *json)
 {
-    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
-        p++;
-    return p;
-}
+    struct json_flat flat;
 
-static const char *print_scalar(const char *p)
-{
-    if (*p == '"') {
-        for (p++; *p && *p != '"'; p++)
-            putchar(*p == '\\' && p[1] ? *++p : *p);
-        return *p ? p + 1 : p;
+    if (json_flatten(json, &flat) < 0) {
+        fprintf(stderr, "randctl: status: the daemon's STATUS is not valid JSON\n");
+        return EXIT_FAILED;
     }
-    for (; *p && !strchr(",}]", *p); p++)
-        putchar(*p);
-    return p;
-}
-
-/* Prints a container's members or items on their own lines at depth. */
-static const char *print_container(const char *p, int depth)
-{
-    char close = *p == '{' ? '}' : ']';
-    int object = *p == '{';
-
-    for (p = skip_space(p + 1); *p && *p != close; p = skip_space(p)) {
-        printf("%*s", 2 * depth, "");
-        if (object) {
-            p = print_scalar(p);                 /* the key */
-            p = skip_space(p);
-            p += *p == ':';
-            printf(":");
-        } else {
-            printf("-");
-        }
-        p = print_value(skip_space(p), depth + 1);
-        p = skip_space(p);
-        p += *p == ',';
-    }
-    return *p ? p + 1 : p;
-}
-
-static const char *print_value(const char *p, int depth)
-{
-    if (*p == '{' || *p == '[') {
-        if (p[1] == (*p == '{' ? '}' : ']')) {
-            printf(" (none)\n");
-            return p + 2;
-        }
-        putchar('\n');
-        return print_container(p, depth);
-    }
-    putchar(' ');
-    p = print_scalar(p);
-    putchar('\n');
-    return p;
-}
-
-static void summarise(const char *json)
-{
-    const char *p = skip_space(json);
-
-    if (*p == '{')
-        print_container(p, 0);
+    for (size_t i = 0; i < flat.count; i++)
+        printf("%s: %s\n", flat.pairs[i].path, flat.pairs[i].value);
+    json_flat_free(&flat);
+    return EXIT_OK;
 }
 
 static int run_status(int argc, char **argv)
@@ -91,12 +37,13 @@ static int run_status(int argc, char **argv)
     randd_close(h);
     if (rc < 0)
         return fail("status", rc);
+    rc = EXIT_OK;
     if (json)
         fputs(text, stdout);
     else
-        summarise(text);
+        rc = summarise(text);
     free(text);
-    return EXIT_OK;
+    return rc;
 }
 
 const struct command cmd_status = {

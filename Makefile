@@ -14,7 +14,7 @@ SYSCONFDIR ?= /etc
 UNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 
 # Debian 12 packages needed to build and test; `make deps` installs the missing ones.
-DEB_PACKAGES := gcc make pkg-config libssl-dev libsystemd-dev libcap-dev check rng-tools5 \
+DEB_PACKAGES := gcc make pkg-config valgrind libssl-dev libsystemd-dev libcap-dev check rng-tools5 \
                 groff-base systemd ekeyd-egd-linux prometheus
 PKGS         := libcrypto
 
@@ -57,7 +57,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check test unit-test check-asan check-units fuzz bench run install uninstall deb clean
+.PHONY: all lib deps check test unit-test check-asan check-valgrind check-units fuzz bench run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -180,6 +180,17 @@ fuzz: deps
 	    { tail -40 $$log; exit 1; }; \
 	  grep -E '^(stat::number_of_executed_units|#[0-9]+ *DONE)' $$log; \
 	done
+
+# The integration tests with the daemon under valgrind memcheck (errors or definite leaks
+# fail them: the tests require a clean exit on SIGTERM).
+check-valgrind: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/tests/test_service
+	@export RANDD=tests/valgrind-randd RANDD_REAL=$(BUILD)/randd RANDCTL=$(BUILD)/randctl \
+	  CK_DEFAULT_TIMEOUT=120; \
+	failed=; for t in $(BUILD)/tests/test_service tests/integration/test_randd.sh \
+	  tests/integration/test_randctl.sh; do $$t || failed="$$failed $${t##*/}"; done; \
+	if [ -n "$$failed" ]; then echo "FAILED under valgrind:$$failed"; exit 1; fi; \
+	echo "integration tests clean under valgrind memcheck"
 
 check-units: all
 	tests/integration/test_units.sh

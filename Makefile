@@ -14,7 +14,7 @@ SYSCONFDIR ?= /etc
 UNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 
 # Debian 12 packages needed to build and test; `make deps` installs the missing ones.
-DEB_PACKAGES := gcc make pkg-config valgrind libssl-dev libsystemd-dev libcap-dev check rng-tools5 \
+DEB_PACKAGES := gcc make pkg-config valgrind gdb libssl-dev libsystemd-dev libcap-dev check rng-tools5 \
                 groff-base systemd ekeyd-egd-linux prometheus
 PKGS         := libcrypto
 

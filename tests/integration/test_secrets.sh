@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Fast key erasure, checked on the running daemon: gdb records the key at the start of one
+# generate call; after that request, a dump of every writable mapping of the daemon must not
+# contain it. Positive control: the generator's current state, read the same way, must be
+# found in the same dump, so the search can find what is there.
+set -u
+RANDD=${RANDD:-build/randd}
+RANDCTL=${RANDCTL:-build/randctl}
+if [ "$(id -u)" != 0 ] || ! command -v gdb >/dev/null || [ -n "${RANDD_SANITIZED:-}" ]; then
+    echo "SKIP: test_secrets.sh needs root, gdb and a plain build"; exit 0
+fi
+work=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+export RANDD_SOCKET=$work/randd.sock
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+: >"$work/randd.conf"
+"$RANDD" --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>/dev/null &
+pid=$!
+for _ in $(seq 100); do "$RANDCTL" status >/dev/null 2>&1 && break; sleep 0.05; done
+
+hexbytes() { tr -d '{} \n' | tr ',' '\n' | sed 's/^0x//; s/^\(.\)$/0\1/' | tr -d '\n'; }
+
+# Stop at the next generate call and print the key it is about to use. A 2048-byte request
+# (the batch size) is exactly one generate call, so the key recorded is the last one used
+# before the dump: a stray copy of it could not have been overwritten by later calls.
+gdb -q -batch -p "$pid" -ex 'break randd_cymric_generate' -ex continue \
+    -ex 'output/x *(unsigned char (*)[32])g->state' -ex detach >"$work/gdb1" 2>&1 &
+gdbpid=$!
+sleep 1
+"$RANDCTL" bytes 2048 --raw >/dev/null
+wait "$gdbpid"
+old_key=$(grep -o '{0x[^}]*}' "$work/gdb1" | tail -1 | hexbytes)
+[ ${#old_key} = 64 ] || { fail "could not read the key with gdb: $(tail -3 "$work/gdb1")"; exit 1; }
+
+gdb -q -batch -p "$pid" -ex 'output/x main::r.pool.secret->gen.state' -ex detach \
+    >"$work/gdb2" 2>&1
+now_state=$(grep -o '{0x[^}]*}' "$work/gdb2" | tail -1 | hexbytes)
+[ ${#now_state} = 128 ] || { fail "could not read the current state: $(tail -3 "$work/gdb2")"; exit 1; }
+
+# Dump every writable mapping (the process is running; the generator is idle between
+# requests, so nothing moves under us).
+: >"$work/dump"
+while read -r range perms _; do
+    case $perms in rw*) ;; *) continue ;; esac
+    start=$((16#${range%-*})); end=$((16#${range#*-}))
+    dd if=/proc/$pid/mem of="$work/part" bs=65536 skip=$start \
+       count=$((end - start)) iflag=skip_bytes,count_bytes status=none 2>/dev/null &&
+        cat "$work/part" >>"$work/dump"
+done <"/proc/$pid/maps"
+# Searched as hex text: grep on the raw bytes would split lines at any 0x0a in a key.
+od -An -v -tx1 "$work/dump" | tr -d ' \n' >"$work/dump.hex"
+found() { grep -q "$1" "$work/dump.hex"; }
+if found "${now_state:0:64}"; then
+    pass "positive control: the current key is found in the memory dump"
+else
+    fail "the current key is not in the dump: the search cannot be trusted"
+fi
+if found "$old_key"; then
+    fail "an earlier generator key is still in the daemon's memory"
+else
+    pass "no copy of the earlier generator key in $(($(stat -c %s "$work/dump") / 1024)) KiB of writable memory"
+fi
+
+[ "$failures" = 0 ] && echo "test_secrets.sh: all passed" || echo "test_secrets.sh: $failures failed"
+[ "$failures" = 0 ]

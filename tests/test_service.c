@@ -13,6 +13,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -47,6 +48,7 @@ static void write_file(const char *path, const char *text)
 }
 
 static const char *extra_env;            /* NAME=value for the next daemon, or NULL */
+static rlim_t fd_limit;                  /* RLIMIT_NOFILE for the next daemon; 0: inherit */
 
 static pid_t spawn(char *const argv[], const char *notify)
 {
@@ -62,6 +64,11 @@ static pid_t spawn(char *const argv[], const char *notify)
             setenv("NOTIFY_SOCKET", notify, 1);
         if (extra_env)
             putenv((char *)extra_env);
+        if (fd_limit) {
+            struct rlimit rl = { fd_limit, fd_limit };
+
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
         execv(argv[0], argv);
         _exit(127);
     }
@@ -618,6 +625,52 @@ START_TEST(timeout_and_nonblock_options_bound_a_call)
 }
 END_TEST
 
+/* CPU seconds the daemon has used, from /proc/PID/stat (utime + stime). */
+static double daemon_cpu_seconds(void)
+{
+    char path[64], buf[1024], *p;
+    unsigned long utime = 0, stime = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)daemon_pid);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+    fclose(f);
+    p = strrchr(buf, ')');                  /* fields after the command name */
+    ck_assert_int_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+                            &utime, &stime), 2);
+    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Out of descriptors, accept() fails with EMFILE: the daemon must pause accepting rather
+ * than spin on the level-triggered listener, and serve again once descriptors free up. */
+START_TEST(running_out_of_descriptors_pauses_accept_without_spinning)
+{
+    enum { CLIENTS = 40 };
+    int fds[CLIENTS];
+    double cpu;
+
+    fd_limit = 24;
+    start_daemon_with("", NULL);
+    fd_limit = 0;
+    for (int i = 0; i < CLIENTS; i++)
+        fds[i] = connect_raw();             /* the backlog takes what accept cannot */
+    usleep(200000);
+    cpu = daemon_cpu_seconds();
+    sleep(1);
+    ck_assert_msg(daemon_cpu_seconds() - cpu < 0.3,
+                  "randd used %.2f CPU seconds in 1 s at EMFILE: spinning",
+                  daemon_cpu_seconds() - cpu);
+    for (int i = 0; i < CLIENTS; i++)
+        close(fds[i]);
+    usleep(500000);
+    fds[0] = connect_raw();
+    check_still_usable(fds[0], "a client after descriptors freed up");
+    close(fds[0]);
+}
+END_TEST
+
 /* --- EGD ------------------------------------------------------------------------------ */
 
 static char egd_sock[160];
@@ -835,6 +888,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
     tcase_add_test(tc, idle_clients_are_closed_after_idle_timeout);
+    tcase_add_test(tc, running_out_of_descriptors_pauses_accept_without_spinning);
     tcase_add_test(tc, egd_commands_work_over_unix_and_tcp);
     tcase_add_test(tc, egd_unknown_command_closes_and_is_counted);
     tcase_add_test(tc, egd_before_seeding_reports_nothing_and_blocking_reads_wait);

@@ -625,6 +625,48 @@ START_TEST(timeout_and_nonblock_options_bound_a_call)
 }
 END_TEST
 
+/* The daemon's resident memory in KiB, from /proc/PID/status. */
+static long daemon_rss_kib(void)
+{
+    char path[64], line[256];
+    long kib = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)daemon_pid);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+/* 50 clients each ask for 16 MiB and never read: replies are made as sockets drain, so
+ * the daemon holds a 16 KiB chunk per client, not 800 MiB. */
+START_TEST(stalled_large_replies_keep_memory_small)
+{
+    enum { CLIENTS = 50 };
+    int fds[CLIENTS];
+    uint8_t b[4];
+    long before, after;
+
+    start_daemon_with("", NULL);
+    before = daemon_rss_kib();
+    for (int i = 0; i < CLIENTS; i++) {
+        fds[i] = connect_raw();
+        send_frame(fds[i], 1, RANDD_OP_BYTES, 0, 4, be32(b, RANDD_MAX_BYTES), 4);
+    }
+    usleep(500000);
+    after = daemon_rss_kib();
+    ck_assert_msg(after - before < 8 * 1024, "RSS grew by %ld KiB for %d stalled 16 MiB replies",
+                  after - before, CLIENTS);
+    check_still_usable(connect_raw(), "a new client while 50 replies are stalled");
+    for (int i = 0; i < CLIENTS; i++)
+        close(fds[i]);
+}
+END_TEST
+
 /* CPU seconds the daemon has used, from /proc/PID/stat (utime + stime). */
 static double daemon_cpu_seconds(void)
 {
@@ -766,6 +808,26 @@ START_TEST(egd_commands_work_over_unix_and_tcp)
 }
 END_TEST
 
+START_TEST(egd_and_protocol_clients_share_max_clients)
+{
+    uint8_t byte;
+    int v1, egd, third;
+
+    start_egd_daemon("max_clients = 2\n");
+    v1 = connect_raw();
+    egd = connect_egd(true);
+    usleep(100000);
+    third = connect_raw();
+    check_status(third, RANDD_BUSY, "a third client with one v1 and one EGD client connected");
+    close(third);
+    third = connect_egd(false);             /* EGD cannot say busy: it is just closed */
+    ck_assert_int_le(recv(third, &byte, 1, 0), 0);
+    close(third);
+    close(v1);
+    close(egd);
+}
+END_TEST
+
 START_TEST(egd_unknown_command_closes_and_is_counted)
 {
     uint8_t byte, st[300];
@@ -889,6 +951,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
     tcase_add_test(tc, idle_clients_are_closed_after_idle_timeout);
     tcase_add_test(tc, running_out_of_descriptors_pauses_accept_without_spinning);
+    tcase_add_test(tc, stalled_large_replies_keep_memory_small);
+    tcase_add_test(tc, egd_and_protocol_clients_share_max_clients);
     tcase_add_test(tc, egd_commands_work_over_unix_and_tcp);
     tcase_add_test(tc, egd_unknown_command_closes_and_is_counted);
     tcase_add_test(tc, egd_before_seeding_reports_nothing_and_blocking_reads_wait);

@@ -2,14 +2,8 @@
 # make install DESTDIR=... PREFIX=/usr: the exact file list, a tiny client built with
 # pkg-config against the installed tree (shared and static) and run against a daemon, man
 # pages clean under groff -ww, and uninstall leaving only the operator's /etc/randd.conf.
-set -u
-work=$(mktemp -d); chmod 755 "$work"
+. "$(dirname "$0")/common.sh"
 dest=$work/root
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 
 # A plain build, whatever flags the make running this test was given (check-asan's).
@@ -89,5 +83,4 @@ make -s uninstall DESTDIR="$dest" PREFIX=/usr >/dev/null
 left=$(cd "$dest" && find . ! -type d | sed 's|^\.||')
 [ "$left" = /etc/randd.conf ] && pass "uninstall leaves only /etc/randd.conf" || fail "left behind: $left"
 
-[ "$failures" = 0 ] && echo "test_install.sh: all passed" || echo "test_install.sh: $failures failed"
-[ "$failures" = 0 ]
+finish test_install.sh

@@ -1,15 +1,7 @@
 #!/usr/bin/env bash
 # randctl metrics: Prometheus text that promtool accepts, counters that move with requests,
 # and --output writing the file atomically (no temp file left, readable by the collector).
-set -u
-RANDD=${RANDD:-build/randd}
-RANDCTL=${RANDCTL:-build/randctl}
-work=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
+. "$(dirname "$0")/common.sh"
 export RANDD_SOCKET=$work/randd.sock
 metric() { "$RANDCTL" metrics | sed -n "s/^$1 //p"; }
 
@@ -49,5 +41,4 @@ kill "$pid"; wait "$pid" 2>/dev/null; pid=
 "$RANDCTL" metrics --output "$work/textfile/randd.prom" 2>/dev/null; rc=$?
 [ $rc = 3 ] && pass "daemon down: exit 3" || fail "daemon down: exit $rc"
 
-[ "$failures" = 0 ] && echo "test_metrics.sh: all passed" || echo "test_metrics.sh: $failures failed"
-[ "$failures" = 0 ]
+finish test_metrics.sh

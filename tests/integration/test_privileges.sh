@@ -2,16 +2,8 @@
 # randd started as root drops privileges once everything is open: /proc/PID/status of the
 # running daemon shows only CAP_SYS_ADMIN (none without the kernel feed) in every set, the
 # configured user, NoNewPrivs, and non-dumpable (/proc/PID files owned by root).
-set -u
-RANDD=${RANDD:-build/randd}
-RANDCTL=${RANDCTL:-build/randctl}
+. "$(dirname "$0")/common.sh"
 if [ "$(id -u)" != 0 ]; then echo "SKIP: test_privileges.sh needs root"; exit 0; fi
-work=$(mktemp -d); chmod 755 "$work"
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
 field() { sed -n "s/^$1:[[:space:]]*//p" "/proc/$pid/status"; }
 
 start() {   # config text
@@ -53,5 +45,4 @@ for set in CapPrm CapEff CapBnd; do
 done
 stop
 
-[ "$failures" = 0 ] && echo "test_privileges.sh: all passed" || echo "test_privileges.sh: $failures failed"
-[ "$failures" = 0 ]
+finish test_privileges.sh

@@ -1,16 +1,7 @@
 #!/usr/bin/env bash
 # randctl against a running build/randd: every command, its output formats, and the exit
 # codes scripts rely on (0 ok, 2 bad argument, 3 not running, 4 permission denied).
-set -u
-RANDD=${RANDD:-build/randd}
-RANDCTL=${RANDCTL:-build/randctl}
-work=$(mktemp -d)
-chmod 755 "$work"
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
+. "$(dirname "$0")/common.sh"
 check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
 
 export RANDD_SOCKET=$work/randd.sock
@@ -78,5 +69,4 @@ else
     echo "SKIP: rngtest (rng-tools5) not installed"
 fi
 
-[ "$failures" = 0 ] && echo "test_randctl.sh: all passed" || echo "test_randctl.sh: $failures failed"
-[ "$failures" = 0 ]
+finish test_randctl.sh

@@ -2,15 +2,7 @@
 # Integration test of build/randd's entropy side: command line and exit codes, config errors
 # with file:line, start-up to ready, SIGHUP with a bad file keeping the old config, SIGUSR1
 # status, and a clean SIGTERM. Runs without root; the kernel feed is checked when root.
-set -u
-RANDD=${RANDD:-build/randd}
-work=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-failures=0
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
+. "$(dirname "$0")/common.sh"
 
 expect_exit() {   # expected-code description command...
     local want=$1 what=$2; shift 2
@@ -99,5 +91,4 @@ else
     echo "SKIP: kernel feed needs root (CAP_SYS_ADMIN)"
 fi
 
-[ "$failures" = 0 ] && echo "test_randd.sh: all passed" || echo "test_randd.sh: $failures failed"
-[ "$failures" = 0 ]
+finish test_randd.sh

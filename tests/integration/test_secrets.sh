@@ -3,20 +3,12 @@
 # generate call; after that request, a dump of every writable mapping of the daemon must not
 # contain it. Positive control: the generator's current state, read the same way, must be
 # found in the same dump, so the search can find what is there.
-set -u
-RANDD=${RANDD:-build/randd}
-RANDCTL=${RANDCTL:-build/randctl}
+. "$(dirname "$0")/common.sh"
+
 if [ "$(id -u)" != 0 ] || ! command -v gdb >/dev/null || [ -n "${RANDD_SANITIZED:-}" ]; then
     echo "SKIP: test_secrets.sh needs root, gdb and a plain build"; exit 0
 fi
-work=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 export RANDD_SOCKET=$work/randd.sock
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
-
 : >"$work/randd.conf"
 "$RANDD" --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>/dev/null &
 pid=$!
@@ -65,5 +57,4 @@ else
     pass "no copy of the earlier generator key in $(($(stat -c %s "$work/dump") / 1024)) KiB of writable memory"
 fi
 
-[ "$failures" = 0 ] && echo "test_secrets.sh: all passed" || echo "test_secrets.sh: $failures failed"
-[ "$failures" = 0 ]
+finish test_secrets.sh

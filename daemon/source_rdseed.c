@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 /* Intel's guidance for RDSEED underflow: retry with PAUSE, but not forever. */
 #define RDSEED_RETRIES 64
 
@@ -55,16 +57,14 @@ static bool rdseed64(uint64_t *value)
 static ssize_t rdseed_read(struct source *s, uint8_t *buf, size_t n)
 {
     size_t done = 0;
+    uint64_t word;
 
     (void)s;
-    while (done + sizeof(uint64_t) <= n) {
-        uint64_t word;
-
-        if (!rdseed64(&word))
-            break;
+    while (done + sizeof(word) <= n && rdseed64(&word)) {
         memcpy(buf + done, &word, sizeof(word));   /* the caller wipes buf after use */
         done += sizeof(word);
     }
+    OPENSSL_cleanse(&word, sizeof(word));          /* raw seed material: not left behind */
     return (ssize_t)done;
 }
 

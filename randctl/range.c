@@ -9,7 +9,8 @@
 
 #include "randctl.h"
 
-#define MAX_COUNT 1000000
+#define MAX_COUNT  1000000
+#define MAX_OUTPUT (64u << 20)    /* count * bytes of R held at once */
 
 static BIGNUM *parse_number(const char *s)
 {
@@ -82,6 +83,11 @@ static int run_range(int argc, char **argv)
         goto out;
     }
     len = (size_t)BN_bn2bin(r, rbytes);
+    if (len * count > MAX_OUTPUT) {
+        rc = usage_error(&cmd_range, "--count %llu of a %zu-byte R is over 64 MiB at once",
+                         count, len);
+        goto out;
+    }
     values = malloc(len * count);
     if (!values) {
         rc = fail("range", -12);

@@ -1,0 +1,315 @@
+/* The in-process generator (randd.h, randd_rng_*): ChaCha20 with fast key erasure in batches,
+ * as in the kernel's and OpenBSD's generators, seeded and reseeded from the daemon. Owns the
+ * generator state and its lifetime; the wire protocol belongs to client.c.
+ *
+ * A batch is RNG_BATCH bytes of keystream under the current key with nonce 0: its first 32
+ * bytes become the next key and are wiped at once, the rest is handed out from the end and
+ * wiped as it goes. Large requests are written straight into the caller's buffer under nonce
+ * 1 of the same key, then a batch is made so the key is replaced before the call returns. */
+#include "rng_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+
+#include "secmem.h"
+
+#define DEFAULT_RESEED_BYTES   (16u << 20)
+#define DEFAULT_RESEED_SECONDS 60
+#define DAEMON_TIMEOUT_MS      2000
+#define DIRECT_MAX             (1u << 30)   /* one key's direct output: far below 2^32 blocks */
+
+/* --- fork detection ---------------------------------------------------------------------
+ * MADV_WIPEONFORK zeroes the secret page in a child, so seed_source reads 0 there. Kernels
+ * before 4.14 ignore the advice; the pthread_atfork counter below catches fork() there. */
+
+static unsigned fork_generation;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void count_fork(void)
+{
+    __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED);
+}
+
+static void register_atfork(void)
+{
+    (void)pthread_atfork(NULL, NULL, count_fork);
+}
+
+static unsigned current_fork_generation(void)
+{
+    return __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
+}
+
+static uint64_t monotonic_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* --- seeding ----------------------------------------------------------------------------- */
+
+static int seed_from_daemon(const randd_rng *rng, uint8_t seed[RNG_SEED_BYTES])
+{
+    randd_handle *h;
+    int rc = randd_open(&h, rng->socket);
+
+    if (rc < 0)
+        return rc;
+    /* A daemon that is not ready answers at once rather than keeping us waiting. */
+    randd_set_nonblock(h, 1);
+    randd_set_timeout(h, DAEMON_TIMEOUT_MS);
+    rc = randd_bytes(h, seed, RNG_SEED_BYTES);
+    randd_close(h);
+    return rc;
+}
+
+static int seed_from_kernel(uint8_t seed[RNG_SEED_BYTES])
+{
+    size_t got = 0;
+
+    while (got < RNG_SEED_BYTES) {
+        ssize_t n = getrandom(seed + got, RNG_SEED_BYTES - got, 0);
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+/* key = BLAKE2b-512(key || seed) truncated: the old key still counts, so a weak seed never
+ * makes the state weaker than it was. Unread batch bytes are dropped. */
+static int mix_seed(randd_rng *rng, const uint8_t seed[RNG_SEED_BYTES], int source)
+{
+    struct rng_secret *s = rng->secret;
+    uint8_t digest[RANDD_BLAKE2B_BYTES];
+    struct iovec parts[] = {
+        { s->key, sizeof(s->key) },
+        { (void *)seed, RNG_SEED_BYTES },
+    };
+    int rc = randd_blake2b512(rng->crypto, digest, parts, 2);
+
+    if (rc == 0) {
+        memcpy(s->key, digest, sizeof(s->key));
+        OPENSSL_cleanse(s->batch, sizeof(s->batch));
+        s->left = 0;
+        s->since_reseed = 0;
+        s->reseeded_at_ms = monotonic_ms();
+        s->fork_generation = current_fork_generation();
+        s->seed_source = source;
+        rng->reseeds++;
+    }
+    OPENSSL_cleanse(digest, sizeof(digest));
+    return rc;
+}
+
+int randd_rng_reseed(randd_rng *rng)
+{
+    uint8_t seed[RNG_SEED_BYTES];
+    int source = RANDD_RNG_FROM_DAEMON;
+    int rc = seed_from_daemon(rng, seed);
+
+    if (rc < 0 && !(rng->flags & RANDD_RNG_REQUIRE_DAEMON)) {
+        source = RANDD_RNG_FROM_GETRANDOM;
+        rng->fallbacks++;
+        rc = seed_from_kernel(seed);
+    }
+    if (rc == 0)
+        rc = mix_seed(rng, seed, source);
+    OPENSSL_cleanse(seed, sizeof(seed));
+    if (rc < 0)
+        rng->secret->seed_source = RANDD_RNG_UNSEEDED;
+    return rc;
+}
+
+static bool reseed_due(const randd_rng *rng)
+{
+    const struct rng_secret *s = rng->secret;
+
+    return s->seed_source == RANDD_RNG_UNSEEDED ||
+           s->fork_generation != current_fork_generation() ||
+           s->since_reseed >= rng->reseed_bytes ||
+           monotonic_ms() - s->reseeded_at_ms >= (uint64_t)rng->reseed_seconds * 1000;
+}
+
+/* --- fast key erasure --------------------------------------------------------------------- */
+
+static const uint8_t batch_iv[RANDD_CHACHA20_IV];                       /* counter 0, nonce 0 */
+static const uint8_t direct_iv[RANDD_CHACHA20_IV] = { [4] = 1 };        /* counter 0, nonce 1 */
+
+/* A new batch under the current key; its first bytes replace the key before anything else. */
+static int refill(randd_rng *rng)
+{
+    struct rng_secret *s = rng->secret;
+    int rc;
+
+    if (reseed_due(rng) && (rc = randd_rng_reseed(rng)) < 0)
+        return rc;
+    rc = randd_chacha20(rng->crypto, s->key, batch_iv, NULL, s->batch, sizeof(s->batch));
+    if (rc < 0) {
+        OPENSSL_cleanse(s, sizeof(*s));      /* unseeded: the next call starts over */
+        return rc;
+    }
+    memcpy(s->key, s->batch, sizeof(s->key));
+    OPENSSL_cleanse(s->batch, sizeof(s->key));
+    s->left = sizeof(s->batch) - sizeof(s->key);
+    return 0;
+}
+
+/* Hands out n <= left bytes from the end of the batch and wipes them there. */
+static void take(struct rng_secret *s, uint8_t *out, size_t n)
+{
+    uint8_t *from = s->batch + sizeof(s->batch) - s->left;
+
+    memcpy(out, from, n);
+    OPENSSL_cleanse(from, n);
+    s->left -= n;
+    s->since_reseed += n;
+}
+
+/* n bytes under the current key and nonce 1, then a fresh batch replaces that key. */
+static int direct(randd_rng *rng, uint8_t *out, size_t n)
+{
+    struct rng_secret *s = rng->secret;
+    int rc;
+
+    if (reseed_due(rng) && (rc = randd_rng_reseed(rng)) < 0)
+        return rc;
+    rc = randd_chacha20(rng->crypto, s->key, direct_iv, NULL, out, n);
+    s->since_reseed += n;
+    s->left = 0;
+    return rc < 0 ? rc : refill(rng);
+}
+
+int randd_rng_bytes(randd_rng *rng, void *buf, size_t n)
+{
+    struct rng_secret *s = rng->secret;
+    uint8_t *out = buf;
+    size_t total = n;
+    int rc = 0;
+
+    if (s->left >= n && s->fork_generation == current_fork_generation()) {
+        take(s, out, n);       /* the common case: a small request from the batch */
+        return 0;
+    }
+    while (n > 0 && rc == 0) {
+        if (s->fork_generation != current_fork_generation())
+            s->left = 0;
+        if (n >= RNG_DIRECT_MIN) {
+            size_t chunk = n < DIRECT_MAX ? n : DIRECT_MAX;
+
+            rc = direct(rng, out, chunk);
+            out += chunk;
+            n -= chunk;
+            continue;
+        }
+        if (s->left == 0 && (rc = refill(rng)) < 0)
+            break;
+        size_t chunk = n < s->left ? n : s->left;
+
+        take(s, out, chunk);
+        out += chunk;
+        n -= chunk;
+    }
+    if (rc < 0)
+        OPENSSL_cleanse(buf, total);
+    return rc;
+}
+
+/* --- lifetime ----------------------------------------------------------------------------- */
+
+int randd_rng_new(randd_rng **out, const struct randd_rng_options *options)
+{
+    static const struct randd_rng_options defaults;
+    randd_rng *rng;
+    int lock_errno, rc;
+
+    *out = NULL;
+    if (!options)
+        options = &defaults;
+    pthread_once(&atfork_once, register_atfork);
+    rng = calloc(1, sizeof(*rng));
+    if (!rng)
+        return -ENOMEM;
+    rng->secret_len = sizeof(struct rng_secret);
+    rng->secret = randd_secure_alloc(rng->secret_len, &lock_errno);
+    rng->crypto = randd_crypto_new();
+    rng->socket = options->socket ? strdup(options->socket) : NULL;
+    rng->reseed_bytes = options->reseed_bytes ? options->reseed_bytes : DEFAULT_RESEED_BYTES;
+    rng->reseed_seconds = options->reseed_seconds ? options->reseed_seconds
+                                                  : DEFAULT_RESEED_SECONDS;
+    rng->flags = options->flags;
+    if (!rng->secret || !rng->crypto || (options->socket && !rng->socket)) {
+        randd_rng_free(rng);
+        return -ENOMEM;
+    }
+    rc = randd_rng_reseed(rng);
+    if (rc < 0) {
+        randd_rng_free(rng);
+        return rc;
+    }
+    *out = rng;
+    return 0;
+}
+
+int randd_rng_seed_source(const randd_rng *rng)
+{
+    const struct rng_secret *s = rng->secret;
+
+    /* In a child the page was wiped or the generation moved: not seeded here yet. */
+    if (s->fork_generation != current_fork_generation())
+        return RANDD_RNG_UNSEEDED;
+    return s->seed_source;
+}
+
+void randd_rng_free(randd_rng *rng)
+{
+    if (!rng)
+        return;
+    randd_secure_free(rng->secret, rng->secret_len);
+    randd_crypto_free(rng->crypto);
+    free(rng->socket);
+    free(rng);
+}
+
+/* --- one generator per thread ------------------------------------------------------------- */
+
+static pthread_key_t thread_key;
+static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
+static __thread randd_rng *thread_rng;
+
+static void free_thread_rng(void *rng)
+{
+    randd_rng_free(rng);
+}
+
+static void create_thread_key(void)
+{
+    (void)pthread_key_create(&thread_key, free_thread_rng);
+}
+
+int randd_random(void *buf, size_t n)
+{
+    if (!thread_rng) {
+        int rc = randd_rng_new(&thread_rng, NULL);
+
+        if (rc < 0) {
+            OPENSSL_cleanse(buf, n);
+            return rc;
+        }
+        pthread_once(&thread_key_once, create_thread_key);
+        (void)pthread_setspecific(thread_key, thread_rng);
+    }
+    return randd_rng_bytes(thread_rng, buf, n);
+}

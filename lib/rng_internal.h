@@ -1,0 +1,41 @@
+/* The in-process generator's layout (lib/rng.c), shared with its unit tests only: the tests
+ * look into the secret page to prove that bytes handed out are gone from it. */
+#ifndef RANDD_RNG_INTERNAL_H
+#define RANDD_RNG_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "crypto.h"
+#include "randd.h"
+
+#define RNG_BATCH      1024   /* keystream per refill: the next key, then output */
+#define RNG_DIRECT_MIN 4096   /* larger requests are written straight into the caller's buffer */
+#define RNG_SEED_BYTES 64     /* drawn from the daemon (or getrandom) at each reseed */
+
+/* Everything secret, in one locked page that a forked child sees as zeros (MADV_WIPEONFORK):
+ * a child therefore starts unseeded and never repeats its parent's output. */
+struct rng_secret {
+    uint8_t key[RANDD_CHACHA20_KEY];
+    uint8_t batch[RNG_BATCH];          /* batch[RNG_BATCH - left ..] is unread; the rest zero */
+    size_t left;
+    uint64_t since_reseed;             /* bytes handed out since the last reseed */
+    uint64_t reseeded_at_ms;           /* CLOCK_MONOTONIC */
+    unsigned fork_generation;          /* fallback for kernels without MADV_WIPEONFORK */
+    int seed_source;                   /* enum randd_rng_seed_source; 0: unseeded */
+};
+
+struct randd_rng {
+    struct rng_secret *secret;
+    size_t secret_len;
+    struct randd_crypto *crypto;
+    char *socket;                      /* NULL: randd_open's default */
+    uint64_t reseed_bytes;
+    unsigned reseed_seconds;
+    unsigned flags;
+    uint64_t reseeds;                  /* for randd_rng_stats */
+    uint64_t fallbacks;
+};
+
+#endif

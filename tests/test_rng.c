@@ -1,0 +1,440 @@
+/* The in-process generator (lib/rng.c) against a fake daemon in a thread of this test: what
+ * it asks the daemon for, when it reseeds, the getrandom fallback, fork and thread safety,
+ * and that bytes handed out are gone from its memory. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "protocol.h"
+#include "rng_internal.h"
+#include "runner.h"
+
+/* --- a fake randd: answers BYTES with a pattern, or NOT_READY ----------------------------- */
+
+struct fake_daemon {
+    char path[108];
+    int listen_fd;
+    pthread_t thread;
+    uint8_t pattern;                   /* reply k's byte i is pattern ^ i ^ k: fresh seeds */
+    int not_ready;
+    int requests;                      /* BYTES requests answered */
+    uint32_t last_n;
+    pthread_mutex_t lock;
+};
+
+static int read_all(int fd, void *buf, size_t n)
+{
+    for (size_t got = 0; got < n;) {
+        ssize_t r = read(fd, (uint8_t *)buf + got, n - got);
+
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+static void serve_one(struct fake_daemon *f, int fd)
+{
+    uint8_t head[RANDD_HEADER_BYTES], body[4], reply[RANDD_HEADER_BYTES + 1024];
+    struct randd_header h;
+
+    while (read_all(fd, head, sizeof(head)) == 0) {
+        randd_header_decode(head, &h);
+        if (h.code != RANDD_OP_BYTES || h.length != 4 || read_all(fd, body, 4) < 0)
+            return;
+        uint32_t n = (uint32_t)body[0] << 24 | (uint32_t)body[1] << 16 | body[2] << 8 | body[3];
+        struct randd_header out = { RANDD_PROTOCOL_VERSION, RANDD_OK, 0, n };
+
+        pthread_mutex_lock(&f->lock);
+        if (f->not_ready) {
+            static const char why[] = "not ready";
+
+            out.code = RANDD_NOT_READY;
+            out.length = sizeof(why) - 1;
+            memcpy(reply + RANDD_HEADER_BYTES, why, out.length);
+        } else {
+            ck_assert_uint_le(n, 1024);
+            for (uint32_t i = 0; i < n; i++)
+                reply[RANDD_HEADER_BYTES + i] = (uint8_t)(f->pattern ^ i ^ f->requests);
+            f->requests++;
+            f->last_n = n;
+        }
+        pthread_mutex_unlock(&f->lock);
+        randd_header_encode(reply, &out);
+        if (write(fd, reply, RANDD_HEADER_BYTES + out.length) < 0)
+            return;
+    }
+}
+
+static void *fake_daemon_run(void *arg)
+{
+    struct fake_daemon *f = arg;
+    int fd;
+
+    while ((fd = accept(f->listen_fd, NULL, NULL)) >= 0) {
+        serve_one(f, fd);
+        close(fd);
+    }
+    return NULL;
+}
+
+static void fake_daemon_start(struct fake_daemon *f, uint8_t pattern)
+{
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+    memset(f, 0, sizeof(*f));
+    pthread_mutex_init(&f->lock, NULL);
+    f->pattern = pattern;
+    static int instances;
+
+    snprintf(f->path, sizeof(f->path), "/tmp/randd-test-rng-%d-%d.sock", (int)getpid(), instances++);
+    strcpy(addr.sun_path, f->path);
+    unlink(f->path);
+    f->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(f->listen_fd, 0);
+    ck_assert_int_eq(bind(f->listen_fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    ck_assert_int_eq(listen(f->listen_fd, 64), 0);
+    ck_assert_int_eq(pthread_create(&f->thread, NULL, fake_daemon_run, f), 0);
+}
+
+static int fake_daemon_requests(struct fake_daemon *f)
+{
+    int n;
+
+    pthread_mutex_lock(&f->lock);
+    n = f->requests;
+    pthread_mutex_unlock(&f->lock);
+    return n;
+}
+
+static void fake_daemon_stop(struct fake_daemon *f)
+{
+    shutdown(f->listen_fd, SHUT_RDWR);
+    pthread_join(f->thread, NULL);
+    close(f->listen_fd);
+    unlink(f->path);
+}
+
+static randd_rng *new_rng(const char *socket, uint64_t reseed_bytes, unsigned reseed_seconds)
+{
+    struct randd_rng_options opt = { socket, reseed_bytes, reseed_seconds, 0 };
+    randd_rng *rng;
+    int rc = randd_rng_new(&rng, &opt);
+
+    ck_assert_msg(rc == 0, "randd_rng_new: %s", randd_strerror(rc));
+    return rng;
+}
+
+/* --- seeding -------------------------------------------------------------------------------- */
+
+START_TEST(seeds_with_64_bytes_from_the_daemon)
+{
+    struct fake_daemon f;
+    randd_rng *rng;
+
+    fake_daemon_start(&f, 0x11);
+    rng = new_rng(f.path, 0, 0);
+    ck_assert_int_eq(fake_daemon_requests(&f), 1);
+    ck_assert_uint_eq(f.last_n, RNG_SEED_BYTES);
+    ck_assert_int_eq(randd_rng_seed_source(rng), RANDD_RNG_FROM_DAEMON);
+    randd_rng_free(rng);
+    fake_daemon_stop(&f);
+}
+END_TEST
+
+/* Output is a function of the daemon's seed: the same seed gives the same stream, another
+ * seed a different one (so the seed really is what the generator runs on). */
+START_TEST(output_follows_the_daemon_seed)
+{
+    struct fake_daemon f1, f2, f3;
+    uint8_t a[100], b[100], c[100];
+    randd_rng *r1, *r2, *r3;
+
+    fake_daemon_start(&f1, 0x11);
+    fake_daemon_start(&f2, 0x11);
+    fake_daemon_start(&f3, 0x22);
+    r1 = new_rng(f1.path, 0, 0);
+    r2 = new_rng(f2.path, 0, 0);
+    r3 = new_rng(f3.path, 0, 0);
+    ck_assert_int_eq(randd_rng_bytes(r1, a, sizeof(a)), 0);
+    ck_assert_int_eq(randd_rng_bytes(r2, b, sizeof(b)), 0);
+    ck_assert_int_eq(randd_rng_bytes(r3, c, sizeof(c)), 0);
+    ck_assert_msg(memcmp(a, b, sizeof(a)) == 0, "same seed, different output");
+    ck_assert_msg(memcmp(a, c, sizeof(a)) != 0, "different seeds, same output");
+    randd_rng_free(r1);
+    randd_rng_free(r2);
+    randd_rng_free(r3);
+    fake_daemon_stop(&f1);
+    fake_daemon_stop(&f2);
+    fake_daemon_stop(&f3);
+}
+END_TEST
+
+START_TEST(without_a_daemon_it_seeds_from_getrandom_and_says_so)
+{
+    struct randd_rng_options strict = { "/nonexistent/randd.sock", 0, 0, RANDD_RNG_REQUIRE_DAEMON };
+    randd_rng *rng;
+    uint8_t buf[64] = { 0 }, zero[64] = { 0 };
+
+    rng = new_rng("/nonexistent/randd.sock", 0, 0);
+    ck_assert_int_eq(randd_rng_seed_source(rng), RANDD_RNG_FROM_GETRANDOM);
+    ck_assert_int_eq(randd_rng_bytes(rng, buf, sizeof(buf)), 0);
+    ck_assert_msg(memcmp(buf, zero, sizeof(buf)) != 0, "64 zero bytes");
+    randd_rng_free(rng);
+
+    rng = (randd_rng *)1;
+    ck_assert_int_eq(randd_rng_new(&rng, &strict), -ENOENT);
+    ck_assert_ptr_null(rng);
+}
+END_TEST
+
+START_TEST(a_daemon_that_is_not_ready_means_getrandom_not_waiting)
+{
+    struct fake_daemon f;
+    randd_rng *rng;
+
+    fake_daemon_start(&f, 0x11);
+    f.not_ready = 1;
+    rng = new_rng(f.path, 0, 0);
+    ck_assert_int_eq(randd_rng_seed_source(rng), RANDD_RNG_FROM_GETRANDOM);
+    /* Once the daemon is ready, the next reseed comes from it again. */
+    pthread_mutex_lock(&f.lock);
+    f.not_ready = 0;
+    pthread_mutex_unlock(&f.lock);
+    ck_assert_int_eq(randd_rng_reseed(rng), 0);
+    ck_assert_int_eq(randd_rng_seed_source(rng), RANDD_RNG_FROM_DAEMON);
+    randd_rng_free(rng);
+    fake_daemon_stop(&f);
+}
+END_TEST
+
+/* --- reseeding -------------------------------------------------------------------------------- */
+
+START_TEST(reseeds_after_reseed_bytes)
+{
+    enum { LIMIT = 4096, DRAWN = 12800 };
+    struct fake_daemon f;
+    randd_rng *rng;
+    uint8_t buf[32];
+    int reseeds;
+
+    fake_daemon_start(&f, 0x33);
+    rng = new_rng(f.path, LIMIT, 0);
+    for (int i = 0; i < DRAWN / 32; i++)
+        ck_assert_int_eq(randd_rng_bytes(rng, buf, sizeof(buf)), 0);
+    /* A reseed waits for the next batch boundary: between LIMIT and LIMIT + a batch apart. */
+    reseeds = fake_daemon_requests(&f) - 1;
+    ck_assert_msg(reseeds >= DRAWN / (LIMIT + RNG_BATCH) && reseeds <= DRAWN / LIMIT,
+                  "%d reseeds for %d bytes at one per %d", reseeds, DRAWN, LIMIT);
+
+    /* A large request counts too. */
+    uint8_t *big = malloc(5 * LIMIT);
+    int before = fake_daemon_requests(&f);
+
+    ck_assert_int_eq(randd_rng_bytes(rng, big, 5 * LIMIT), 0);
+    ck_assert_int_eq(randd_rng_bytes(rng, big, 5 * LIMIT), 0);
+    ck_assert_int_ge(fake_daemon_requests(&f) - before, 1);
+    free(big);
+    randd_rng_free(rng);
+    fake_daemon_stop(&f);
+}
+END_TEST
+
+START_TEST(reseeds_after_reseed_seconds)
+{
+    struct fake_daemon f;
+    randd_rng *rng;
+    uint8_t buf[RNG_BATCH];
+
+    fake_daemon_start(&f, 0x44);
+    rng = new_rng(f.path, 0, 1);
+    ck_assert_int_eq(randd_rng_bytes(rng, buf, sizeof(buf)), 0);
+    ck_assert_int_eq(fake_daemon_requests(&f), 1);
+    usleep(1100 * 1000);
+    ck_assert_int_eq(randd_rng_bytes(rng, buf, sizeof(buf)), 0);
+    ck_assert_int_eq(fake_daemon_requests(&f), 2);
+    randd_rng_free(rng);
+    fake_daemon_stop(&f);
+}
+END_TEST
+
+/* --- fork and threads --------------------------------------------------------------------- */
+
+/* After fork(), parent and child draw the same amount from "the same" generator; without fork
+ * protection both would print the same bytes. The child must reseed from the daemon. */
+static void fork_and_compare(randd_rng *rng, struct fake_daemon *f)
+{
+    uint8_t mine[32], childs[32];
+    int fds[2], status, before = fake_daemon_requests(f);
+    pid_t pid;
+
+    ck_assert_int_eq(pipe(fds), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        uint8_t out[32];
+        int ok = (rng ? randd_rng_bytes(rng, out, sizeof(out)) : randd_random(out, sizeof(out))) == 0;
+
+        ok = ok && write(fds[1], out, sizeof(out)) == (ssize_t)sizeof(out);
+        _exit(ok ? 0 : 1);
+    }
+    close(fds[1]);
+    ck_assert_int_eq(rng ? randd_rng_bytes(rng, mine, sizeof(mine)) : randd_random(mine, sizeof(mine)), 0);
+    ck_assert_int_eq(read_all(fds[0], childs, sizeof(childs)), 0);
+    close(fds[0]);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_int_eq(status, 0);
+    ck_assert_msg(memcmp(mine, childs, sizeof(mine)) != 0, "parent and child drew the same bytes");
+    ck_assert_msg(fake_daemon_requests(f) - before == 1, "child reseeded %d times, want 1",
+                  fake_daemon_requests(f) - before);
+}
+
+START_TEST(a_forked_child_never_shares_output_with_its_parent)
+{
+    struct fake_daemon f;
+    randd_rng *rng;
+    uint8_t warm[16];
+
+    fake_daemon_start(&f, 0x55);
+    rng = new_rng(f.path, 0, 0);
+    ck_assert_int_eq(randd_rng_bytes(rng, warm, sizeof(warm)), 0);   /* a batch in hand */
+    fork_and_compare(rng, &f);
+    randd_rng_free(rng);
+
+    /* The per-thread generator too. */
+    setenv("RANDD_SOCKET", f.path, 1);
+    ck_assert_int_eq(randd_random(warm, sizeof(warm)), 0);
+    fork_and_compare(NULL, &f);
+    unsetenv("RANDD_SOCKET");
+    fake_daemon_stop(&f);
+}
+END_TEST
+
+enum { THREADS = 8, THREAD_DRAWS = 2000 };
+
+struct thread_result {
+    uint8_t first[32];
+    int rc;
+};
+
+static void *draw_in_thread(void *arg)
+{
+    struct thread_result *res = arg;
+    uint8_t buf[32];
+
+    res->rc = randd_random(res->first, sizeof(res->first));
+    for (int i = 0; i < THREAD_DRAWS && res->rc == 0; i++)
+        res->rc = randd_random(buf, 1 + i % 32);
+    return NULL;
+}
+
+START_TEST(each_thread_gets_its_own_generator)
+{
+    struct fake_daemon f;
+    struct thread_result res[THREADS];
+    pthread_t t[THREADS];
+
+    fake_daemon_start(&f, 0x66);
+    setenv("RANDD_SOCKET", f.path, 1);
+    for (int i = 0; i < THREADS; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, draw_in_thread, &res[i]), 0);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    unsetenv("RANDD_SOCKET");
+    for (int i = 0; i < THREADS; i++) {
+        ck_assert_msg(res[i].rc == 0, "thread %d: %s", i, randd_strerror(res[i].rc));
+        for (int j = 0; j < i; j++)
+            ck_assert_msg(memcmp(res[i].first, res[j].first, 32) != 0,
+                          "threads %d and %d drew the same bytes", i, j);
+    }
+    ck_assert_int_eq(fake_daemon_requests(&f), THREADS);
+    fake_daemon_stop(&f);
+}
+END_TEST
+
+/* --- fast key erasure ------------------------------------------------------------------------ */
+
+static int contains(const void *hay, size_t hlen, const void *needle, size_t nlen)
+{
+    return memmem(hay, hlen, needle, nlen) != NULL;
+}
+
+START_TEST(bytes_handed_out_are_gone_from_its_memory)
+{
+    randd_rng *rng = new_rng("/nonexistent/randd.sock", 0, 0);
+    uint8_t small[24], key_before[RANDD_CHACHA20_KEY];
+    uint8_t *big = malloc(1 << 16);
+
+    ck_assert_int_eq(randd_rng_bytes(rng, small, sizeof(small)), 0);
+    ck_assert_msg(!contains(rng->secret, rng->secret_len, small, sizeof(small)),
+                  "a small request's bytes are still in the generator");
+    ck_assert_msg(!contains(rng->secret, rng->secret_len, small + 8, 8),
+                  "part of a small request's bytes is still in the generator");
+
+    memcpy(key_before, rng->secret->key, sizeof(key_before));
+    ck_assert_int_eq(randd_rng_bytes(rng, big, 1 << 16), 0);
+    ck_assert_msg(!contains(rng->secret, rng->secret_len, key_before, sizeof(key_before)),
+                  "the key that made a large request's bytes is still there");
+    ck_assert_msg(!contains(rng->secret, rng->secret_len, big + 1000, 16),
+                  "a large request's bytes are in the generator");
+    free(big);
+    randd_rng_free(rng);
+}
+END_TEST
+
+/* Every size path gives bytes that look uniform: a chi-square over byte values. */
+START_TEST(output_of_every_size_looks_uniform)
+{
+    static const size_t sizes[] = { 1, 31, 32, 991, 992, 993, 4095, 4096, 65536, 1 << 20 };
+    randd_rng *rng = new_rng("/nonexistent/randd.sock", 0, 0);
+    size_t total = 0, counts[256] = { 0 };
+    uint8_t *buf = malloc(1 << 20);
+    double chi = 0;
+
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        for (int rep = 0; rep < 3; rep++) {
+            ck_assert_int_eq(randd_rng_bytes(rng, buf, sizes[k]), 0);
+            for (size_t i = 0; i < sizes[k]; i++)
+                counts[buf[i]]++;
+            total += sizes[k];
+        }
+    }
+    for (int v = 0; v < 256; v++) {
+        double e = total / 256.0, d = counts[v] - e;
+
+        chi += d * d / e;
+    }
+    /* 255 degrees of freedom: p = 1e-6 at about 361. */
+    ck_assert_msg(chi < 361, "chi-square %.1f over %zu bytes", chi, total);
+    free(buf);
+    randd_rng_free(rng);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("rng");
+    TCase *tc = tcase_create("rng");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, seeds_with_64_bytes_from_the_daemon);
+    tcase_add_test(tc, output_follows_the_daemon_seed);
+    tcase_add_test(tc, without_a_daemon_it_seeds_from_getrandom_and_says_so);
+    tcase_add_test(tc, a_daemon_that_is_not_ready_means_getrandom_not_waiting);
+    tcase_add_test(tc, reseeds_after_reseed_bytes);
+    tcase_add_test(tc, reseeds_after_reseed_seconds);
+    tcase_add_test(tc, a_forked_child_never_shares_output_with_its_parent);
+    tcase_add_test(tc, each_thread_gets_its_own_generator);
+    tcase_add_test(tc, bytes_handed_out_are_gone_from_its_memory);
+    tcase_add_test(tc, output_of_every_size_looks_uniform);
+    suite_add_tcase(s, tc);
+    return s;
+}

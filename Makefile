@@ -57,7 +57,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check test unit-test check-asan check-valgrind check-units fuzz bench run install uninstall deb clean
+.PHONY: all lib deps check test unit-test check-asan check-valgrind check-units fuzz bench bench-plot run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -89,7 +89,7 @@ $(BUILD)/cli/%.o: randctl/%.c | $(BUILD)/cli/
 
 $(BUILD)/randctl: $(RANDCTL_SRC:randctl/%.c=$(BUILD)/cli/%.o) $(BUILD)/librandd.a
 	$(call say,LD,$@)
-	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -pthread -lm
 
 $(BUILD)/daemon.a: $(DAEMON_OBJ)
 	$(call say,AR,$@)
@@ -110,6 +110,10 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(BU
 $(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
+
+$(BUILD)/bench-daemon: $(BUILD)/tests/bench/bench_daemon.o
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^
 
 $(BUILD)/bench-rdseed: $(BUILD)/tests/bench/bench_rdseed.o $(DAEMON_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
@@ -201,8 +205,19 @@ run: deps
 	$(BUILD)/randd --foreground --config conf/randd.conf --socket $(abspath $(BUILD))/randd.sock
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BENCH_BIN)
+	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(BUILD)/bench-daemon
 	@set -e; for b in $(BENCH_BIN); do $$b; echo; done
+	RANDD=$(BUILD)/randd $(BUILD)/bench-daemon
+
+# randctl benchmark against a daemon of its own, as CSV, drawn by gnuplot: throughput against
+# request size for every method (build/bench/benchmark.png).
+bench-plot: deps
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES=gnuplot-nox
+	@$(MAKE) --no-print-directory all
+	@mkdir -p $(BUILD)/bench
+	tests/bench/with-daemon $(BUILD) $(BUILD)/randctl benchmark --csv >$(BUILD)/bench/benchmark.csv
+	gnuplot -e "csv='$(BUILD)/bench/benchmark.csv'; png='$(BUILD)/bench/benchmark.png'" tests/bench/plot.gp
+	@echo "bench-plot: $(BUILD)/bench/benchmark.png (data: $(BUILD)/bench/benchmark.csv)"
 
 # --- install -------------------------------------------------------------------------
 # The unit's ExecStart follows SBINDIR; /etc/randd.conf is never overwritten.

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -370,6 +371,21 @@ static int take_activated(int *client_fd, int egd_fds[2], int *negd, char *why, 
     return rc;
 }
 
+/* max_clients connections need as many descriptors, plus the daemon's own few: raise the
+ * soft limit toward the hard one (a 1024 soft limit is common outside systemd). */
+static void raise_fd_limit(unsigned max_clients)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)max_clients * 2 + 64;     /* client and EGD listeners share it */
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+        return;
+    rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+    if (setrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want)
+        log_notice("descriptor limit %llu: fewer than max_clients = %u connections may fit",
+                   (unsigned long long)rl.rlim_cur, max_clients);
+}
+
 static int start(struct randd *r)
 {
     char why[256];
@@ -377,6 +393,7 @@ static int start(struct randd *r)
     int rc, client_fd, egd_fds[2], negd;
 
     r->started_ns = loop_now_ns();
+    raise_fd_limit(r->config.max_clients);
     /* The sockets first: a second randd is refused before it does anything else. */
     if (take_activated(&client_fd, egd_fds, &negd, why, sizeof(why)) < 0 ||
         server_open(&r->server, &r->config, client_fd, why, sizeof(why)) < 0 ||

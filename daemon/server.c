@@ -25,7 +25,7 @@
 #include "log.h"
 #include "rngbc.h"
 
-#define REPLY_CHUNK       (16u << 10)
+#define REPLY_CHUNK       (64u << 10)   /* fewer sends and wakeups; only while replying */
 #define SMALL_BODY        64          /* BYTES and most RANGE bodies fit without malloc */
 #define REQUESTS_PER_TURN 32          /* then let other clients have the loop */
 #define EMFILE_PAUSE_NS   100000000ull
@@ -35,7 +35,6 @@ enum client_state { READING, WAITING_READY, REPLYING };
 
 /* One reply: header and a body that is either fixed text or generated as it drains. */
 struct reply {
-    uint8_t buf[REPLY_CHUNK];
     size_t len, pos;                  /* bytes in buf, bytes of them written */
     uint8_t op;                       /* what to generate: BYTES or RANGE; 0: nothing */
     uint64_t left;                    /* BYTES: bytes to generate; RANGE: values */
@@ -43,6 +42,7 @@ struct reply {
     uint8_t r[RANDD_MAX_RANGE_LEN];
     uint8_t *text;                    /* STATUS JSON, sent after the header */
     size_t text_len, text_pos;
+    uint8_t buf[REPLY_CHUNK];         /* last, so a new reply clears only the fields above */
 };
 
 struct client {
@@ -164,7 +164,9 @@ static void free_reply(struct client *c)
     if (!c->reply)
         return;
     free(c->reply->text);
-    OPENSSL_cleanse(c->reply, sizeof(*c->reply));   /* unsent random bytes */
+    /* Random bytes are only ever in buf[0, len): wipe those (glibc's explicit_bzero is a
+     * vectorised memset that is not optimised away; OPENSSL_cleanse is a slow loop). */
+    explicit_bzero(c->reply->buf, c->reply->len);
     free(c->reply);
     c->reply = NULL;
 }
@@ -205,12 +207,13 @@ static void want_events(struct client *c, uint32_t events)
 static struct reply *start_reply(struct client *c, int status, size_t body_len)
 {
     struct randd_header h = { RANDD_PROTOCOL_VERSION, (uint8_t)status, 0, (uint32_t)body_len };
-    struct reply *r = calloc(1, sizeof(*r));
+    struct reply *r = malloc(sizeof(*r));
 
     if (!r) {
         c->dead = true;
         return NULL;
     }
+    memset(r, 0, offsetof(struct reply, buf));
     randd_header_encode(r->buf, &h);
     r->len = RANDD_HEADER_BYTES;
     c->reply = r;
@@ -274,7 +277,7 @@ static bool flush_reply(struct client *c)
             from = r->buf + r->pos;
             n = r->len - r->pos;
         } else if (r->op && r->left > 0) {
-            OPENSSL_cleanse(r->buf, r->len);
+            explicit_bzero(r->buf, r->len);
             r->pos = r->len = 0;
             if (generate_more(c, r) < 0) {
                 log_warning("client: pool stopped being ready mid-reply; closing it");

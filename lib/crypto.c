@@ -115,6 +115,20 @@ static int chacha20_blocks(EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in,
     return 1;
 }
 
+/* Keystream = the encryption of zeros, read from a small zero page that stays in cache,
+ * so the output is written once rather than cleared first and then rewritten. */
+static int chacha20_keystream(EVP_CIPHER_CTX *ctx, uint8_t *out, size_t n)
+{
+    static const uint8_t zeros[4096];
+
+    for (size_t chunk; n > 0; out += chunk, n -= chunk) {
+        chunk = n < sizeof(zeros) ? n : sizeof(zeros);
+        if (!chacha20_blocks(ctx, out, zeros, chunk))
+            return 0;
+    }
+    return 1;
+}
+
 int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],
                    const uint8_t iv[RANDD_CHACHA20_IV], const void *in, void *out, size_t n)
 {
@@ -123,10 +137,8 @@ int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY]
     uint8_t *dst = out;
     int ok;
 
-    if (!in)
-        memset(out, 0, whole);  /* keystream = encryption of zeros, in place */
     ok = EVP_EncryptInit_ex2(c->cipher, NULL, key, iv, NULL) &&
-         chacha20_blocks(c->cipher, dst, in ? in : out, whole);
+         (in ? chacha20_blocks(c->cipher, dst, in, whole) : chacha20_keystream(c->cipher, dst, whole));
     if (ok && tail) {
         if (in)
             memcpy(block, (const uint8_t *)in + whole, tail);

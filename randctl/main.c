@@ -9,6 +9,7 @@
 
 static const struct command *const commands[] = {
     &cmd_status, &cmd_bytes, &cmd_range, &cmd_stream, &cmd_add_entropy, &cmd_metrics,
+    &cmd_benchmark,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -59,16 +60,18 @@ int parse_count(const char *s, unsigned long long max, unsigned long long *out)
     return !*end && errno == 0 && *out <= max;
 }
 
+const char *daemon_socket(void)
+{
+    const char *env = getenv("RANDD_SOCKET");
+
+    return socket_path ? socket_path : env && *env ? env : RANDD_DEFAULT_SOCKET;
+}
+
 int open_daemon(randd_handle **h)
 {
     int rc = randd_open(h, socket_path);
 
-    if (rc < 0) {
-        const char *env = getenv("RANDD_SOCKET");
-
-        return fail(socket_path ? socket_path : env && *env ? env : RANDD_DEFAULT_SOCKET, rc);
-    }
-    return EXIT_OK;
+    return rc < 0 ? fail(daemon_socket(), rc) : EXIT_OK;
 }
 
 int main(int argc, char **argv)

@@ -23,11 +23,13 @@ struct command {
 };
 
 extern const struct command cmd_status, cmd_bytes, cmd_range, cmd_stream, cmd_add_entropy,
-    cmd_metrics;
+    cmd_metrics, cmd_benchmark;
 
 /* Connects to the daemon (after the arguments were checked). Returns EXIT_OK, or prints
  * why not and returns the exit code. */
 int open_daemon(randd_handle **h);
+/* The socket path in use: --socket, else $RANDD_SOCKET, else the default. */
+const char *daemon_socket(void);
 /* Prints "randctl: what: reason" and returns the exit code for err. */
 int fail(const char *what, int err);
 /* Prints "randctl: message" and usage; returns EXIT_USAGE. */

@@ -57,6 +57,30 @@ else
     echo "SKIP: add-entropy and permission checks need root and setpriv"
 fi
 
+# benchmark: a short run still measures every method at every size against this daemon.
+"$RANDCTL" benchmark --seconds 0.05 --clients 1,4 --csv >"$work/bench.csv" 2>"$work/bench.err"; rc=$?
+check "benchmark --csv: exit 0 with progress on stderr" '[ $rc = 0 ] && grep -q "\[ *1/" "$work/bench.err"'
+check "benchmark --csv: header" '[ "$(head -1 "$work/bench.csv")" = section,method,size,metric,value,unit ]'
+for m in randd in-process getrandom /dev/urandom RAND_bytes; do
+    for size in 32 4096 65536 1048576; do
+        check "benchmark: $m at $size B has a positive throughput" \
+            'awk -F, -v m="$m" -v s=$size "\$1 == \"throughput\" && \$2 == m && \$3 == s && \$5 > 0 { ok = 1 } END { exit !ok }" "$work/bench.csv"'
+    done
+done
+check "benchmark: floors, latency percentiles, RANGE and clients measured" \
+    'for want in "floor,ChaCha20 keystream" "floor,AF_UNIX ping-pong" "latency,randd,32,p99.9" \
+                 "range,randd RANGE" "range,BN_rand_range" "clients,randd x4,32,aggregate"; do
+         grep -q "^$want" "$work/bench.csv" || exit 1; done'
+check "benchmark: no client errors" '! grep -q "^clients,.*,errors,[1-9]" "$work/bench.csv"'
+out=$("$RANDCTL" benchmark --seconds 0.05 --clients 2 2>/dev/null)
+check "benchmark: table with ratios and targets" 'grep -q "vs floor" <<<"$out" && grep -qE "^  (ok|MISS) +bulk" <<<"$out"'
+"$RANDCTL" benchmark --seconds 0.05 --clients 1 --json 2>/dev/null >"$work/bench.json"
+check "benchmark --json: an array of results" 'head -1 "$work/bench.json" | grep -q "^\[" && grep -c "\"metric\"" "$work/bench.json" | grep -qv "^0$"'
+for bad in "--seconds 0" "--seconds x" "--clients 0" "--clients 1,,2" "--json --csv" "--frob"; do
+    "$RANDCTL" benchmark $bad >/dev/null 2>&1; rc=$?
+    check "benchmark $bad: exit 2" '[ $rc = 2 ]'
+done
+
 if command -v rngtest >/dev/null; then
     # A perfect source fails about 0.08% of FIPS 140-2 blocks, so rngtest's exit code
     # (non-zero on any failure) is expected to be 1 about half the time over 1000 blocks.

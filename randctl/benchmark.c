@@ -1,0 +1,927 @@
+/* randctl benchmark: randd against what a user would otherwise use, measured side by side in
+ * one run, with two floors (the ChaCha20 keystream and an AF_UNIX ping-pong) so ratios hold on
+ * any machine. Owns the measurements and their report; the methods measured live elsewhere
+ * (the daemon, librandd's in-process generator, the kernel, OpenSSL). */
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <fcntl.h>
+#include <link.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/bn.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "protocol.h"
+#include "randctl.h"
+
+#define MIB           (1u << 20)
+#define REPS          5              /* each figure is the median of REPS timed runs */
+#define PIPELINE      8              /* requests in flight in the randd throughput runs */
+#define RANGE_COUNT   1000
+#define MAX_CLIENTS   1024
+
+static const size_t sizes[] = { 32, 4096, 65536, MIB };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+/* secp256k1's group order: a 256-bit r close to, but not at, a power of two. */
+static const uint8_t range_r[32] = {
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe,
+    0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b, 0xbf, 0xd2, 0x5e, 0x8c, 0xd0, 0x36, 0x41, 0x41,
+};
+
+static double now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, int err)
+{
+    fprintf(stderr, "\nrandctl: benchmark: %s: %s\n", what, randd_strerror(err));
+    exit(EXIT_FAILED);
+}
+
+/* --- results ---------------------------------------------------------------------------------- */
+
+struct result {
+    const char *section, *method;
+    size_t size;                /* request size in bytes; 0 when it does not apply */
+    const char *metric, *unit;
+    double value;
+};
+
+static struct result results[128];
+static size_t nresults;
+
+static const struct result *record(const char *section, const char *method, size_t size,
+                                   const char *metric, const char *unit, double value)
+{
+    struct result *r = &results[nresults++];
+
+    *r = (struct result){ section, method, size, metric, unit, value };
+    return r;
+}
+
+static const struct result *find(const char *section, const char *method, size_t size,
+                                 const char *metric)
+{
+    for (size_t i = 0; i < nresults; i++)
+        if (!strcmp(results[i].section, section) && !strcmp(results[i].method, method) &&
+            results[i].size == size && !strcmp(results[i].metric, metric))
+            return &results[i];
+    return NULL;
+}
+
+static double value_of(const char *section, const char *method, size_t size, const char *metric)
+{
+    const struct result *r = find(section, method, size, metric);
+
+    return r ? r->value : NAN;
+}
+
+/* --- progress ------------------------------------------------------------------------------- */
+
+static int step, steps;
+
+static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void progress(const char *fmt, ...)
+{
+    va_list ap;
+
+    step++;
+    fprintf(stderr, isatty(STDERR_FILENO) ? "\r\033[K[%2d/%d] " : "[%2d/%d] ", step, steps);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (!isatty(STDERR_FILENO))
+        fputc('\n', stderr);
+}
+
+/* --- timing ------------------------------------------------------------------------------- */
+
+typedef int (*op_fn)(void *ctx, size_t size);
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Operations per second over one run of about seconds. */
+static double rate_once(op_fn op, void *ctx, size_t size, double seconds)
+{
+    double start = now(), elapsed;
+    uint64_t ops = 0;
+    unsigned batch = 1;
+
+    do {
+        for (unsigned i = 0; i < batch; i++) {
+            int rc = op(ctx, size);
+
+            if (rc < 0)
+                die("request failed", rc);
+        }
+        ops += batch;
+        elapsed = now() - start;
+        if (batch < (1u << 16) && elapsed < 1e-3)
+            batch *= 2;                      /* the clock is read about once a millisecond */
+    } while (elapsed < seconds);
+    return (double)ops / elapsed;
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof(v[0]), compare_doubles);
+    return v[n / 2];
+}
+
+/* Operations per second: the median of REPS runs of seconds / REPS each. */
+static double rate(op_fn op, void *ctx, size_t size, double seconds)
+{
+    double rates[REPS];
+
+    for (int r = 0; r < REPS; r++)
+        rates[r] = rate_once(op, ctx, size, seconds / REPS);
+    return median(rates, REPS);
+}
+
+/* Latencies, binned logarithmically (2% wide bins) so any number of samples fits. */
+#define HIST_BINS 1200
+struct histogram {
+    uint64_t bins[HIST_BINS];
+    uint64_t total;
+};
+
+static void hist_add(struct histogram *h, double ns)
+{
+    int bin = ns < 1 ? 0 : (int)(log(ns) / log(1.02));
+
+    h->bins[bin < HIST_BINS ? bin : HIST_BINS - 1]++;
+    h->total++;
+}
+
+static void hist_merge(struct histogram *into, const struct histogram *h)
+{
+    for (int i = 0; i < HIST_BINS; i++)
+        into->bins[i] += h->bins[i];
+    into->total += h->total;
+}
+
+static double hist_percentile(const struct histogram *h, double p)
+{
+    uint64_t want = (uint64_t)ceil(p / 100 * (double)h->total), seen = 0;
+
+    for (int i = 0; i < HIST_BINS; i++)
+        if ((seen += h->bins[i]) >= want && h->bins[i])
+            return pow(1.02, i + 0.5);
+    return NAN;
+}
+
+static void latency(op_fn op, void *ctx, size_t size, double seconds, struct histogram *h)
+{
+    double end = now() + seconds;
+
+    while (now() < end) {
+        for (int i = 0; i < 64; i++) {
+            double t0 = now();
+            int rc = op(ctx, size);
+
+            if (rc < 0)
+                die("request failed", rc);
+            hist_add(h, (now() - t0) * 1e9);
+        }
+    }
+}
+
+/* --- a connection to the daemon, speaking the protocol directly so requests pipeline ------ */
+
+struct conn {
+    int fd;
+    size_t have, pos;
+    uint8_t buf[64 << 10];
+};
+
+static int conn_open(struct conn *c)
+{
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    const char *path = daemon_socket();
+
+    c->have = c->pos = 0;
+    if (strlen(path) >= sizeof(addr.sun_path))
+        return -ENAMETOOLONG;
+    strcpy(addr.sun_path, path);
+    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c->fd < 0)
+        return -errno;
+    if (connect(c->fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+        int err = -errno;
+
+        close(c->fd);
+        return err;
+    }
+    return 0;
+}
+
+static int send_all(int fd, const void *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);     /* a daemon gone is an error, not a signal */
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -EPIPE;
+        p = (const uint8_t *)p + w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* n bytes of the reply stream; large reads bypass the buffer. */
+static int conn_read(struct conn *c, void *dst, size_t n)
+{
+    uint8_t *out = dst;
+
+    while (n > 0) {
+        if (c->pos == c->have) {
+            ssize_t r;
+
+            c->pos = c->have = 0;
+            if (n >= sizeof(c->buf)) {
+                r = read(c->fd, out, n);
+                if (r > 0) {
+                    out += r;
+                    n -= (size_t)r;
+                    continue;
+                }
+            } else {
+                r = read(c->fd, c->buf, sizeof(c->buf));
+                if (r > 0)
+                    c->have = (size_t)r;
+            }
+            if (r == 0)
+                return -ECONNRESET;
+            if (r < 0 && errno != EINTR)
+                return -errno;
+            continue;
+        }
+        size_t take = c->have - c->pos < n ? c->have - c->pos : n;
+
+        memcpy(out, c->buf + c->pos, take);
+        c->pos += take;
+        out += take;
+        n -= take;
+    }
+    return 0;
+}
+
+static size_t encode_bytes(uint8_t *q, uint32_t n)
+{
+    struct randd_header h = { RANDD_PROTOCOL_VERSION, RANDD_OP_BYTES, 0, 4 };
+
+    randd_header_encode(q, &h);
+    q[8] = (uint8_t)(n >> 24), q[9] = (uint8_t)(n >> 16), q[10] = (uint8_t)(n >> 8), q[11] = (uint8_t)n;
+    return 12;
+}
+
+/* One reply into out (len bytes expected); a non-OK status becomes an error. */
+static int read_reply(struct conn *c, void *out, size_t len)
+{
+    uint8_t head[RANDD_HEADER_BYTES];
+    struct randd_header h;
+    int rc = conn_read(c, head, sizeof(head));
+
+    if (rc < 0)
+        return rc;
+    randd_header_decode(head, &h);
+    if (h.code != RANDD_OK || h.length != len)
+        return h.code != RANDD_OK ? -(RANDD_ERR_STATUS + h.code) : -EPROTO;
+    return conn_read(c, out, len);
+}
+
+struct randd_ctx {
+    struct conn conn;
+    uint8_t *out;
+    int depth;                 /* requests sent before the replies are read */
+};
+
+static int op_randd(void *ctx, size_t size)
+{
+    struct randd_ctx *r = ctx;
+    uint8_t req[PIPELINE * 12];
+    size_t len = 0;
+    int rc;
+
+    for (int i = 0; i < r->depth; i++)
+        len += encode_bytes(req + len, (uint32_t)size);
+    rc = send_all(r->conn.fd, req, len);
+    for (int i = 0; i < r->depth && rc == 0; i++)
+        rc = read_reply(&r->conn, r->out, size);
+    return rc;
+}
+
+static int op_range(void *ctx, size_t size)
+{
+    struct randd_ctx *r = ctx;
+    uint8_t req[RANDD_HEADER_BYTES + 4 + sizeof(range_r)];
+    struct randd_header h = { RANDD_PROTOCOL_VERSION, RANDD_OP_RANGE, 0, 4 + sizeof(range_r) };
+    int rc;
+
+    (void)size;
+    randd_header_encode(req, &h);
+    req[8] = RANGE_COUNT >> 8, req[9] = RANGE_COUNT & 0xff, req[10] = 0, req[11] = sizeof(range_r);
+    memcpy(req + 12, range_r, sizeof(range_r));
+    rc = send_all(r->conn.fd, req, sizeof(req));
+    return rc < 0 ? rc : read_reply(&r->conn, r->out, RANGE_COUNT * sizeof(range_r));
+}
+
+/* --- the alternatives ------------------------------------------------------------------------ */
+
+struct plain_ctx {
+    uint8_t *out;
+    int fd;
+    randd_rng *rng;
+    EVP_CIPHER_CTX *cipher;
+    BIGNUM *r, *v;
+};
+
+static int op_getrandom(void *ctx, size_t size)
+{
+    struct plain_ctx *p = ctx;
+
+    for (size_t got = 0; got < size;) {
+        ssize_t n = getrandom(p->out + got, size - got, 0);
+
+        if (n < 0 && errno != EINTR)
+            return -errno;
+        got += n > 0 ? (size_t)n : 0;
+    }
+    return 0;
+}
+
+static int op_urandom(void *ctx, size_t size)
+{
+    struct plain_ctx *p = ctx;
+
+    for (size_t got = 0; got < size;) {
+        ssize_t n = read(p->fd, p->out + got, size - got);
+
+        if (n <= 0 && errno != EINTR)
+            return n < 0 ? -errno : -EIO;
+        got += n > 0 ? (size_t)n : 0;
+    }
+    return 0;
+}
+
+static int op_rand_bytes(void *ctx, size_t size)
+{
+    struct plain_ctx *p = ctx;
+
+    return RAND_bytes(p->out, (int)size) == 1 ? 0 : -EIO;
+}
+
+static int op_in_process(void *ctx, size_t size)
+{
+    struct plain_ctx *p = ctx;
+
+    return randd_rng_bytes(p->rng, p->out, size);
+}
+
+static int op_chacha20(void *ctx, size_t size)
+{
+    struct plain_ctx *p = ctx;
+    int outl;
+
+    return EVP_EncryptUpdate(p->cipher, p->out, &outl, p->out, (int)size) == 1 ? 0 : -EIO;
+}
+
+static int op_bn_rand_range(void *ctx, size_t size)
+{
+    struct plain_ctx *p = ctx;
+
+    (void)size;
+    return BN_rand_range(p->v, p->r) == 1 ? 0 : -EIO;
+}
+
+/* --- the kernel's vDSO getrandom (Linux 6.11+), found through the vDSO's ELF symbols ------ */
+
+typedef ssize_t (*vgetrandom_fn)(void *buf, size_t len, unsigned flags, void *state,
+                                 size_t state_len);
+
+struct vgetrandom_params {            /* struct vgetrandom_opaque_params, linux/random.h */
+    uint32_t size_of_opaque_state, mmap_prot, mmap_flags, reserved[13];
+};
+
+struct vdso_ctx {
+    vgetrandom_fn fn;
+    void *state;
+    size_t state_len;
+    uint8_t *out;
+};
+
+static void *vdso_symbol(const char *name)
+{
+    const ElfW(Ehdr) *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+    const ElfW(Phdr) *ph;
+    const ElfW(Dyn) *dyn = NULL;
+    const ElfW(Sym) *syms = NULL;
+    const char *strs = NULL;
+    const Elf32_Word *hash = NULL;
+    uintptr_t bias = 0;
+
+    if (!eh)
+        return NULL;
+    ph = (const void *)((const char *)eh + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type == PT_LOAD)
+            bias = (uintptr_t)eh + ph[i].p_offset - ph[i].p_vaddr;
+        else if (ph[i].p_type == PT_DYNAMIC)
+            dyn = (const void *)((const char *)eh + ph[i].p_offset);
+    }
+    for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+        if (dyn->d_tag == DT_SYMTAB)
+            syms = (const void *)(bias + dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_STRTAB)
+            strs = (const void *)(bias + dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_HASH)
+            hash = (const void *)(bias + dyn->d_un.d_ptr);
+    }
+    if (!syms || !strs || !hash)
+        return NULL;
+    for (Elf32_Word i = 0; i < hash[1]; i++)       /* hash[1]: the number of symbols */
+        if (syms[i].st_shndx != SHN_UNDEF && !strcmp(strs + syms[i].st_name, name))
+            return (void *)(bias + syms[i].st_value);
+    return NULL;
+}
+
+static int vdso_open(struct vdso_ctx *v)
+{
+    struct vgetrandom_params params;
+
+    v->fn = (vgetrandom_fn)vdso_symbol("__vdso_getrandom");
+    if (!v->fn || v->fn(NULL, 0, 0, &params, ~(size_t)0) != 0)
+        return -ENOSYS;
+    v->state_len = params.size_of_opaque_state;
+    v->state = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), (int)params.mmap_prot,
+                    (int)params.mmap_flags, -1, 0);
+    return v->state == MAP_FAILED ? -errno : 0;
+}
+
+static int op_vdso(void *ctx, size_t size)
+{
+    struct vdso_ctx *v = ctx;
+
+    for (size_t got = 0; got < size;) {
+        ssize_t n = v->fn(v->out + got, size - got, 0, v->state, v->state_len);
+
+        if (n < 0 && n != -EINTR)
+            return (int)n;
+        got += n > 0 ? (size_t)n : 0;
+    }
+    return 0;
+}
+
+/* --- the AF_UNIX ping-pong floor: an echo thread answering 8 bytes with 32 --------------- */
+
+struct echo {
+    int fds[2];
+    pthread_t thread;
+};
+
+static void *echo_run(void *arg)
+{
+    int fd = *(int *)arg;
+    uint8_t req[8], reply[32] = { 0 };
+
+    while (read(fd, req, sizeof(req)) == sizeof(req))
+        if (write(fd, reply, sizeof(reply)) != sizeof(reply))
+            break;
+    return NULL;
+}
+
+static int op_pingpong(void *ctx, size_t size)
+{
+    struct echo *e = ctx;
+    uint8_t req[8] = { 0 }, reply[32];
+    size_t got = 0;
+
+    (void)size;
+    if (write(e->fds[0], req, sizeof(req)) != sizeof(req))
+        return -EIO;
+    while (got < sizeof(reply)) {
+        ssize_t n = read(e->fds[0], reply + got, sizeof(reply) - got);
+
+        if (n <= 0)
+            return -EIO;
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+/* --- concurrent clients ------------------------------------------------------------------- */
+
+struct client {
+    pthread_t thread;
+    struct randd_ctx ctx;
+    double end;
+    uint64_t requests, errors;
+    struct histogram hist;
+    uint8_t out[32];
+};
+
+static void *client_run(void *arg)
+{
+    struct client *c = arg;
+
+    while (now() < c->end) {
+        double t0 = now();
+
+        if (op_randd(&c->ctx, 32) < 0) {
+            c->errors++;
+            close(c->ctx.conn.fd);
+            if (conn_open(&c->ctx.conn) < 0)
+                break;
+            continue;
+        }
+        hist_add(&c->hist, (now() - t0) * 1e9);
+        c->requests++;
+    }
+    return NULL;
+}
+
+static void run_clients(unsigned n, double seconds)
+{
+    struct client *clients = calloc(n, sizeof(*clients));
+    struct histogram *all = calloc(1, sizeof(*all));
+    uint64_t requests = 0, errors = 0;
+    double start, elapsed;
+    char *name;
+
+    if (!clients || !all)
+        die("clients", -ENOMEM);
+    for (unsigned i = 0; i < n; i++) {
+        int rc = conn_open(&clients[i].ctx.conn);
+
+        if (rc < 0)
+            die("connect", rc);
+        clients[i].ctx.out = clients[i].out;
+        clients[i].ctx.depth = 1;
+    }
+    start = now();
+    for (unsigned i = 0; i < n; i++) {
+        clients[i].end = start + seconds;
+        if (pthread_create(&clients[i].thread, NULL, client_run, &clients[i]) != 0)
+            die("threads", -EAGAIN);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        pthread_join(clients[i].thread, NULL);
+        close(clients[i].ctx.conn.fd);
+        requests += clients[i].requests;
+        errors += clients[i].errors;
+        hist_merge(all, &clients[i].hist);
+    }
+    elapsed = now() - start;
+    if (asprintf(&name, "randd x%u", n) < 0)
+        die("clients", -ENOMEM);
+    record("clients", name, 32, "aggregate", "req/s", (double)requests / elapsed);
+    record("clients", name, 32, "p99.9", "us", hist_percentile(all, 99.9) / 1e3);
+    record("clients", name, 32, "errors", "", (double)errors);
+    free(clients);
+    free(all);
+}
+
+/* --- the sections -------------------------------------------------------------------------- */
+
+struct options {
+    double seconds;
+    unsigned clients[8];
+    size_t nclients;
+    int json, csv;
+};
+
+static void floors(const struct options *o, struct plain_ctx *p)
+{
+    static const uint8_t key[32], iv[16];
+    struct echo e;
+    struct histogram h = { { 0 }, 0 };
+
+    progress("floor: ChaCha20 keystream, 16 KiB blocks");
+    p->cipher = EVP_CIPHER_CTX_new();
+    if (!p->cipher || !EVP_EncryptInit_ex2(p->cipher, EVP_chacha20(), key, iv, NULL))
+        die("ChaCha20", -EIO);
+    record("floor", "ChaCha20 keystream", 16384, "throughput", "MB/s",
+           rate(op_chacha20, p, 16384, o->seconds) * 16384 / 1e6);
+    EVP_CIPHER_CTX_free(p->cipher);
+
+    progress("floor: AF_UNIX ping-pong, 8 B request, 32 B reply");
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, e.fds) < 0 ||
+        pthread_create(&e.thread, NULL, echo_run, &e.fds[1]) != 0)
+        die("echo thread", -errno);
+    latency(op_pingpong, &e, 32, o->seconds, &h);
+    record("floor", "AF_UNIX ping-pong", 32, "p50", "us", hist_percentile(&h, 50) / 1e3);
+    shutdown(e.fds[0], SHUT_RDWR);
+    pthread_join(e.thread, NULL);
+    close(e.fds[0]);
+    close(e.fds[1]);
+}
+
+static void throughput(const struct options *o, struct plain_ctx *p, struct randd_ctx *r,
+                       struct vdso_ctx *v)
+{
+    static const struct { const char *name; op_fn op; } methods[] = {
+        { "randd", op_randd },
+        { "in-process", op_in_process },
+        { "getrandom", op_getrandom },
+        { "vDSO getrandom", op_vdso },
+        { "/dev/urandom", op_urandom },
+        { "RAND_bytes", op_rand_bytes },
+    };
+
+    for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
+        for (size_t s = 0; s < NSIZES; s++) {
+            void *ctx = methods[m].op == op_randd ? (void *)r : methods[m].op == op_vdso ? (void *)v
+                                                                                       : (void *)p;
+            double per_op = methods[m].op == op_randd ? sizes[s] * PIPELINE : sizes[s];
+
+            if (methods[m].op == op_vdso && !v->fn)
+                continue;
+            progress("throughput: %s, %zu B", methods[m].name, sizes[s]);
+            record("throughput", methods[m].name, sizes[s], "throughput", "MB/s",
+                   rate(methods[m].op, ctx, sizes[s], o->seconds) * per_op / 1e6);
+        }
+    }
+}
+
+static void latencies(const struct options *o, struct plain_ctx *p, struct randd_ctx *r,
+                      struct vdso_ctx *v)
+{
+    static const char *const pct_names[] = { "p50", "p99", "p99.9" };
+    static const double pcts[] = { 50, 99, 99.9 };
+    const struct { const char *name; op_fn op; void *ctx; } methods[] = {
+        { "randd", op_randd, r },
+        { "getrandom", op_getrandom, p },
+    };
+
+    r->depth = 1;
+    for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
+        struct histogram h = { { 0 }, 0 };
+
+        progress("latency: %s, 32 B", methods[m].name);
+        latency(methods[m].op, methods[m].ctx, 32, o->seconds, &h);
+        for (int i = 0; i < 3; i++)
+            record("latency", methods[m].name, 32, pct_names[i], "us",
+                   hist_percentile(&h, pcts[i]) / 1e3);
+    }
+    r->depth = PIPELINE;
+
+    /* One small call: rates, so the clock's own cost stays out, taken in turns so that a
+     * noisy neighbour slows all three alike and the ratios hold. */
+    double in_process[REPS], syscall[REPS], vdso[REPS];
+
+    progress("latency: in-process, getrandom, vDSO, 32 B");
+    for (int i = 0; i < REPS; i++) {
+        in_process[i] = rate_once(op_in_process, p, 32, o->seconds / REPS);
+        syscall[i] = rate_once(op_getrandom, p, 32, o->seconds / REPS);
+        vdso[i] = v->fn ? rate_once(op_vdso, v, 32, o->seconds / REPS) : NAN;
+    }
+    record("latency", "in-process", 32, "per call", "ns", 1e9 / median(in_process, REPS));
+    record("latency", "getrandom", 32, "per call", "ns", 1e9 / median(syscall, REPS));
+    if (v->fn)
+        record("latency", "vDSO getrandom", 32, "per call", "ns", 1e9 / median(vdso, REPS));
+}
+
+static void ranges(const struct options *o, struct plain_ctx *p, struct randd_ctx *r)
+{
+    progress("range: randd RANGE, 1000 x 256-bit");
+    record("range", "randd RANGE", 32, "samples/s", "1/s",
+           rate(op_range, r, 32, o->seconds) * RANGE_COUNT);
+    progress("range: BN_rand_range, 256-bit");
+    p->r = BN_bin2bn(range_r, sizeof(range_r), NULL);
+    p->v = BN_new();
+    if (!p->r || !p->v)
+        die("BIGNUM", -ENOMEM);
+    record("range", "BN_rand_range", 32, "samples/s", "1/s", rate(op_bn_rand_range, p, 32, o->seconds));
+    BN_free(p->r);
+    BN_clear_free(p->v);
+}
+
+/* --- report ----------------------------------------------------------------------------------- */
+
+static void print_csv(void)
+{
+    printf("section,method,size,metric,value,unit\n");
+    for (size_t i = 0; i < nresults; i++)
+        printf("%s,%s,%zu,%s,%.6g,%s\n", results[i].section, results[i].method, results[i].size,
+               results[i].metric, results[i].value, results[i].unit);
+}
+
+static void print_json(void)
+{
+    printf("[\n");
+    for (size_t i = 0; i < nresults; i++)
+        printf("  {\"section\": \"%s\", \"method\": \"%s\", \"size\": %zu, \"metric\": \"%s\", "
+               "\"value\": %.6g, \"unit\": \"%s\"}%s\n", results[i].section, results[i].method,
+               results[i].size, results[i].metric, isnan(results[i].value) ? 0 : results[i].value,
+               results[i].unit, i + 1 < nresults ? "," : "");
+    printf("]\n");
+}
+
+static void print_ratio(double ratio)
+{
+    if (isnan(ratio) || isinf(ratio))
+        printf("  %10s", "");
+    else
+        printf("  %9.2fx", ratio);
+}
+
+static void print_table(void)
+{
+    double chacha = value_of("floor", "ChaCha20 keystream", 16384, "throughput");
+    double pingpong = value_of("floor", "AF_UNIX ping-pong", 32, "p50");
+
+    printf("%-10s %-20s %8s %-9s %12s %-6s  %10s  %10s\n", "section", "method", "size", "metric",
+           "value", "unit", "vs floor", "vs getrand");
+    for (size_t i = 0; i < nresults; i++) {
+        const struct result *r = &results[i];
+        double floor_ratio = NAN, getrandom_ratio = NAN;
+        const struct result *g = find(r->section, "getrandom", r->size, r->metric);
+
+        if (!strcmp(r->unit, "MB/s"))
+            floor_ratio = r->value / chacha;
+        else if (!strcmp(r->section, "latency") && !strcmp(r->unit, "us"))
+            floor_ratio = r->value / pingpong;
+        if (g && g != r)
+            getrandom_ratio = !strcmp(r->unit, "MB/s") ? r->value / g->value : g->value / r->value;
+        printf("%-10s %-20s %8zu %-9s %12.2f %-6s", r->section, r->method, r->size, r->metric,
+               r->value, r->unit);
+        print_ratio(floor_ratio);
+        print_ratio(getrandom_ratio);
+        printf("\n");
+    }
+    printf("vs floor: throughput / ChaCha20 keystream, latency / AF_UNIX ping-pong p50.\n"
+           "vs getrand: how many times better than getrandom() at the same size and metric.\n");
+}
+
+/* The targets, checked against this run's own figures. */
+static int print_targets(const struct options *o)
+{
+    double urandom = value_of("throughput", "/dev/urandom", MIB, "throughput");
+    double bulk = value_of("throughput", "randd", MIB, "throughput");
+    double chacha = value_of("floor", "ChaCha20 keystream", 16384, "throughput");
+    double p50 = value_of("latency", "randd", 32, "p50");
+    double pingpong = value_of("floor", "AF_UNIX ping-pong", 32, "p50");
+    double in32 = value_of("latency", "in-process", 32, "per call");
+    double gr32 = value_of("latency", "getrandom", 32, "per call");
+    double vdso32 = value_of("latency", "vDSO getrandom", 32, "per call");
+    double in1m = value_of("throughput", "in-process", MIB, "throughput");
+    double range = value_of("range", "randd RANGE", 32, "samples/s");
+    double bn = value_of("range", "BN_rand_range", 32, "samples/s");
+    int missed = 0;
+    char name[32];
+
+#define TARGET(ok, ...) do { int ok_ = (ok); missed += !ok_; printf("  %-4s ", ok_ ? "ok" : "MISS"); \
+                             printf(__VA_ARGS__); printf("\n"); } while (0)
+    printf("\ntargets:\n");
+    TARGET(bulk >= 5 * urandom, "bulk: randd 1 MiB = %.1fx /dev/urandom (>= 5x)", bulk / urandom);
+    TARGET(bulk >= 0.6 * chacha, "bulk: randd 1 MiB = %.0f%% of ChaCha20 (>= 60%%)", 100 * bulk / chacha);
+    TARGET(p50 <= 1.5 * pingpong, "small: randd 32 B p50 = %.2fx ping-pong (<= 1.5x)", p50 / pingpong);
+    for (size_t i = 0; i < o->nclients; i++) {
+        snprintf(name, sizeof(name), "randd x%u", o->clients[i]);
+        if (o->clients[i] != 64)
+            continue;
+        double one = value_of("clients", "randd x1", 32, "aggregate");
+        double many = value_of("clients", name, 32, "aggregate");
+
+        TARGET(many >= 1.5 * one, "concurrency: 64 clients = %.2fx one client (>= 1.5x)", many / one);
+        TARGET(value_of("clients", name, 32, "errors") == 0, "concurrency: %.0f errors (0)",
+               value_of("clients", name, 32, "errors"));
+        TARGET(value_of("clients", name, 32, "p99.9") < 10000, "concurrency: p99.9 %.0f us (< 10 ms)",
+               value_of("clients", name, 32, "p99.9"));
+    }
+    TARGET(gr32 >= 10 * in32, "in-process: 32 B call %.1f ns = %.1fx faster than getrandom (>= 10x)",
+           in32, gr32 / in32);
+    if (!isnan(vdso32))
+        TARGET(in32 < vdso32, "in-process: 32 B call %.1f ns vs vDSO getrandom %.1f ns (faster)",
+               in32, vdso32);
+    TARGET(in1m >= 0.8 * chacha, "in-process: 1 MiB = %.0f%% of ChaCha20 (>= 80%%)", 100 * in1m / chacha);
+    TARGET(range >= 5 * bn, "range: randd %.0f samples/s = %.1fx BN_rand_range (>= 5x)", range, range / bn);
+#undef TARGET
+    return missed;
+}
+
+/* --- the command ------------------------------------------------------------------------------ */
+
+static int parse_clients(const char *s, struct options *o)
+{
+    char *copy = strdup(s), *rest = copy, *t;
+    unsigned long long n;
+    int ok = copy != NULL;
+
+    o->nclients = 0;
+    while (ok && (t = strsep(&rest, ","))) {
+        ok = o->nclients < sizeof(o->clients) / sizeof(o->clients[0]) &&
+             parse_count(t, MAX_CLIENTS, &n) && n > 0;
+        if (ok)
+            o->clients[o->nclients++] = (unsigned)n;
+    }
+    free(copy);
+    return ok;
+}
+
+static int run_benchmark(int argc, char **argv)
+{
+    struct options o = { 0.5, { 1, 16, 64 }, 3, 0, 0 };
+    struct plain_ctx plain = { 0 };
+    struct randd_ctx *daemon_ctx = calloc(1, sizeof(*daemon_ctx));
+    struct vdso_ctx vdso = { 0 };
+    struct randd_rng_options rng_opt = { daemon_socket(), 0, 0, RANDD_RNG_REQUIRE_DAEMON };
+    uint8_t *out = malloc(MIB);      /* the largest reply: one 1 MiB BYTES, or RANGE's 32000 */
+    int rc;
+
+    for (int i = 1; i < argc; i++) {
+        char *end;
+
+        if (!strcmp(argv[i], "--json"))
+            o.json = 1;
+        else if (!strcmp(argv[i], "--csv"))
+            o.csv = 1;
+        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
+            o.seconds = strtod(argv[++i], &end);
+            if (*end || !(o.seconds >= 0.05 && o.seconds <= 60))
+                return usage_error(&cmd_benchmark, "--seconds: not between 0.05 and 60: %s", argv[i]);
+        } else if (!strcmp(argv[i], "--clients") && i + 1 < argc) {
+            if (!parse_clients(argv[++i], &o))
+                return usage_error(&cmd_benchmark, "--clients: want N,... with 1 <= N <= %d: %s",
+                                   MAX_CLIENTS, argv[i]);
+        } else
+            return usage_error(&cmd_benchmark, "unknown argument: %s", argv[i]);
+    }
+    if (o.json && o.csv)
+        return usage_error(&cmd_benchmark, "--json and --csv: pick one");
+    if (!out || !daemon_ctx)
+        return fail("benchmark", -ENOMEM);
+
+    rc = conn_open(&daemon_ctx->conn);
+    if (rc < 0)
+        return fail(daemon_socket(), rc);
+    rc = randd_rng_new(&plain.rng, &rng_opt);
+    if (rc < 0)
+        return fail("in-process generator", rc);
+    plain.out = vdso.out = daemon_ctx->out = out;
+    daemon_ctx->depth = PIPELINE;
+    plain.fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (plain.fd < 0)
+        return fail("/dev/urandom", -errno);
+    if (vdso_open(&vdso) < 0)
+        vdso.fn = NULL;
+
+    steps = 2 + NSIZES * (vdso.fn ? 6 : 5) + 3 + 2 + (int)o.nclients;
+    floors(&o, &plain);
+    throughput(&o, &plain, daemon_ctx, &vdso);
+    latencies(&o, &plain, daemon_ctx, &vdso);
+    ranges(&o, &plain, daemon_ctx);
+    for (size_t i = 0; i < o.nclients; i++) {
+        progress("clients: %u at once, 32 B requests", o.clients[i]);
+        run_clients(o.clients[i], 4 * o.seconds);
+    }
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "\r\033[K");
+
+    if (o.json)
+        print_json();
+    else if (o.csv)
+        print_csv();
+    else {
+        printf("randctl benchmark: %.2f s per figure (median of %d runs), %s vDSO getrandom\n\n",
+               o.seconds, REPS, vdso.fn ? "with" : "no");
+        print_table();
+        print_targets(&o);
+    }
+    close(plain.fd);
+    close(daemon_ctx->conn.fd);
+    randd_rng_free(plain.rng);
+    free(out);
+    free(daemon_ctx);
+    return EXIT_OK;
+}
+
+const struct command cmd_benchmark = {
+    "benchmark", "benchmark [--seconds S] [--clients N,...] [--json | --csv]", run_benchmark,
+};

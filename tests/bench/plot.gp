@@ -1,0 +1,20 @@
+# gnuplot: throughput against request size for every method in `randctl benchmark --csv`,
+# with the ChaCha20 keystream floor as a dashed line.
+# Invoked as: gnuplot -e "csv='benchmark.csv'; png='benchmark.png'" plot.gp
+set datafile separator ","
+stats csv using ((strcol(1) eq "floor" && strcol(2) eq "ChaCha20 keystream") ? $5 : 1/0) \
+      name "floor" nooutput
+set terminal pngcairo size 1000,640 noenhanced font ",11"
+set output png
+set title "randctl benchmark: throughput by request size"
+set xlabel "request size (bytes)"
+set ylabel "MB/s"
+set logscale xy
+set xrange [24:1400000]
+set xtics ("32 B" 32, "4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576)
+set key outside right top
+set grid
+array methods[6] = ["randd", "in-process", "getrandom", "vDSO getrandom", "/dev/urandom", "RAND_bytes"]
+plot for [i=1:6] csv using ((strcol(1) eq "throughput" && strcol(2) eq methods[i]) ? $3 : 1/0):5 \
+         with linespoints lw 2 pt 7 title methods[i], \
+     floor_max with lines dt 2 lc rgb "black" title "ChaCha20 keystream floor"

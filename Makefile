@@ -57,7 +57,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check test unit-test check-asan check-valgrind check-units fuzz bench bench-plot run install uninstall deb clean
+.PHONY: all lib deps check test unit-test check-asan check-valgrind check-units fuzz bench bench-plot check-stats run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -99,7 +99,7 @@ $(BUILD)/randd: $(BUILD)/daemon/main.o $(DAEMON_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS)
 
-$(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests/ $(BUILD)/tests/bench/
+$(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests/ $(BUILD)/tests/bench/ $(BUILD)/tests/stats/
 	$(call say,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(DAEMON_CFLAGS) -Itests -Idaemon -fPIE -c -o $@ $<
 
@@ -108,6 +108,10 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(BU
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) -lm
 
 $(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
+
+$(BUILD)/range-chi2: $(BUILD)/tests/stats/range_chi2.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
 
@@ -141,11 +145,12 @@ check: deps
 
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
-test: all $(TEST_BIN)
+test: all $(TEST_BIN) $(BUILD)/range-chi2
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl; \
 	failed=; for t in $(TEST_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
+	tests/stats/check-stats $(BUILD) short || failed="$$failed check-stats"; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "all $(words $(TEST_BIN) $(INTEGRATION)) test programs passed"
 
@@ -208,6 +213,14 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(BUILD)/bench-daemon
 	@set -e; for b in $(BENCH_BIN); do $$b; echo; done
 	RANDD=$(BUILD)/randd $(BUILD)/bench-daemon
+
+# The statistical batteries over daemon output (rngtest 1M blocks, dieharder -a, ent on
+# 256 MiB, RANGE chi-square per byte position): an hour or more. `make check` runs the short
+# version (rngtest on 2,000 blocks, a smaller RANGE chi-square).
+check-stats: deps
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="dieharder ent"
+	@$(MAKE) --no-print-directory all $(BUILD)/range-chi2
+	tests/stats/check-stats $(BUILD) full
 
 # randctl benchmark against a daemon of its own, as CSV, drawn by gnuplot: throughput against
 # request size for every method (build/bench/benchmark.png).

@@ -55,7 +55,7 @@ TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_RUNNER := $(BUILD)/tests/runner.o $(BUILD)/tests/scripted_source.o
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
-BENCH_BIN   := $(BUILD)/bench-rngbc $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
+BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
 .PHONY: all lib deps check test unit-test check-asan check-valgrind check-units fuzz bench bench-plot check-stats run install uninstall deb clean
 .DELETE_ON_ERROR:
@@ -114,6 +114,10 @@ $(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(BUILD)/librandd.a
 $(BUILD)/range-chi2: $(BUILD)/tests/stats/range_chi2.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
+
+$(BUILD)/bench-prime: $(BUILD)/tests/bench/bench_prime.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/bench-daemon: $(BUILD)/tests/bench/bench_daemon.o
 	$(call say,LD,$@)

@@ -1,0 +1,279 @@
+/* Primes (lib/prime.c, lib/montgomery.c): Montgomery exponentiation against BN_mod_exp,
+ * primality at the known hard cases and against BN_check_prime on random odd numbers, and
+ * PRIME candidates that are prime, of the exact size, and spread over the primes. */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include <openssl/bn.h>
+
+#include "cymric.h"
+#include "prime.h"
+#include "runner.h"
+
+static randd_u128 u128(uint64_t hi, uint64_t lo)
+{
+    return (randd_u128)hi << 64 | lo;
+}
+
+static BIGNUM *bn_from_u128(randd_u128 v)
+{
+    uint8_t b[16];
+
+    for (int i = 15; i >= 0; i--, v >>= 8)
+        b[i] = (uint8_t)v;
+    return BN_bin2bn(b, 16, NULL);
+}
+
+static randd_u128 u128_from_bn(const BIGNUM *bn)
+{
+    uint8_t b[16];
+    randd_u128 v = 0;
+
+    ck_assert_int_eq(BN_bn2binpad(bn, b, 16), 16);
+    for (int i = 0; i < 16; i++)
+        v = v << 8 | b[i];
+    return v;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* --- Montgomery ----------------------------------------------------------------------------- */
+
+START_TEST(montgomery_modexp_matches_bn_mod_exp)
+{
+    BN_CTX *ctx = BN_CTX_new();
+    uint64_t seed = 1;
+
+    for (int i = 0; i < 10000; i++) {
+        /* 64-bit: odd moduli of every size, including ones above 2^63. */
+        uint64_t n = (splitmix(&seed) >> (i % 60)) | 1, b = splitmix(&seed), e = splitmix(&seed);
+        BIGNUM *bn = BN_new(), *bb = BN_new(), *be = BN_new(), *r = BN_new();
+
+        if (n == 1)
+            n = 3;
+        BN_set_word(bn, n), BN_set_word(bb, b), BN_set_word(be, e);
+        ck_assert(BN_mod_exp(r, bb, be, bn, ctx));
+        ck_assert_msg(randd_modexp64(b, e, n) == BN_get_word(r),
+                      "%lu^%lu mod %lu: got %lu, BN says %lu", (unsigned long)b, (unsigned long)e,
+                      (unsigned long)n, (unsigned long)randd_modexp64(b, e, n),
+                      (unsigned long)BN_get_word(r));
+
+        /* 128-bit. */
+        randd_u128 n2 = u128(splitmix(&seed) >> (i % 64), splitmix(&seed)) | 1;
+        randd_u128 b2 = u128(splitmix(&seed), splitmix(&seed)), e2 = u128(splitmix(&seed), splitmix(&seed));
+        BIGNUM *bn2 = bn_from_u128(n2), *bb2 = bn_from_u128(b2), *be2 = bn_from_u128(e2);
+
+        if (n2 == 1)
+            n2 = 3, BN_set_word(bn2, 3);
+        ck_assert(BN_mod_exp(r, bb2, be2, bn2, ctx));
+        ck_assert_msg(randd_modexp128(b2, e2, n2) == u128_from_bn(r), "128-bit modexp %d differs", i);
+        BN_free(bn), BN_free(bb), BN_free(be), BN_free(r), BN_free(bn2), BN_free(bb2), BN_free(be2);
+    }
+    BN_CTX_free(ctx);
+}
+END_TEST
+
+/* --- the hard cases ----------------------------------------------------------------------- */
+
+START_TEST(known_primes_are_prime)
+{
+    ck_assert(randd_is_prime_u64(2));
+    ck_assert(randd_is_prime_u64(3));
+    ck_assert(randd_is_prime_u64(65537));
+    ck_assert(randd_is_prime_u64((1ull << 61) - 1));                 /* Mersenne M61 */
+    ck_assert(randd_is_prime_u64(UINT64_MAX - 58));                  /* 2^64 - 59 */
+    ck_assert(randd_is_prime_u64(4294967291u));                      /* 2^32 - 5 */
+    ck_assert(randd_is_prime_u128(((randd_u128)1 << 89) - 1));       /* M89 */
+    ck_assert(randd_is_prime_u128(((randd_u128)1 << 107) - 1));      /* M107 */
+    ck_assert(randd_is_prime_u128(((randd_u128)1 << 127) - 1));      /* M127 */
+    ck_assert(randd_is_prime_u128(((randd_u128)1 << 64) + 13));      /* the first prime past 2^64 */
+    ck_assert(randd_is_prime_u128(~(randd_u128)0 - 158));            /* 2^128 - 159 */
+}
+END_TEST
+
+START_TEST(composites_that_fool_weaker_tests_are_composite)
+{
+    /* Carmichael numbers (Fermat liars for every coprime base). */
+    static const uint64_t carmichael[] = { 561, 1105, 1729, 2465, 41041, 825265, 321197185,
+                                           5394826801ull, 232250619601ull, 9746347772161ull };
+    /* Strong pseudoprimes to base 2, and 3825123056546413051, strong to bases 2..23. */
+    static const uint64_t spsp[] = { 2047, 3277, 4033, 3215031751ull, 3825123056546413051ull };
+
+    for (size_t i = 0; i < sizeof(carmichael) / sizeof(carmichael[0]); i++)
+        ck_assert_msg(!randd_is_prime_u64(carmichael[i]), "Carmichael %lu called prime",
+                      (unsigned long)carmichael[i]);
+    for (size_t i = 0; i < sizeof(spsp) / sizeof(spsp[0]); i++)
+        ck_assert_msg(!randd_is_prime_u64(spsp[i]), "%lu called prime", (unsigned long)spsp[i]);
+    /* Squares of primes, and products of two close primes. */
+    ck_assert(!randd_is_prime_u64(4294967291ull * 4294967291ull));
+    ck_assert(!randd_is_prime_u64(4294967291ull * 4294967279ull));
+    ck_assert(!randd_is_prime_u128((randd_u128)((1ull << 61) - 1) * ((1ull << 61) - 1)));
+    ck_assert(!randd_is_prime_u128((randd_u128)(UINT64_MAX - 58) * (UINT64_MAX - 82)));   /* 2^64-59, 2^64-83 */
+    ck_assert(!randd_is_prime_u128((randd_u128)(UINT64_MAX - 58) * (UINT64_MAX - 58)));
+    /* 3825123056546413051 * a 64-bit prime: a strong pseudoprime factor does not help. */
+    ck_assert(!randd_is_prime_u128((randd_u128)3825123056546413051ull * (UINT64_MAX - 58)));
+}
+END_TEST
+
+/* Strong Lucas pseudoprimes pass the Lucas half alone; BPSW's base-2 half catches them. */
+START_TEST(bpsw_needs_both_halves)
+{
+    static const uint64_t slpsp[] = { 5459, 5777, 10877, 16109, 18971, 22499, 24569, 25199 };
+    /* The 128-bit Lucas function needs n > 2^64 in use, but is exact for any odd n. */
+    for (size_t i = 0; i < sizeof(slpsp) / sizeof(slpsp[0]); i++) {
+        ck_assert_msg(randd_strong_lucas_u128(slpsp[i]), "%lu is a strong Lucas pseudoprime",
+                      (unsigned long)slpsp[i]);
+        ck_assert_msg(!randd_strong_probable_prime_u128(slpsp[i], 2), "%lu passed base 2",
+                      (unsigned long)slpsp[i]);
+    }
+    /* And the base-2 strong pseudoprimes fail the Lucas half. */
+    ck_assert(randd_strong_probable_prime_u128(2047, 2));
+    ck_assert(!randd_strong_lucas_u128(2047));
+    ck_assert(randd_strong_probable_prime_u128(3215031751ull, 2));
+    ck_assert(!randd_strong_lucas_u128(3215031751ull));
+}
+END_TEST
+
+/* --- against OpenSSL ------------------------------------------------------------------------ */
+
+static void agree_with_bn(int bits, int count)
+{
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *bn = BN_new();
+    uint64_t seed = (uint64_t)bits;
+    int primes = 0;
+
+    for (int i = 0; i < count; i++) {
+        randd_u128 n = bits == 64 ? splitmix(&seed) : u128(splitmix(&seed), splitmix(&seed));
+        uint8_t b[16];
+
+        n |= 1;
+        for (int k = 15; k >= 0; k--)
+            b[k] = (uint8_t)(n >> (8 * (15 - k)));
+        ck_assert(BN_bin2bn(b, 16, bn));
+        int want = BN_check_prime(bn, ctx, NULL);
+        bool got = randd_is_prime_u128(n);
+
+        ck_assert_msg(got == want, "%d-bit number %d: randd says %d, BN_check_prime %d", bits, i,
+                      got, want);
+        primes += got;
+    }
+    /* About 2 / ln(2^bits) of odd numbers are prime: a few thousand here. */
+    ck_assert_msg(primes > count / 100, "only %d primes among %d odd numbers", primes, count);
+    BN_free(bn);
+    BN_CTX_free(ctx);
+}
+
+START_TEST(agrees_with_bn_check_prime_on_100000_odd_64_bit_numbers) { agree_with_bn(64, 100000); }
+END_TEST
+START_TEST(agrees_with_bn_check_prime_on_100000_odd_128_bit_numbers) { agree_with_bn(128, 100000); }
+END_TEST
+
+/* --- random primes ---------------------------------------------------------------------------- */
+
+static int generator_fill(void *g, void *buf, size_t n)
+{
+    return randd_cymric_read(g, buf, n);
+}
+
+static struct randd_cymric gen;
+static struct randd_byte_source src = { generator_fill, &gen };
+
+static void seed_generator(void)
+{
+    ck_assert_int_eq(randd_cymric_init(&gen, RANDD_CYMRIC_DETERMINISTIC), 0);
+    ck_assert_int_eq(randd_cymric_seed(&gen, "test_prime", 10), 0);
+}
+
+START_TEST(generated_primes_are_prime_and_exactly_bits_long)
+{
+    static const unsigned sizes[] = { 16, 17, 63, 64, 65, 127, 128, 129, 256, 1024 };
+    BN_CTX *ctx = BN_CTX_new();
+    uint8_t out[128];
+
+    seed_generator();
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        for (int rep = 0; rep < (sizes[i] > 256 ? 2 : 5); rep++) {
+            size_t len = (sizes[i] + 7) / 8;
+            BIGNUM *bn;
+
+            ck_assert_int_eq(randd_prime_generate(sizes[i], out, &src), 0);
+            bn = BN_bin2bn(out, (int)len, NULL);
+            ck_assert_msg(BN_num_bits(bn) == (int)sizes[i], "asked %u bits, got %d", sizes[i],
+                          BN_num_bits(bn));
+            ck_assert_msg(BN_check_prime(bn, ctx, NULL) == 1, "%u-bit output is not prime", sizes[i]);
+            BN_free(bn);
+        }
+    }
+    ck_assert_int_eq(randd_prime_generate(15, out, &src), -EINVAL);
+    ck_assert_int_eq(randd_prime_generate(4097, out, &src), -E2BIG);
+    randd_cymric_fini(&gen);
+    BN_CTX_free(ctx);
+}
+END_TEST
+
+/* 16-bit primes: all 3030 of them in [2^15, 2^16) should come up about equally often. */
+START_TEST(sixteen_bit_primes_are_drawn_uniformly)
+{
+    enum { DRAWS = 303000, BUCKETS = 16 };
+    static unsigned hits[65536];
+    unsigned primes = 0, per_bucket[BUCKETS] = { 0 }, bucket_primes[BUCKETS] = { 0 };
+    double chi = 0;
+    uint8_t out[2];
+
+    seed_generator();
+    for (unsigned v = 32768; v < 65536; v++)
+        if (randd_is_prime_u64(v))
+            primes++, bucket_primes[(v - 32768) * BUCKETS / 32768]++;
+    ck_assert_uint_eq(primes, 3030);
+    for (int i = 0; i < DRAWS; i++) {
+        ck_assert_int_eq(randd_prime_generate(16, out, &src), 0);
+        hits[out[0] << 8 | out[1]]++;
+    }
+    for (unsigned v = 32768; v < 65536; v++) {
+        if (!randd_is_prime_u64(v)) {
+            ck_assert_msg(hits[v] == 0, "composite %u drawn", v);
+            continue;
+        }
+        per_bucket[(v - 32768) * BUCKETS / 32768] += hits[v];
+        double e = (double)DRAWS / primes, d = hits[v] - e;
+        chi += d * d / e;
+    }
+    /* 3029 degrees of freedom: mean 3029, sd 77.8; 6 sd is far out. */
+    ck_assert_msg(fabs(chi - 3029) < 6 * 77.8, "chi-square %.0f over the 3030 primes", chi);
+    /* Primes after long gaps are not favoured: buckets follow their share of primes. */
+    for (int b = 0; b < BUCKETS; b++) {
+        double e = (double)DRAWS * bucket_primes[b] / primes;
+
+        ck_assert_msg(fabs(per_bucket[b] - e) < 6 * sqrt(e), "bucket %d: %u draws, expected %.0f",
+                      b, per_bucket[b], e);
+    }
+    randd_cymric_fini(&gen);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("prime");
+    TCase *tc = tcase_create("prime");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, montgomery_modexp_matches_bn_mod_exp);
+    tcase_add_test(tc, known_primes_are_prime);
+    tcase_add_test(tc, composites_that_fool_weaker_tests_are_composite);
+    tcase_add_test(tc, bpsw_needs_both_halves);
+    tcase_add_test(tc, agrees_with_bn_check_prime_on_100000_odd_64_bit_numbers);
+    tcase_add_test(tc, agrees_with_bn_check_prime_on_100000_odd_128_bit_numbers);
+    tcase_add_test(tc, generated_primes_are_prime_and_exactly_bits_long);
+    tcase_add_test(tc, sixteen_bit_primes_are_drawn_uniformly);
+    suite_add_tcase(s, tc);
+    return s;
+}

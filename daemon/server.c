@@ -23,6 +23,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
+#include "primes.h"
 #include "rngbc.h"
 
 #define REPLY_CHUNK       (64u << 10)   /* fewer sends and wakeups; only while replying */
@@ -31,7 +32,7 @@
 #define EMFILE_PAUSE_NS   100000000ull
 #define NS_PER_S          1000000000ull
 
-enum client_state { READING, WAITING_READY, REPLYING };
+enum client_state { READING, WAITING_READY, WAITING_PRIME, REPLYING };
 
 /* One reply: header and a body that is either fixed text or generated as it drains. */
 struct reply {
@@ -62,6 +63,7 @@ struct client {
     uint8_t *body;                    /* small_body or malloc'd */
     size_t body_len;
     struct reply *reply;
+    struct prime_job *prime_job;      /* WAITING_PRIME: the search under way */
 };
 
 static void client_close(struct client *c);
@@ -188,6 +190,8 @@ static void client_close(struct client *c)
 
     loop_del_fd(s->loop, c->fd);
     close(c->fd);
+    if (c->prime_job)
+        primes_cancel(s->primes, c->prime_job);
     free_reply(c);
     free_body(c);
     *c->prevp = c->next;
@@ -343,6 +347,42 @@ static void handle_add_entropy(struct client *c, const struct randd_request *req
     start_reply(c, RANDD_OK, 0);
 }
 
+/* The search runs on the worker; the reply starts when it comes back (prime_found). The
+ * worker's generator is seeded with pool output, so it too only runs on a ready pool. */
+static void handle_prime(struct client *c, const struct randd_request *req)
+{
+    struct server *s = c->srv;
+    uint8_t seed[PRIMES_SEED_BYTES];
+
+    if (pool_generate(s->pool, seed, sizeof(seed), loop_now_ns()) < 0) {
+        reply_error(c, RANDD_INTERNAL, "generator failed");
+        return;
+    }
+    c->prime_job = primes_submit(s->primes, req->bits, seed, c);
+    OPENSSL_cleanse(seed, sizeof(seed));
+    if (!c->prime_job) {
+        reply_error(c, RANDD_BUSY, "too many PRIME requests under way; try again");
+        return;
+    }
+    c->state = WAITING_PRIME;
+}
+
+static void prime_found(void *cookie, int rc, const uint8_t *prime, size_t len)
+{
+    struct client *c = cookie;
+    struct reply *r;
+
+    c->prime_job = NULL;
+    if (rc < 0) {
+        log_err("PRIME: search failed: %s", strerror(-rc));
+        reply_error(c, RANDD_INTERNAL, "prime search failed");
+    } else if ((r = start_reply(c, RANDD_OK, len))) {
+        memcpy(r->buf + r->len, prime, len);
+        r->len += len;
+    }
+    client_serve(c);
+}
+
 /* Output ops wait for readiness (or get NOT_READY with NONBLOCK). True if handled now. */
 static bool handle_output(struct client *c, const struct randd_request *req)
 {
@@ -352,6 +392,10 @@ static bool handle_output(struct client *c, const struct randd_request *req)
         if (!(req->flags & RANDD_FLAG_NONBLOCK))
             return false;
         reply_error(c, RANDD_NOT_READY, pool_not_ready_reason(c->srv->pool));
+        return true;
+    }
+    if (req->op == RANDD_OP_PRIME) {
+        handle_prime(c, req);
         return true;
     }
     r = start_reply(c, RANDD_OK, req->op == RANDD_OP_BYTES ? req->n
@@ -435,6 +479,10 @@ static void client_serve(struct client *c)
             client_close(c);
             return;
         }
+        if (c->state == WAITING_PRIME) {
+            want_events(c, 0);           /* a peer that closes shows up as EPOLLHUP */
+            return;
+        }
         if (c->state == REPLYING) {
             if (!flush_reply(c))
                 return;              /* waiting for EPOLLOUT, or closed */
@@ -455,7 +503,7 @@ static void client_serve(struct client *c)
                 return;              /* needs more input, or closed */
             if (c->dead)
                 continue;
-            s->stats.requests[c->req.code <= RANDD_OP_ADD_ENTROPY ? c->req.code : 0]++;
+            s->stats.requests[c->req.code <= RANDD_OP_LAST ? c->req.code : 0]++;
             if (randd_header_closes(&c->req)) {
                 char why[160];
 
@@ -619,6 +667,9 @@ static void sweep_idle(void *arg)
 int server_start(struct server *s, struct loop *loop, struct pool *pool)
 {
     s->loop = loop;
+    s->primes = primes_new(loop, prime_found);
+    if (!s->primes)
+        return -errno;
     s->pool = pool;
     if (s->config->idle_timeout)
         s->sweep_timer = loop_add_timer(loop, (uint64_t)s->config->idle_timeout * NS_PER_S / 2
@@ -630,6 +681,8 @@ void server_close(struct server *s)
 {
     while (s->clients)
         client_close(s->clients);
+    primes_free(s->primes);
+    s->primes = NULL;
     if (s->listen_fd >= 0) {
         if (s->loop)
             loop_del_fd(s->loop, s->listen_fd);

@@ -17,7 +17,7 @@ struct server_stats {
     uint64_t clients_accepted;
     uint64_t clients_busy;             /* turned away with BUSY */
     unsigned clients_now;
-    uint64_t requests[RANDD_OP_ADD_ENTROPY + 1];   /* by op; [0]: unknown op */
+    uint64_t requests[RANDD_OP_LAST + 1];   /* by op; [0]: unknown op */
     uint64_t errors[RANDD_STATUS_COUNT];           /* replies by status */
     uint64_t bytes_served;             /* reply bodies of BYTES and RANGE */
 };
@@ -35,6 +35,7 @@ struct server {
     int resume_timer;                  /* accept paused after EMFILE */
     int sweep_timer;
     struct client *clients;
+    struct primes *primes;             /* PRIME searches, off the loop thread */
     struct server_stats stats;
     /* STATUS replies come from the caller, which sees every module. */
     char *(*status_json)(void *ctx, size_t *len);

@@ -71,7 +71,8 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
 
 static void write_server(FILE *f, const struct server_stats *st)
 {
-    static const char *const ops[] = { "unknown", "bytes", "range", "status", "add_entropy" };
+    static const char *const ops[] = { "unknown", "bytes", "range", "status", "add_entropy",
+                                         "prime" };
 
     fprintf(f, "\"clients\":{\"connected\":%u,\"accepted\":%llu,\"busy\":%llu},\"requests\":{",
             st->clients_now, (unsigned long long)st->clients_accepted,

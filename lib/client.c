@@ -390,6 +390,33 @@ int randd_add_entropy(randd_handle *h, const void *data, size_t len, unsigned bi
     return with_connection(h, run_add_entropy, &a);
 }
 
+struct prime {
+    unsigned bits;
+    uint8_t *out;
+};
+
+static int run_prime(randd_handle *h, void *arg)
+{
+    struct prime *p = arg;
+    uint8_t req[RANDD_HEADER_BYTES + 2];
+    int rc;
+
+    encode_request(req, RANDD_OP_PRIME, h->flags, 2);
+    req[8] = (uint8_t)(p->bits >> 8), req[9] = (uint8_t)p->bits;
+    if ((rc = send_all(h, req, sizeof(req))) < 0)
+        return rc;
+    return read_reply(h, p->out, (p->bits + 7) / 8, NULL);
+}
+
+int randd_prime(randd_handle *h, unsigned bits, uint8_t *out)
+{
+    struct prime p = { bits, out };
+
+    if (bits < RANDD_PRIME_MIN_BITS || bits > RANDD_PRIME_MAX_BITS)
+        return -EINVAL;
+    return with_connection(h, run_prime, &p);
+}
+
 const char *randd_strerror(int err)
 {
     static const char *const status_text[RANDD_STATUS_COUNT] = {

@@ -61,7 +61,7 @@ int randd_check_header(const struct randd_header *h, char *why, size_t whylen)
     if (h->flags & ~RANDD_FLAG_NONBLOCK)
         return reject(RANDD_MALFORMED, why, whylen, "unknown flags 0x%04x",
                       h->flags & ~RANDD_FLAG_NONBLOCK);
-    if (h->code < RANDD_OP_BYTES || h->code > RANDD_OP_ADD_ENTROPY)
+    if (h->code < RANDD_OP_BYTES || h->code > RANDD_OP_LAST)
         return reject(RANDD_UNKNOWN_OP, why, whylen, "unknown op 0x%02x", h->code);
     return RANDD_OK;
 }
@@ -125,6 +125,21 @@ static int parse_add_entropy(const struct randd_header *h, const uint8_t *body,
     return RANDD_OK;
 }
 
+static int parse_prime(const struct randd_header *h, const uint8_t *body,
+                       struct randd_request *req, char *why, size_t whylen)
+{
+    if (h->length != 2)
+        return reject(RANDD_MALFORMED, why, whylen, "PRIME body is %u bytes, not 2", h->length);
+    req->bits = (uint16_t)(body[0] << 8 | body[1]);
+    if (req->bits < RANDD_PRIME_MIN_BITS)
+        return reject(RANDD_INVALID_ARGUMENT, why, whylen, "PRIME bits = %u (at least %u)",
+                      req->bits, RANDD_PRIME_MIN_BITS);
+    if (req->bits > RANDD_PRIME_MAX_BITS)
+        return reject(RANDD_TOO_LARGE, why, whylen, "PRIME bits = %u (at most %u)",
+                      req->bits, RANDD_PRIME_MAX_BITS);
+    return RANDD_OK;
+}
+
 int randd_parse_request(const struct randd_header *h, const uint8_t *body,
                         struct randd_request *req, char *why, size_t whylen)
 {
@@ -139,6 +154,7 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
     case RANDD_OP_BYTES: return parse_bytes(h, body, req, why, whylen);
     case RANDD_OP_RANGE: return parse_range(h, body, req, why, whylen);
     case RANDD_OP_ADD_ENTROPY: return parse_add_entropy(h, body, req, why, whylen);
+    case RANDD_OP_PRIME: return parse_prime(h, body, req, why, whylen);
     default:
         if (h->length != 0)
             return reject(RANDD_MALFORMED, why, whylen, "STATUS body is %u bytes, not 0",

@@ -19,7 +19,11 @@ enum randd_op {
     RANDD_OP_RANGE = 0x02,
     RANDD_OP_STATUS = 0x03,
     RANDD_OP_ADD_ENTROPY = 0x04,
+    RANDD_OP_PRIME = 0x05,
 };
+#define RANDD_OP_LAST            RANDD_OP_PRIME
+#define RANDD_PRIME_MIN_BITS     16
+#define RANDD_PRIME_MAX_BITS     4096
 
 enum randd_status {
     RANDD_OK = 0,
@@ -54,6 +58,7 @@ struct randd_request {
     uint16_t count, len;            /* RANGE */
     const uint8_t *r;               /* RANGE: points into the body */
     uint32_t entropy_bits;          /* ADD_ENTROPY */
+    uint16_t bits;                  /* PRIME */
     const uint8_t *data;            /* ADD_ENTROPY: points into the body */
     size_t data_len;
 };

@@ -42,6 +42,11 @@ int randd_bytes(randd_handle *h, void *buf, size_t n);
  * count * len bytes, each big-endian. Any count: split into requests as needed. */
 int randd_range(randd_handle *h, const uint8_t *r, size_t len, uint8_t *out, size_t count);
 
+/* A random prime of exactly bits bits (16..4096), uniform over the primes of that size,
+ * big-endian in (bits + 7) / 8 bytes of out with the top bit set. Large primes take a while
+ * (seconds at 4096 bits); the daemon serves others meanwhile. */
+int randd_prime(randd_handle *h, unsigned bits, uint8_t *out);
+
 /* The daemon's STATUS JSON, NUL-terminated, in *json (free() it). Returns its length. */
 int randd_status(randd_handle *h, char **json);
 

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/bn.h>
+
 #include "protocol.h"
 #include "randd.h"
 #include "runner.h"
@@ -370,6 +372,75 @@ START_TEST(pipelined_requests_are_answered_in_order)
         ck_assert_msg(len == i + 1, "reply %u has %u bytes: out of order", i, len);
     }
     close(fd);
+}
+END_TEST
+
+/* PRIME: primes of the exact size, as librandd and the raw protocol see them. */
+START_TEST(prime_replies_are_primes_of_the_exact_size)
+{
+    static const unsigned sizes[] = { 16, 64, 65, 128, 129, 256, 1024 };
+    BN_CTX *ctx = BN_CTX_new();
+    uint8_t out[128], b[2];
+    randd_handle *h;
+    int fd;
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        BIGNUM *bn;
+        int rc = randd_prime(h, sizes[i], out);
+
+        ck_assert_msg(rc == 0, "PRIME %u: %s", sizes[i], randd_strerror(rc));
+        bn = BN_bin2bn(out, (int)(sizes[i] + 7) / 8, NULL);
+        ck_assert_msg(BN_num_bits(bn) == (int)sizes[i], "PRIME %u: %d bits", sizes[i], BN_num_bits(bn));
+        ck_assert_msg(BN_check_prime(bn, ctx, NULL) == 1, "PRIME %u: not prime", sizes[i]);
+        BN_free(bn);
+    }
+    randd_close(h);
+
+    fd = connect_raw();
+    b[0] = 0, b[1] = 15;
+    send_frame(fd, 1, RANDD_OP_PRIME, 0, 2, b, 2);
+    check_status(fd, RANDD_INVALID_ARGUMENT, "PRIME 15 bits");
+    b[0] = 0x10, b[1] = 0x01;
+    send_frame(fd, 1, RANDD_OP_PRIME, 0, 2, b, 2);
+    check_status(fd, RANDD_TOO_LARGE, "PRIME 4097 bits");
+    send_frame(fd, 1, RANDD_OP_PRIME, 0, 1, b, 1);
+    check_status(fd, RANDD_MALFORMED, "PRIME with a 1-byte body");
+    check_still_usable(fd, "PRIME errors");
+    close(fd);
+    BN_CTX_free(ctx);
+}
+END_TEST
+
+/* A 4096-bit search takes a while; it runs off the loop, so others are served meanwhile, and
+ * a client that leaves mid-search costs nothing but the search. */
+START_TEST(a_long_prime_search_does_not_hold_up_other_clients)
+{
+    uint8_t b[2] = { 0x10, 0x00 }, body[600], small[32];
+    struct pollfd pf;
+    randd_handle *h;
+    uint32_t len;
+    int slow, leaver;
+
+    start_daemon_with("", NULL);
+    slow = connect_raw();
+    leaver = connect_raw();
+    send_frame(leaver, 1, RANDD_OP_PRIME, 0, 2, b, 2);
+    send_frame(slow, 1, RANDD_OP_PRIME, 0, 2, b, 2);
+    close(leaver);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    for (int i = 0; i < 20; i++)
+        ck_assert_int_eq(randd_bytes(h, small, sizeof(small)), 0);
+    /* Twenty BYTES round trips done; the 4096-bit prime is (almost surely) still being found. */
+    pf = (struct pollfd){ slow, POLLIN, 0 };
+    ck_assert_int_eq(poll(&pf, 1, 0), 0);
+    ck_assert_int_eq(read_reply(slow, body, sizeof(body), &len), RANDD_OK);
+    ck_assert_uint_eq(len, 512);
+    ck_assert_msg(body[0] & 0x80, "top bit of a 4096-bit prime not set");
+    ck_assert_msg(body[511] & 1, "a 4096-bit prime that is even");
+    randd_close(h);
+    close(slow);
 }
 END_TEST
 
@@ -939,6 +1010,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, bad_version_and_huge_bodies_are_answered_then_closed);
     tcase_add_test(tc, range_values_are_below_r_and_uniform);
     tcase_add_test(tc, pipelined_requests_are_answered_in_order);
+    tcase_add_test(tc, prime_replies_are_primes_of_the_exact_size);
+    tcase_add_test(tc, a_long_prime_search_does_not_hold_up_other_clients);
     tcase_add_test(tc, two_hundred_concurrent_clients_are_served);
     tcase_add_test(tc, a_reader_that_stops_does_not_delay_others);
     tcase_add_test(tc, add_entropy_needs_root_or_the_trusted_group);

@@ -32,6 +32,17 @@ check "stream 5000" '[ "$n" = 5000 ]'
 "$RANDCTL" stream | head -c 3000000 >/dev/null; rc=${PIPESTATUS[0]}
 check "stream ends quietly when the reader goes away" '[ $rc = 0 ]'
 
+out=$("$RANDCTL" prime 64 --count 3)
+check "prime 64 --count 3: three 64-bit primes (coreutils factor agrees)" \
+    '[ $(wc -l <<<"$out") = 3 ] && while read -r p; do
+         [ ${#p} -ge 19 ] && [[ $p > 9223372036854775807 || ${#p} = 20 ]] && [ "$(factor "$p")" = "$p: $p" ] || exit 1
+     done <<<"$out"'
+out=$("$RANDCTL" prime 256 --hex)
+check "prime 256 --hex: 0x and 64 hex digits, top bit set" '[[ $out =~ ^0x[89A-F][0-9A-F]{63}$ ]]'
+for bad in 15 4097 x; do
+    "$RANDCTL" prime $bad >/dev/null 2>&1; rc=$?
+    check "prime $bad: exit 2" '[ $rc = 2 ]'
+done
 "$RANDCTL" bytes >/dev/null 2>&1; rc=$?
 check "bytes without N: exit 2" '[ $rc = 2 ]'
 "$RANDCTL" range 0 >/dev/null 2>&1; rc=$?

@@ -854,50 +854,80 @@ static int parse_clients(const char *s, struct options *o)
     return ok;
 }
 
-static int run_benchmark(int argc, char **argv)
+static int parse_options(int argc, char **argv, struct options *o)
 {
-    struct options o = { 0.5, { 1, 16, 64 }, 3, 0, 0 };
-    struct plain_ctx plain = { 0 };
-    struct randd_ctx *daemon_ctx = calloc(1, sizeof(*daemon_ctx));
-    struct vdso_ctx vdso = { 0 };
-    struct randd_rng_options rng_opt = { daemon_socket(), 0, 0, RANDD_RNG_REQUIRE_DAEMON };
-    uint8_t *out = malloc(MIB);      /* the largest reply: one 1 MiB BYTES, or RANGE's 32000 */
-    int rc;
-
     for (int i = 1; i < argc; i++) {
         char *end;
 
         if (!strcmp(argv[i], "--json"))
-            o.json = 1;
+            o->json = 1;
         else if (!strcmp(argv[i], "--csv"))
-            o.csv = 1;
+            o->csv = 1;
         else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
-            o.seconds = strtod(argv[++i], &end);
-            if (*end || !(o.seconds >= 0.05 && o.seconds <= 60))
+            o->seconds = strtod(argv[++i], &end);
+            if (*end || !(o->seconds >= 0.05 && o->seconds <= 60))
                 return usage_error(&cmd_benchmark, "--seconds: not between 0.05 and 60: %s", argv[i]);
         } else if (!strcmp(argv[i], "--clients") && i + 1 < argc) {
-            if (!parse_clients(argv[++i], &o))
+            if (!parse_clients(argv[++i], o))
                 return usage_error(&cmd_benchmark, "--clients: want N,... with 1 <= N <= %d: %s",
                                    MAX_CLIENTS, argv[i]);
         } else
             return usage_error(&cmd_benchmark, "unknown argument: %s", argv[i]);
     }
-    if (o.json && o.csv)
+    if (o->json && o->csv)
         return usage_error(&cmd_benchmark, "--json and --csv: pick one");
-    if (!out || !daemon_ctx)
-        return fail("benchmark", -ENOMEM);
+    return EXIT_OK;
+}
 
-    rc = conn_open(&daemon_ctx->conn);
-    if (rc < 0)
-        return fail(daemon_socket(), rc);
-    rc = randd_rng_new(&plain.rng, &rng_opt);
-    if (rc < 0)
-        return fail("in-process generator", rc);
+static void report(const struct options *o, const struct vdso_ctx *vdso)
+{
+    if (o->json)
+        print_json();
+    else if (o->csv)
+        print_csv();
+    else {
+        printf("randctl benchmark: %.2f s per figure (median of %d runs), %s vDSO getrandom\n\n",
+               o->seconds, REPS, vdso->fn ? "with" : "no");
+        print_table();
+        print_targets(o);
+    }
+}
+
+static int run_benchmark(int argc, char **argv)
+{
+    struct options o = { 0.5, { 1, 16, 64 }, 3, 0, 0 };
+    struct plain_ctx plain = { .fd = -1 };
+    struct randd_ctx *daemon_ctx = NULL;
+    struct vdso_ctx vdso = { 0 };
+    struct randd_rng_options rng_opt = { daemon_socket(), 0, 0, RANDD_RNG_REQUIRE_DAEMON };
+    uint8_t *out = NULL;
+    int rc = parse_options(argc, argv, &o);
+
+    if (rc != EXIT_OK)
+        return rc;
+    daemon_ctx = calloc(1, sizeof(*daemon_ctx));
+    out = malloc(MIB);                /* the largest reply: one 1 MiB BYTES, or RANGE's 32000 */
+    if (!out || !daemon_ctx) {
+        rc = fail("benchmark", -ENOMEM);
+        goto out;
+    }
+    daemon_ctx->conn.fd = -1;
+    if ((rc = conn_open(&daemon_ctx->conn)) < 0) {
+        daemon_ctx->conn.fd = -1;
+        rc = fail(daemon_socket(), rc);
+        goto out;
+    }
+    if ((rc = randd_rng_new(&plain.rng, &rng_opt)) < 0) {
+        rc = fail("in-process generator", rc);
+        goto out;
+    }
     plain.out = vdso.out = daemon_ctx->out = out;
     daemon_ctx->depth = PIPELINE;
     plain.fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (plain.fd < 0)
-        return fail("/dev/urandom", -errno);
+    if (plain.fd < 0) {
+        rc = fail("/dev/urandom", -errno);
+        goto out;
+    }
     if (vdso_open(&vdso) < 0)
         vdso.fn = NULL;
 
@@ -912,23 +942,17 @@ static int run_benchmark(int argc, char **argv)
     }
     if (isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");
-
-    if (o.json)
-        print_json();
-    else if (o.csv)
-        print_csv();
-    else {
-        printf("randctl benchmark: %.2f s per figure (median of %d runs), %s vDSO getrandom\n\n",
-               o.seconds, REPS, vdso.fn ? "with" : "no");
-        print_table();
-        print_targets(&o);
-    }
-    close(plain.fd);
-    close(daemon_ctx->conn.fd);
+    report(&o, &vdso);
+    rc = EXIT_OK;
+out:
+    if (plain.fd >= 0)
+        close(plain.fd);
+    if (daemon_ctx && daemon_ctx->conn.fd >= 0)
+        close(daemon_ctx->conn.fd);
     randd_rng_free(plain.rng);
     free(out);
     free(daemon_ctx);
-    return EXIT_OK;
+    return rc;
 }
 
 const struct command cmd_benchmark = {

@@ -38,6 +38,10 @@ static void check_request(const struct randd_header *h, const uint8_t *body)
         if (h->length)
             abort();
         break;
+    case RANDD_OP_PRIME:
+        if (h->length != 2 || req.bits < RANDD_PRIME_MIN_BITS || req.bits > RANDD_PRIME_MAX_BITS)
+            abort();
+        break;
     default:
         abort();
     }

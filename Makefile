@@ -57,7 +57,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check test unit-test check-asan check-valgrind check-units fuzz bench bench-plot check-stats run install uninstall deb clean
+.PHONY: all lib deps check test unit-test check-asan check-valgrind check-units fuzz bench bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -99,7 +99,7 @@ $(BUILD)/randd: $(BUILD)/daemon/main.o $(DAEMON_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS)
 
-$(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests/ $(BUILD)/tests/bench/ $(BUILD)/tests/stats/
+$(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests/ $(BUILD)/tests/bench/ $(BUILD)/tests/stats/ $(BUILD)/tests/soak/
 	$(call say,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(DAEMON_CFLAGS) -Itests -Idaemon -fPIE -c -o $@ $<
 
@@ -114,6 +114,10 @@ $(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(BUILD)/librandd.a
 $(BUILD)/range-chi2: $(BUILD)/tests/stats/range_chi2.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
+
+$(BUILD)/soak: $(BUILD)/tests/soak/soak.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -pthread
 
 $(BUILD)/bench-prime: $(BUILD)/tests/bench/bench_prime.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
@@ -149,12 +153,13 @@ check: deps
 
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
-test: all $(TEST_BIN) $(BUILD)/range-chi2
+test: all $(TEST_BIN) $(BUILD)/range-chi2 $(BUILD)/soak
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl; \
 	failed=; for t in $(TEST_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
 	tests/stats/check-stats $(BUILD) short || failed="$$failed check-stats"; \
+	tests/bench/with-daemon $(BUILD) $(BUILD)/soak --seconds $(SOAK_SECONDS_CI) || failed="$$failed soak"; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "all $(words $(TEST_BIN) $(INTEGRATION)) test programs passed"
 
@@ -225,6 +230,15 @@ check-stats: deps
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="dieharder ent"
 	@$(MAKE) --no-print-directory all $(BUILD)/range-chi2
 	tests/stats/check-stats $(BUILD) full
+
+# Load and abuse for SOAK_SECONDS (10 minutes): 64 clients mixing every op, malformed frames,
+# silent, trickling and never-reading clients; RSS flat, no descriptor leak, STATUS adding up.
+# make check runs it for SOAK_SECONDS_CI.
+SOAK_SECONDS ?= 600
+SOAK_SECONDS_CI ?= 30
+soak: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/soak
+	tests/bench/with-daemon $(BUILD) $(BUILD)/soak --seconds $(SOAK_SECONDS)
 
 # randctl benchmark against a daemon of its own, as CSV, drawn by gnuplot: throughput against
 # request size for every method (build/bench/benchmark.png).

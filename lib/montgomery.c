@@ -1,6 +1,6 @@
 /* Montgomery multiplication (P. L. Montgomery, "Modular multiplication without trial
- * division", 1985) for one and two 64-bit limbs: set-up, conversions and exponentiation; the
- * multiplications themselves are inline in montgomery.h. Moduli up to R - 1 work. */
+ * division", Math. Comp. 44, 1985) for one and two 64-bit limbs: set-up, conversions and
+ * exponentiation; the multiplications are inline in montgomery.h, primality is prime.c's. */
 #include "montgomery.h"
 
 /* --- R = 2^64 ------------------------------------------------------------------------------- */
@@ -49,18 +49,6 @@ uint64_t randd_modexp64(uint64_t base, uint64_t e, uint64_t n)
 
 /* --- R = 2^128 ------------------------------------------------------------------------------ */
 
-randd_u128 randd_mod128_add(randd_u128 a, randd_u128 b, randd_u128 n)
-{
-    randd_u128 s = a + b;
-
-    return s < a || s >= n ? s - n : s;
-}
-
-randd_u128 randd_mod128_sub(randd_u128 a, randd_u128 b, randd_u128 n)
-{
-    return a >= b ? a - b : a + (n - b);
-}
-
 void randd_mont128_init(struct randd_mont128 *m, randd_u128 n)
 {
     randd_u128 inv = n, x;
@@ -70,10 +58,13 @@ void randd_mont128_init(struct randd_mont128 *m, randd_u128 n)
     m->n = n;
     m->ninv = inv;
     m->one = -n % n;                   /* 2^128 mod n */
-    /* R^2 mod n: R mod n doubled 128 times, with no 256-bit division. */
+    /* R^2 mod n with no 256-bit division: R mod n doubled 8 times is 2^8 R; each Montgomery
+     * squaring then turns 2^k R into 2^2k R, so four of them give 2^128 R = R^2. */
     x = m->one;
-    for (int i = 0; i < 128; i++)
+    for (int i = 0; i < 8; i++)
         x = randd_mod128_add(x, x, n);
+    for (int i = 0; i < 4; i++)
+        x = randd_mont128_mul(m, x, x);
     m->r2 = x;
 }
 

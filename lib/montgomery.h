@@ -1,6 +1,7 @@
 /* Montgomery arithmetic modulo an odd n below 2^64 (R = 2^64) or below 2^128 (R = 2^128,
- * two limbs in unsigned __int128): n' = -n^-1 mod R by Newton iteration, R^2 mod n kept for
- * conversion, every multiplication in Montgomery space. Owns no secrets; pure arithmetic. */
+ * two limbs in unsigned __int128): n^-1 mod R by Newton iteration, R^2 mod n kept for
+ * conversion, every multiplication in Montgomery space. Pure arithmetic: holds no secrets of
+ * its own and does no primality testing (prime.c). Not constant-time. */
 #ifndef RANDD_MONTGOMERY_H
 #define RANDD_MONTGOMERY_H
 
@@ -8,6 +9,8 @@
 
 typedef unsigned __int128 randd_u128;
 
+/* ninv is n^-1 mod R, not the textbook n' = -n^-1 mod R: REDC then subtracts u n instead of
+ * adding it (below), which needs no carry out of the top limb even for n close to R. */
 struct randd_mont64 {
     uint64_t n, ninv;      /* ninv = n^-1 mod 2^64 */
     uint64_t one, r2;      /* R mod n, R^2 mod n */
@@ -54,6 +57,20 @@ static inline void randd_mul128(randd_u128 a, randd_u128 b, randd_u128 *hi, rand
     *hi = p11 + (p01 >> 64) + (p10 >> 64) + (mid >> 64);
 }
 
+/* a + b and a - b mod n, for a, b < n (no Montgomery factor involved; works the same on
+ * Montgomery residues). The sum may carry out of 128 bits when n > 2^127. */
+static inline randd_u128 randd_mod128_add(randd_u128 a, randd_u128 b, randd_u128 n)
+{
+    randd_u128 s = a + b;
+
+    return s < a || s >= n ? s - n : s;
+}
+
+static inline randd_u128 randd_mod128_sub(randd_u128 a, randd_u128 b, randd_u128 n)
+{
+    return a >= b ? a - b : a + (n - b);
+}
+
 static inline randd_u128 randd_mont128_mul(const struct randd_mont128 *m, randd_u128 a, randd_u128 b)
 {
     randd_u128 hi, lo, un_hi, un_lo;
@@ -63,14 +80,12 @@ static inline randd_u128 randd_mont128_mul(const struct randd_mont128 *m, randd_
     return hi >= un_hi ? hi - un_hi : hi - un_hi + m->n;
 }
 
+/* n must be odd and > 1. */
 void randd_mont128_init(struct randd_mont128 *m, randd_u128 n);
 randd_u128 randd_mont128_to(const struct randd_mont128 *m, randd_u128 a);
 randd_u128 randd_mont128_from(const struct randd_mont128 *m, randd_u128 a);
 randd_u128 randd_mont128_pow(const struct randd_mont128 *m, randd_u128 base, randd_u128 e);
 randd_u128 randd_modexp128(randd_u128 base, randd_u128 e, randd_u128 n);
 
-/* a + b and a - b mod n, for a, b < n (no Montgomery factor involved). */
-randd_u128 randd_mod128_add(randd_u128 a, randd_u128 b, randd_u128 n);
-randd_u128 randd_mod128_sub(randd_u128 a, randd_u128 b, randd_u128 n);
 
 #endif

@@ -74,7 +74,12 @@ START_TEST(montgomery_modexp_matches_bn_mod_exp)
         if (n2 == 1)
             n2 = 3, BN_set_word(bn2, 3);
         ck_assert(BN_mod_exp(r, bb2, be2, bn2, ctx));
-        ck_assert_msg(randd_modexp128(b2, e2, n2) == u128_from_bn(r), "128-bit modexp %d differs", i);
+        randd_u128 got = randd_modexp128(b2, e2, n2), want = u128_from_bn(r);
+
+        ck_assert_msg(got == want, "128-bit modexp %d, mod %016lx%016lx: got %016lx%016lx, "
+                      "BN says %016lx%016lx", i, (unsigned long)(n2 >> 64), (unsigned long)n2,
+                      (unsigned long)(got >> 64), (unsigned long)got,
+                      (unsigned long)(want >> 64), (unsigned long)want);
         BN_free(bn), BN_free(bb), BN_free(be), BN_free(r), BN_free(bn2), BN_free(bb2), BN_free(be2);
     }
     BN_CTX_free(ctx);
@@ -103,8 +108,10 @@ START_TEST(composites_that_fool_weaker_tests_are_composite)
 {
     /* Carmichael numbers (Fermat liars for every coprime base). */
     static const uint64_t carmichael[] = { 561, 1105, 1729, 2465, 41041, 825265, 321197185,
-                                           5394826801ull, 232250619601ull, 9746347772161ull };
-    /* Strong pseudoprimes to base 2, and 3825123056546413051, strong to bases 2..23. */
+                                           5394826801ull, 232250619601ull, 9746347772161ull,
+                                           3825123056546413051ull };
+    /* Strong pseudoprimes to base 2, and 3825123056546413051 (also Carmichael), strong to
+     * bases 2..23. */
     static const uint64_t spsp[] = { 2047, 3277, 4033, 3215031751ull, 3825123056546413051ull };
 
     for (size_t i = 0; i < sizeof(carmichael) / sizeof(carmichael[0]); i++)
@@ -113,6 +120,7 @@ START_TEST(composites_that_fool_weaker_tests_are_composite)
     for (size_t i = 0; i < sizeof(spsp) / sizeof(spsp[0]); i++)
         ck_assert_msg(!randd_is_prime_u64(spsp[i]), "%lu called prime", (unsigned long)spsp[i]);
     /* Squares of primes, and products of two close primes. */
+    ck_assert(!randd_is_prime_u64(2147483647ull * 2147483647ull));                 /* (2^31-1)^2 */
     ck_assert(!randd_is_prime_u64(4294967291ull * 4294967291ull));
     ck_assert(!randd_is_prime_u64(4294967291ull * 4294967279ull));
     ck_assert(!randd_is_prime_u128((randd_u128)((1ull << 61) - 1) * ((1ull << 61) - 1)));
@@ -120,6 +128,60 @@ START_TEST(composites_that_fool_weaker_tests_are_composite)
     ck_assert(!randd_is_prime_u128((randd_u128)(UINT64_MAX - 58) * (UINT64_MAX - 58)));
     /* 3825123056546413051 * a 64-bit prime: a strong pseudoprime factor does not help. */
     ck_assert(!randd_is_prime_u128((randd_u128)3825123056546413051ull * (UINT64_MAX - 58)));
+}
+END_TEST
+
+/* Every number below 2^16 against a plain sieve: the trial division's edges (a small prime
+ * itself, the square of the first prime not tried) and Miller-Rabin's skipped bases. */
+START_TEST(every_number_below_65536_is_classified_like_a_sieve)
+{
+    static uint8_t composite[65536];
+
+    composite[0] = composite[1] = 1;
+    for (unsigned i = 2; i < 65536; i++)
+        for (unsigned j = i * i; i < 256 && j < 65536; j += i)
+            composite[j] = 1;
+    for (unsigned v = 0; v < 65536; v++) {
+        ck_assert_msg(randd_is_prime_u64(v) == !composite[v], "%u: expected %s, got %s", v,
+                      composite[v] ? "composite" : "prime", composite[v] ? "prime" : "composite");
+        ck_assert_msg(randd_is_prime_u128(v) == !composite[v], "u128 %u", v);
+    }
+}
+END_TEST
+
+/* randd_is_prime_bytes picks the test by size, ignoring leading zero bytes. */
+START_TEST(bytes_dispatch_by_size)
+{
+    uint8_t b[160];
+    size_t n;
+
+    n = unhex("0000 0000 7fff ffff", b, sizeof(b));                                /* 2^31-1 */
+    ck_assert_int_eq(randd_is_prime_bytes(b, n), 1);
+    n = unhex("ffff ffff ffff ffc5", b, sizeof(b));                                /* 2^64-59 */
+    ck_assert_int_eq(randd_is_prime_bytes(b, n), 1);
+    n = unhex("7fff ffff ffff ffff ffff ffff ffff ffff", b, sizeof(b));            /* 2^127-1 */
+    ck_assert_int_eq(randd_is_prime_bytes(b, n), 1);
+    n = unhex("7fff ffff ffff ffff ffff ffff ffff fffd", b, sizeof(b));            /* 2^127-3 */
+    ck_assert_int_eq(randd_is_prime_bytes(b, n), 0);
+    /* 2^521-1 (Mersenne) and 2^521-3 (composite, no factor below 2000): BN_check_prime. */
+    memset(b, 0xff, 66);
+    b[0] = 0x01;
+    ck_assert_int_eq(randd_is_prime_bytes(b, 66), 1);
+    b[65] = 0xfd;
+    ck_assert_int_eq(randd_is_prime_bytes(b, 66), 0);
+    /* (2^89-1)^2: 178 bits, no small factor, so it reaches BN_check_prime. */
+    {
+        BN_CTX *ctx = BN_CTX_new();
+        BIGNUM *m = BN_new();
+
+        ck_assert(BN_set_bit(m, 89) && BN_sub_word(m, 1) && BN_sqr(m, m, ctx));
+        n = (size_t)BN_num_bytes(m);
+        ck_assert(BN_bn2bin(m, b) == (int)n);
+        ck_assert_int_eq(randd_is_prime_bytes(b, n), 0);
+        BN_free(m);
+        BN_CTX_free(ctx);
+    }
+    ck_assert_int_eq(randd_is_prime_bytes(b, 0), 0);
 }
 END_TEST
 
@@ -269,6 +331,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, montgomery_modexp_matches_bn_mod_exp);
     tcase_add_test(tc, known_primes_are_prime);
     tcase_add_test(tc, composites_that_fool_weaker_tests_are_composite);
+    tcase_add_test(tc, every_number_below_65536_is_classified_like_a_sieve);
+    tcase_add_test(tc, bytes_dispatch_by_size);
     tcase_add_test(tc, bpsw_needs_both_halves);
     tcase_add_test(tc, agrees_with_bn_check_prime_on_100000_odd_64_bit_numbers);
     tcase_add_test(tc, agrees_with_bn_check_prime_on_100000_odd_128_bit_numbers);

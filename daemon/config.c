@@ -16,7 +16,7 @@
 #define MAX_LINE 1024
 
 enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP, KEY_USER,
-                KEY_LOOPBACK };
+                KEY_LOOPBACK, KEY_ENGINE };
 
 struct key {
     const char *name;
@@ -31,6 +31,7 @@ struct key {
 
 static const struct key keys[] = {
     { "socket", KEY_PATH, FIELD(socket), 0, 0, "/run/randd/randd.sock" },
+    { "engine", KEY_ENGINE, FIELD(engine), 0, 0, "cymric" },
     { "rdseed", KEY_BOOL, FIELD(rdseed), 0, 0, "yes" },
     { "getrandom", KEY_BOOL, FIELD(getrandom), 0, 0, "yes" },
     { "hwrng", KEY_BOOL, FIELD(hwrng), 0, 0, "yes" },
@@ -107,6 +108,14 @@ static const char *set_value(const struct key *k, struct config *c, const char *
     switch (k->type) {
     case KEY_BOOL:
         return parse_bool(v, (bool *)field) ? "not yes or no" : NULL;
+    case KEY_ENGINE:
+        if (!strcmp(v, "cymric"))
+            *(enum config_engine *)field = ENGINE_CYMRIC;
+        else if (!strcmp(v, "randen"))
+            *(enum config_engine *)field = ENGINE_RANDEN;
+        else
+            return "not cymric or randen";
+        return NULL;
     case KEY_LOOPBACK:
         if (*v && config_parse_loopback(v, NULL) < 0)
             return "not a loopback address:port (EGD has no authentication)";

@@ -290,10 +290,11 @@ static void reload(struct randd *r)
         log_err("reload: %s rejected, keeping the running configuration", r->config_path);
         return;
     }
-    if (strcmp(fresh.socket, r->config.socket) || fresh.rdseed != r->config.rdseed ||
+    if (strcmp(fresh.socket, r->config.socket) || fresh.engine != r->config.engine ||
+        fresh.rdseed != r->config.rdseed ||
         fresh.getrandom != r->config.getrandom ||
         fresh.hwrng != r->config.hwrng || strcmp(fresh.hwrng_device, r->config.hwrng_device))
-        log_notice("reload: socket and source changes apply at restart");
+        log_notice("reload: socket, engine and source changes apply at restart");
     r->pool.reseed_interval = fresh.reseed_interval;
     r->pool.reseed_bytes = fresh.reseed_bytes;
     if (fresh.socket_mode != r->config.socket_mode ||
@@ -410,6 +411,12 @@ static int start(struct randd *r)
         log_err("pool: %s", strerror(-rc));
         return -1;
     }
+    if (r->config.engine == ENGINE_RANDEN && (rc = pool_use_engine(&r->pool, POOL_RANDEN)) < 0) {
+        log_err("engine = randen: %s", rc == -ENOTSUP ? "this CPU has no AES-NI; use engine = cymric"
+                                                       : strerror(-rc));
+        return -1;
+    }
+    log_info("generator: %s", pool_engine_name(&r->pool));
     if (r->pool.lock_errno)
         log_warning("generator state not locked in memory (mlock: %s); it may reach swap",
                     strerror(r->pool.lock_errno));

@@ -14,6 +14,7 @@
 #include "crypto.h"
 #include "cymric.h"
 #include "log.h"
+#include "randen.h"
 #include "secmem.h"
 
 #define HARVEST_BATCH      512    /* bytes per read */
@@ -22,6 +23,7 @@
 
 struct pool_secrets {
     struct randd_cymric gen;
+    struct randd_randen randen;          /* used instead of gen with engine = randen */
     uint8_t acc[RANDD_BLAKE2B_BYTES];
     uint8_t kernel_acc[RANDD_BLAKE2B_BYTES];
     uint8_t raw[HARVEST_BATCH];
@@ -59,6 +61,36 @@ void pool_add_source(struct pool *p, struct source *s)
         p->sources[p->nsources++] = s;
 }
 
+int pool_use_engine(struct pool *p, enum pool_engine engine)
+{
+    int rc;
+
+    if (p->seeded)
+        return -EBUSY;
+    if (engine == POOL_RANDEN && (rc = randd_randen_init(&p->secret->randen)) < 0)
+        return rc;
+    p->engine = engine;
+    return 0;
+}
+
+const char *pool_engine_name(const struct pool *p)
+{
+    return p->engine == POOL_RANDEN ? "randen" : "cymric";
+}
+
+/* The engine's seed and output: the rest of the pool does not care which it is. */
+static int engine_seed(struct pool *p, const uint8_t *material, size_t len)
+{
+    return p->engine == POOL_RANDEN ? randd_randen_seed(&p->secret->randen, material, len)
+                                    : randd_cymric_seed(&p->secret->gen, material, len);
+}
+
+static int engine_read(struct pool *p, void *out, size_t n)
+{
+    return p->engine == POOL_RANDEN ? randd_randen_generate(&p->secret->randen, out, n)
+                                    : randd_cymric_read(&p->secret->gen, out, n);
+}
+
 void pool_fini(struct pool *p)
 {
     for (size_t i = 0; i < p->nsources; i++)
@@ -66,6 +98,7 @@ void pool_fini(struct pool *p)
     p->nsources = 0;
     if (p->secret) {
         randd_cymric_fini(&p->secret->gen);
+        randd_randen_wipe(&p->secret->randen);
         randd_secure_free(p->secret, sizeof(*p->secret));
         p->secret = NULL;
     }
@@ -133,8 +166,8 @@ static void reseed(struct pool *p, uint64_t now_ns)
     struct pool_secrets *sec = p->secret;
     bool first = !p->seeded;
 
-    if (randd_cymric_seed(&sec->gen, sec->acc, sizeof(sec->acc)) < 0) {
-        log_err("seeding the generator failed (OpenSSL); output stays off");
+    if (engine_seed(p, sec->acc, sizeof(sec->acc)) < 0) {
+        log_err("seeding the %s generator failed; output stays off", pool_engine_name(p));
         p->seeded = false;
         return;
     }
@@ -210,7 +243,7 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
         pool_harvest(p, now_ns);
     if (!pool_ready(p))
         return -EAGAIN;
-    rc = randd_cymric_read(&p->secret->gen, out, n);
+    rc = engine_read(p, out, n);
     if (rc < 0) {
         log_err("generator failed (%s): output stays off until reseeded", strerror(-rc));
         p->seeded = false;
@@ -224,7 +257,7 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
 int pool_fill(void *pool, void *buf, size_t n)
 {
     struct pool *p = pool;
-    int rc = randd_cymric_read(&p->secret->gen, buf, n);
+    int rc = engine_read(p, buf, n);
 
     if (rc == 0) {
         p->bytes_since_reseed += n;

@@ -50,9 +50,10 @@ static void write_sources(FILE *f, const struct pool *p)
 static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct kernel *k,
                                   uint64_t now_ns)
 {
-    fprintf(f, "\"pool\":{\"seeded\":%s,\"reseeds\":%llu,\"last_reseed_age_seconds\":%.1f,"
+    fprintf(f, "\"pool\":{\"engine\":\"%s\",\"seeded\":%s,\"reseeds\":%llu,"
+               "\"last_reseed_age_seconds\":%.1f,"
                "\"credited_bits\":%.0f,\"bytes_since_reseed\":%llu,\"locked_in_memory\":%s},",
-            p->seeded ? "true" : "false", (unsigned long long)p->reseeds,
+            pool_engine_name(p), p->seeded ? "true" : "false", (unsigned long long)p->reseeds,
             p->seeded ? (double)(now_ns - p->last_reseed_ns) / 1e9 : 0.0, p->credit,
             (unsigned long long)p->bytes_since_reseed, p->lock_errno ? "false" : "true");
     fprintf(f, "\"kernel\":{\"enabled\":%s,\"initialised\":%s,\"topups\":%llu,\"reseeds\":%llu,"
@@ -105,6 +106,7 @@ static void write_config(FILE *f, const struct config *c)
     json_string(f, c->socket);
     fprintf(f, ",\"socket_mode\":\"%04o\",\"socket_group\":", c->socket_mode);
     json_string(f, c->socket_group);
+    fprintf(f, ",\"engine\":\"%s\"", c->engine == ENGINE_RANDEN ? "randen" : "cymric");
     fprintf(f, ",\"rdseed\":%s,\"getrandom\":%s,\"hwrng\":%s,\"hwrng_device\":",
             c->rdseed ? "true" : "false", c->getrandom ? "true" : "false",
             c->hwrng ? "true" : "false");

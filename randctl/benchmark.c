@@ -25,8 +25,10 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "cymric.h"
 #include "protocol.h"
 #include "randctl.h"
+#include "randen.h"
 
 #define MIB           (1u << 20)
 #define REPS          5              /* each figure is the median of REPS timed runs */
@@ -731,6 +733,65 @@ static void ranges(const struct options *o, struct plain_ctx *p, struct randd_ct
     BN_clear_free(p->v);
 }
 
+/* --- the engines' raw rates beside AES-128-CTR on the same AES-NI units ------------------------- */
+
+struct engines {
+    struct randd_cymric cymric;
+    struct randd_randen randen;
+    EVP_CIPHER_CTX *aes;
+    uint8_t *out;
+};
+
+static int op_cymric(void *ctx, size_t size)
+{
+    struct engines *e = ctx;
+
+    return randd_cymric_read(&e->cymric, e->out, size);
+}
+
+static int op_randen(void *ctx, size_t size)
+{
+    struct engines *e = ctx;
+
+    return randd_randen_generate(&e->randen, e->out, size);
+}
+
+static int op_aes_ctr(void *ctx, size_t size)
+{
+    struct engines *e = ctx;
+    int outl;
+
+    return EVP_EncryptUpdate(e->aes, e->out, &outl, e->out, (int)size) == 1 ? 0 : -EIO;
+}
+
+static void engines(const struct options *o, uint8_t *out)
+{
+    static const uint8_t key[16], iv[16], seed[64] = { 1 };
+    struct engines e = { .out = out };
+    double c[REPS], r[REPS], a[REPS];
+    bool randen = randd_randen_available();
+
+    progress("engines: Cymric, Randen and AES-128-CTR, 1 MiB calls");
+    e.aes = EVP_CIPHER_CTX_new();
+    if (!e.aes || !EVP_EncryptInit_ex2(e.aes, EVP_aes_128_ctr(), key, iv, NULL) ||
+        randd_cymric_init(&e.cymric, 0) < 0 || randd_cymric_seed(&e.cymric, seed, sizeof(seed)) < 0)
+        die("engines", -EIO);
+    if (randen && (randd_randen_init(&e.randen) < 0 || randd_randen_seed(&e.randen, seed, sizeof(seed)) < 0))
+        die("Randen", -EIO);
+    for (int i = 0; i < REPS; i++) {
+        c[i] = rate_once(op_cymric, &e, MIB, o->seconds / REPS) * MIB / 1e6;
+        r[i] = randen ? rate_once(op_randen, &e, MIB, o->seconds / REPS) * MIB / 1e6 : NAN;
+        a[i] = rate_once(op_aes_ctr, &e, MIB, o->seconds / REPS) * MIB / 1e6;
+    }
+    record("engine", "AES-128-CTR (EVP)", MIB, "throughput", "MB/s", median(a, REPS));
+    record("engine", "Cymric", MIB, "throughput", "MB/s", median(c, REPS));
+    if (randen)
+        record("engine", "Randen", MIB, "throughput", "MB/s", median(r, REPS));
+    randd_cymric_fini(&e.cymric);
+    randd_randen_wipe(&e.randen);
+    EVP_CIPHER_CTX_free(e.aes);
+}
+
 /* --- report ----------------------------------------------------------------------------------- */
 
 static void print_csv(void)
@@ -801,6 +862,8 @@ static int print_targets(const struct options *o)
     double vdso32 = value_of("latency", "vDSO getrandom", 32, "per call");
     double in1m = value_of("throughput", "in-process", MIB, "throughput");
     double range = value_of("range", "randd RANGE", 32, "samples/s");
+    double randen = value_of("engine", "Randen", MIB, "throughput");
+    double aes = value_of("engine", "AES-128-CTR (EVP)", MIB, "throughput");
     double bn = value_of("range", "BN_rand_range", 32, "samples/s");
     int missed = 0;
     char name[32];
@@ -831,6 +894,9 @@ static int print_targets(const struct options *o)
                in32, vdso32);
     TARGET(in1m >= 0.8 * chacha, "in-process: 1 MiB = %.0f%% of ChaCha20 (>= 80%%)", 100 * in1m / chacha);
     TARGET(range >= 5 * bn, "range: randd %.0f samples/s = %.1fx BN_rand_range (>= 5x)", range, range / bn);
+    if (!isnan(randen))
+        TARGET(randen >= 0.2 * aes, "engine: Randen %.0f MB/s = %.2fx AES-128-CTR (>= 0.2x)", randen,
+               randen / aes);
 #undef TARGET
     return missed;
 }
@@ -931,11 +997,12 @@ static int run_benchmark(int argc, char **argv)
     if (vdso_open(&vdso) < 0)
         vdso.fn = NULL;
 
-    steps = (int)NSIZES + 1 + 3 + 2 + (int)o.nclients;
+    steps = (int)NSIZES + 1 + 3 + 2 + 1 + (int)o.nclients;
     throughput(&o, &plain, daemon_ctx, &vdso);
     pingpong_floor(&o);
     latencies(&o, &plain, daemon_ctx, &vdso);
     ranges(&o, &plain, daemon_ctx);
+    engines(&o, out);
     for (size_t i = 0; i < o.nclients; i++) {
         progress("clients: %u at once, 32 B requests", o.clients[i]);
         run_clients(o.clients[i], 4 * o.seconds);

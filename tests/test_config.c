@@ -45,6 +45,7 @@ START_TEST(defaults_are_the_documented_ones)
     ck_assert_uint_eq(c.max_clients, 1024);
     ck_assert_uint_eq(c.idle_timeout, 300);
     ck_assert_str_eq(c.trusted_group, "");
+    ck_assert_int_eq(c.engine, ENGINE_CYMRIC);
 }
 END_TEST
 
@@ -67,6 +68,10 @@ START_TEST(values_comments_and_whitespace_are_parsed)
     ck_assert_int_eq(parse(&c, "egd_listen = 127.0.0.2:8888\negd_socket = /run/egd\n"), 0);
     ck_assert_str_eq(c.egd_listen, "127.0.0.2:8888");
     ck_assert_int_eq(parse(&c, "egd_listen = [::1]:7777\n"), 0);
+    ck_assert_int_eq(parse(&c, "engine = randen\n"), 0);
+    ck_assert_int_eq(c.engine, ENGINE_RANDEN);
+    ck_assert_int_eq(parse(&c, "engine = cymric\n"), 0);
+    ck_assert_int_eq(c.engine, ENGINE_CYMRIC);
 }
 END_TEST
 
@@ -100,6 +105,7 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("reseed_bytes = 1023K\n",
                 "t.conf:1: reseed_bytes: out of range (1048576 to 68719476736): \"1023K\"");
     check_error("hwrng = maybe\n", "t.conf:1: hwrng: not yes or no: \"maybe\"");
+    check_error("engine = aes\n", "t.conf:1: engine: not cymric or randen: \"aes\"");
     check_error("hwrng_device = dev/hwrng\n",
                 "t.conf:1: hwrng_device: not an absolute path: \"dev/hwrng\"");
     check_error("rdseed = yes\nhwrng = no\nrdseed = no\n",

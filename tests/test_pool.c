@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "pool.h"
+#include "randen.h"
 #include "runner.h"
 #include "scripted_source.h"
 
@@ -155,6 +158,49 @@ START_TEST(conditioning_is_deterministic_for_the_same_input)
 }
 END_TEST
 
+/* engine = randen: the same seeding policy feeds Randen; same input, same output; Cymric from
+ * the same input gives other bytes; the engine cannot change once seeded. */
+START_TEST(randen_engine_is_seeded_like_cymric)
+{
+    struct pool twin, cymric;
+    struct scripted ta, tc;
+    uint8_t x[100], y[100], z[100];
+
+    if (!randd_randen_available()) {
+        fprintf(stderr, "SKIP: randen_engine_is_seeded_like_cymric: no AES-NI\n");
+        ck_assert_int_eq(pool_use_engine(&pool, POOL_RANDEN), -ENOTSUP);
+        return;
+    }
+    ck_assert_int_eq(pool_use_engine(&pool, POOL_RANDEN), 0);
+    ck_assert_str_eq(pool_engine_name(&pool), "randen");
+    add(&a, "good", SCRIPT_RANDOM, 61);
+    ck_assert_int_eq(pool_init(&twin, 60, 1u << 30), 0);
+    ck_assert_int_eq(pool_init(&cymric, 60, 1u << 30), 0);
+    ck_assert_int_eq(pool_use_engine(&twin, POOL_RANDEN), 0);
+    scripted_init(&ta, "good", SCRIPT_RANDOM, 61, false);
+    scripted_init(&tc, "good", SCRIPT_RANDOM, 61, false);
+    pool_add_source(&twin, &ta.source);
+    pool_add_source(&cymric, &tc.source);
+    ck_assert_int_eq(pool_generate(&pool, x, sizeof(x), 1 * S), -EAGAIN);   /* not seeded */
+    pool_harvest(&pool, 5 * S);
+    pool_harvest(&twin, 5 * S);
+    pool_harvest(&cymric, 5 * S);
+    ck_assert_int_eq(pool_generate(&pool, x, sizeof(x), 5 * S), 0);
+    ck_assert_int_eq(pool_generate(&twin, y, sizeof(y), 5 * S), 0);
+    ck_assert_int_eq(pool_generate(&cymric, z, sizeof(z), 5 * S), 0);
+    ck_assert_mem_eq(x, y, sizeof(x));
+    ck_assert_msg(memcmp(x, z, sizeof(x)) != 0, "randen and cymric gave the same bytes");
+    ck_assert_int_eq(pool_use_engine(&pool, POOL_CYMRIC), -EBUSY);
+    pool_harvest(&twin, 70 * S);                   /* interval over: twin reseeds */
+    ck_assert_uint_eq(twin.reseeds, 2);
+    ck_assert_int_eq(pool_generate(&pool, x, sizeof(x), 70 * S), 0);
+    ck_assert_int_eq(pool_generate(&twin, y, sizeof(y), 70 * S), 0);
+    ck_assert_msg(memcmp(x, y, sizeof(x)) != 0, "reseed did not change randen's output");
+    pool_fini(&twin);
+    pool_fini(&cymric);
+}
+END_TEST
+
 START_TEST(reseed_after_interval_changes_the_output)
 {
     struct pool twin;
@@ -240,6 +286,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, one_bad_source_does_not_stop_a_good_one);
     tcase_add_test(tc, no_output_before_256_credited_bits);
     tcase_add_test(tc, conditioning_is_deterministic_for_the_same_input);
+    tcase_add_test(tc, randen_engine_is_seeded_like_cymric);
     tcase_add_test(tc, reseed_after_interval_changes_the_output);
     tcase_add_test(tc, reseed_after_reseed_bytes_of_output);
     tcase_add_test(tc, clock_jump_forces_a_reseed_before_output);

@@ -24,6 +24,7 @@
 #include <openssl/bn.h>
 
 #include "protocol.h"
+#include "randen.h"
 #include "randd.h"
 #include "runner.h"
 
@@ -442,6 +443,31 @@ START_TEST(a_long_prime_search_does_not_hold_up_other_clients)
     ck_assert_msg(body[255] & 1, "a 2048-bit prime that is even");
     randd_close(h);
     close(slow);
+}
+END_TEST
+
+/* engine = randen serves through the same paths, and STATUS says which engine it is. */
+START_TEST(randen_engine_serves_bytes_and_ranges)
+{
+    static const uint8_t r[] = { 0x01, 0x00, 0x01 };
+    uint8_t buf[5000], values[3 * 100];
+    randd_handle *h;
+    char *json;
+
+    if (!randd_randen_available()) {
+        fprintf(stderr, "SKIP: randen_engine_serves_bytes_and_ranges: no AES-NI\n");
+        return;
+    }
+    start_daemon_with("engine = randen\n", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_gt(randd_status(h, &json), 0);
+    ck_assert_msg(strstr(json, "\"pool\":{\"engine\":\"randen\""), "STATUS: %.300s", json);
+    free(json);
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
+    ck_assert_int_eq(randd_range(h, r, sizeof(r), values, 100), 0);
+    for (int i = 0; i < 100; i++)
+        ck_assert_msg(memcmp(values + 3 * i, r, 3) < 0, "value %d not below r", i);
+    randd_close(h);
 }
 END_TEST
 
@@ -1013,6 +1039,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, pipelined_requests_are_answered_in_order);
     tcase_add_test(tc, prime_replies_are_primes_of_the_exact_size);
     tcase_add_test(tc, a_long_prime_search_does_not_hold_up_other_clients);
+    tcase_add_test(tc, randen_engine_serves_bytes_and_ranges);
     tcase_add_test(tc, two_hundred_concurrent_clients_are_served);
     tcase_add_test(tc, a_reader_that_stops_does_not_delay_others);
     tcase_add_test(tc, add_entropy_needs_root_or_the_trusted_group);

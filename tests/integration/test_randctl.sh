@@ -80,7 +80,8 @@ for m in randd in-process getrandom /dev/urandom RAND_bytes; do
 done
 check "benchmark: floors, latency percentiles, RANGE and clients measured" \
     'for want in "floor,ChaCha20 keystream" "floor,AF_UNIX ping-pong" "latency,randd,32,p99.9" \
-                 "range,randd RANGE" "range,BN_rand_range" "clients,randd x4,32,aggregate"; do
+                 "range,randd RANGE" "range,BN_rand_range" "clients,randd x4,32,aggregate" \
+                 "engine,Cymric" "engine,AES-128-CTR"; do
          grep -q "^$want" "$work/bench.csv" || exit 1; done'
 check "benchmark: no client errors" '! grep -q "^clients,.*,errors,[1-9]" "$work/bench.csv"'
 out=$("$RANDCTL" benchmark --seconds 0.05 --clients 2 2>/dev/null)

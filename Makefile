@@ -119,6 +119,12 @@ $(BUILD)/range-chi2: $(BUILD)/tests/stats/range_chi2.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
 
+# Fault injection for tests/integration/test_faults.sh, preloaded into the real daemon. Plain
+# flags on purpose: it must not need a sanitizer runtime of its own.
+$(BUILD)/libfault.so: tests/fault/libfault.c | $(BUILD)/
+	$(call say,CC,$<)
+	$(Q)$(CC) -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
+
 $(BUILD)/soak: $(BUILD)/tests/soak/soak.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -pthread
@@ -157,8 +163,8 @@ check: deps
 
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
-test: all $(TEST_BIN) $(BUILD)/range-chi2 $(BUILD)/soak
-	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl; \
+test: all $(TEST_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so
+	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so; \
 	failed=; for t in $(TEST_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \

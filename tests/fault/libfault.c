@@ -1,0 +1,65 @@
+/* libfault.so: fault injection into the real daemon through LD_PRELOAD, so the code paths
+ * under test are the ones that ship. RANDD_FAULTS picks the faults, comma-separated:
+ *   getrandom=eagain      every getrandom() fails with EAGAIN (a kernel that has nothing)
+ *   getrandom=eintr       every other getrandom() fails with EINTR
+ *   getrandom=short       getrandom() returns at most 3 bytes a call
+ *   ioctl=eperm|einval    RNDADDENTROPY and RNDRESEEDCRNG fail so (no CAP_SYS_ADMIN, a
+ *                         kernel that refuses the request)
+ * Test-only: never installed. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/random.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/types.h>
+
+static int has_fault(const char *want)
+{
+    const char *faults = getenv("RANDD_FAULTS");
+    size_t n = strlen(want);
+
+    for (const char *p = faults; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, want, n) && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+ssize_t getrandom(void *buf, size_t len, unsigned flags)
+{
+    static ssize_t (*real)(void *, size_t, unsigned);
+    static unsigned calls;
+
+    if (!real)
+        real = (ssize_t (*)(void *, size_t, unsigned))dlsym(RTLD_NEXT, "getrandom");
+    if (has_fault("getrandom=eagain"))
+        return errno = EAGAIN, -1;
+    if (has_fault("getrandom=eintr") && __atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED) % 2 == 0)
+        return errno = EINTR, -1;
+    if (has_fault("getrandom=short") && len > 3)
+        len = 3;
+    return real(buf, len, flags);
+}
+
+int ioctl(int fd, unsigned long request, ...)
+{
+    static int (*real)(int, unsigned long, ...);
+    va_list ap;
+    void *arg;
+
+    va_start(ap, request);
+    arg = va_arg(ap, void *);
+    va_end(ap);
+    if (!real)
+        real = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
+    if (request == RNDADDENTROPY || request == RNDRESEEDCRNG) {
+        if (has_fault("ioctl=eperm"))
+            return errno = EPERM, -1;
+        if (has_fault("ioctl=einval"))
+            return errno = EINVAL, -1;
+    }
+    return real(fd, request, arg);
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Faults injected into the real daemon (tests/fault/libfault.c through LD_PRELOAD, and signals):
+# a kernel that gives nothing or is interrupted, RNDADDENTROPY refused, SIGKILL under load
+# with a restart over the stale socket, SIGHUP with a broken config under load.
+. "$(dirname "$0")/common.sh"
+check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
+
+LIBFAULT=${LIBFAULT:-build/libfault.so}
+if [ ! -e "$LIBFAULT" ]; then
+    echo "SKIP: test_faults.sh: $LIBFAULT not built"
+    exit 0
+fi
+LIBFAULT=$(cd "$(dirname "$LIBFAULT")" && pwd)/$(basename "$LIBFAULT")
+# An ASan build wants its runtime first among the libraries; the shim does not care.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0"
+export RANDD_SOCKET=$work/randd.sock
+
+# start "FAULTS" "config lines": a daemon with those faults, waiting until it listens.
+start() {
+    printf '%b' "$2" >"$work/randd.conf"
+    RANDD_FAULTS=$1 LD_PRELOAD=$LIBFAULT "$RANDD" --config "$work/randd.conf" \
+        --socket "$RANDD_SOCKET" 2>"$work/log" &
+    pid=$!
+    for _ in $(seq 100); do "$RANDCTL" status >/dev/null 2>&1 && return 0; sleep 0.05; done
+    return 1
+}
+stop() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=; }
+
+# The kernel has nothing (getrandom EAGAIN forever) and it is the only source: never ready,
+# nothing served, and STATUS says why.
+start getrandom=eagain 'rdseed = no\nhwrng = no\nkernel_topup = no\n'
+out=$(timeout 2 "$RANDCTL" bytes 16); rc=$?
+check "getrandom EAGAIN forever, only source: no output (request waits)" '[ $rc = 124 ] && [ -z "$out" ]'
+json=$("$RANDCTL" status --json)
+check "getrandom EAGAIN forever: STATUS not ready, empty reads counted" \
+    'grep -q "\"ready\":false" <<<"$json" && grep -qE "\"empty_reads\":[1-9]" <<<"$json"'
+stop
+
+# Interrupted every other call: the reads that work are enough.
+start getrandom=eintr 'rdseed = no\nhwrng = no\nkernel_topup = no\n'
+for _ in $(seq 100); do "$RANDCTL" status 2>/dev/null | grep -q "^ready: true" && break; sleep 0.1; done
+out=$(timeout 10 "$RANDCTL" bytes 32 --hex)
+check "getrandom EINTR every other call: seeded and serving" '[[ $out =~ ^[0-9a-f]{64}$ ]]'
+stop
+
+# RNDADDENTROPY refused: the feed turns off once, with the reason; serving goes on.
+for err in eperm einval; do
+    start ioctl=$err ''
+    for _ in $(seq 50); do grep -q "kernel feed off" "$work/log" && break; sleep 0.1; done
+    json=$("$RANDCTL" status --json)
+    want=$([ $err = eperm ] && echo "CAP_SYS_ADMIN" || echo "RNDADDENTROPY: Invalid argument")
+    check "RNDADDENTROPY $err: feed off with the reason in STATUS" \
+        'grep -q "\"enabled\":false" <<<"$json" && grep -q "$want" <<<"$json"'
+    out=$("$RANDCTL" bytes 32 --hex)
+    check "RNDADDENTROPY $err: serving goes on" '[[ $out =~ ^[0-9a-f]{64}$ ]]'
+    stop
+done
+
+# SIGKILL under load: the socket file stays behind; a new daemon replaces it and serves, and a
+# client that keeps its handle reconnects through librandd.
+start '' ''
+"$RANDCTL" stream >/dev/null 2>&1 &
+load=$!
+sleep 0.3
+kill -9 "$pid"; wait "$pid" 2>/dev/null; pid=
+wait "$load" 2>/dev/null
+check "SIGKILL: the socket file is left behind" '[ -S "$RANDD_SOCKET" ]'
+start '' ''; rc=$?
+out=$("$RANDCTL" bytes 32 --hex)
+check "restart over the stale socket: serving" '[ $rc = 0 ] && [[ $out =~ ^[0-9a-f]{64}$ ]]'
+
+# SIGHUP with a broken config while a client streams: the old config stays and the stream
+# is not dropped.
+"$RANDCTL" stream 2>"$work/stream.err" | (sleep 1; head -c 50000000 | wc -c) >"$work/stream.out" &
+load=$!
+sleep 0.3
+printf 'max_clients = many\n' >"$work/randd.conf"
+kill -HUP "$pid"
+wait "$load"
+check "SIGHUP with a broken config under load: the stream delivered all 50 MB" \
+    '[ "$(cat "$work/stream.out")" = 50000000 ] && [ ! -s "$work/stream.err" ]'
+check "SIGHUP with a broken config: rejected with file:line, old config kept" \
+    'grep -q "randd.conf:1: max_clients" "$work/log" && grep -q "rejected, keeping the running configuration" "$work/log"'
+out=$("$RANDCTL" bytes 32 --hex)
+check "after the rejected reload: serving" '[[ $out =~ ^[0-9a-f]{64}$ ]]'
+stop
+
+finish test_faults.sh

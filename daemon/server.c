@@ -214,13 +214,35 @@ static void want_events(struct client *c, uint32_t events)
 
 /* --- replies ------------------------------------------------------------------------ */
 
+/* A whole error reply sent at once, from the stack: for when there is no memory for a reply
+ * (and for BUSY at accept). Best effort: a full socket buffer drops it. */
+static void send_error_now(int fd, int status, const char *msg)
+{
+    uint8_t frame[RANDD_HEADER_BYTES + 64];
+    size_t n = strlen(msg) < 64 ? strlen(msg) : 64;
+    struct randd_header h = { RANDD_PROTOCOL_VERSION, (uint8_t)status, 0, (uint32_t)n };
+
+    randd_header_encode(frame, &h);
+    memcpy(frame + RANDD_HEADER_BYTES, msg, n);
+    (void)!send(fd, frame, RANDD_HEADER_BYTES + n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* Out of memory mid-request: the client gets a clean INTERNAL and is closed; others go on. */
+static void fail_out_of_memory(struct client *c)
+{
+    log_warning("client: out of memory for a request; answering INTERNAL and closing it");
+    send_error_now(c->fd, RANDD_INTERNAL, "out of memory; try again");
+    c->srv->stats.errors[RANDD_INTERNAL]++;
+    c->dead = true;
+}
+
 static struct reply *start_reply(struct client *c, int status, size_t body_len)
 {
     struct randd_header h = { RANDD_PROTOCOL_VERSION, (uint8_t)status, 0, (uint32_t)body_len };
     struct reply *r = malloc(sizeof(*r));
 
     if (!r) {
-        c->dead = true;
+        fail_out_of_memory(c);
         return NULL;
     }
     memset(r, 0, offsetof(struct reply, buf));
@@ -456,7 +478,7 @@ static bool read_request(struct client *c)
             return true;             /* answered from the header alone, then closed */
         c->body = c->req.length <= SMALL_BODY ? c->small_body : malloc(c->req.length);
         if (!c->body) {
-            c->dead = true;
+            fail_out_of_memory(c);
             return true;
         }
     }
@@ -582,13 +604,7 @@ static bool peer_trusted(int fd, const struct config *cfg, uid_t *uid)
 
 static void turn_away_busy(struct server *s, int fd)
 {
-    static const char msg[] = "too many clients";
-    uint8_t frame[RANDD_HEADER_BYTES + sizeof(msg) - 1];
-    struct randd_header h = { RANDD_PROTOCOL_VERSION, RANDD_BUSY, 0, sizeof(msg) - 1 };
-
-    randd_header_encode(frame, &h);
-    memcpy(frame + RANDD_HEADER_BYTES, msg, sizeof(msg) - 1);
-    (void)!send(fd, frame, sizeof(frame), MSG_NOSIGNAL | MSG_DONTWAIT);
+    send_error_now(fd, RANDD_BUSY, "too many clients");
     close(fd);
     s->stats.clients_busy++;
     s->stats.errors[RANDD_BUSY]++;

@@ -5,6 +5,8 @@
  *   getrandom=short       getrandom() returns at most 3 bytes a call
  *   ioctl=eperm|einval    RNDADDENTROPY and RNDRESEEDCRNG fail so (no CAP_SYS_ADMIN, a
  *                         kernel that refuses the request)
+ *   malloc=large          malloc of 64 KiB or more fails (a reply or a large request body),
+ *                         only while the file named by RANDD_FAULTS_SWITCH exists, if set
  * Test-only: never installed. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -16,6 +18,9 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/types.h>
+#include <unistd.h>
+
+void *__libc_malloc(size_t n);
 
 static int has_fault(const char *want)
 {
@@ -26,6 +31,16 @@ static int has_fault(const char *want)
         if (!strncmp(p, want, n) && (p[n] == ',' || p[n] == '\0'))
             return 1;
     return 0;
+}
+
+void *malloc(size_t n)
+{
+    const char *sw;
+
+    if (n >= 65536 && has_fault("malloc=large") &&
+        (!(sw = getenv("RANDD_FAULTS_SWITCH")) || access(sw, F_OK) == 0))
+        return errno = ENOMEM, NULL;
+    return __libc_malloc(n);
 }
 
 ssize_t getrandom(void *buf, size_t len, unsigned flags)

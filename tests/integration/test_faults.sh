@@ -56,6 +56,22 @@ for err in eperm einval; do
     stop
 done
 
+# No memory for a reply: that client gets a clean INTERNAL and is closed; once memory is back,
+# everyone is served again.
+export RANDD_FAULTS_SWITCH=$work/oom
+start malloc=large ''
+touch "$RANDD_FAULTS_SWITCH"
+out=$("$RANDCTL" bytes 16 2>&1); rc=$?
+check "allocation failure: INTERNAL, exit 1, the reason named" '[ $rc = 1 ] && grep -q "internal error" <<<"$out"'
+check "allocation failure: the daemon is still running" 'kill -0 $pid'
+rm "$RANDD_FAULTS_SWITCH"
+out=$("$RANDCTL" bytes 32 --hex)
+check "allocation failure: served again once memory is back" '[[ $out =~ ^[0-9a-f]{64}$ ]]'
+json=$("$RANDCTL" status --json)
+check "allocation failure: counted as an INTERNAL reply" 'grep -qE "\"INTERNAL\":[1-9]" <<<"$json"'
+stop
+unset RANDD_FAULTS_SWITCH
+
 # SIGKILL under load: the socket file stays behind; a new daemon replaces it and serves, and a
 # client that keeps its handle reconnects through librandd.
 start '' ''

@@ -212,6 +212,14 @@ static randd_u128 half(randd_u128 x, randd_u128 n)
     return (x & 1) ? (x >> 1) + (n >> 1) + 1 : x >> 1;
 }
 
+/* V_2k = V_k^2 - 2 Q^k and Q^2k = (Q^k)^2: the doubling step the ladder and the strong
+ * test's tail share. */
+static void lucas_double(const struct randd_mont128 *m, randd_u128 *v, randd_u128 *qk)
+{
+    *v = randd_mod128_sub(randd_mont128_mul(m, *v, *v), randd_mod128_add(*qk, *qk, m->n), m->n);
+    *qk = randd_mont128_mul(m, *qk, *qk);
+}
+
 /* Strong Lucas probable prime test, Selfridge's method A: D the first of 5, -7, 9, -11, ...
  * with (D/n) = -1, P = 1, Q = (1 - D) / 4 (Baillie and Wagstaff 1980; FIPS 186-5 B.3.3). */
 bool randd_strong_lucas_u128(randd_u128 n)
@@ -249,9 +257,7 @@ bool randd_strong_lucas_u128(randd_u128 n)
         ;
     for (bit--; bit >= 0; bit--) {
         u = randd_mont128_mul(&m, u, v);                                     /* U_2k */
-        v = randd_mod128_sub(randd_mont128_mul(&m, v, v),
-                             randd_mod128_add(qk, qk, n), n);                /* V_2k */
-        qk = randd_mont128_mul(&m, qk, qk);
+        lucas_double(&m, &v, &qk);                                           /* V_2k */
         if ((d >> bit) & 1) {
             randd_u128 u1 = half(randd_mod128_add(u, v, n), n);              /* (P U + V) / 2 */
             randd_u128 v1 = half(randd_mod128_add(randd_mont128_mul(&m, dm, u), v, n), n);
@@ -264,8 +270,7 @@ bool randd_strong_lucas_u128(randd_u128 n)
     if (u == 0 || v == 0)
         return true;
     for (int r = 1; r < s; r++) {
-        v = randd_mod128_sub(randd_mont128_mul(&m, v, v), randd_mod128_add(qk, qk, n), n);
-        qk = randd_mont128_mul(&m, qk, qk);
+        lucas_double(&m, &v, &qk);
         if (v == 0)
             return true;
     }

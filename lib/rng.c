@@ -108,7 +108,6 @@ static int mix_seed(randd_rng *rng, const uint8_t seed[RNG_SEED_BYTES], int sour
         s->reseeded_at_ms = monotonic_ms();
         s->fork_generation = current_fork_generation();
         s->seed_source = source;
-        rng->reseeds++;
     }
     OPENSSL_cleanse(digest, sizeof(digest));
     return rc;
@@ -122,7 +121,6 @@ int randd_rng_reseed(randd_rng *rng)
 
     if (rc < 0 && !(rng->flags & RANDD_RNG_REQUIRE_DAEMON)) {
         source = RANDD_RNG_FROM_GETRANDOM;
-        rng->fallbacks++;
         rc = seed_from_kernel(seed);
     }
     if (rc == 0)

@@ -34,8 +34,6 @@ struct randd_rng {
     uint64_t reseed_bytes;
     unsigned reseed_seconds;
     unsigned flags;
-    uint64_t reseeds;                  /* for randd_rng_stats */
-    uint64_t fallbacks;
 };
 
 #endif

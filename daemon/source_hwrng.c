@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* Devices behind /dev/hwrng vary from excellent to unknown: credit 2 bits a byte. */
@@ -35,12 +37,22 @@ static bool read_sysfs_line(const char *path, char *out, size_t len)
     return ok;
 }
 
+/* The misc device behind /dev/hwrng (rng_core's HWRNG_MINOR), whatever path names it. */
+#define HW_RANDOM_MAJOR 10
+#define HW_RANDOM_MINOR 183
+
 /* The kernel's hwrng thread reads rng_current and credits it whenever its quality is
- * above zero (rng_core's current_quality; absent on some kernels, then assume it does). */
-static bool kernel_consumes_hwrng(void)
+ * above zero (rng_core's current_quality; absent on some kernels, then assume it does).
+ * It reads only the hw_random device: another device (a USB TRNG's tty, a FIFO from a
+ * vendor tool) is never credited by the kernel, so randd may credit it. */
+static bool kernel_consumes_hwrng(int fd)
 {
     char current[128], quality[32];
+    struct stat st;
 
+    if (fstat(fd, &st) == 0 && !(S_ISCHR(st.st_mode) && major(st.st_rdev) == HW_RANDOM_MAJOR &&
+                                 minor(st.st_rdev) == HW_RANDOM_MINOR))
+        return false;
     if (!read_sysfs_line("/sys/class/misc/hw_random/rng_current", current, sizeof(current)) ||
         !strcmp(current, "none") || !current[0])
         return false;
@@ -58,7 +70,7 @@ int source_hwrng_open(struct source *s, const char *path, char *why, size_t whyl
         snprintf(why, whylen, "%s: %s", path, strerror(errno));
         return -ENODEV;
     }
-    source_init(s, "hwrng", &hwrng_ops, HWRNG_ENTROPY_PER_BYTE, 1, !kernel_consumes_hwrng());
+    source_init(s, "hwrng", &hwrng_ops, HWRNG_ENTROPY_PER_BYTE, 1, !kernel_consumes_hwrng(fd));
     s->fd = fd;
     return 0;
 }

@@ -1,6 +1,7 @@
 /* The real sources (daemon/source_*.c): RDSEED read and health-tested when the CPU has it,
  * getrandom, and /dev/hwrng when present. Skips say what the machine lacks. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -77,6 +78,27 @@ START_TEST(hwrng_is_read_when_present)
 }
 END_TEST
 
+/* A device other than the kernel's hw_random (here a file of random bytes standing in for a
+ * USB TRNG) is never read by the kernel itself, so randd may credit it to the kernel. */
+START_TEST(hwrng_device_the_kernel_does_not_read_is_kernel_creditable)
+{
+    char path[] = "/tmp/randd-hwrng-XXXXXX", why[256];
+    uint8_t noise[4096];
+    int fd = mkstemp(path);
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(getentropy(noise, 256), 0);
+    for (size_t i = 256; i < sizeof(noise); i += 256)
+        ck_assert_int_eq(getentropy(noise + i, 256), 0);
+    ck_assert_int_eq(write(fd, noise, sizeof(noise)), (ssize_t)sizeof(noise));
+    close(fd);
+    ck_assert_int_eq(source_hwrng_open(&src, path, why, sizeof(why)), 0);
+    unlink(path);
+    ck_assert(src.kernel_creditable);
+    check_admitted_and_usable(&src);
+}
+END_TEST
+
 START_TEST(missing_hwrng_device_says_why)
 {
     char why[256];
@@ -96,6 +118,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, rdseed_is_read_and_health_tested);
     tcase_add_test(tc, getrandom_is_read_but_never_credited_to_the_kernel);
     tcase_add_test(tc, hwrng_is_read_when_present);
+    tcase_add_test(tc, hwrng_device_the_kernel_does_not_read_is_kernel_creditable);
     tcase_add_test(tc, missing_hwrng_device_says_why);
     suite_add_tcase(s, tc);
     return s;

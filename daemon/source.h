@@ -41,6 +41,14 @@ int source_rdseed_open(struct source *s, char *why, size_t whylen);
 int source_getrandom_open(struct source *s, char *why, size_t whylen);
 int source_hwrng_open(struct source *s, const char *path, char *why, size_t whylen);
 
+/* One RDSEED attempt: true with a value, false when the CPU had none ready (carry clear). */
+typedef bool rdseed_step_fn(uint64_t *value);
+
+/* The RDSEED source around step instead of the instruction, without CPU detection: fault
+ * injection into the real read loop (carry clear forever, a value stuck after N good ones).
+ * The daemon opens RDSEED with source_rdseed_open only. */
+void source_rdseed_init(struct source *s, rdseed_step_fn *step);
+
 /* Sets up the common fields; openers and test sources call it. */
 void source_init(struct source *s, const char *name, const struct source_ops *ops,
                  double entropy_per_byte, unsigned sample_bytes, bool kernel_creditable);

@@ -40,13 +40,22 @@ static bool kernel_lists_rdseed(void)
     return found;
 }
 
+static bool rdseed_instruction(uint64_t *value)
+{
+    unsigned char ok;
+
+    __asm__ volatile("rdseed %0; setc %1" : "=r"(*value), "=qm"(ok) : : "cc");
+    return ok;
+}
+
+/* The instruction is one per process, and so is what stands for it: tests put a scripted
+ * one here (source_rdseed_init) to drive the read loop below through its faults. */
+static rdseed_step_fn *rdseed_step = rdseed_instruction;
+
 static bool rdseed64(uint64_t *value)
 {
     for (int i = 0; i < RDSEED_RETRIES; i++) {
-        unsigned char ok;
-
-        __asm__ volatile("rdseed %0; setc %1" : "=r"(*value), "=qm"(ok) : : "cc");
-        if (ok)
+        if (rdseed_step(value))
             return true;
         __builtin_ia32_pause();
     }
@@ -70,6 +79,12 @@ static ssize_t rdseed_read(struct source *s, uint8_t *buf, size_t n)
 
 static const struct source_ops rdseed_ops = { .read = rdseed_read };
 
+void source_rdseed_init(struct source *s, rdseed_step_fn *step)
+{
+    rdseed_step = step;
+    source_init(s, "rdseed", &rdseed_ops, RDSEED_ENTROPY_PER_BYTE, sizeof(uint64_t), true);
+}
+
 int source_rdseed_open(struct source *s, char *why, size_t whylen)
 {
     if (!cpu_has_rdseed()) {
@@ -80,6 +95,6 @@ int source_rdseed_open(struct source *s, char *why, size_t whylen)
         snprintf(why, whylen, "kernel does not list rdseed in /proc/cpuinfo (known broken)");
         return -ENODEV;
     }
-    source_init(s, "rdseed", &rdseed_ops, RDSEED_ENTROPY_PER_BYTE, sizeof(uint64_t), true);
+    source_rdseed_init(s, rdseed_instruction);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "runner.h"
+#include "scripted_source.h"
 #include "source.h"
 
 static struct source src;
@@ -108,6 +109,91 @@ START_TEST(missing_hwrng_device_says_why)
 }
 END_TEST
 
+/* --- RDSEED's read loop with a scripted instruction ------------------------------------ */
+
+static enum { CARRY_CLEAR, CARRY_CLEAR_EVERY_OTHER, STUCK_AFTER_N } rdseed_fault;
+static uint64_t rdseed_calls, rdseed_good_left, rdseed_state;
+
+static bool scripted_rdseed(uint64_t *value)
+{
+    rdseed_calls++;
+    switch (rdseed_fault) {
+    case CARRY_CLEAR:
+        return false;
+    case CARRY_CLEAR_EVERY_OTHER:
+        if (rdseed_calls % 2)
+            return false;
+        *value = splitmix64(&rdseed_state);
+        return true;
+    case STUCK_AFTER_N:
+        *value = rdseed_good_left ? (rdseed_good_left--, splitmix64(&rdseed_state))
+                                  : 0x243f6a8885a308d3ull;
+        return true;
+    }
+    return false;
+}
+
+static void open_scripted_rdseed(int fault, uint64_t good_words)
+{
+    rdseed_fault = fault;
+    rdseed_calls = 0;
+    rdseed_good_left = good_words;
+    rdseed_state = 42;
+    source_rdseed_init(&src, scripted_rdseed);
+}
+
+/* A CPU whose RDSEED never has a value: every read gives up after a bounded number of tries,
+ * counts an empty read, and the source never passes its start-up test. */
+START_TEST(rdseed_carry_clear_forever_gives_nothing_and_never_hangs)
+{
+    uint8_t buf[512];
+
+    open_scripted_rdseed(CARRY_CLEAR, 0);
+    for (int i = 1; i <= 100; i++) {
+        ck_assert_int_eq(source_harvest(&src, buf, sizeof(buf), (uint64_t)i * 1000000000u), 0);
+        ck_assert_uint_eq(src.empty_reads, (uint64_t)i);
+    }
+    ck_assert_uint_eq(rdseed_calls, 100 * 64);          /* RDSEED_RETRIES a read, no more */
+    ck_assert_uint_eq(src.bytes_read, 0);
+    ck_assert_uint_eq(src.bytes_used, 0);
+    ck_assert(!source_healthy(&src));
+}
+END_TEST
+
+/* Carry clear on every other try (a busy CPU): the retries get every word through. */
+START_TEST(rdseed_intermittent_carry_clear_is_retried)
+{
+    uint8_t buf[512];
+
+    open_scripted_rdseed(CARRY_CLEAR_EVERY_OTHER, 0);
+    ck_assert_int_eq(source_harvest(&src, buf, sizeof(buf), 1), 0);     /* start-up test */
+    ck_assert_uint_eq(src.bytes_read, sizeof(buf));
+    ck_assert_uint_eq(rdseed_calls, 2 * sizeof(buf) / 8);
+    check_admitted_and_usable(&src);
+}
+END_TEST
+
+/* Admitted, then the CPU's generator sticks at one value: the batch holding the stuck words
+ * is thrown away and the source is quarantined with the repetition count test's reason. */
+START_TEST(rdseed_stuck_after_n_good_words_is_quarantined_at_runtime)
+{
+    uint8_t buf[512];
+
+    open_scripted_rdseed(STUCK_AFTER_N, 4000);
+    check_admitted_and_usable(&src);
+    for (int i = 0; i < 100 && source_healthy(&src); i++)
+        ck_assert_int_ge(source_harvest(&src, buf, sizeof(buf), 3), 0);
+    ck_assert_str_eq(health_state_name(src.health.state), "quarantined");
+    ck_assert_msg(strstr(src.health.reason, "repetition"), "reason: %s", src.health.reason);
+    ck_assert_uint_eq(src.health.failures, 1);
+    ck_assert_uint_le(src.bytes_used, 4000 * 8);          /* good words only, */
+    ck_assert_uint_eq(src.bytes_used % sizeof(buf), 0);   /* in whole healthy batches */
+    for (size_t i = 0; i < sizeof(buf); i++)
+        ck_assert_uint_eq(buf[i], 0);                     /* the failed batch is wiped */
+    ck_assert_int_eq(source_harvest(&src, buf, sizeof(buf), 4), 0);   /* still out */
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("source");
@@ -120,6 +206,13 @@ Suite *test_suite(void)
     tcase_add_test(tc, hwrng_is_read_when_present);
     tcase_add_test(tc, hwrng_device_the_kernel_does_not_read_is_kernel_creditable);
     tcase_add_test(tc, missing_hwrng_device_says_why);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("rdseed faults");
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_add_test(tc, rdseed_carry_clear_forever_gives_nothing_and_never_hangs);
+    tcase_add_test(tc, rdseed_intermittent_carry_clear_is_retried);
+    tcase_add_test(tc, rdseed_stuck_after_n_good_words_is_quarantined_at_runtime);
     suite_add_tcase(s, tc);
     return s;
 }

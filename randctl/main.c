@@ -15,13 +15,16 @@ static const struct command *const commands[] = {
 
 static const struct command *current;
 static const char *socket_path;
+static int nonblock;            /* --nonblock: NOT_READY (exit 5) instead of waiting */
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: randctl [--socket PATH] COMMAND [ARGS]   (COMMAND --help for more)\n");
+    fprintf(to, "usage: randctl [--socket PATH] [--nonblock] COMMAND [ARGS]"
+                "   (COMMAND --help for more)\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(to, "  %s\n", commands[i]->usage);
     fprintf(to, "The socket is PATH, else $RANDD_SOCKET, else %s.\n"
+                "--nonblock: fail at once (exit 5) when the daemon is not ready, not wait.\n"
                 "Exit codes: 0 ok, 1 failed, 2 bad argument, 3 daemon not running,\n"
                 "            4 permission denied, 5 daemon not ready.\n", RANDD_DEFAULT_SOCKET);
 }
@@ -71,16 +74,26 @@ int open_daemon(randd_handle **h)
 {
     int rc = randd_open(h, socket_path);
 
-    return rc < 0 ? fail(daemon_socket(), rc) : EXIT_OK;
+    if (rc < 0)
+        return fail(daemon_socket(), rc);
+    randd_set_nonblock(*h, nonblock);
+    return EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
     int i = 1;
 
-    if (i + 1 < argc && !strcmp(argv[i], "--socket")) {
-        socket_path = argv[i + 1];
-        i += 2;
+    for (;;) {
+        if (i + 1 < argc && !strcmp(argv[i], "--socket")) {
+            socket_path = argv[i + 1];
+            i += 2;
+        } else if (i < argc && !strcmp(argv[i], "--nonblock")) {
+            nonblock = 1;
+            i++;
+        } else {
+            break;
+        }
     }
     if (i >= argc || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
         usage(i >= argc ? stderr : stdout);

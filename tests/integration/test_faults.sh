@@ -46,6 +46,45 @@ out=$(timeout 10 "$RANDCTL" bytes 32 --hex)
 check "getrandom EINTR every other call: seeded and serving" '[[ $out =~ ^[0-9a-f]{64}$ ]]'
 stop
 
+# A hardware RNG behind a FIFO is the only source. Its writer hands over 3 bytes at a time,
+# so every read is short; then it sticks at zero; then it recovers. randd must seed from the
+# short reads, quarantine the device at runtime, answer NOT_READY while nothing healthy is
+# left and serve nothing meanwhile, and re-admit the device after a fresh start-up test.
+mkfifo "$work/fifo"
+( while :; do
+      if [ -e "$work/stuck" ]; then head -c 3 /dev/zero; else head -c 3 /dev/urandom; fi || exit 0
+      sleep 0.001
+  done >"$work/fifo" 2>/dev/null ) &
+writer=$!
+hwrng_state() { "$RANDCTL" status --json | grep -o '"name":"hwrng","state":"[a-z]*"' | cut -d'"' -f8; }
+served() { "$RANDCTL" status --json | grep -o '"bytes_served":[0-9]*' | cut -d: -f2; }
+wait_state() {   # STATE SECONDS
+    for _ in $(seq $(($2 * 10))); do [ "$(hwrng_state)" = "$1" ] && return 0; sleep 0.1; done
+    return 1
+}
+start '' "rdseed = no\ngetrandom = no\nhwrng_device = $work/fifo\nkernel_topup = no\nreseed_interval = 1\n"
+wait_state healthy 20
+out=$(timeout 10 "$RANDCTL" bytes 32 --hex)
+check "hwrng giving 3-byte reads, only source: admitted, seeded and serving" \
+    '[[ $out =~ ^[0-9a-f]{64}$ ]] && grep -q "source hwrng: start-up test passed" "$work/log"'
+before=$(served)
+touch "$work/stuck"
+wait_state quarantined 10
+check "hwrng stuck at zero at runtime: quarantined, reason logged" \
+    'grep -q "source hwrng: quarantined: repetition count test" "$work/log"'
+out=$("$RANDCTL" --nonblock bytes 16 2>&1); rc=$?
+check "nothing healthy left: --nonblock gets NOT_READY (exit 5)" '[ $rc = 5 ] && grep -q "not ready" <<<"$out"'
+out=$(timeout 1 "$RANDCTL" bytes 16); rc=$?
+check "nothing healthy left: a blocking request waits, nothing served" '[ $rc = 124 ] && [ -z "$out" ]'
+check "nothing served while quarantined (bytes_served unchanged)" '[ "$(served)" = "$before" ]'
+rm "$work/stuck"
+wait_state healthy 40
+out=$(timeout 10 "$RANDCTL" bytes 32 --hex)
+check "hwrng recovers: re-admitted after a fresh start-up test and serving" \
+    '[[ $out =~ ^[0-9a-f]{64}$ ]] && [ "$(grep -c "source hwrng: start-up test passed" "$work/log")" -ge 2 ]'
+stop
+kill "$writer" 2>/dev/null; wait "$writer" 2>/dev/null
+
 # RNDADDENTROPY refused: the feed turns off once, with the reason; serving goes on. The
 # stand-in hwrng is a kernel-creditable source, so the feed has something to offer.
 for err in eperm einval; do

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
@@ -811,6 +812,102 @@ START_TEST(running_out_of_descriptors_pauses_accept_without_spinning)
 }
 END_TEST
 
+/* Open descriptors of the daemon under test. */
+static int daemon_fd_count(void)
+{
+    char path[64];
+    struct dirent *e;
+    DIR *d;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/fd", (int)daemon_pid);
+    d = opendir(path);
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Clients that hang up half-way through a header, half-way through a body, or a few KiB into
+ * a 16 MiB reply (the daemon's next write fails with EPIPE): each costs nothing that stays.
+ * The daemon's descriptors go back to the baseline and everyone else is still served. */
+START_TEST(clients_leaving_mid_request_or_mid_reply_leave_nothing_behind)
+{
+    uint8_t b[4], head[RANDD_HEADER_BYTES], part[4096];
+    struct randd_header h = { 1, RANDD_OP_BYTES, 0, 4 };
+    int baseline, now = -1, fd;
+
+    start_daemon_with("", NULL);
+    baseline = daemon_fd_count();
+    randd_header_encode(head, &h);
+    for (int i = 0; i < 20; i++) {
+        fd = connect_raw();                          /* mid-header */
+        ck_assert_int_eq(send(fd, head, 3, 0), 3);
+        close(fd);
+        fd = connect_raw();                          /* mid-body */
+        ck_assert_int_eq(send(fd, head, sizeof(head), 0), (ssize_t)sizeof(head));
+        ck_assert_int_eq(send(fd, be32(b, 32), 2, 0), 2);
+        close(fd);
+        fd = connect_raw();                          /* mid-reply */
+        send_frame(fd, 1, RANDD_OP_BYTES, 0, 4, be32(b, RANDD_MAX_BYTES), 4);
+        read_exact(fd, part, sizeof(part));
+        close(fd);
+    }
+    for (int i = 0; i < 100 && (now = daemon_fd_count()) != baseline; i++)
+        usleep(50000);
+    ck_assert_msg(now == baseline, "randd holds %d descriptors, %d before the quitters", now,
+                  baseline);
+    fd = connect_raw();
+    check_still_usable(fd, "a client after 60 that hung up early");
+    close(fd);
+    ck_assert_int_eq(kill(daemon_pid, 0), 0);
+}
+END_TEST
+
+/* SIGKILL in the middle of a stream: the socket file stays behind, a call while the daemon is
+ * down fails cleanly, and once a new daemon replaces the stale socket the same librandd handle
+ * is served again. */
+START_TEST(a_handle_outlives_a_sigkilled_daemon)
+{
+    randd_handle *h, *streamer;
+    uint8_t buf[32];
+    struct stat st;
+    pid_t child;
+    int status;
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    randd_set_timeout(h, 5000);
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {                                /* load: 1 MiB calls until it breaks */
+        static uint8_t big[1 << 20];
+
+        if (randd_open(&streamer, sock) < 0)
+            _exit(2);
+        randd_set_timeout(streamer, 5000);
+        while (randd_bytes(streamer, big, sizeof(big)) == 0)
+            ;
+        _exit(0);
+    }
+    usleep(300000);
+    ck_assert_int_eq(kill(daemon_pid, SIGKILL), 0);
+    ck_assert_int_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
+    daemon_pid = 0;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the streaming client did not see its daemon go (status 0x%x)", status);
+    ck_assert_int_eq(stat(sock, &st), 0);
+    ck_assert(S_ISSOCK(st.st_mode));
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), -ECONNREFUSED);
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
+    randd_close(h);
+}
+END_TEST
+
 /* --- EGD ------------------------------------------------------------------------------ */
 
 static char egd_sock[160];
@@ -1053,6 +1150,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, idle_clients_are_closed_after_idle_timeout);
     tcase_add_test(tc, running_out_of_descriptors_pauses_accept_without_spinning);
     tcase_add_test(tc, stalled_large_replies_keep_memory_small);
+    tcase_add_test(tc, clients_leaving_mid_request_or_mid_reply_leave_nothing_behind);
+    tcase_add_test(tc, a_handle_outlives_a_sigkilled_daemon);
     tcase_add_test(tc, egd_and_protocol_clients_share_max_clients);
     tcase_add_test(tc, egd_commands_work_over_unix_and_tcp);
     tcase_add_test(tc, egd_unknown_command_closes_and_is_counted);

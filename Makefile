@@ -242,7 +242,8 @@ check-stats: deps
 	tests/stats/check-stats $(BUILD) full
 
 # Load and abuse for SOAK_SECONDS (10 minutes): 64 clients mixing every op, malformed frames,
-# silent, trickling and never-reading clients; RSS flat, no descriptor leak, STATUS adding up.
+# silent, trickling, never-reading and hanging-up clients; RSS flat, no descriptor leak, STATUS
+# adding up.
 # make check runs it for SOAK_SECONDS_CI.
 SOAK_SECONDS ?= 600
 SOAK_SECONDS_CI ?= 30

@@ -1,7 +1,7 @@
 /* soak: load and abuse against a running randd ($RANDD_SOCKET, pid in $RANDD_PID), loopback
  * only. 64 clients mix every op with random sizes, pipelining and malformed frames, checking
- * every reply; beside them, clients that connect and never send, send a byte at a time, or
- * never read. Afterwards the daemon's RSS must have stayed flat, its descriptors be back to
+ * every reply; beside them, clients that connect and never send, send a byte at a time,
+ * never read, or hang up mid-header, mid-body or mid-reply. Afterwards the daemon's RSS must have stayed flat, its descriptors be back to
  * the baseline, and STATUS's request and reply counts equal what was sent.
  * Usage: soak [--seconds S] [--clients N]. Exit 0 pass, 1 a check failed, 2 could not run. */
 #include <errno.h>
@@ -22,6 +22,7 @@
 #include "protocol.h"
 
 #define ABUSERS_EACH 4
+#define ABUSER_KINDS 4
 #define MAX_OPS (RANDD_OP_LAST + 1)
 
 static const char *socket_path;
@@ -349,6 +350,45 @@ static void *stalled_client(void *arg)
     return NULL;
 }
 
+/* Hangs up part-way: in the header, in the body, or a few KiB into a 16 MiB reply. */
+static void *quitter_client(void *arg)
+{
+    uint64_t s = (uint64_t)(uintptr_t)arg * 31 + 5;
+    uint8_t q[12], sink[4096];
+
+    while (now() < deadline) {
+        int fd = connect_daemon();
+        size_t keep;
+
+        if (fd < 0)
+            return NULL;
+        frame(q, 1, RANDD_OP_BYTES, 4);
+        put32(q + 8, RANDD_MAX_BYTES);
+        switch (rnd(&s) % 3) {
+        case 0:                                    /* mid-header */
+            send_all(fd, q, 1 + rnd(&s) % (RANDD_HEADER_BYTES - 1));
+            break;
+        case 1:                                    /* mid-body */
+            send_all(fd, q, RANDD_HEADER_BYTES + rnd(&s) % 4);
+            break;
+        default:                                   /* mid-reply */
+            if (send_all(fd, q, sizeof(q)) == 0)
+                count(RANDD_OP_BYTES, RANDD_OK);
+            for (keep = 1 + rnd(&s) % (64 * 1024); keep > 0;) {
+                size_t step = keep < sizeof(sink) ? keep : sizeof(sink);
+
+                if (recv_all(fd, sink, step) < 0)
+                    break;
+                keep -= step;
+            }
+            break;
+        }
+        close(fd);
+        usleep(1000);
+    }
+    return NULL;
+}
+
 /* --- the daemon from outside ------------------------------------------------------------------ */
 
 static long rss_kib(const char *pid)
@@ -444,13 +484,14 @@ int main(int argc, char **argv)
     rss0 = rss_kib(pid);
     fds0 = fd_count(pid);
     deadline = now() + seconds;
-    t = calloc((size_t)clients + 3 * ABUSERS_EACH, sizeof(*t));
+    t = calloc((size_t)clients + ABUSER_KINDS * ABUSERS_EACH, sizeof(*t));
     for (int i = 0; i < clients; i++)
         pthread_create(&t[nthreads++], NULL, mixed_client, (void *)(uintptr_t)i);
     for (int i = 0; i < ABUSERS_EACH; i++) {
         pthread_create(&t[nthreads++], NULL, silent_client, NULL);
         pthread_create(&t[nthreads++], NULL, trickle_client, (void *)(uintptr_t)i);
         pthread_create(&t[nthreads++], NULL, stalled_client, NULL);
+        pthread_create(&t[nthreads++], NULL, quitter_client, (void *)(uintptr_t)i);
     }
     for (double start = now(); now() < deadline; sleep(1)) {
         long rss = rss_kib(pid);
@@ -471,7 +512,7 @@ int main(int argc, char **argv)
 
     printf("soak: %.0f s, %d clients + %d abusers: %llu replies checked; RSS %ld -> max %ld "
            "(first half %ld) -> %ld KiB; descriptors %d -> %d\n", seconds, clients,
-           3 * ABUSERS_EACH, (unsigned long long)answered, rss0, rss_max, rss_first_max, rss1,
+           ABUSER_KINDS * ABUSERS_EACH, (unsigned long long)answered, rss0, rss_max, rss_first_max, rss1,
            fds0, fds1);
     if (fds1 != fds0)
         failure("daemon descriptors %d after the soak, %d before", fds1, fds0);

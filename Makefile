@@ -57,7 +57,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check test unit-test check-asan check-valgrind check-units fuzz bench bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps check test unit-test check-asan check-valgrind check-units fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -207,6 +207,28 @@ fuzz: deps
 	    -artifact_prefix=$(BUILD)/fuzz/crash-$$f- $(BUILD)/fuzz/corpus-$$f >$$log 2>&1 || \
 	    { tail -40 $$log; exit 1; }; \
 	  grep -E '^(stat::number_of_executed_units|#[0-9]+ *DONE)' $$log; \
+	done
+
+# Source coverage of what the fuzzers reached: each harness rebuilt with clang's coverage
+# mapping and run once over its corpus (the working copy make fuzz grew, else the committed
+# seeds), then llvm-cov's per-file report of the code under test.
+COV_FLAGS := -g -O0 -fprofile-instr-generate -fcoverage-mapping -fsanitize=fuzzer -std=gnu11 \
+             -D_GNU_SOURCE -Ilib -Idaemon
+FUZZ_SOURCES_request := tests/fuzz/fuzz_request.c lib/protocol.c
+FUZZ_SOURCES_config  := tests/fuzz/fuzz_config.c daemon/config.c
+FUZZ_SOURCES_reply   := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c
+fuzz-coverage: deps
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="clang libclang-rt-14-dev llvm-14"
+	@set -e; mkdir -p $(BUILD)/fuzz/cov; for f in $(FUZZERS); do \
+	  bin=$(BUILD)/fuzz/cov/fuzz_$$f; \
+	  case $$f in request) src="$(FUZZ_SOURCES_request)";; config) src="$(FUZZ_SOURCES_config)";; \
+	    *) src="$(FUZZ_SOURCES_reply)";; esac; \
+	  clang $(COV_FLAGS) -o $$bin $$src $(LIBS); \
+	  corpus=$(BUILD)/fuzz/corpus-$$f; [ -d $$corpus ] || corpus=tests/fuzz/corpus/$$f; \
+	  LLVM_PROFILE_FILE=$$bin.profraw $$bin -runs=0 $$corpus >/dev/null 2>&1; \
+	  llvm-profdata-14 merge -o $$bin.profdata $$bin.profraw; \
+	  echo "== fuzz_$$f over $$corpus ($$(ls $$corpus | wc -l) inputs)"; \
+	  llvm-cov-14 report $$bin -instr-profile=$$bin.profdata $$(echo $$src | cut -d' ' -f2-); \
 	done
 
 # The integration tests with the daemon under valgrind memcheck (errors or definite leaks

@@ -20,7 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size < 1 || size > 60000 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
         return 0;
-    /* The first byte picks the call; the rest is what the "daemon" says, then EOF. */
+    /* The first byte picks the call (and a PRIME's size, 16..4096 bits); the rest is what
+     * the "daemon" says, then EOF. */
     if (write(sv[1], data + 1, size - 1) != (ssize_t)(size - 1)) {
         close(sv[0]);
         close(sv[1]);
@@ -34,13 +35,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     randd_set_timeout(h, 1000);
-    switch (data[0] % 4) {
+    switch (data[0] % 5) {
     case 0: rc = randd_bytes(h, out, 1 + data[0] % 64); break;
     case 1: rc = randd_range(h, r, sizeof(r), out, 1 + data[0] % 100); break;
     case 2: rc = randd_status(h, &json); break;
-    default: rc = randd_add_entropy(h, "x", 1, 8); break;
+    case 3: rc = randd_add_entropy(h, "x", 1, 8); break;
+    default: rc = randd_prime(h, 16 + data[0] / 5 * 80, out); break;
     }
-    if (rc > 0 && (data[0] % 4 != 2 || !json || strlen(json) != (size_t)rc))
+    if (rc > 0 && (data[0] % 5 != 2 || !json || strlen(json) != (size_t)rc))
         abort();
     free(json);
     randd_strerror(rc);

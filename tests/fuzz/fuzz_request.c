@@ -1,6 +1,8 @@
 /* libFuzzer: the daemon's request decoder over a stream of pipelined frames, cut at the
  * points the server reads (8-byte header, then the body), checking what the decoder
- * promises: statuses in range, decoded arguments consistent with the frame. */
+ * promises: headers that re-encode to the same bytes, statuses in range with a reason,
+ * decoded arguments consistent with the frame, and an error for any header the server
+ * answers from alone and then closes on. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,17 +49,34 @@ static void check_request(const struct randd_header *h, const uint8_t *body)
     }
 }
 
+/* What the server sends before it closes: an error, never OK, with its reason. */
+static void check_closing_header(const struct randd_header *h)
+{
+    char why[160] = "";
+    int status = randd_check_header(h, why, sizeof(why));
+
+    if (status <= RANDD_OK || status >= RANDD_STATUS_COUNT || !why[0])
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     while (size >= RANDD_HEADER_BYTES) {
         struct randd_header h;
         uint8_t *body;
 
+        uint8_t again[RANDD_HEADER_BYTES];
+
         randd_header_decode(data, &h);
+        randd_header_encode(again, &h);
+        if (memcmp(again, data, sizeof(again)) != 0)
+            abort();
         data += RANDD_HEADER_BYTES;
         size -= RANDD_HEADER_BYTES;
-        if (randd_header_closes(&h))
+        if (randd_header_closes(&h)) {
+            check_closing_header(&h);
             return 0;                 /* the server replies and closes here */
+        }
         if (h.length > size)
             return 0;                 /* the rest has not arrived */
         body = malloc(h.length ? h.length : 1);   /* exact size: ASan sees overreads */

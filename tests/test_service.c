@@ -812,21 +812,34 @@ START_TEST(running_out_of_descriptors_pauses_accept_without_spinning)
 }
 END_TEST
 
-/* Open descriptors of the daemon under test. */
+/* Open descriptors of the daemon under test once it has closed every earlier client: counted
+ * while our STATUS connection is the only one it has (clients.connected 1), less that one. */
 static int daemon_fd_count(void)
 {
-    char path[64];
+    char path[64], *json = NULL;
     struct dirent *e;
+    randd_handle *h;
     DIR *d;
     int n = 0;
 
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    for (int i = 0; i < 200; i++) {
+        free(json);
+        ck_assert_int_gt(randd_status(h, &json), 0);
+        if (strstr(json, "\"clients\":{\"connected\":1,"))
+            break;
+        usleep(50000);
+    }
+    ck_assert_msg(strstr(json, "\"clients\":{\"connected\":1,"), "clients never closed: %s", json);
+    free(json);
     snprintf(path, sizeof(path), "/proc/%d/fd", (int)daemon_pid);
     d = opendir(path);
     ck_assert_ptr_nonnull(d);
     while ((e = readdir(d)))
         n += e->d_name[0] != '.';
     closedir(d);
-    return n;
+    randd_close(h);
+    return n - 1;
 }
 
 /* Clients that hang up half-way through a header, half-way through a body, or a few KiB into
@@ -836,7 +849,7 @@ START_TEST(clients_leaving_mid_request_or_mid_reply_leave_nothing_behind)
 {
     uint8_t b[4], head[RANDD_HEADER_BYTES], part[4096];
     struct randd_header h = { 1, RANDD_OP_BYTES, 0, 4 };
-    int baseline, now = -1, fd;
+    int baseline, now, fd;
 
     start_daemon_with("", NULL);
     baseline = daemon_fd_count();
@@ -854,8 +867,7 @@ START_TEST(clients_leaving_mid_request_or_mid_reply_leave_nothing_behind)
         read_exact(fd, part, sizeof(part));
         close(fd);
     }
-    for (int i = 0; i < 100 && (now = daemon_fd_count()) != baseline; i++)
-        usleep(50000);
+    now = daemon_fd_count();
     ck_assert_msg(now == baseline, "randd holds %d descriptors, %d before the quitters", now,
                   baseline);
     fd = connect_raw();

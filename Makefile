@@ -236,7 +236,7 @@ fuzz-coverage: deps
 check-valgrind: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/tests/test_service
 	@export RANDD=tests/valgrind-randd RANDD_REAL=$(BUILD)/randd RANDCTL=$(BUILD)/randctl \
-	  CK_DEFAULT_TIMEOUT=120; \
+	  CK_TIMEOUT_MULTIPLIER=4; \
 	failed=; for t in $(BUILD)/tests/test_service tests/integration/test_randd.sh \
 	  tests/integration/test_randctl.sh; do $$t || failed="$$failed $${t##*/}"; done; \
 	if [ -n "$$failed" ]; then echo "FAILED under valgrind:$$failed"; exit 1; fi; \

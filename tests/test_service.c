@@ -79,10 +79,11 @@ static pid_t spawn(char *const argv[], const char *notify)
     return pid;
 }
 
-/* Waits until a STATUS request over the socket answers (the daemon is listening). */
+/* Waits until a STATUS request over the socket answers (the daemon is listening), for up to
+ * 20 s: its self-tests under valgrind take seconds. */
 static void wait_listening(const char *path)
 {
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 800; i++) {
         randd_handle *h;
 
         if (randd_open(&h, path) == 0) {
@@ -175,7 +176,8 @@ static void read_exact(int fd, void *buf, size_t n)
         struct pollfd pf = { fd, POLLIN, 0 };
         ssize_t got;
 
-        ck_assert_msg(poll(&pf, 1, 10000) == 1, "no reply within 10 s");
+        /* Generous: a 2048-bit prime under valgrind on a busy machine takes its time. */
+        ck_assert_msg(poll(&pf, 1, 30000) == 1, "no reply within 30 s");
         got = recv(fd, p, n, 0);
         ck_assert_msg(got > 0, "connection closed with %zu bytes still expected", n);
         p += got;

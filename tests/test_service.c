@@ -794,7 +794,9 @@ START_TEST(running_out_of_descriptors_pauses_accept_without_spinning)
     int fds[CLIENTS];
     double cpu;
 
-    fd_limit = 24;
+    /* valgrind (tests/valgrind-randd, which reads RANDD_REAL) keeps 12 descriptors below the
+     * limit for itself: the daemon under it gets the same 24 as a plain one. */
+    fd_limit = getenv("RANDD_REAL") ? 36 : 24;
     start_daemon_with("", NULL);
     fd_limit = 0;
     for (int i = 0; i < CLIENTS; i++)

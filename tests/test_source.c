@@ -88,8 +88,7 @@ START_TEST(hwrng_device_the_kernel_does_not_read_is_kernel_creditable)
     int fd = mkstemp(path);
 
     ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(getentropy(noise, 256), 0);
-    for (size_t i = 256; i < sizeof(noise); i += 256)
+    for (size_t i = 0; i < sizeof(noise); i += 256)     /* getentropy's most per call */
         ck_assert_int_eq(getentropy(noise + i, 256), 0);
     ck_assert_int_eq(write(fd, noise, sizeof(noise)), (ssize_t)sizeof(noise));
     close(fd);

@@ -63,9 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     while (size >= RANDD_HEADER_BYTES) {
         struct randd_header h;
-        uint8_t *body;
-
-        uint8_t again[RANDD_HEADER_BYTES];
+        uint8_t again[RANDD_HEADER_BYTES], *body;
 
         randd_header_decode(data, &h);
         randd_header_encode(again, &h);

@@ -1,8 +1,9 @@
 /* soak: load and abuse against a running randd ($RANDD_SOCKET, pid in $RANDD_PID), loopback
  * only. 64 clients mix every op with random sizes, pipelining and malformed frames, checking
  * every reply; beside them, clients that connect and never send, send a byte at a time,
- * never read, or hang up mid-header, mid-body or mid-reply. Afterwards the daemon's RSS must have stayed flat, its descriptors be back to
- * the baseline, and STATUS's request and reply counts equal what was sent.
+ * never read, or hang up mid-header, mid-body or mid-reply. Afterwards the daemon's RSS must
+ * have stayed flat, its descriptors be back to the baseline, and STATUS's request and reply
+ * counts equal what was sent.
  * Usage: soak [--seconds S] [--clients N]. Exit 0 pass, 1 a check failed, 2 could not run. */
 #include <errno.h>
 #include <poll.h>
@@ -512,8 +513,8 @@ int main(int argc, char **argv)
 
     printf("soak: %.0f s, %d clients + %d abusers: %llu replies checked; RSS %ld -> max %ld "
            "(first half %ld) -> %ld KiB; descriptors %d -> %d\n", seconds, clients,
-           ABUSER_KINDS * ABUSERS_EACH, (unsigned long long)answered, rss0, rss_max, rss_first_max, rss1,
-           fds0, fds1);
+           ABUSER_KINDS * ABUSERS_EACH, (unsigned long long)answered, rss0, rss_max,
+           rss_first_max, rss1, fds0, fds1);
     if (fds1 != fds0)
         failure("daemon descriptors %d after the soak, %d before", fds1, fds0);
     if (getenv("RANDD_SANITIZED"))

@@ -189,11 +189,15 @@ check-asan: deps
 FUZZ_SECONDS ?= 30
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE -Ilib -Idaemon
 FUZZERS := request config reply
-$(BUILD)/fuzz/fuzz_request: tests/fuzz/fuzz_request.c lib/protocol.c | $(BUILD)/fuzz/
+# Each harness, then the code it tests.
+FUZZ_SOURCES_request := tests/fuzz/fuzz_request.c lib/protocol.c
+FUZZ_SOURCES_config  := tests/fuzz/fuzz_config.c daemon/config.c
+FUZZ_SOURCES_reply   := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c
+$(BUILD)/fuzz/fuzz_request: $(FUZZ_SOURCES_request) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^
-$(BUILD)/fuzz/fuzz_config: tests/fuzz/fuzz_config.c daemon/config.c | $(BUILD)/fuzz/
+$(BUILD)/fuzz/fuzz_config: $(FUZZ_SOURCES_config) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^
-$(BUILD)/fuzz/fuzz_reply: tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c | $(BUILD)/fuzz/
+$(BUILD)/fuzz/fuzz_reply: $(FUZZ_SOURCES_reply) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
 
 fuzz: deps
@@ -214,22 +218,17 @@ fuzz: deps
 # seeds), then llvm-cov's per-file report of the code under test.
 COV_FLAGS := -g -O0 -fprofile-instr-generate -fcoverage-mapping -fsanitize=fuzzer -std=gnu11 \
              -D_GNU_SOURCE -Ilib -Idaemon
-FUZZ_SOURCES_request := tests/fuzz/fuzz_request.c lib/protocol.c
-FUZZ_SOURCES_config  := tests/fuzz/fuzz_config.c daemon/config.c
-FUZZ_SOURCES_reply   := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c
-fuzz-coverage: deps
-	@$(MAKE) --no-print-directory deps DEB_PACKAGES="clang libclang-rt-14-dev llvm-14"
-	@set -e; mkdir -p $(BUILD)/fuzz/cov; for f in $(FUZZERS); do \
-	  bin=$(BUILD)/fuzz/cov/fuzz_$$f; \
-	  case $$f in request) src="$(FUZZ_SOURCES_request)";; config) src="$(FUZZ_SOURCES_config)";; \
-	    *) src="$(FUZZ_SOURCES_reply)";; esac; \
-	  clang $(COV_FLAGS) -o $$bin $$src $(LIBS); \
-	  corpus=$(BUILD)/fuzz/corpus-$$f; [ -d $$corpus ] || corpus=tests/fuzz/corpus/$$f; \
+# fuzz_coverage NAME: the shell commands for one harness.
+fuzz_coverage = bin=$(BUILD)/fuzz/cov/fuzz_$(1); \
+	  clang $(COV_FLAGS) -o $$bin $(FUZZ_SOURCES_$(1)) $(LIBS); \
+	  corpus=$(BUILD)/fuzz/corpus-$(1); [ -d $$corpus ] || corpus=tests/fuzz/corpus/$(1); \
 	  LLVM_PROFILE_FILE=$$bin.profraw $$bin -runs=0 $$corpus >/dev/null 2>&1; \
 	  llvm-profdata-14 merge -o $$bin.profdata $$bin.profraw; \
-	  echo "== fuzz_$$f over $$corpus ($$(ls $$corpus | wc -l) inputs)"; \
-	  llvm-cov-14 report $$bin -instr-profile=$$bin.profdata $$(echo $$src | cut -d' ' -f2-); \
-	done
+	  echo "== fuzz_$(1) over $$corpus ($$(ls $$corpus | wc -l) inputs)"; \
+	  llvm-cov-14 report $$bin -instr-profile=$$bin.profdata $(wordlist 2,9,$(FUZZ_SOURCES_$(1)));
+fuzz-coverage: deps
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="clang libclang-rt-14-dev llvm-14"
+	@set -e; mkdir -p $(BUILD)/fuzz/cov; $(foreach f,$(FUZZERS),$(call fuzz_coverage,$(f)))
 
 # The integration tests with the daemon under valgrind memcheck (errors or definite leaks
 # fail them: the tests require a clean exit on SIGTERM).

@@ -2,6 +2,7 @@
  * through librandd and raw protocol frames: every op and limit, malformed input, RANGE
  * bounds and uniformity, pipelining, many clients, a stalled reader, privileges, stale and
  * live sockets, socket activation, sd_notify, and NOT_READY. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -11,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/resource.h>

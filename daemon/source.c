@@ -3,6 +3,8 @@
 #include "source.h"
 
 #include <errno.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -28,6 +30,37 @@ bool source_healthy(const struct source *s)
     return s->health.state == HEALTH_HEALTHY;
 }
 
+/* A device fed from user space (a FIFO, a pty, a USB TRNG's tty) keeps what its writer
+ * produced while randd was not reading, and that may be the very output that failed. The
+ * retry's start-up test must judge what the device gives from now on, so what was queued
+ * when the retry began (FIONREAD) is read and wiped first. A real /dev/hwrng queues
+ * nothing, and a regular file is not a queue: both are left alone. */
+#define STALE_DISCARD_MAX (1u << 20)      /* fs.pipe-max-size's default */
+
+static void discard_stale_input(struct source *s)
+{
+    uint8_t sink[4096];
+    struct stat st;
+    int queued = 0;
+    size_t left, discarded = 0;
+
+    if (s->fd < 0 || fstat(s->fd, &st) < 0 || S_ISREG(st.st_mode) ||
+        ioctl(s->fd, FIONREAD, &queued) < 0 || queued <= 0)
+        return;
+    left = (size_t)queued < STALE_DISCARD_MAX ? (size_t)queued : STALE_DISCARD_MAX;
+    while (left > 0) {
+        ssize_t got = read(s->fd, sink, left < sizeof(sink) ? left : sizeof(sink));
+
+        if (got <= 0)
+            break;
+        discarded += (size_t)got;
+        left -= (size_t)got;
+    }
+    OPENSSL_cleanse(sink, sizeof(sink));
+    s->stale_discarded += discarded;
+    log_info("source %s: discarded %zu bytes queued while quarantined", s->name, discarded);
+}
+
 ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns)
 {
     enum health_state before = s->health.state;
@@ -37,6 +70,7 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
         if (!health_retry_due(&s->health, now_ns))
             return 0;
         log_info("source %s: retrying after quarantine (start-up test)", s->name);
+        discard_stale_input(s);
         health_readmit(&s->health, now_ns);
         before = s->health.state;
     }

@@ -33,6 +33,7 @@ struct source {
     uint64_t bytes_used;        /* of those, passed on while healthy */
     uint64_t empty_reads;       /* rounds that gave nothing (RDSEED exhausted, EAGAIN) */
     uint64_t read_errors;
+    uint64_t stale_discarded;   /* bytes queued while quarantined, wiped at the retry */
     int last_errno;
 };
 
@@ -55,7 +56,8 @@ void source_init(struct source *s, const char *name, const struct source_ops *op
 
 /* Reads up to n bytes and health-tests them. Returns how many bytes may be used (only
  * bytes read while the source was and stayed healthy; others are wiped), 0, or a negative
- * errno from the read. A quarantined source is re-admitted here once its back-off is over. */
+ * errno from the read. A quarantined source is re-admitted here once its back-off is over,
+ * after what its device queued meanwhile is discarded. */
 ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns);
 
 bool source_healthy(const struct source *s);

@@ -33,12 +33,14 @@ static void write_sources(FILE *f, const struct pool *p)
         fprintf(f, "%s{\"name\":", i ? "," : "");
         json_string(f, s->name);
         fprintf(f, ",\"state\":\"%s\",\"bytes_read\":%llu,\"bytes_used\":%llu,"
-                   "\"empty_reads\":%llu,\"read_errors\":%llu,\"health_failures\":%llu,"
+                   "\"empty_reads\":%llu,\"read_errors\":%llu,\"stale_discarded\":%llu,"
+                   "\"health_failures\":%llu,"
                    "\"entropy_per_byte\":%.2f,\"kernel_creditable\":%s,"
                    "\"rct_cutoff\":%u,\"apt_cutoff\":%u,\"apt_window\":%u,\"reason\":",
                 health_state_name(s->health.state), (unsigned long long)s->bytes_read,
                 (unsigned long long)s->bytes_used, (unsigned long long)s->empty_reads,
-                (unsigned long long)s->read_errors, (unsigned long long)s->health.failures,
+                (unsigned long long)s->read_errors, (unsigned long long)s->stale_discarded,
+                (unsigned long long)s->health.failures,
                 s->entropy_per_byte, s->kernel_creditable ? "true" : "false",
                 s->health.rct_cutoff, s->health.apt_cutoff, s->health.apt_window);
         json_string(f, s->health.reason);

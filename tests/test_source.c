@@ -1,8 +1,10 @@
 /* The real sources (daemon/source_*.c): RDSEED read and health-tested when the CPU has it,
  * getrandom, and /dev/hwrng when present. Skips say what the machine lacks. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runner.h"
@@ -108,6 +110,68 @@ START_TEST(missing_hwrng_device_says_why)
 }
 END_TEST
 
+static void write_all(int fd, const uint8_t *buf, size_t n)
+{
+    ck_assert_int_eq(write(fd, buf, n), (ssize_t)n);
+}
+
+static void write_noise(int fd, size_t n)
+{
+    uint8_t noise[256];
+
+    for (; n > 0; n -= sizeof(noise)) {
+        ck_assert_int_eq(getentropy(noise, sizeof(noise)), 0);
+        write_all(fd, noise, sizeof(noise));
+    }
+}
+
+/* A FIFO fed from user space keeps what its writer produced while the source sat out its
+ * quarantine. The retry discards that queue, so its start-up test judges only what comes
+ * after: one failure, one retry, back in use; the stale zeros are counted, never used. */
+START_TEST(hwrng_fifo_retry_discards_what_was_queued_while_quarantined)
+{
+    char dir[] = "/tmp/randd-fifo-XXXXXX", path[64], why[256];
+    static const uint8_t zeros[32768];
+    uint8_t buf[512];
+    uint64_t t = 1000000000u;
+    int writer;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/hwrng", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_int_eq(source_hwrng_open(&src, path, why, sizeof(why)), 0);
+    writer = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    ck_assert_int_ge(writer, 0);
+    unlink(path);
+    rmdir(dir);
+
+    write_noise(writer, 2048 + 1024);               /* start-up test and a healthy batch */
+    while (src.health.state == HEALTH_STARTUP && src.bytes_read < 2048)
+        ck_assert_int_ge(source_harvest(&src, buf, sizeof(buf), t), 0);
+    ck_assert_str_eq(health_state_name(src.health.state), "healthy");
+    while (source_harvest(&src, buf, sizeof(buf), t) > 0)
+        ;
+
+    write_all(writer, zeros, sizeof(zeros));        /* sticks; all of it queued at once */
+    ck_assert_int_eq(source_harvest(&src, buf, sizeof(buf), t), 0);
+    ck_assert_str_eq(health_state_name(src.health.state), "quarantined");
+    ck_assert_uint_eq(src.health.failures, 1);
+
+    t += (HEALTH_BACKOFF_MIN_S + 1) * 1000000000ull;  /* the retry: the queue goes first */
+    ck_assert_int_eq(source_harvest(&src, buf, sizeof(buf), t), 0);
+    ck_assert_uint_eq(src.stale_discarded, sizeof(zeros) - sizeof(buf));
+    ck_assert_str_eq(health_state_name(src.health.state), "startup");
+
+    write_noise(writer, 2048);                      /* recovered */
+    while (src.health.state == HEALTH_STARTUP && source_harvest(&src, buf, sizeof(buf), t) == 0)
+        ;
+    ck_assert_msg(src.health.state == HEALTH_HEALTHY, "hwrng is %s after the retry: %s",
+                  health_state_name(src.health.state), src.health.reason);
+    ck_assert_uint_eq(src.health.failures, 1);
+    close(writer);
+}
+END_TEST
+
 /* --- RDSEED's read loop with a scripted instruction ------------------------------------ */
 
 static enum { CARRY_CLEAR, CARRY_CLEAR_EVERY_OTHER, STUCK_AFTER_N } rdseed_fault;
@@ -205,6 +269,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, hwrng_is_read_when_present);
     tcase_add_test(tc, hwrng_device_the_kernel_does_not_read_is_kernel_creditable);
     tcase_add_test(tc, missing_hwrng_device_says_why);
+    tcase_add_test(tc, hwrng_fifo_retry_discards_what_was_queued_while_quarantined);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("rdseed faults");

@@ -18,6 +18,31 @@ head -c 4M /dev/urandom >"$work/hwrng"
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "ok: $*"; }
 
+# How long a test waits for a state before it gives up. Generous on purpose: a wait that is
+# met returns at once, and one that is not must not fail only because both cores are busy or
+# the daemon runs under ASan or valgrind.
+WAIT=${RANDD_TEST_WAIT:-60}
+
+# wait_for WHAT COMMAND...: runs COMMAND until it succeeds, for at most $WAIT seconds. On
+# time-out it prints what it waited for and returns 1, so a test never goes on by luck.
+wait_for() {
+    local what=$1 deadline=$((SECONDS + WAIT))
+    shift
+    until "$@"; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            echo "timed out after $WAIT s waiting for $what"
+            return 1
+        fi
+        sleep 0.05      # polling interval, not synchronisation: the command decides
+    done
+}
+
+# The states tests wait for: randd answering STATUS on $RANDD_SOCKET (or on $1), a line in
+# a log file, the daemon gone.
+answers() { RANDD_SOCKET=${1:-$RANDD_SOCKET} "$RANDCTL" status >/dev/null 2>&1; }
+in_log() { grep -qE -- "$1" "$2"; }
+exited() { ! kill -0 "$1" 2>/dev/null; }
+
 # finish NAME: prints the summary and returns non-zero if anything failed.
 finish() {
     if [ "$failures" = 0 ]; then echo "$1: all passed"; else echo "$1: $failures failed"; fi

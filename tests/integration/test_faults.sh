@@ -21,8 +21,7 @@ start() {
         "$RANDD" --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
     fi
     pid=$!
-    for _ in $(seq 100); do "$RANDCTL" status >/dev/null 2>&1 && return 0; sleep 0.05; done
-    return 1
+    wait_for "randd to answer STATUS on $RANDD_SOCKET" answers || { cat "$work/log"; return 1; }
 }
 stop() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=; }
 
@@ -52,39 +51,50 @@ getrandom_faults() {
 
     # Interrupted every other call: the reads that work are enough.
     start getrandom=eintr 'rdseed = no\nhwrng = no\nkernel_topup = no\n'
-    for _ in $(seq 100); do "$RANDCTL" status 2>/dev/null | grep -q "^ready: true" && break; sleep 0.1; done
-    out=$(timeout 10 "$RANDCTL" bytes 32 --hex)
+    wait_for "STATUS ready: true" ready
+    out=$(timeout "$WAIT" "$RANDCTL" bytes 32 --hex)
     check "getrandom EINTR every other call: seeded and serving" '[[ $out =~ ^[0-9a-f]{64}$ ]]'
     stop
 }
 
-# The hwrng's state and the bytes served, from STATUS; wait_state STATE SECONDS.
-hwrng_state() { "$RANDCTL" status --json | grep -o '"name":"hwrng","state":"[a-z]*"' | cut -d'"' -f8; }
-served() { "$RANDCTL" status --json | grep -o '"bytes_served":[0-9]*' | cut -d: -f2; }
-wait_state() {
-    for _ in $(seq $(($2 * 10))); do [ "$(hwrng_state)" = "$1" ] && return 0; sleep 0.1; done
-    return 1
-}
+# Fields of STATUS: the hwrng's state and counters, the bytes served; the states waited for.
+status_json() { "$RANDCTL" status --json; }
+hwrng_field() { status_json | grep -o "\"name\":\"hwrng\",[^}]*" | grep -o "\"$1\":[^,]*" | cut -d: -f2 | tr -d '"'; }
+served() { status_json | grep -o '"bytes_served":[0-9]*' | head -1 | cut -d: -f2; }
+ready() { status_json | grep -q '"ready":true'; }
+served_over() { [ "$(served)" -gt "$1" ] 2>/dev/null; }
+hwrng_is() { [ "$(hwrng_field state)" = "$1" ]; }
+writer_is() { [ "$(cat "$work/phase")" = "$1" ]; }
 
 # A hardware RNG behind a FIFO is the only source. Its writer hands over 3 bytes at a time,
-# so every read is short; then it sticks at zero; then it recovers. randd must seed from the
-# short reads, quarantine the device at runtime, answer NOT_READY while nothing healthy is
-# left and serve nothing meanwhile, and re-admit the device after a fresh start-up test.
+# so every read is short; then it sticks: one write of 32 KiB of zeros, all of it queued in
+# the pipe at once, and it waits to be told to recover. randd must seed from the short
+# reads, quarantine the device at runtime, answer NOT_READY while nothing healthy is left
+# and serve nothing meanwhile, and at the retry discard the zeros still queued and re-admit
+# the device after a fresh start-up test on what the writer gives after it recovered.
+# Nothing here depends on how fast either side runs.
 hwrng_fifo_faults() {
     mkfifo "$work/fifo"
+    echo good >"$work/phase"
     ( while :; do
-          if [ -e "$work/stuck" ]; then head -c 3 /dev/zero; else head -c 3 /dev/urandom; fi || exit 0
-          sleep 0.001
+          case $(cat "$work/phase") in
+          stick) dd if=/dev/zero bs=32768 count=1 status=none || exit 0
+                 echo stuck >"$work/phase" ;;
+          stuck) sleep 0.01 ;;                      # until the test says recover
+          *)     head -c 3 /dev/urandom || exit 0
+                 sleep 0.001 ;;                     # pacing: many short reads
+          esac
       done >"$work/fifo" 2>/dev/null ) &
     writer=$!
     start '' "rdseed = no\ngetrandom = no\nhwrng_device = $work/fifo\nkernel_topup = no\nreseed_interval = 1\n"
-    wait_state healthy 20
-    out=$(timeout 10 "$RANDCTL" bytes 32 --hex)
+    wait_for "the FIFO hwrng healthy" hwrng_is healthy
+    out=$(timeout "$WAIT" "$RANDCTL" bytes 32 --hex)
     check "hwrng giving 3-byte reads, only source: admitted, seeded and serving" \
         '[[ $out =~ ^[0-9a-f]{64}$ ]] && grep -q "source hwrng: start-up test passed" "$work/log"'
+    echo stick >"$work/phase"
+    wait_for "the writer to queue its zeros" writer_is stuck
+    wait_for "the FIFO hwrng quarantined" hwrng_is quarantined
     before=$(served)
-    touch "$work/stuck"
-    wait_state quarantined 10
     check "hwrng stuck at zero at runtime: quarantined, reason logged" \
         'grep -q "source hwrng: quarantined: repetition count test" "$work/log"'
     out=$("$RANDCTL" --nonblock bytes 16 2>&1); rc=$?
@@ -92,11 +102,13 @@ hwrng_fifo_faults() {
     out=$(timeout 1 "$RANDCTL" bytes 16); rc=$?
     check "nothing healthy left: a blocking request waits, nothing served" '[ $rc = 124 ] && [ -z "$out" ]'
     check "nothing served while quarantined (bytes_served unchanged)" '[ "$(served)" = "$before" ]'
-    rm "$work/stuck"
-    wait_state healthy 40
-    out=$(timeout 10 "$RANDCTL" bytes 32 --hex)
+    echo recover >"$work/phase"
+    wait_for "the FIFO hwrng re-admitted (healthy)" hwrng_is healthy
+    out=$(timeout "$WAIT" "$RANDCTL" bytes 32 --hex)
     check "hwrng recovers: re-admitted after a fresh start-up test and serving" \
         '[[ $out =~ ^[0-9a-f]{64}$ ]] && [ "$(grep -c "source hwrng: start-up test passed" "$work/log")" -ge 2 ]'
+    check "the retry discarded the zeros queued while quarantined (stale_discarded > 0)" \
+        '[ "$(hwrng_field stale_discarded)" -gt 0 ] && grep -q "source hwrng: discarded [1-9][0-9]* bytes queued" "$work/log"'
     stop
     kill "$writer" 2>/dev/null; wait "$writer" 2>/dev/null
 }
@@ -106,7 +118,7 @@ hwrng_fifo_faults() {
 kernel_faults() {
     for err in eperm einval; do
         start ioctl=$err "rdseed = no\nhwrng_device = $work/hwrng\n"
-        for _ in $(seq 50); do grep -q "kernel feed off" "$work/log" && break; sleep 0.1; done
+        wait_for "\"kernel feed off\" in the log" in_log "kernel feed off" "$work/log"
         json=$("$RANDCTL" status --json)
         want=$([ $err = eperm ] && echo "CAP_SYS_ADMIN" || echo "RNDADDENTROPY: Invalid argument")
         check "RNDADDENTROPY $err: feed off with the reason in STATUS" \
@@ -141,7 +153,7 @@ signal_faults() {
     start '' ''
     "$RANDCTL" stream >/dev/null 2>&1 &
     load=$!
-    sleep 0.3
+    wait_for "the stream under way (bytes_served over 1 MB)" served_over 1000000
     kill -9 "$pid"; wait "$pid" 2>/dev/null; pid=
     wait "$load" 2>/dev/null
     check "SIGKILL: the socket file is left behind" '[ -S "$RANDD_SOCKET" ]'
@@ -150,12 +162,18 @@ signal_faults() {
     check "restart over the stale socket: serving" '[ $rc = 0 ] && [[ $out =~ ^[0-9a-f]{64}$ ]]'
 
     # SIGHUP with a broken config while a client streams: the old config stays and the stream
-    # is not dropped.
-    "$RANDCTL" stream 2>"$work/stream.err" | (sleep 1; head -c 50000000 | wc -c) >"$work/stream.out" &
+    # is not dropped. The reader holds off until the reload is over, so the stream is sure to
+    # be mid-reply (its pipe full) when it happens.
+    "$RANDCTL" stream 2>"$work/stream.err" |
+        (wait_for "the reload to be over" test -e "$work/reloaded"; head -c 50000000 | wc -c) \
+        >"$work/stream.out" &
     load=$!
-    sleep 0.3
+    wait_for "the stream under way (bytes_served over 1 MB)" served_over 1000000
     printf 'max_clients = many\n' >"$work/randd.conf"
     kill -HUP "$pid"
+    wait_for "the reload's rejection in the log" \
+        in_log "rejected, keeping the running configuration" "$work/log"
+    touch "$work/reloaded"
     wait "$load"
     check "SIGHUP with a broken config under load: the stream delivered all 50 MB" \
         '[ "$(cat "$work/stream.out")" = 50000000 ] && [ ! -s "$work/stream.err" ]'

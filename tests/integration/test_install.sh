@@ -63,8 +63,7 @@ unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH
 export RANDD_SOCKET=$work/randd.sock
 "$dest/usr/sbin/randd" --config "$dest/etc/randd.conf" --socket "$RANDD_SOCKET" 2>/dev/null &
 pid=$!
-for _ in $(seq 100); do [ -S "$RANDD_SOCKET" ] && break; sleep 0.05; done
-sleep 0.2
+wait_for "the installed randd to answer STATUS" answers || fail "the installed randd did not start"
 out=$(LD_LIBRARY_PATH=$dest/usr/lib "$work/client") && [ "$out" = success ] &&
     pass "the shared-library client gets bytes from the installed daemon" || fail "shared client: $out"
 out=$("$work/client-static") && pass "the static client too" || fail "static client: $out"

@@ -8,7 +8,7 @@ metric() { "$RANDCTL" metrics | sed -n "s/^$1 //p"; }
 : >"$work/randd.conf"
 "$RANDD" --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>/dev/null &
 pid=$!
-for _ in $(seq 100); do "$RANDCTL" status >/dev/null 2>&1 && break; sleep 0.05; done
+wait_for "randd to answer STATUS" answers || fail "randd did not start"
 
 "$RANDCTL" metrics >"$work/out"; rc=$?
 [ $rc = 0 ] && grep -q '^randd_ready 1$' "$work/out" && pass "metrics: randd_ready 1" || fail "metrics: $(head -5 "$work/out")"

@@ -10,8 +10,7 @@ start() {   # config text
     printf '%b' "$1" >"$work/randd.conf"
     "$RANDD" --config "$work/randd.conf" --socket "$work/randd.sock" 2>"$work/log" &
     pid=$!
-    for _ in $(seq 100); do RANDD_SOCKET=$work/randd.sock "$RANDCTL" status >/dev/null 2>&1 && return; sleep 0.05; done
-    fail "randd did not start: $(cat "$work/log")"
+    wait_for "randd to answer STATUS" answers "$work/randd.sock" || fail "randd did not start: $(cat "$work/log")"
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null; pid=; }
 
@@ -27,11 +26,11 @@ done
 [ "$(stat -c %U "/proc/$pid/environ")" = root ] && pass "not dumpable (/proc/PID owned by root)" ||
     fail "dumpable: /proc/$pid/environ owned by $(stat -c %U "/proc/$pid/environ")"
 # The stand-in hwrng (common.sh) is kernel-creditable, so a top-up must happen on any machine.
-for _ in $(seq 50); do
+topped_up() {
     json=$(RANDD_SOCKET=$work/randd.sock "$RANDCTL" status --json)
-    grep -q '"kernel":{"enabled":true,"initialised":true,"topups":[1-9]' <<<"$json" && break
-    sleep 0.1
-done
+    grep -q '"kernel":{"enabled":true,"initialised":true,"topups":[1-9]' <<<"$json"
+}
+wait_for "a kernel top-up in STATUS" topped_up
 grep -q '"kernel":{"enabled":true,"initialised":true,"topups":[1-9]' <<<"$json" &&
     pass "kernel fed after the drop (CAP_SYS_ADMIN kept works)" ||
     fail "no top-up after the drop: $json"

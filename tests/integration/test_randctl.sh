@@ -11,7 +11,7 @@ check "no daemon: exit 3" '[ $rc = 3 ]'
 printf 'socket_mode = 0660\n' >"$work/randd.conf"
 "$RANDD" --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
 pid=$!
-for _ in $(seq 100); do "$RANDCTL" status >/dev/null 2>&1 && break; sleep 0.05; done
+wait_for "randd to answer STATUS" answers || fail "randd did not start: $(cat "$work/log")"
 
 out=$("$RANDCTL" status); rc=$?
 check "status: readable summary" '[ $rc = 0 ] && grep -q "^ready: true" <<<"$out" && grep -q "name: getrandom" <<<"$out"'

@@ -12,17 +12,19 @@ export RANDD_SOCKET=$work/randd.sock
 : >"$work/randd.conf"
 "$RANDD" --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>/dev/null &
 pid=$!
-for _ in $(seq 100); do "$RANDCTL" status >/dev/null 2>&1 && break; sleep 0.05; done
+wait_for "randd to answer STATUS" answers || fail "randd did not start"
 
 hexbytes() { tr -d '{} \n' | tr ',' '\n' | sed 's/^0x//; s/^\(.\)$/0\1/' | tr -d '\n'; }
 
 # Stop at the next generate call and print the key it is about to use. A 2048-byte request
 # (the batch size) is exactly one generate call, so the key recorded is the last one used
-# before the dump: a stray copy of it could not have been overwritten by later calls.
-gdb -q -batch -p "$pid" -ex 'break randd_cymric_generate' -ex continue \
-    -ex 'output/x *(unsigned char (*)[32])g->state' -ex detach >"$work/gdb1" 2>&1 &
+# before the dump: a stray copy of it could not have been overwritten by later calls. gdb
+# says when the breakpoint is set, while the daemon is still stopped: a request sent then
+# waits in the socket and is the first the daemon serves once it continues.
+gdb -q -batch -p "$pid" -ex 'break randd_cymric_generate' -ex "shell touch $work/armed" \
+    -ex continue -ex 'output/x *(unsigned char (*)[32])g->state' -ex detach >"$work/gdb1" 2>&1 &
 gdbpid=$!
-sleep 1
+wait_for "gdb to attach and set its breakpoint" test -e "$work/armed"
 "$RANDCTL" bytes 2048 --raw >/dev/null
 wait "$gdbpid"
 old_key=$(grep -o '{0x[^}]*}' "$work/gdb1" | tail -1 | hexbytes)

@@ -424,24 +424,38 @@ static int fd_count(const char *pid)
     return n;
 }
 
-/* STATUS JSON, as one string. */
-static char *status_json(void)
+/* STATUS JSON over a connection the caller keeps, as one string (NULL if none came). */
+static char *status_json(int fd)
 {
-    int fd = connect_daemon();
     uint8_t q[RANDD_HEADER_BYTES], head[RANDD_HEADER_BYTES];
     struct randd_header h;
     char *json = NULL;
 
     frame(q, 1, RANDD_OP_STATUS, 0);
-    if (fd >= 0 && send_all(fd, q, sizeof(q)) == 0 && recv_all(fd, head, sizeof(head)) == 0) {
+    if (send_all(fd, q, sizeof(q)) == 0 && recv_all(fd, head, sizeof(head)) == 0) {
         randd_header_decode(head, &h);
         json = calloc(1, (size_t)h.length + 1);
         if (json && recv_all(fd, json, h.length) < 0)
             json[0] = '\0';
     }
-    if (fd >= 0)
-        close(fd);
     return json;
+}
+
+/* STATUS over fd once the daemon counts fd as its only client, every earlier connection
+ * closed on its side too, so that its descriptors can be counted; a minute at most. The
+ * polls before the one returned are counted as the soak's own STATUS requests when
+ * count_polls is set (after the soak; before it, the returned one includes them). */
+static char *status_when_only_client(int fd, bool count_polls)
+{
+    for (double end = now() + 60;; usleep(50000)) {
+        char *json = status_json(fd);
+
+        if (!json || strstr(json, "\"clients\":{\"connected\":1,") || now() >= end)
+            return json;
+        free(json);
+        if (count_polls)
+            count(RANDD_OP_STATUS, RANDD_OK);
+    }
 }
 
 static uint64_t json_count(const char *json, const char *section, const char *key)
@@ -458,7 +472,7 @@ int main(int argc, char **argv)
 {
     static const char *const ops[MAX_OPS] = { "unknown", "bytes", "range", "status", "add_entropy", "prime" };
     double seconds = 600;
-    int clients = 64, fds0, fds1;
+    int clients = 64, fds0, fds1, probe;
     const char *pid = getenv("RANDD_PID");
     long rss0, rss_first_max = 0, rss_max = 0, rss1;
     pthread_t *t;
@@ -477,11 +491,13 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    if (!(before = status_json())) {
+    probe = connect_daemon();
+    if (probe < 0 || !(before = status_when_only_client(probe, false))) {
         fprintf(stderr, "soak: no STATUS from %s\n", socket_path);
         return 2;
     }
-    usleep(200000);                                   /* the daemon sees that STATUS close */
+    if (!strstr(before, "\"clients\":{\"connected\":1,"))
+        failure("other clients still connected before the soak: %s", before);
     rss0 = rss_kib(pid);
     fds0 = fd_count(pid);
     deadline = now() + seconds;
@@ -505,11 +521,16 @@ int main(int argc, char **argv)
     for (int i = 0; i < nthreads; i++)
         pthread_join(t[i], NULL);
     free(t);
-    usleep(500000);                                   /* the daemon sees the last closes */
+    close(probe);                       /* idle through the soak: the daemon may have closed it */
+    probe = connect_daemon();
+    after = probe < 0 ? NULL : status_when_only_client(probe, true);
+    count(RANDD_OP_STATUS, -1);                       /* the final STATUS counts itself */
+    if (after && !strstr(after, "\"clients\":{\"connected\":1,"))
+        failure("clients still connected a minute after the soak: %s", after);
     rss1 = rss_kib(pid);
     fds1 = fd_count(pid);
-    after = status_json();
-    count(RANDD_OP_STATUS, -1);                       /* the final STATUS counts itself */
+    if (probe >= 0)
+        close(probe);
 
     printf("soak: %.0f s, %d clients + %d abusers: %llu replies checked; RSS %ld -> max %ld "
            "(first half %ld) -> %ld KiB; descriptors %d -> %d\n", seconds, clients,

@@ -258,7 +258,7 @@ START_TEST(reseeds_after_reseed_seconds)
     rng = new_rng(f.path, 0, 1);
     ck_assert_int_eq(randd_rng_bytes(rng, buf, sizeof(buf)), 0);
     ck_assert_int_eq(fake_daemon_requests(&f), 1);
-    usleep(1100 * 1000);
+    usleep(1100 * 1000);                 /* past reseed_seconds: the behaviour under test is time */
     ck_assert_int_eq(randd_rng_bytes(rng, buf, sizeof(buf)), 0);
     ck_assert_int_eq(fake_daemon_requests(&f), 2);
     randd_rng_free(rng);

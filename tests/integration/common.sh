@@ -7,7 +7,10 @@ RANDCTL=${RANDCTL:-build/randctl}
 work=$(mktemp -d)
 chmod 755 "$work"                 # tests that drop to nobody reach sockets in here
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+# A subshell killed by a signal (a FIFO's writer, a deadline guard) runs the EXIT trap too:
+# only the test's own shell may clean up, or the scratch directory vanishes mid-test.
+test_shell=$BASHPID
+trap 'if [ "$BASHPID" = "$test_shell" ]; then [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; fi' EXIT
 failures=0
 
 # A stand-in hardware RNG for hwrng_device: a file of random bytes. The kernel does not read
@@ -38,10 +41,19 @@ wait_for() {
 }
 
 # The states tests wait for: randd answering STATUS on $RANDD_SOCKET (or on $1), a line in
-# a log file, the daemon gone.
+# a log file.
+# wait_exit PID: waits for a child to exit and returns its status. One still running after
+# $WAIT seconds is killed, so the test fails (status 137) instead of hanging.
+wait_exit() {
+    ( sleep "$WAIT"; kill -9 "$1" 2>/dev/null ) &      # the deadline, not synchronisation
+    local guard=$! rc
+    wait "$1"; rc=$?
+    kill "$guard" 2>/dev/null; wait "$guard" 2>/dev/null
+    return $rc
+}
+
 answers() { RANDD_SOCKET=${1:-$RANDD_SOCKET} "$RANDCTL" status >/dev/null 2>&1; }
 in_log() { grep -qE -- "$1" "$2"; }
-exited() { ! kill -0 "$1" 2>/dev/null; }
 
 # finish NAME: prints the summary and returns non-zero if anything failed.
 finish() {

@@ -14,11 +14,12 @@ export RANDD_SOCKET=$work/randd.sock
 # listens.
 start() {
     printf '%b' "$2" >"$work/randd.conf"
+    : >"$work/log"      # here, not in the child: a wait must never match the last daemon's log
     if [ -n "$1" ]; then
         RANDD_FAULTS=$1 LD_PRELOAD=$LIBFAULT "$RANDD" --config "$work/randd.conf" \
-            --socket "$RANDD_SOCKET" 2>"$work/log" &
+            --socket "$RANDD_SOCKET" 2>>"$work/log" &
     else
-        "$RANDD" --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
+        "$RANDD" --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>>"$work/log" &
     fi
     pid=$!
     wait_for "randd to answer STATUS on $RANDD_SOCKET" answers || { cat "$work/log"; return 1; }

@@ -8,7 +8,8 @@ field() { sed -n "s/^$1:[[:space:]]*//p" "/proc/$pid/status"; }
 
 start() {   # config text
     printf '%b' "$1" >"$work/randd.conf"
-    "$RANDD" --config "$work/randd.conf" --socket "$work/randd.sock" 2>"$work/log" &
+    : >"$work/log"      # here, not in the child: never the last daemon's log
+    "$RANDD" --config "$work/randd.conf" --socket "$work/randd.sock" 2>>"$work/log" &
     pid=$!
     wait_for "randd to answer STATUS" answers "$work/randd.sock" || fail "randd did not start: $(cat "$work/log")"
 }

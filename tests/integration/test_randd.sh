@@ -65,19 +65,18 @@ kill -USR1 "$pid"
 wait_for_log 'source getrandom: healthy' && pass "SIGUSR1 logs per-source status" || fail "no status on SIGUSR1: $(cat "$work/log")"
 
 kill -TERM "$pid"
-if ! wait_for "randd to exit on SIGTERM" exited "$pid"; then fail "still running $WAIT s after SIGTERM"; else
-    wait "$pid"; rc=$?
-    [ "$rc" = 0 ] && pass "SIGTERM stops cleanly (exit 0)" || fail "SIGTERM exit code $rc"
-fi
+wait_exit "$pid"; rc=$?
+[ "$rc" = 0 ] && pass "SIGTERM stops cleanly (exit 0)" || fail "SIGTERM: exit status $rc (137: still running after $WAIT s)"
 pid=
 
 if [ "$(id -u)" = 0 ]; then
     # As root with the default kernel_topup = yes, the feed must work (not switch itself off).
     # The stand-in hwrng (common.sh) is kernel-creditable, whatever this CPU has.
     printf 'hwrng_device = %s\n' "$work/hwrng" >"$work/root.conf"
-    "$RANDD" --foreground --config "$work/root.conf" --socket "$work/root.sock" 2>"$work/log" &
+    : >"$work/log"      # here, not in the child: the wait below must not see the last daemon's log
+    "$RANDD" --foreground --config "$work/root.conf" --socket "$work/root.sock" 2>>"$work/log" &
     pid=$!
-    wait_for_log 'ready: generator seeded'
+    wait_for_log 'ready: generator seeded' || fail "the root daemon never became ready: $(cat "$work/log")"
     kill -USR1 "$pid"
     if wait_for_log 'kernel feed: kernel initialised, [1-9][0-9]* top-ups'; then pass "kernel topped up as root"
     else fail "kernel not topped up as root: $(grep -E 'kernel feed|hwrng' "$work/log")"; fi

@@ -124,6 +124,22 @@ static void write_config(FILE *f, const struct config *c)
     fputs("\"config\":{", f);
     for (size_t i = 0; config_key(i, &key); i++)
         write_key(f, c, i, i == 0);
+    fputs("},", f);
+}
+
+/* The re-read value of each restart-only key that differs from the one in effect. */
+static void write_pending_restart(FILE *f, const struct config *in_effect,
+                                  const struct config *reread)
+{
+    struct config_key_info key;
+    bool first = true;
+
+    fputs("\"pending_restart\":{", f);
+    for (size_t i = 0; reread && config_key(i, &key); i++)
+        if (config_pending_restart(in_effect, reread, i)) {
+            write_key(f, reread, i, first);
+            first = false;
+        }
     fputc('}', f);
 }
 
@@ -151,6 +167,7 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
     if (v->egd)
         write_egd(f, v->egd);
     write_config(f, v->config);
+    write_pending_restart(f, v->config, v->reread);
     fputs("}\n", f);
     if (fclose(f) != 0) {
         free(text);

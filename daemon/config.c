@@ -1,5 +1,6 @@
-/* The config parser: one table of keys with their type, limits and default, and a small
- * line parser in front of it. Messages follow `file:line: key: what is wrong`. */
+/* The config parser: one table of keys with their type, limits, default and whether a reload
+ * applies them, and a small line parser in front of it. Messages follow
+ * `file:line: key: what is wrong`. */
 #include "config.h"
 
 #include <errno.h>
@@ -18,8 +19,13 @@
 enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP, KEY_USER,
                 KEY_LOOPBACK, KEY_ENGINE };
 
+/* What a reload does with a key: apply it at once, or leave it for the next start (it named a
+ * socket, a source or a user the daemon already opened or became). */
+enum key_applies { LIVE, AT_RESTART };
+
 struct key {
     const char *name;
+    enum key_applies applies;
     enum key_type type;
     size_t offset;
     size_t size;                    /* of the field: strings' capacity */
@@ -30,34 +36,87 @@ struct key {
 #define FIELD(f) offsetof(struct config, f), sizeof(((struct config *)0)->f)
 
 static const struct key keys[] = {
-    { "socket", KEY_PATH, FIELD(socket), 0, 0, "/run/randd/randd.sock" },
-    { "engine", KEY_ENGINE, FIELD(engine), 0, 0, "cymric" },
-    { "rdseed", KEY_BOOL, FIELD(rdseed), 0, 0, "yes" },
-    { "getrandom", KEY_BOOL, FIELD(getrandom), 0, 0, "yes" },
-    { "hwrng", KEY_BOOL, FIELD(hwrng), 0, 0, "yes" },
-    { "hwrng_device", KEY_PATH, FIELD(hwrng_device), 0, 0, "/dev/hwrng" },
-    { "reseed_interval", KEY_UINT, FIELD(reseed_interval), 1, 86400, "60" },
-    { "reseed_bytes", KEY_SIZE, FIELD(reseed_bytes), 1ull << 20, 64ull << 30, "1G" },
-    { "kernel_topup", KEY_BOOL, FIELD(kernel_topup), 0, 0, "yes" },
-    { "kernel_topup_interval", KEY_UINT, FIELD(kernel_topup_interval), 0, 86400, "300" },
-    { "socket_mode", KEY_MODE, FIELD(socket_mode), 0, 0777, "0666" },
-    { "socket_group", KEY_GROUP, FIELD(socket_group), 0, 0, "" },
-    { "max_clients", KEY_UINT, FIELD(max_clients), 1, 65536, "1024" },
-    { "idle_timeout", KEY_UINT, FIELD(idle_timeout), 0, 86400, "300" },
-    { "trusted_group", KEY_GROUP, FIELD(trusted_group), 0, 0, "" },
-    { "user", KEY_USER, FIELD(user), 0, 0, "" },
-    { "egd_socket", KEY_PATH, FIELD(egd_socket), 0, 0, "" },
-    { "egd_listen", KEY_LOOPBACK, FIELD(egd_listen), 0, 0, "" },
+    { "socket", AT_RESTART, KEY_PATH, FIELD(socket), 0, 0, "/run/randd/randd.sock" },
+    { "engine", AT_RESTART, KEY_ENGINE, FIELD(engine), 0, 0, "cymric" },
+    { "rdseed", AT_RESTART, KEY_BOOL, FIELD(rdseed), 0, 0, "yes" },
+    { "getrandom", AT_RESTART, KEY_BOOL, FIELD(getrandom), 0, 0, "yes" },
+    { "hwrng", AT_RESTART, KEY_BOOL, FIELD(hwrng), 0, 0, "yes" },
+    { "hwrng_device", AT_RESTART, KEY_PATH, FIELD(hwrng_device), 0, 0, "/dev/hwrng" },
+    { "reseed_interval", LIVE, KEY_UINT, FIELD(reseed_interval), 1, 86400, "60" },
+    { "reseed_bytes", LIVE, KEY_SIZE, FIELD(reseed_bytes), 1ull << 20, 64ull << 30, "1G" },
+    { "kernel_topup", AT_RESTART, KEY_BOOL, FIELD(kernel_topup), 0, 0, "yes" },
+    { "kernel_topup_interval", LIVE, KEY_UINT, FIELD(kernel_topup_interval), 0, 86400, "300" },
+    { "socket_mode", AT_RESTART, KEY_MODE, FIELD(socket_mode), 0, 0777, "0666" },
+    { "socket_group", AT_RESTART, KEY_GROUP, FIELD(socket_group), 0, 0, "" },
+    { "max_clients", LIVE, KEY_UINT, FIELD(max_clients), 1, 65536, "1024" },
+    { "idle_timeout", LIVE, KEY_UINT, FIELD(idle_timeout), 0, 86400, "300" },
+    { "trusted_group", LIVE, KEY_GROUP, FIELD(trusted_group), 0, 0, "" },
+    { "user", AT_RESTART, KEY_USER, FIELD(user), 0, 0, "" },
+    { "egd_socket", AT_RESTART, KEY_PATH, FIELD(egd_socket), 0, 0, "" },
+    { "egd_listen", AT_RESTART, KEY_LOOPBACK, FIELD(egd_listen), 0, 0, "" },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-bool config_key(size_t i, const char **name, const char **default_text)
+static bool is_string(enum key_type type)
+{
+    return type == KEY_PATH || type == KEY_GROUP || type == KEY_USER || type == KEY_LOOPBACK;
+}
+
+bool config_key(size_t i, struct config_key_info *out)
 {
     if (i >= NKEYS)
         return false;
-    *name = keys[i].name;
-    *default_text = keys[i].default_text;
+    out->name = keys[i].name;
+    out->default_text = keys[i].default_text;
+    out->at_restart = keys[i].applies == AT_RESTART;
+    out->quoted = is_string(keys[i].type) || keys[i].type == KEY_MODE ||
+                  keys[i].type == KEY_ENGINE;
     return true;
+}
+
+const char *config_value_text(const struct config *c, size_t i, char *buf, size_t len)
+{
+    const struct key *k = &keys[i];
+    const char *field = (const char *)c + k->offset;
+
+    switch (k->type) {
+    case KEY_BOOL: snprintf(buf, len, "%s", *(const bool *)field ? "true" : "false"); break;
+    case KEY_UINT: snprintf(buf, len, "%u", *(const unsigned *)field); break;
+    case KEY_SIZE: snprintf(buf, len, "%" PRIu64, *(const uint64_t *)field); break;
+    case KEY_MODE: snprintf(buf, len, "%04o", *(const unsigned *)field); break;
+    case KEY_ENGINE:
+        snprintf(buf, len, "%s",
+                 *(const enum config_engine *)field == ENGINE_RANDEN ? "randen" : "cymric");
+        break;
+    case KEY_PATH:
+    case KEY_GROUP:
+    case KEY_USER:
+    case KEY_LOOPBACK: snprintf(buf, len, "%.*s", (int)k->size, field); break;
+    }
+    return buf;
+}
+
+/* Strings compare up to their end: the bytes after it are whatever an earlier value left. */
+static bool values_differ(const struct key *k, const struct config *a, const struct config *b)
+{
+    const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
+
+    return is_string(k->type) ? strncmp(fa, fb, k->size) != 0 : memcmp(fa, fb, k->size) != 0;
+}
+
+bool config_pending_restart(const struct config *in_effect, const struct config *reread,
+                            size_t i)
+{
+    return i < NKEYS && keys[i].applies == AT_RESTART &&
+           values_differ(&keys[i], in_effect, reread);
+}
+
+void config_apply_live(struct config *in_effect, const struct config *reread)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (keys[i].applies == LIVE)
+            memcpy((char *)in_effect + keys[i].offset, (const char *)reread + keys[i].offset,
+                   keys[i].size);
 }
 
 static int parse_bool(const char *v, bool *out)

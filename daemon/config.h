@@ -47,7 +47,26 @@ int config_load(struct config *out, const char *path, bool missing_ok, char *err
 struct sockaddr_storage;
 int config_parse_loopback(const char *text, struct sockaddr_storage *out);
 
-/* The i-th key's name and default as randd.conf writes it; false past the last key. */
-bool config_key(size_t i, const char **name, const char **default_text);
+struct config_key_info {
+    const char *name;
+    const char *default_text;          /* as randd.conf writes it */
+    bool at_restart;                   /* a reload reads it; it applies at the next start */
+    bool quoted;                       /* a string in JSON; else a number, true or false */
+};
+
+/* The i-th key; false past the last key. */
+bool config_key(size_t i, struct config_key_info *out);
+
+/* The i-th key's value in c as randd.conf accepts it (booleans as true/false, sizes in
+ * bytes, modes in octal) into buf; returns buf. */
+const char *config_value_text(const struct config *c, size_t i, char *buf, size_t len);
+
+/* Whether a reload that read reread leaves the i-th key waiting for a restart: it applies
+ * at restart only, and reread's value differs from the one in effect. */
+bool config_pending_restart(const struct config *in_effect, const struct config *reread,
+                            size_t i);
+
+/* Takes the keys a reload applies at once from reread; the others keep their values. */
+void config_apply_live(struct config *in_effect, const struct config *reread);
 
 #endif

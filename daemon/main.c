@@ -35,7 +35,8 @@
 #define NS_PER_S               1000000000ull
 
 struct randd {
-    struct config config;
+    struct config config;           /* in effect: restart-only keys as randd started */
+    struct config reread;           /* as last read; restart-only keys may wait in it */
     const char *config_path;
     bool config_given;
     const char *socket_override;
@@ -192,6 +193,7 @@ static char *status_text(void *arg, size_t *len)
     struct randd *r = arg;
     struct status_view view = {
         .version = RANDD_VERSION, .started_ns = r->started_ns, .config = &r->config,
+        .reread = &r->reread,
         .pool = &r->pool, .kernel = &r->kernel, .server = &r->server.stats,
         .egd = &r->egd.stats,
     };
@@ -282,6 +284,21 @@ static void kernel_readable(void *arg, int fd, uint32_t events)
 
 /* --- signals ---------------------------------------------------------------------- */
 
+/* One line per restart-only key whose re-read value differs from the one in effect. */
+static void log_pending_restart(const struct randd *r)
+{
+    struct config_key_info key;
+    char now[PATH_MAX], later[PATH_MAX];
+
+    for (size_t i = 0; config_key(i, &key); i++)
+        if (config_pending_restart(&r->config, &r->reread, i))
+            log_notice("reload: %s = \"%s\" waits for a restart; \"%s\" stays in effect",
+                       key.name, config_value_text(&r->reread, i, later, sizeof(later)),
+                       config_value_text(&r->config, i, now, sizeof(now)));
+}
+
+/* Live keys apply at once; the rest keep what randd started with (the sockets, sources,
+ * generator and user it already has), so STATUS keeps reporting what is in effect. */
 static void reload(struct randd *r)
 {
     struct config fresh;
@@ -290,22 +307,11 @@ static void reload(struct randd *r)
         log_err("reload: %s rejected, keeping the running configuration", r->config_path);
         return;
     }
-    if (strcmp(fresh.socket, r->config.socket) || fresh.engine != r->config.engine ||
-        fresh.rdseed != r->config.rdseed ||
-        fresh.getrandom != r->config.getrandom ||
-        fresh.hwrng != r->config.hwrng || strcmp(fresh.hwrng_device, r->config.hwrng_device))
-        log_notice("reload: socket, engine and source changes apply at restart");
-    r->pool.reseed_interval = fresh.reseed_interval;
-    r->pool.reseed_bytes = fresh.reseed_bytes;
-    if (fresh.socket_mode != r->config.socket_mode ||
-        strcmp(fresh.socket_group, r->config.socket_group) || strcmp(fresh.user, r->config.user) ||
-        strcmp(fresh.egd_socket, r->config.egd_socket) ||
-        strcmp(fresh.egd_listen, r->config.egd_listen))
-        log_notice("reload: socket_mode, socket_group, user, egd_socket and egd_listen changes "
-                   "apply at restart");
-    if (fresh.kernel_topup != r->config.kernel_topup)
-        log_notice("reload: kernel_topup changes apply at restart");
-    r->config = fresh;
+    r->reread = fresh;
+    config_apply_live(&r->config, &fresh);
+    r->pool.reseed_interval = r->config.reseed_interval;
+    r->pool.reseed_bytes = r->config.reseed_bytes;
+    log_pending_restart(r);
     log_notice("reload: %s applied", r->config_path);
 }
 
@@ -478,6 +484,7 @@ int main(int argc, char **argv)
     log_init();
     if (load_config(&r, &r.config) < 0)
         return EXIT_FAILURE;
+    r.reread = r.config;
     if (check_only) {
         printf("%s: configuration OK\n", r.config_path);
         return EXIT_SUCCESS;

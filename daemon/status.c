@@ -2,6 +2,8 @@
  * (paths, reasons) are escaped; everything else is numbers and fixed words. */
 #include "status.h"
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -102,30 +104,44 @@ static void write_egd(FILE *f, const struct egd_stats *st)
             (unsigned long long)st->entropy_bytes_dropped);
 }
 
+/* "name":value, typed as the key table says: STATUS and randd.conf share one list of keys. */
+static void write_key(FILE *f, const struct config *c, size_t i, bool first)
+{
+    struct config_key_info key;
+    char value[PATH_MAX];
+
+    config_key(i, &key);
+    config_value_text(c, i, value, sizeof(value));
+    fprintf(f, "%s\"%s\":", first ? "" : ",", key.name);
+    if (key.quoted)
+        json_string(f, value);
+    else
+        fputs(value, f);
+}
+
 static void write_config(FILE *f, const struct config *c)
 {
-    fputs("\"config\":{\"socket\":", f);
-    json_string(f, c->socket);
-    fprintf(f, ",\"socket_mode\":\"%04o\",\"socket_group\":", c->socket_mode);
-    json_string(f, c->socket_group);
-    fprintf(f, ",\"engine\":\"%s\"", c->engine == ENGINE_RANDEN ? "randen" : "cymric");
-    fprintf(f, ",\"rdseed\":%s,\"getrandom\":%s,\"hwrng\":%s,\"hwrng_device\":",
-            c->rdseed ? "true" : "false", c->getrandom ? "true" : "false",
-            c->hwrng ? "true" : "false");
-    json_string(f, c->hwrng_device);
-    fprintf(f, ",\"reseed_interval\":%u,\"reseed_bytes\":%llu,\"kernel_topup\":%s,"
-               "\"kernel_topup_interval\":%u,\"max_clients\":%u,\"idle_timeout\":%u,"
-               "\"trusted_group\":",
-            c->reseed_interval, (unsigned long long)c->reseed_bytes,
-            c->kernel_topup ? "true" : "false", c->kernel_topup_interval, c->max_clients,
-            c->idle_timeout);
-    json_string(f, c->trusted_group);
-    fputs(",\"user\":", f);
-    json_string(f, c->user);
-    fputs(",\"egd_socket\":", f);
-    json_string(f, c->egd_socket);
-    fputs(",\"egd_listen\":", f);
-    json_string(f, c->egd_listen);
+    struct config_key_info key;
+
+    fputs("\"config\":{", f);
+    for (size_t i = 0; config_key(i, &key); i++)
+        write_key(f, c, i, i == 0);
+    fputs("},", f);
+}
+
+/* The re-read value of each restart-only key that differs from the one in effect. */
+static void write_pending_restart(FILE *f, const struct config *in_effect,
+                                  const struct config *reread)
+{
+    struct config_key_info key;
+    bool first = true;
+
+    fputs("\"pending_restart\":{", f);
+    for (size_t i = 0; reread && config_key(i, &key); i++)
+        if (config_pending_restart(in_effect, reread, i)) {
+            write_key(f, reread, i, first);
+            first = false;
+        }
     fputc('}', f);
 }
 
@@ -153,6 +169,7 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
     if (v->egd)
         write_egd(f, v->egd);
     write_config(f, v->config);
+    write_pending_restart(f, v->config, v->reread);
     fputs("}\n", f);
     if (fclose(f) != 0) {
         free(text);

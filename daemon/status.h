@@ -16,7 +16,8 @@ struct egd_stats;
 struct status_view {
     const char *version;
     uint64_t started_ns;
-    const struct config *config;
+    const struct config *config;       /* in effect */
+    const struct config *reread;       /* as last read: restart-only keys may differ */
     const struct pool *pool;
     const struct kernel *kernel;
     const struct server_stats *server;

@@ -1,5 +1,6 @@
 /* The config parser (daemon/config.c): defaults, every error class with its file:line
- * message, untouched config on failure, edges, and the shipped conf/randd.conf. */
+ * message, untouched config on failure, edges, the shipped conf/randd.conf, and what a
+ * reload applies at once or leaves for a restart. */
 #include <stdio.h>
 #include <string.h>
 
@@ -168,7 +169,7 @@ START_TEST(shipped_config_documents_every_key_with_its_default)
 {
     static char text[16384];
     struct config shipped, defaults;
-    const char *name, *def;
+    struct config_key_info key;
     FILE *f = fopen("conf/randd.conf", "r");
     size_t n;
 
@@ -179,12 +180,75 @@ START_TEST(shipped_config_documents_every_key_with_its_default)
     ck_assert_int_eq(config_load(&shipped, "conf/randd.conf", false, err, sizeof(err)), 0);
     config_defaults(&defaults);
     ck_assert_mem_eq(&shipped, &defaults, sizeof(shipped));
-    for (size_t i = 0; config_key(i, &name, &def); i++) {
+    for (size_t i = 0; config_key(i, &key); i++) {
         char line[256];
 
-        snprintf(line, sizeof(line), "\n#%s =%s%s\n", name, *def ? " " : "", def);
+        snprintf(line, sizeof(line), "\n#%s =%s%s\n", key.name, *key.default_text ? " " : "",
+                 key.default_text);
         ck_assert_msg(strstr(text, line), "conf/randd.conf lacks \"%s\"", line + 1);
     }
+}
+END_TEST
+
+/* The index of the key called name, so tests say which key they mean. */
+static size_t key_index(const char *name)
+{
+    struct config_key_info key;
+    size_t i;
+
+    for (i = 0; config_key(i, &key); i++)
+        if (!strcmp(key.name, name))
+            return i;
+    ck_abort_msg("no key %s", name);
+    return i;
+}
+
+/* SIGHUP: live keys take the re-read value; restart-only ones keep theirs and are pending. */
+START_TEST(reload_applies_live_keys_and_leaves_restart_keys_pending)
+{
+    struct config in_effect, reread;
+
+    ck_assert_int_eq(parse(&in_effect, "socket = /a\nreseed_interval = 30\n"), 0);
+    ck_assert_int_eq(parse(&reread, "socket = /b\nreseed_interval = 45\nrdseed = no\n"), 0);
+    config_apply_live(&in_effect, &reread);
+    ck_assert_uint_eq(in_effect.reseed_interval, 45);
+    ck_assert_str_eq(in_effect.socket, "/a");
+    ck_assert(in_effect.rdseed);
+    ck_assert(config_pending_restart(&in_effect, &reread, key_index("socket")));
+    ck_assert(config_pending_restart(&in_effect, &reread, key_index("rdseed")));
+    ck_assert(!config_pending_restart(&in_effect, &reread, key_index("reseed_interval")));
+    ck_assert(!config_pending_restart(&in_effect, &reread, key_index("engine")));
+}
+END_TEST
+
+/* A shorter path written over a longer one (--socket over the file's) leaves the longer one's
+ * tail behind the terminator: equal paths must still compare equal. */
+START_TEST(equal_paths_are_not_pending_whatever_lies_past_their_end)
+{
+    struct config in_effect, reread;
+
+    config_defaults(&in_effect);
+    ck_assert_int_eq(parse(&reread, "socket = /a/much/longer/path/than/the/other\n"), 0);
+    strcpy(in_effect.socket, "/s");
+    strcpy(reread.socket, "/s");
+    ck_assert(!config_pending_restart(&in_effect, &reread, key_index("socket")));
+}
+END_TEST
+
+START_TEST(values_are_written_as_randd_conf_accepts_them)
+{
+    struct config c;
+    char buf[64];
+
+    ck_assert_int_eq(parse(&c, "rdseed = off\nreseed_bytes = 16M\nsocket_mode = 0660\n"
+                                "engine = randen\nsocket = /x.sock\n"), 0);
+    ck_assert_str_eq(config_value_text(&c, key_index("rdseed"), buf, sizeof(buf)), "false");
+    ck_assert_str_eq(config_value_text(&c, key_index("reseed_bytes"), buf, sizeof(buf)),
+                     "16777216");
+    ck_assert_str_eq(config_value_text(&c, key_index("socket_mode"), buf, sizeof(buf)), "0660");
+    ck_assert_str_eq(config_value_text(&c, key_index("engine"), buf, sizeof(buf)), "randen");
+    ck_assert_str_eq(config_value_text(&c, key_index("socket"), buf, sizeof(buf)), "/x.sock");
+    ck_assert_str_eq(config_value_text(&c, key_index("user"), buf, sizeof(buf)), "");
 }
 END_TEST
 
@@ -201,6 +265,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, failed_parse_leaves_the_config_untouched);
     tcase_add_test(tc, missing_file_is_defaults_only_when_allowed);
     tcase_add_test(tc, shipped_config_documents_every_key_with_its_default);
+    tcase_add_test(tc, reload_applies_live_keys_and_leaves_restart_keys_pending);
+    tcase_add_test(tc, equal_paths_are_not_pending_whatever_lies_past_their_end);
+    tcase_add_test(tc, values_are_written_as_randd_conf_accepts_them);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Integration test of build/randd's entropy side: command line and exit codes, config errors
-# with file:line, start-up to ready, SIGHUP with a bad file keeping the old config, SIGUSR1
-# status, and a clean SIGTERM. Runs without root; the kernel feed is checked when root.
+# with file:line, start-up to ready, SIGHUP with a bad file keeping the old config, SIGHUP
+# applying live keys and leaving restart-only ones pending in STATUS, SIGUSR1 status, and a
+# clean SIGTERM. Runs without root; the kernel feed is checked when root.
 . "$(dirname "$0")/common.sh"
 
 expect_exit() {   # expected-code description command...
@@ -68,6 +69,46 @@ kill -TERM "$pid"
 wait_exit "$pid"; rc=$?
 [ "$rc" = 0 ] && pass "SIGTERM stops cleanly (exit 0)" || fail "SIGTERM: exit status $rc (137: still running after $WAIT s)"
 pid=
+
+# A reload that changes a restart-only key (socket, taken from the config: no --socket) leaves
+# it in effect and lists the new value as pending; a live key (reseed_interval) applies at once.
+wait_for_count() {   # pattern count seconds: until the log has count lines matching pattern
+    for _ in $(seq $(($3 * 10))); do
+        [ "$(grep -cE -- "$1" "$work/log")" -ge "$2" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+json_has() {   # regex description: the last `randctl status --json` reply ($work/out) matches
+    if grep -qE -- "$1" "$work/out"; then pass "$2"; else fail "$2: no /$1/ in: $(cat "$work/out")"; fi
+}
+literal() { sed 's/[][\.*^$/]/\\&/g' <<<"$1"; }   # a path as a regex matching just it
+sock_a=$work/a.sock sock_b=$work/b.sock
+printf 'socket = %s\nreseed_interval = 30\nkernel_topup = no\n' "$sock_a" >"$work/reload.conf"
+"$RANDD" --foreground --config "$work/reload.conf" 2>"$work/log" &
+pid=$!
+wait_for_log 'ready: generator seeded' 30 || fail "awaited readiness on $sock_a: $(cat "$work/log")"
+printf 'socket = %s\nreseed_interval = 45\nkernel_topup = no\n' "$sock_b" >"$work/reload.conf"
+kill -HUP "$pid"
+wait_for_count 'reload: .* applied' 1 30 || fail "awaited the reload's 'applied' line: $(cat "$work/log")"
+"$RANDCTL" --socket "$sock_a" status --json >"$work/out" 2>&1
+json_has "\"config\":\\{[^}]*\"socket\":\"$(literal "$sock_a")\"" "after SIGHUP, STATUS reports the socket in effect"
+json_has "\"pending_restart\":\\{\"socket\":\"$(literal "$sock_b")\"\\}" \
+    "after SIGHUP, STATUS lists the new socket (and only it) as pending restart"
+json_has '"config":\{[^}]*"reseed_interval":45[,}]' "after SIGHUP, STATUS reports the new reseed_interval"
+"$RANDCTL" --socket "$sock_a" status >"$work/out" 2>&1
+expect_output "^pending_restart\.socket: $(literal "$sock_b")\$" "randctl status shows the pending socket"
+grep -qE "reload: socket .*restart" "$work/log" && pass "the reload log names socket as waiting for a restart" ||
+    fail "no reload line naming socket as waiting for a restart: $(cat "$work/log")"
+"$RANDCTL" --socket "$sock_a" bytes 16 --hex >/dev/null 2>&1 && pass "still serving on the socket in effect" ||
+    fail "not serving on $sock_a after SIGHUP"
+[ ! -e "$sock_b" ] && pass "the pending socket is not created before a restart" || fail "$sock_b exists"
+printf 'socket = %s\nreseed_interval = 45\nkernel_topup = no\n' "$sock_a" >"$work/reload.conf"
+kill -HUP "$pid"
+wait_for_count 'reload: .* applied' 2 30 || fail "awaited the second reload's 'applied' line: $(cat "$work/log")"
+"$RANDCTL" --socket "$sock_a" status --json >"$work/out" 2>&1
+json_has '"pending_restart":\{\}' "a reload back to the socket in effect leaves nothing pending"
+kill -TERM "$pid"; wait "$pid" || fail "randd exit $? on SIGTERM after the reloads"; pid=
 
 if [ "$(id -u)" = 0 ]; then
     # As root with the default kernel_topup = yes, the feed must work (not switch itself off).

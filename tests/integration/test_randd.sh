@@ -72,12 +72,9 @@ pid=
 
 # A reload that changes a restart-only key (socket, taken from the config: no --socket) leaves
 # it in effect and lists the new value as pending; a live key (reseed_interval) applies at once.
-wait_for_count() {   # pattern count seconds: until the log has count lines matching pattern
-    for _ in $(seq $(($3 * 10))); do
-        [ "$(grep -cE -- "$1" "$work/log")" -ge "$2" ] && return 0
-        sleep 0.1
-    done
-    return 1
+log_count_at_least() { [ "$(grep -cE -- "$1" "$work/log")" -ge "$2" ]; }
+wait_for_count() {   # pattern count: until the log has count lines matching pattern
+    wait_for "$2 lines /$1/ in randd's log" log_count_at_least "$1" "$2"
 }
 json_has() {   # regex description: the last `randctl status --json` reply ($work/out) matches
     if grep -qE -- "$1" "$work/out"; then pass "$2"; else fail "$2: no /$1/ in: $(cat "$work/out")"; fi
@@ -85,12 +82,13 @@ json_has() {   # regex description: the last `randctl status --json` reply ($wor
 literal() { sed 's/[][\.*^$/]/\\&/g' <<<"$1"; }   # a path as a regex matching just it
 sock_a=$work/a.sock sock_b=$work/b.sock
 printf 'socket = %s\nreseed_interval = 30\nkernel_topup = no\n' "$sock_a" >"$work/reload.conf"
-"$RANDD" --foreground --config "$work/reload.conf" 2>"$work/log" &
+>"$work/log"   # emptied here, not in the child: never the last daemon's lines
+"$RANDD" --foreground --config "$work/reload.conf" 2>>"$work/log" &
 pid=$!
-wait_for_log 'ready: generator seeded' 30 || fail "awaited readiness on $sock_a: $(cat "$work/log")"
+wait_for_log 'ready: generator seeded' || fail "awaited readiness on $sock_a: $(cat "$work/log")"
 printf 'socket = %s\nreseed_interval = 45\nkernel_topup = no\n' "$sock_b" >"$work/reload.conf"
 kill -HUP "$pid"
-wait_for_count 'reload: .* applied' 1 30 || fail "awaited the reload's 'applied' line: $(cat "$work/log")"
+wait_for_count 'reload: .* applied' 1 || fail "awaited the reload's 'applied' line: $(cat "$work/log")"
 "$RANDCTL" --socket "$sock_a" status --json >"$work/out" 2>&1
 json_has "\"config\":\\{[^}]*\"socket\":\"$(literal "$sock_a")\"" "after SIGHUP, STATUS reports the socket in effect"
 json_has "\"pending_restart\":\\{\"socket\":\"$(literal "$sock_b")\"\\}" \
@@ -105,10 +103,10 @@ grep -qE "reload: socket .*restart" "$work/log" && pass "the reload log names so
 [ ! -e "$sock_b" ] && pass "the pending socket is not created before a restart" || fail "$sock_b exists"
 printf 'socket = %s\nreseed_interval = 45\nkernel_topup = no\n' "$sock_a" >"$work/reload.conf"
 kill -HUP "$pid"
-wait_for_count 'reload: .* applied' 2 30 || fail "awaited the second reload's 'applied' line: $(cat "$work/log")"
+wait_for_count 'reload: .* applied' 2 || fail "awaited the second reload's 'applied' line: $(cat "$work/log")"
 "$RANDCTL" --socket "$sock_a" status --json >"$work/out" 2>&1
 json_has '"pending_restart":\{\}' "a reload back to the socket in effect leaves nothing pending"
-kill -TERM "$pid"; wait "$pid" || fail "randd exit $? on SIGTERM after the reloads"; pid=
+kill -TERM "$pid"; wait_exit "$pid" || fail "randd exit $? on SIGTERM after the reloads"; pid=
 
 if [ "$(id -u)" = 0 ]; then
     # As root with the default kernel_topup = yes, the feed must work (not switch itself off).

@@ -17,13 +17,12 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
 
 #include "log.h"
+#include "unix_socket.h"
 
 #define NS_PER_S 1000000000ull
 
@@ -44,20 +43,11 @@ struct egd_client {
 
 static int listen_unix(struct egd *e, const char *path, char *why, size_t whylen)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = unix_socket_listen(&e->bound, "egd_socket", path, e->config->socket_mode,
+                                (gid_t)-1, why, whylen);
 
-    strcpy(sa.sun_path, path);
-    unlink(path);                    /* EGD sockets are ours alone; a stale one goes */
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-        chmod(path, e->config->socket_mode) < 0 || listen(fd, SOMAXCONN) < 0) {
-        snprintf(why, whylen, "egd_socket %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    if (fd < 0)
         return -1;
-    }
-    e->owns_path = true;
-    snprintf(e->path, sizeof(e->path), "%s", path);
     e->fds[0] = fd;
     return 0;
 }
@@ -366,6 +356,5 @@ void egd_close(struct egd *e)
         close(e->fds[i]);
         e->fds[i] = -1;
     }
-    if (e->owns_path)
-        unlink(e->path);
+    unix_socket_unlink(&e->bound);
 }

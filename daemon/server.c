@@ -25,6 +25,7 @@
 #include "log.h"
 #include "primes.h"
 #include "rngbc.h"
+#include "unix_socket.h"
 
 #define REPLY_CHUNK       (64u << 10)   /* fewer sends and wakeups; only while replying */
 #define SMALL_BODY        64          /* BYTES and most RANGE bodies fit without malloc */
@@ -72,63 +73,39 @@ static void client_serve(struct client *c);
 
 /* --- sockets ------------------------------------------------------------------------- */
 
-/* Another daemon answers on a live socket; a stale file from a killed one refuses. */
-static bool socket_is_live(const char *path)
+/* Outside the unit (no RuntimeDirectory), /run/randd may not exist yet. */
+static int make_parent_dir(const char *path, char *why, size_t whylen)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    bool live;
+    char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], *slash;
 
-    if (fd < 0)
-        return false;
-    strcpy(sa.sun_path, path);
-    live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-    close(fd);
-    return live;
+    snprintf(dir, sizeof(dir), "%s", path);
+    if (!(slash = strrchr(dir, '/')) || slash == dir)
+        return 0;
+    *slash = '\0';
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return snprintf(why, whylen, "%s: %s", dir, strerror(errno)), -1;
+    return 0;
 }
 
 static int bind_path(struct server *s, const struct config *cfg, char *why, size_t whylen)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    char dir[sizeof(sa.sun_path)], *slash;
-    const struct group *group = NULL;
-    int fd, rc;
+    gid_t gid = (gid_t)-1;
+    int fd;
 
-    strcpy(sa.sun_path, cfg->socket);
-    strcpy(dir, cfg->socket);
-    if ((slash = strrchr(dir, '/')) && slash != dir) {
-        *slash = '\0';
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-            return snprintf(why, whylen, "%s: %s", dir, strerror(errno)), -1;
+    if (cfg->socket_group[0]) {
+        const struct group *group = getgrnam(cfg->socket_group);
+
+        if (!group)
+            return snprintf(why, whylen, "socket_group %s: no such group",
+                            cfg->socket_group), -1;
+        gid = group->gr_gid;
     }
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return snprintf(why, whylen, "socket: %s", strerror(errno)), -1;
-    rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-    if (rc < 0 && errno == EADDRINUSE) {
-        if (socket_is_live(cfg->socket)) {
-            close(fd);
-            return snprintf(why, whylen, "%s: another randd is already listening there",
-                            cfg->socket), -1;
-        }
-        log_notice("%s: replacing a stale socket", cfg->socket);
-        unlink(cfg->socket);
-        rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-    }
-    if (rc == 0) {
-        s->owns_path = true;
-        if (cfg->socket_group[0] && !(group = getgrnam(cfg->socket_group)))
-            errno = ENOENT, rc = -1;
-        else if (chmod(cfg->socket, cfg->socket_mode) < 0 ||
-                 (group && chown(cfg->socket, (uid_t)-1, group->gr_gid) < 0) ||
-                 listen(fd, SOMAXCONN) < 0)
-            rc = -1;
-    }
-    if (rc < 0) {
-        snprintf(why, whylen, "%s: %s", cfg->socket, strerror(errno));
-        close(fd);
+    if (make_parent_dir(cfg->socket, why, whylen) < 0)
         return -1;
-    }
+    fd = unix_socket_listen(&s->bound, "socket", cfg->socket, cfg->socket_mode, gid, why,
+                            whylen);
+    if (fd < 0)
+        return -1;
     s->listen_fd = fd;
     return 0;
 }
@@ -711,7 +688,6 @@ void server_close(struct server *s)
             loop_del_fd(s->loop, s->listen_fd);
         close(s->listen_fd);
     }
-    if (s->owns_path)
-        unlink(s->path);
+    unix_socket_unlink(&s->bound);
     s->listen_fd = -1;
 }

@@ -35,6 +35,7 @@ struct egd {
     int fds[2];                      /* listeners: Unix, TCP; -1 when off */
     struct unix_socket bound;        /* the egd_socket file we bound: unlinked on exit */
     struct egd_client *clients;
+    struct drain *drain;             /* connections closing after an unknown command */
     int sweep_timer;
     struct egd_stats stats;
 };

@@ -1,7 +1,8 @@
 /* The connection lifecycle: accept, read one request at a time (pipelined requests wait in
- * the socket buffer, which is the back-pressure), reply, and close. Replies are produced
- * into a 16 KiB buffer only as the socket drains, so a 16 MiB BYTES reply never needs
- * 16 MiB, and a client that stops reading holds one buffer and delays no one.
+ * the socket buffer, which is the back-pressure), reply, and close (after a framing error,
+ * gracefully: drain.c). Replies are produced into a 16 KiB buffer only as the socket
+ * drains, so a 16 MiB BYTES reply never needs 16 MiB, and a client that stops reading holds
+ * one buffer and delays no one.
  *
  * Sections: sockets, connections, requests, replies, accept and limits. */
 #include "server.h"
@@ -22,6 +23,7 @@
 #include <openssl/crypto.h>
 #include <systemd/sd-daemon.h>
 
+#include "drain.h"
 #include "log.h"
 #include "primes.h"
 #include "rngbc.h"
@@ -162,12 +164,11 @@ static void free_body(struct client *c)
     c->body_len = 0;
 }
 
-static void client_close(struct client *c)
+/* Everything of the client but its descriptor, which the caller has closed or handed on. */
+static void client_free(struct client *c)
 {
     struct server *s = c->srv;
 
-    loop_del_fd(s->loop, c->fd);
-    close(c->fd);
     if (c->prime_job)
         primes_cancel(s->primes, c->prime_job);
     free_reply(c);
@@ -177,6 +178,22 @@ static void client_close(struct client *c)
         c->next->prevp = c->prevp;
     s->stats.clients_now--;
     free(c);
+}
+
+static void client_close(struct client *c)
+{
+    loop_del_fd(c->srv->loop, c->fd);
+    close(c->fd);
+    client_free(c);
+}
+
+/* Framing lost, reply written: the peer must read it and then end-of-file, even with bytes
+ * of its request still unread (a plain close would reset the connection). */
+static void client_close_gracefully(struct client *c)
+{
+    loop_del_fd(c->srv->loop, c->fd);
+    drain_close(c->srv->drain, c->fd);
+    client_free(c);
 }
 
 /* An epoll_ctl only when the interest changes: a client asking for one small request after
@@ -493,7 +510,7 @@ static void client_serve(struct client *c)
                 return;              /* waiting for EPOLLOUT, or closed */
             free_reply(c);
             if (c->close_after_reply) {
-                client_close(c);
+                client_close_gracefully(c);
                 return;
             }
             c->state = READING;
@@ -670,6 +687,9 @@ int server_start(struct server *s, struct loop *loop, struct pool *pool)
     s->primes = primes_new(loop, prime_found);
     if (!s->primes)
         return -errno;
+    s->drain = drain_new(loop);
+    if (!s->drain)
+        return -ENOMEM;
     s->pool = pool;
     if (s->config->idle_timeout)
         s->sweep_timer = loop_add_timer(loop, (uint64_t)s->config->idle_timeout * NS_PER_S / 2
@@ -683,6 +703,8 @@ void server_close(struct server *s)
         client_close(s->clients);
     primes_free(s->primes);
     s->primes = NULL;
+    drain_free(s->drain);
+    s->drain = NULL;
     if (s->listen_fd >= 0) {
         if (s->loop)
             loop_del_fd(s->loop, s->listen_fd);

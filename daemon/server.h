@@ -37,6 +37,7 @@ struct server {
     int sweep_timer;
     struct client *clients;
     struct primes *primes;             /* PRIME searches, off the loop thread */
+    struct drain *drain;               /* connections closing after a framing error */
     struct server_stats stats;
     /* STATUS replies come from the caller, which sees every module. */
     char *(*status_json)(void *ctx, size_t *len);

@@ -13,12 +13,16 @@ printf 'kernel_topup = no\negd_socket = %s\n' "$work/egd.sock" >"$work/egd.conf"
 # randd that starts instead is stopped after 20 s (timeout's exit 124).
 refused() {
     timeout 20 "$RANDD" --config "$2" --socket "$3" >"$work/out" 2>&1; rc=$?
-    check "$1: refused (exit 1)" '[ $rc = 1 ] || { echo "exit $rc: $(cat "$work/out")"; false; }'
+    check "$1: refused (exit 1)" \
+        '[ $rc = 1 ] || { echo "exit $rc: $(cat "$work/out")"; false; }'
 }
 
 # listening SOCKET: waits up to 20 s for a daemon to answer STATUS there.
 listening() {
-    for _ in $(seq 200); do RANDD_SOCKET=$1 "$RANDCTL" status >/dev/null 2>&1 && return 0; sleep 0.1; done
+    for _ in $(seq 200); do
+        RANDD_SOCKET=$1 "$RANDCTL" status >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
     echo "no daemon answered STATUS on $1 within 20 s"
     return 1
 }
@@ -39,7 +43,8 @@ check "egd_socket on a regular file: the message names it" \
     'grep -q "egd_socket $work/f: exists and is not a socket" "$work/out"'
 check "egd_socket on a regular file: the file still holds its contents" \
     '[ "$(cat "$work/f")" = important ]'
-check "egd_socket on a regular file: the main socket it bound is removed" '[ ! -e "$work/main.sock" ]'
+check "egd_socket on a regular file: the main socket it bound is removed" \
+    '[ ! -e "$work/main.sock" ]'
 
 ln -s "$work/f" "$work/link"
 refused "--socket on a symlink" "$work/plain.conf" "$work/link"
@@ -58,7 +63,8 @@ check "live egd_socket: the message names it" \
     'grep -q "egd_socket $work/egd.sock: another randd is already listening there" "$work/out"'
 check "live egd_socket: the first daemon's socket is left alone" \
     '[ -S "$work/egd.sock" ] && [ "$(inode "$work/egd.sock")" = "$egd" ] && kill -0 $pid'
-check "live egd_socket: the refused daemon removed the main socket it bound" '[ ! -e "$work/b.sock" ]'
+check "live egd_socket: the refused daemon removed the main socket it bound" \
+    '[ ! -e "$work/b.sock" ]'
 
 # --- on exit, a daemon removes only its own socket files -----------------------------------
 # Both of the first daemon's paths are removed under it and a second daemon binds them. The
@@ -77,6 +83,7 @@ check "a stopping daemon leaves the egd socket another bound at its path" \
     '[ -S "$work/egd.sock" ] && [ "$(inode "$work/egd.sock")" = "$egd" ]'
 check "the other daemon still serves" 'RANDD_SOCKET=$work/a.sock "$RANDCTL" status >/dev/null'
 kill -TERM "$pid"; wait "$pid"; pid=
-check "a stopping daemon removes its own sockets" '[ ! -e "$work/a.sock" ] && [ ! -e "$work/egd.sock" ]'
+check "a stopping daemon removes its own sockets" \
+    '[ ! -e "$work/a.sock" ] && [ ! -e "$work/egd.sock" ]'
 
 finish test_sockets.sh

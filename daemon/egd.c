@@ -5,8 +5,8 @@
  *   0x03 u16 u8 d   add entropy (bits, length, data): mixed in for a privileged Unix peer,
  *                   read and dropped for anyone else; no reply
  *   0x04            the daemon's pid as a counted string
- * An unknown command closes the connection. One command at a time per client: the reply
- * (at most 256 bytes) is flushed before the next command is read. */
+ * An unknown command closes the connection (gracefully: drain.c). One command at a time per
+ * client: the reply (at most 256 bytes) is flushed before the next command is read. */
 #include "egd.h"
 
 #include <errno.h>
@@ -17,13 +17,13 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
 
+#include "drain.h"
 #include "log.h"
+#include "unix_socket.h"
 
 #define NS_PER_S 1000000000ull
 
@@ -44,20 +44,11 @@ struct egd_client {
 
 static int listen_unix(struct egd *e, const char *path, char *why, size_t whylen)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = unix_socket_listen(&e->bound, "egd_socket", path, e->config->socket_mode,
+                                (gid_t)-1, why, whylen);
 
-    strcpy(sa.sun_path, path);
-    unlink(path);                    /* EGD sockets are ours alone; a stale one goes */
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-        chmod(path, e->config->socket_mode) < 0 || listen(fd, SOMAXCONN) < 0) {
-        snprintf(why, whylen, "egd_socket %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    if (fd < 0)
         return -1;
-    }
-    e->owns_path = true;
-    snprintf(e->path, sizeof(e->path), "%s", path);
     e->fds[0] = fd;
     return 0;
 }
@@ -111,16 +102,31 @@ int egd_open(struct egd *e, const struct config *config, const int *activated,
 
 /* --- clients ------------------------------------------------------------------------ */
 
-static void client_close(struct egd_client *c)
+/* Everything of the client but its descriptor, which the caller has closed or handed on. */
+static void client_free(struct egd_client *c)
 {
-    loop_del_fd(c->egd->loop, c->fd);
-    close(c->fd);
     *c->prevp = c->next;
     if (c->next)
         c->next->prevp = c->prevp;
     (*c->egd->clients_now)--;
     OPENSSL_cleanse(c, sizeof(*c));          /* unsent random bytes, added entropy */
     free(c);
+}
+
+static void client_close(struct egd_client *c)
+{
+    loop_del_fd(c->egd->loop, c->fd);
+    close(c->fd);
+    client_free(c);
+}
+
+/* An unknown command: what follows it is unread, and a plain close would reset the
+ * connection; the client gets end-of-file instead. */
+static void client_close_gracefully(struct egd_client *c)
+{
+    loop_del_fd(c->egd->loop, c->fd);
+    drain_close(c->egd->drain, c->fd);
+    client_free(c);
 }
 
 /* Bytes the command in c->in needs in total; 0 for an unknown command. */
@@ -232,7 +238,7 @@ static void serve(struct egd_client *c)
         if (c->in_len > 0 && want == 0) {
             c->egd->stats.unknown_commands++;
             log_info("egd: unknown command 0x%02x; closing that client", c->in[0]);
-            client_close(c);
+            client_close_gracefully(c);
             return;
         }
         got = recv(c->fd, c->in + c->in_len, want - c->in_len, 0);
@@ -334,6 +340,8 @@ int egd_start(struct egd *e, struct loop *loop, struct pool *pool, unsigned *cli
     e->loop = loop;
     e->pool = pool;
     e->clients_now = clients_now;
+    if ((e->fds[0] >= 0 || e->fds[1] >= 0) && !(e->drain = drain_new(loop)))
+        return -ENOMEM;
     for (int i = 0; i < 2; i++)
         if (e->fds[i] >= 0 && loop_add_fd(loop, e->fds[i], EPOLLIN, listener_event, e) < 0)
             return -1;
@@ -366,6 +374,7 @@ void egd_close(struct egd *e)
         close(e->fds[i]);
         e->fds[i] = -1;
     }
-    if (e->owns_path)
-        unlink(e->path);
+    drain_free(e->drain);
+    e->drain = NULL;
+    unix_socket_unlink(&e->bound);
 }

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "loop.h"
 #include "pool.h"
+#include "unix_socket.h"
 
 /* The level reported by command 0x00 once ready: randd's generator does not run dry, so
  * this is a constant that lets level-polling clients proceed (0 while not ready). */
@@ -32,9 +33,9 @@ struct egd {
     const struct config *config;
     unsigned *clients_now;           /* shared with the main server: one max_clients */
     int fds[2];                      /* listeners: Unix, TCP; -1 when off */
-    bool owns_path;
-    char path[108];
+    struct unix_socket bound;        /* the egd_socket file we bound: unlinked on exit */
     struct egd_client *clients;
+    struct drain *drain;             /* connections closing after an unknown command */
     int sweep_timer;
     struct egd_stats stats;
 };

@@ -1,7 +1,8 @@
 /* The connection lifecycle: accept, read one request at a time (pipelined requests wait in
- * the socket buffer, which is the back-pressure), reply, and close. Replies are produced
- * into a 16 KiB buffer only as the socket drains, so a 16 MiB BYTES reply never needs
- * 16 MiB, and a client that stops reading holds one buffer and delays no one.
+ * the socket buffer, which is the back-pressure), reply, and close (after a framing error,
+ * gracefully: drain.c). Replies are produced into a 16 KiB buffer only as the socket
+ * drains, so a 16 MiB BYTES reply never needs 16 MiB, and a client that stops reading holds
+ * one buffer and delays no one.
  *
  * Sections: sockets, connections, requests, replies, accept and limits. */
 #include "server.h"
@@ -22,9 +23,11 @@
 #include <openssl/crypto.h>
 #include <systemd/sd-daemon.h>
 
+#include "drain.h"
 #include "log.h"
 #include "primes.h"
 #include "rngbc.h"
+#include "unix_socket.h"
 
 #define REPLY_CHUNK       (64u << 10)   /* fewer sends and wakeups; only while replying */
 #define SMALL_BODY        64          /* BYTES and most RANGE bodies fit without malloc */
@@ -72,63 +75,39 @@ static void client_serve(struct client *c);
 
 /* --- sockets ------------------------------------------------------------------------- */
 
-/* Another daemon answers on a live socket; a stale file from a killed one refuses. */
-static bool socket_is_live(const char *path)
+/* Outside the unit (no RuntimeDirectory), /run/randd may not exist yet. */
+static int make_parent_dir(const char *path, char *why, size_t whylen)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    bool live;
+    char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], *slash;
 
-    if (fd < 0)
-        return false;
-    strcpy(sa.sun_path, path);
-    live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-    close(fd);
-    return live;
+    snprintf(dir, sizeof(dir), "%s", path);
+    if (!(slash = strrchr(dir, '/')) || slash == dir)
+        return 0;
+    *slash = '\0';
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return snprintf(why, whylen, "%s: %s", dir, strerror(errno)), -1;
+    return 0;
 }
 
 static int bind_path(struct server *s, const struct config *cfg, char *why, size_t whylen)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    char dir[sizeof(sa.sun_path)], *slash;
-    const struct group *group = NULL;
-    int fd, rc;
+    gid_t gid = (gid_t)-1;
+    int fd;
 
-    strcpy(sa.sun_path, cfg->socket);
-    strcpy(dir, cfg->socket);
-    if ((slash = strrchr(dir, '/')) && slash != dir) {
-        *slash = '\0';
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-            return snprintf(why, whylen, "%s: %s", dir, strerror(errno)), -1;
+    if (cfg->socket_group[0]) {
+        const struct group *group = getgrnam(cfg->socket_group);
+
+        if (!group)
+            return snprintf(why, whylen, "socket_group %s: no such group",
+                            cfg->socket_group), -1;
+        gid = group->gr_gid;
     }
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return snprintf(why, whylen, "socket: %s", strerror(errno)), -1;
-    rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-    if (rc < 0 && errno == EADDRINUSE) {
-        if (socket_is_live(cfg->socket)) {
-            close(fd);
-            return snprintf(why, whylen, "%s: another randd is already listening there",
-                            cfg->socket), -1;
-        }
-        log_notice("%s: replacing a stale socket", cfg->socket);
-        unlink(cfg->socket);
-        rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-    }
-    if (rc == 0) {
-        s->owns_path = true;
-        if (cfg->socket_group[0] && !(group = getgrnam(cfg->socket_group)))
-            errno = ENOENT, rc = -1;
-        else if (chmod(cfg->socket, cfg->socket_mode) < 0 ||
-                 (group && chown(cfg->socket, (uid_t)-1, group->gr_gid) < 0) ||
-                 listen(fd, SOMAXCONN) < 0)
-            rc = -1;
-    }
-    if (rc < 0) {
-        snprintf(why, whylen, "%s: %s", cfg->socket, strerror(errno));
-        close(fd);
+    if (make_parent_dir(cfg->socket, why, whylen) < 0)
         return -1;
-    }
+    fd = unix_socket_listen(&s->bound, "socket", cfg->socket, cfg->socket_mode, gid, why,
+                            whylen);
+    if (fd < 0)
+        return -1;
     s->listen_fd = fd;
     return 0;
 }
@@ -185,12 +164,11 @@ static void free_body(struct client *c)
     c->body_len = 0;
 }
 
-static void client_close(struct client *c)
+/* Everything of the client but its descriptor, which the caller has closed or handed on. */
+static void client_free(struct client *c)
 {
     struct server *s = c->srv;
 
-    loop_del_fd(s->loop, c->fd);
-    close(c->fd);
     if (c->prime_job)
         primes_cancel(s->primes, c->prime_job);
     free_reply(c);
@@ -200,6 +178,22 @@ static void client_close(struct client *c)
         c->next->prevp = c->prevp;
     s->stats.clients_now--;
     free(c);
+}
+
+static void client_close(struct client *c)
+{
+    loop_del_fd(c->srv->loop, c->fd);
+    close(c->fd);
+    client_free(c);
+}
+
+/* Framing lost, reply written: the peer must read it and then end-of-file, even with bytes
+ * of its request still unread (a plain close would reset the connection). */
+static void client_close_gracefully(struct client *c)
+{
+    loop_del_fd(c->srv->loop, c->fd);
+    drain_close(c->srv->drain, c->fd);
+    client_free(c);
 }
 
 /* An epoll_ctl only when the interest changes: a client asking for one small request after
@@ -516,7 +510,7 @@ static void client_serve(struct client *c)
                 return;              /* waiting for EPOLLOUT, or closed */
             free_reply(c);
             if (c->close_after_reply) {
-                client_close(c);
+                client_close_gracefully(c);
                 return;
             }
             c->state = READING;
@@ -693,6 +687,9 @@ int server_start(struct server *s, struct loop *loop, struct pool *pool)
     s->primes = primes_new(loop, prime_found);
     if (!s->primes)
         return -errno;
+    s->drain = drain_new(loop);
+    if (!s->drain)
+        return -ENOMEM;
     s->pool = pool;
     if (s->config->idle_timeout)
         s->sweep_timer = loop_add_timer(loop, (uint64_t)s->config->idle_timeout * NS_PER_S / 2
@@ -706,12 +703,13 @@ void server_close(struct server *s)
         client_close(s->clients);
     primes_free(s->primes);
     s->primes = NULL;
+    drain_free(s->drain);
+    s->drain = NULL;
     if (s->listen_fd >= 0) {
         if (s->loop)
             loop_del_fd(s->loop, s->listen_fd);
         close(s->listen_fd);
     }
-    if (s->owns_path)
-        unlink(s->path);
+    unix_socket_unlink(&s->bound);
     s->listen_fd = -1;
 }

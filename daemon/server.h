@@ -12,6 +12,7 @@
 #include "loop.h"
 #include "pool.h"
 #include "protocol.h"
+#include "unix_socket.h"
 
 struct server_stats {
     uint64_t clients_accepted;
@@ -30,12 +31,13 @@ struct server {
     const struct config *config;       /* the live config: reloads apply to limits */
     int listen_fd;
     bool activated;                    /* the socket came from systemd */
-    bool owns_path;                    /* we bound it: unlink on exit */
+    struct unix_socket bound;          /* the socket file we bound: unlinked on exit */
     char path[108];
     int resume_timer;                  /* accept paused after EMFILE */
     int sweep_timer;
     struct client *clients;
     struct primes *primes;             /* PRIME searches, off the loop thread */
+    struct drain *drain;               /* connections closing after a framing error */
     struct server_stats stats;
     /* STATUS replies come from the caller, which sees every module. */
     char *(*status_json)(void *ctx, size_t *len);
@@ -43,8 +45,8 @@ struct server {
 };
 
 /* Takes activated_fd (a socket systemd passed; -1: none), or binds config->socket: a stale
- * socket file is replaced, a live one (another randd) is refused. Returns 0, or -1 with
- * why. */
+ * socket file is replaced; a live one (another randd), or anything that is not a socket, is
+ * refused. Returns 0, or -1 with why. */
 int server_open(struct server *s, const struct config *config, int activated_fd, char *why,
                 size_t whylen);
 
@@ -54,7 +56,8 @@ int server_start(struct server *s, struct loop *loop, struct pool *pool);
 /* The pool became ready: requests waiting for it are served now. */
 void server_pool_ready(struct server *s);
 
-/* Closes every connection and the socket, and removes the socket file we made. */
+/* Closes every connection and the socket, and removes the socket file we made (if it is
+ * still ours: not one another daemon bound at the path since). */
 void server_close(struct server *s);
 
 #endif

@@ -366,26 +366,86 @@ START_TEST(every_malformed_request_gets_its_status_and_the_connection_lives)
 }
 END_TEST
 
-START_TEST(bad_version_and_huge_bodies_are_answered_then_closed)
+/* Waits for what a graceful close gives: end-of-file, not ECONNRESET. */
+static void check_end_of_file(int fd, const char *after)
 {
-    uint8_t b[4], byte;
+    struct pollfd pf = { fd, POLLIN, 0 };
+    uint8_t byte;
+    ssize_t got;
+
+    ck_assert_msg(poll(&pf, 1, 30000) == 1, "%s: no end-of-file within 30 s", after);
+    got = recv(fd, &byte, 1, 0);
+    ck_assert_msg(got == 0, "%s: wanted end-of-file, got %s", after,
+                  got > 0 ? "a byte" : strerror(errno));
+}
+
+/* The request bytes the daemon never reads (the body after a bad version, the start of a
+ * huge body) must not turn its close into a reset: the client reads the reply, then EOF. */
+START_TEST(bad_version_and_huge_bodies_are_answered_then_closed_with_eof)
+{
+    uint8_t body[2048] = { 0 };
     int fd;
 
     start_daemon_with("", NULL);
     fd = connect_raw();
-    send_frame(fd, 2, RANDD_OP_BYTES, 0, 4, be32(b, 8), 4);
+    send_frame(fd, 2, RANDD_OP_BYTES, 0, 4, be32(body, 8), 4);
     check_status(fd, RANDD_BAD_VERSION, "version 2");
-    /* Closed: EOF, or ECONNRESET because the body we sent was never read. */
-    ck_assert_int_le(recv(fd, &byte, 1, 0), 0);
+    check_end_of_file(fd, "version 2 with a 4-byte body");
     close(fd);
     fd = connect_raw();
-    send_frame(fd, 1, RANDD_OP_ADD_ENTROPY, 0, RANDD_MAX_REQUEST_BODY + 1, NULL, 0);
+    send_frame(fd, 0, RANDD_OP_STATUS, 0, sizeof(body), body, sizeof(body));
+    check_status(fd, RANDD_BAD_VERSION, "version 0");
+    check_end_of_file(fd, "version 0 with a 2048-byte body");
+    close(fd);
+    fd = connect_raw();
+    send_frame(fd, 1, RANDD_OP_ADD_ENTROPY, 0, RANDD_MAX_REQUEST_BODY + 1, body, sizeof(body));
     check_status(fd, RANDD_TOO_LARGE, "body_length 64 KiB + 1");
-    ck_assert_int_le(recv(fd, &byte, 1, 0), 0);
+    check_end_of_file(fd, "body_length 64 KiB + 1, 2048 bytes of it sent");
     close(fd);
     fd = connect_raw();
-    check_still_usable(fd, "a new connection after both");
+    check_still_usable(fd, "a new connection after all three");
     close(fd);
+}
+END_TEST
+
+/* The graceful close is bounded: a peer that never closes, or sends on and on, is closed
+ * anyway (POLLHUP: the daemon's end is gone), and others are served meanwhile. */
+START_TEST(a_peer_that_never_closes_after_a_framing_error_is_closed_anyway)
+{
+    static uint8_t flood[1 << 16];
+    int silent, sender, other;
+    struct pollfd pf;
+
+    start_daemon_with("", NULL);
+    silent = connect_raw();
+    sender = connect_raw();
+    send_frame(silent, 2, RANDD_OP_STATUS, 0, 0, NULL, 0);
+    send_frame(sender, 2, RANDD_OP_STATUS, 0, 0, NULL, 0);
+    check_status(silent, RANDD_BAD_VERSION, "version 2, silent peer");
+    check_status(sender, RANDD_BAD_VERSION, "version 2, flooding peer");
+    check_end_of_file(silent, "version 2, silent peer");
+    check_end_of_file(sender, "version 2, flooding peer");
+    other = connect_raw();
+    check_still_usable(other, "while two connections close gracefully");
+    close(other);
+    /* The flood: sends until the daemon's end is gone (EPIPE, or ECONNRESET with data of
+     * ours unread), 30 s at most. */
+    fcntl(sender, F_SETFL, O_NONBLOCK);
+    for (time_t until = time(NULL) + 30;;) {
+        ssize_t sent = send(sender, flood, sizeof(flood), MSG_NOSIGNAL);
+
+        if (sent < 0 && (errno == EPIPE || errno == ECONNRESET))
+            break;
+        ck_assert_msg(sent >= 0 || errno == EAGAIN, "flooding peer: send: %s", strerror(errno));
+        ck_assert_msg(time(NULL) < until, "flooding peer still open 30 s after its error");
+        pf = (struct pollfd){ sender, POLLOUT, 0 };
+        poll(&pf, 1, 100);
+    }
+    pf = (struct pollfd){ silent, 0, 0 };
+    ck_assert_msg(poll(&pf, 1, 30000) == 1 && (pf.revents & POLLHUP),
+                  "silent peer still open 30 s after its error (revents 0x%x)", pf.revents);
+    close(sender);
+    close(silent);
 }
 END_TEST
 
@@ -1138,6 +1198,24 @@ START_TEST(egd_unknown_command_closes_and_is_counted)
 }
 END_TEST
 
+/* An unknown command closes the connection gracefully too: with bytes after it unread, the
+ * client still gets end-of-file, not ECONNRESET (Unix) or a reset (TCP). */
+START_TEST(egd_unknown_command_closes_with_eof_even_with_bytes_unread)
+{
+    uint8_t junk[101] = { 0x09 };
+
+    start_egd_daemon("");
+    for (int tcp = 0; tcp <= 1; tcp++) {
+        int fd = connect_egd(tcp);
+
+        ck_assert_int_eq(send(fd, junk, sizeof(junk), 0), (ssize_t)sizeof(junk));
+        check_end_of_file(fd, tcp ? "EGD over TCP, 0x09 and 100 more bytes"
+                                  : "EGD over Unix, 0x09 and 100 more bytes");
+        close(fd);
+    }
+}
+END_TEST
+
 START_TEST(egd_before_seeding_reports_nothing_and_blocking_reads_wait)
 {
     uint8_t buf[8];
@@ -1240,7 +1318,8 @@ Suite *test_suite(void)
     tcase_set_timeout(tc, 120);          /* above the waits' WAIT_SECONDS */
     tcase_add_test(tc, bytes_of_every_size_through_librandd);
     tcase_add_test(tc, every_malformed_request_gets_its_status_and_the_connection_lives);
-    tcase_add_test(tc, bad_version_and_huge_bodies_are_answered_then_closed);
+    tcase_add_test(tc, bad_version_and_huge_bodies_are_answered_then_closed_with_eof);
+    tcase_add_test(tc, a_peer_that_never_closes_after_a_framing_error_is_closed_anyway);
     tcase_add_test(tc, range_values_are_below_r_and_uniform);
     tcase_add_test(tc, pipelined_requests_are_answered_in_order);
     tcase_add_test(tc, prime_replies_are_primes_of_the_exact_size);
@@ -1264,6 +1343,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, egd_and_protocol_clients_share_max_clients);
     tcase_add_test(tc, egd_commands_work_over_unix_and_tcp);
     tcase_add_test(tc, egd_unknown_command_closes_and_is_counted);
+    tcase_add_test(tc, egd_unknown_command_closes_with_eof_even_with_bytes_unread);
     tcase_add_test(tc, egd_before_seeding_reports_nothing_and_blocking_reads_wait);
     tcase_add_test(tc, ekeyd_egd_linux_draws_from_randd);
     tcase_add_test(tc, egd_sockets_come_through_socket_activation_by_name);

@@ -1,0 +1,148 @@
+/* Binds a listening Unix socket path safely, for the client and the EGD listeners; knows
+ * nothing of the protocols behind them.
+ *
+ * A path is someone else's unless proven stale: bind first (it fails on anything already
+ * there), and only then look at what is there with lstat, never following a symlink. A
+ * socket that refuses a connection has no listener left (a killed randd) and is replaced;
+ * anything else (a file, a directory, a symlink, a socket someone answers on) is refused
+ * and left as it was. The identity of the socket file we bound is kept, so that on exit we
+ * remove it and never a socket another daemon bound at the same path since. */
+#include "unix_socket.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+
+enum probe { PROBE_STALE, PROBE_LIVE, PROBE_NOT_OURS };
+
+static int bind_path(int fd, const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    return bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+}
+
+/* Knocks on the socket at path. Non-blocking, so a live daemon with a full backlog answers
+ * EAGAIN rather than holding up our start. Sets errno for PROBE_NOT_OURS. */
+static enum probe probe_socket(const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), rc, err;
+
+    if (fd < 0)
+        return PROBE_NOT_OURS;
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+    err = errno;
+    close(fd);
+    errno = err;
+    if (rc == 0 || errno == EAGAIN)
+        return PROBE_LIVE;
+    return errno == ECONNREFUSED ? PROBE_STALE : PROBE_NOT_OURS;
+}
+
+/* bind found something at path. Removes it if it is a stale socket (0); otherwise -1 with
+ * why, the thing left alone. */
+static int remove_if_stale(const char *what, const char *path, char *why, size_t whylen)
+{
+    struct stat found, now;
+    enum probe probe;
+
+    if (lstat(path, &found) < 0)
+        return errno == ENOENT ? 0 : (snprintf(why, whylen, "%s %s: %s", what, path,
+                                               strerror(errno)), -1);
+    if (S_ISLNK(found.st_mode))
+        return snprintf(why, whylen, "%s %s: is a symbolic link, not a socket; refusing to "
+                                     "replace it", what, path), -1;
+    if (!S_ISSOCK(found.st_mode))
+        return snprintf(why, whylen, "%s %s: exists and is not a socket; refusing to replace "
+                                     "it", what, path), -1;
+    probe = probe_socket(path);
+    if (probe == PROBE_LIVE)
+        return snprintf(why, whylen, "%s %s: another randd is already listening there", what,
+                        path), -1;
+    if (probe == PROBE_NOT_OURS)
+        return snprintf(why, whylen, "%s %s: not a stale stream socket (connect: %s); "
+                                     "refusing to replace it", what, path, strerror(errno)), -1;
+    /* Remove only the socket that was probed, not one bound there meanwhile. */
+    if (lstat(path, &now) < 0 || now.st_dev != found.st_dev || now.st_ino != found.st_ino)
+        return snprintf(why, whylen, "%s %s: changed while it was checked; refusing to "
+                                     "replace it", what, path), -1;
+    log_notice("%s %s: replacing a stale socket (nothing listens on it)", what, path);
+    if (unlink(path) < 0 && errno != ENOENT)
+        return snprintf(why, whylen, "%s %s: removing the stale socket: %s", what, path,
+                        strerror(errno)), -1;
+    return 0;
+}
+
+/* Binds fd to path, over a stale socket if there is one. Returns 0, or -1 with why. */
+static int bind_safely(int fd, const char *what, const char *path, char *why, size_t whylen)
+{
+    if (bind_path(fd, path) == 0)
+        return 0;
+    if (errno != EADDRINUSE)
+        return snprintf(why, whylen, "%s %s: %s", what, path, strerror(errno)), -1;
+    if (remove_if_stale(what, path, why, whylen) < 0)
+        return -1;
+    if (bind_path(fd, path) < 0)     /* EADDRINUSE again: someone else was quicker */
+        return snprintf(why, whylen, "%s %s: %s", what, path, strerror(errno)), -1;
+    return 0;
+}
+
+/* Records what we bound; then mode, group and listen. Returns 0, or -1 with errno. */
+static int finish_listening(struct unix_socket *us, int fd, unsigned mode, gid_t group)
+{
+    struct stat st;
+
+    if (lstat(us->path, &st) < 0)
+        return -1;
+    us->dev = st.st_dev;
+    us->ino = st.st_ino;
+    us->bound = true;
+    if (chmod(us->path, mode) < 0 ||
+        (group != (gid_t)-1 && chown(us->path, (uid_t)-1, group) < 0))
+        return -1;
+    return listen(fd, SOMAXCONN);
+}
+
+int unix_socket_listen(struct unix_socket *us, const char *what, const char *path,
+                       unsigned mode, gid_t group, char *why, size_t whylen)
+{
+    int fd;
+
+    memset(us, 0, sizeof(*us));
+    if (strlen(path) >= sizeof(us->path))
+        return snprintf(why, whylen, "%s %s: path too long for a Unix socket", what, path), -1;
+    strcpy(us->path, path);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return snprintf(why, whylen, "%s %s: socket: %s", what, path, strerror(errno)), -1;
+    if (bind_safely(fd, what, path, why, whylen) < 0) {
+        close(fd);
+        return -1;
+    }
+    if (finish_listening(us, fd, mode, group) < 0) {
+        snprintf(why, whylen, "%s %s: %s", what, path, strerror(errno));
+        unix_socket_unlink(us);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+void unix_socket_unlink(struct unix_socket *us)
+{
+    struct stat st;
+
+    if (us->bound && lstat(us->path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+        st.st_dev == us->dev && st.st_ino == us->ino)
+        unlink(us->path);
+    us->bound = false;
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The socket paths randd binds (socket, egd_socket): a path that is not a socket (a file, a
+# symlink) is refused and left as it was, a socket another daemon listens on is refused and
+# left to it, and on exit a daemon removes a path only while it is still the socket it bound.
+# (A stale socket left by a killed daemon is replaced: test_faults.sh, test_service.c.)
+. "$(dirname "$0")/common.sh"
+check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
+
+printf 'kernel_topup = no\n' >"$work/plain.conf"
+printf 'kernel_topup = no\negd_socket = %s\n' "$work/egd.sock" >"$work/egd.conf"
+
+# refused NAME CONFIG SOCKET: randd must refuse to start (exit 1) and say why in $work/out. A
+# randd that starts instead is stopped after 20 s (timeout's exit 124).
+refused() {
+    timeout 20 "$RANDD" --config "$2" --socket "$3" >"$work/out" 2>&1; rc=$?
+    check "$1: refused (exit 1)" \
+        '[ $rc = 1 ] || { echo "exit $rc: $(cat "$work/out")"; false; }'
+}
+
+# listening SOCKET: waits up to 20 s for a daemon to answer STATUS there.
+listening() {
+    for _ in $(seq 200); do
+        RANDD_SOCKET=$1 "$RANDCTL" status >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "no daemon answered STATUS on $1 within 20 s"
+    return 1
+}
+
+inode() { stat -c %d:%i "$1" 2>/dev/null; }
+
+# --- what is not a socket is never deleted ---------------------------------------------
+echo important >"$work/f"
+refused "--socket on a regular file" "$work/plain.conf" "$work/f"
+check "--socket on a regular file: the message names it" \
+    'grep -q "$work/f: exists and is not a socket" "$work/out"'
+check "--socket on a regular file: the file still holds its contents" \
+    '[ "$(cat "$work/f")" = important ]'
+
+printf 'kernel_topup = no\negd_socket = %s\n' "$work/f" >"$work/egd-file.conf"
+refused "egd_socket on a regular file" "$work/egd-file.conf" "$work/main.sock"
+check "egd_socket on a regular file: the message names it" \
+    'grep -q "egd_socket $work/f: exists and is not a socket" "$work/out"'
+check "egd_socket on a regular file: the file still holds its contents" \
+    '[ "$(cat "$work/f")" = important ]'
+check "egd_socket on a regular file: the main socket it bound is removed" \
+    '[ ! -e "$work/main.sock" ]'
+
+ln -s "$work/f" "$work/link"
+refused "--socket on a symlink" "$work/plain.conf" "$work/link"
+check "--socket on a symlink: the message names it" \
+    'grep -q "$work/link: is a symbolic link" "$work/out"'
+check "--socket on a symlink: link and target left alone" \
+    '[ -L "$work/link" ] && [ "$(cat "$work/f")" = important ]'
+
+# --- a live EGD socket is not taken over -------------------------------------------------
+"$RANDD" --config "$work/egd.conf" --socket "$work/a.sock" 2>"$work/log" &
+pid=$!
+listening "$work/a.sock" || fail "first randd did not start: $(cat "$work/log")"
+egd=$(inode "$work/egd.sock")
+refused "a second randd on a live egd_socket" "$work/egd.conf" "$work/b.sock"
+check "live egd_socket: the message names it" \
+    'grep -q "egd_socket $work/egd.sock: another randd is already listening there" "$work/out"'
+check "live egd_socket: the first daemon's socket is left alone" \
+    '[ -S "$work/egd.sock" ] && [ "$(inode "$work/egd.sock")" = "$egd" ] && kill -0 $pid'
+check "live egd_socket: the refused daemon removed the main socket it bound" \
+    '[ ! -e "$work/b.sock" ]'
+
+# --- on exit, a daemon removes only its own socket files -----------------------------------
+# Both of the first daemon's paths are removed under it and a second daemon binds them. The
+# first one stopping must leave the second's sockets in place.
+rm -f "$work/a.sock" "$work/egd.sock"
+first=$pid
+"$RANDD" --config "$work/egd.conf" --socket "$work/a.sock" 2>"$work/log2" &
+second=$!
+listening "$work/a.sock" || fail "second randd did not start: $(cat "$work/log2")"
+main=$(inode "$work/a.sock") egd=$(inode "$work/egd.sock")
+kill -TERM "$first"; wait "$first"
+pid=$second
+check "a stopping daemon leaves the socket another bound at its path" \
+    '[ -S "$work/a.sock" ] && [ "$(inode "$work/a.sock")" = "$main" ]'
+check "a stopping daemon leaves the egd socket another bound at its path" \
+    '[ -S "$work/egd.sock" ] && [ "$(inode "$work/egd.sock")" = "$egd" ]'
+check "the other daemon still serves" 'RANDD_SOCKET=$work/a.sock "$RANDCTL" status >/dev/null'
+kill -TERM "$pid"; wait "$pid"; pid=
+check "a stopping daemon removes its own sockets" \
+    '[ ! -e "$work/a.sock" ] && [ ! -e "$work/egd.sock" ]'
+
+finish test_sockets.sh

@@ -10,22 +10,15 @@ printf 'kernel_topup = no\n' >"$work/plain.conf"
 printf 'kernel_topup = no\negd_socket = %s\n' "$work/egd.sock" >"$work/egd.conf"
 
 # refused NAME CONFIG SOCKET: randd must refuse to start (exit 1) and say why in $work/out. A
-# randd that starts instead is stopped after 20 s (timeout's exit 124).
+# randd that starts instead is stopped after $WAIT s (timeout's exit 124).
 refused() {
-    timeout 20 "$RANDD" --config "$2" --socket "$3" >"$work/out" 2>&1; rc=$?
+    timeout "$WAIT" "$RANDD" --config "$2" --socket "$3" >"$work/out" 2>&1; rc=$?
     check "$1: refused (exit 1)" \
         '[ $rc = 1 ] || { echo "exit $rc: $(cat "$work/out")"; false; }'
 }
 
-# listening SOCKET: waits up to 20 s for a daemon to answer STATUS there.
-listening() {
-    for _ in $(seq 200); do
-        RANDD_SOCKET=$1 "$RANDCTL" status >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    echo "no daemon answered STATUS on $1 within 20 s"
-    return 1
-}
+# listening SOCKET: waits for a daemon to answer STATUS there.
+listening() { wait_for "a daemon to answer STATUS on $1" answers "$1"; }
 
 inode() { stat -c %d:%i "$1" 2>/dev/null; }
 

@@ -726,6 +726,25 @@ START_TEST(timeout_and_nonblock_options_bound_a_call)
 }
 END_TEST
 
+/* A call refused for its arguments sent nothing: the next call on the handle gets its own
+ * reply, not the one the refused call left unread. */
+START_TEST(a_call_with_a_null_buffer_leaves_the_handle_usable)
+{
+    uint8_t buf[16] = { 0 }, prime[8] = { 0 };
+    randd_handle *h;
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_bytes(h, NULL, sizeof(buf)), -EINVAL);
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
+    ck_assert_int_eq(randd_prime(h, 64, NULL), -EINVAL);
+    ck_assert_int_eq(randd_prime(h, 64, prime), 0);
+    ck_assert_msg(prime[0] & 0x80 && prime[7] & 1,
+                  "PRIME 64 after a refused call: not a 64-bit prime");
+    randd_close(h);
+}
+END_TEST
+
 /* The daemon's resident memory in KiB, from /proc/PID/status. */
 static long daemon_rss_kib(void)
 {
@@ -1163,6 +1182,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, clients_over_max_clients_are_told_busy);
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
+    tcase_add_test(tc, a_call_with_a_null_buffer_leaves_the_handle_usable);
     tcase_add_test(tc, idle_clients_are_closed_after_idle_timeout);
     tcase_add_test(tc, running_out_of_descriptors_pauses_accept_without_spinning);
     tcase_add_test(tc, stalled_large_replies_keep_memory_small);

@@ -249,8 +249,9 @@ static int read_reply(randd_handle *h, void *out, size_t want, char **text)
     return recv_all(h, out, want);
 }
 
-/* Runs fn once; if the daemon went away (restart) retries once on a new connection. A
- * timeout or protocol error drops the connection, since replies may be out of step. */
+/* Runs fn once; if the daemon went away (restart) retries once on a new connection. Only an
+ * error status leaves the connection in step (its reply was read whole); after a timeout, a
+ * protocol error or anything else replies may be left unread, so the connection is dropped. */
 static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), void *arg)
 {
     int rc = -ECONNRESET;
@@ -267,7 +268,7 @@ static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), v
             break;
         disconnect(h);
     }
-    if (rc == -ETIMEDOUT || rc == -EPROTO)
+    if (rc < 0 && rc > -RANDD_ERR_STATUS)
         disconnect(h);
     return rc;
 }
@@ -319,6 +320,8 @@ static int run_batches(randd_handle *h, void *arg)
         for (size_t i = 0; i < n; i++) {
             if ((rc = read_reply(h, b->out + done, sizes[i], NULL)) < 0) {
                 OPENSSL_cleanse(b->out, done);
+                if (i + 1 < n)
+                    disconnect(h);   /* the replies still to come would be the next call's */
                 return rc;
             }
             done += sizes[i];

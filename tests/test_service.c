@@ -745,6 +745,29 @@ START_TEST(a_call_with_a_null_buffer_leaves_the_handle_usable)
 }
 END_TEST
 
+/* BYTES over 16 MiB goes as pipelined requests; each gets NOT_READY, and the replies the call
+ * did not read must not be taken by the next call as its own. */
+START_TEST(an_error_reply_mid_pipeline_leaves_the_handle_usable)
+{
+    size_t n = RANDD_MAX_BYTES * 2 + 1;
+    uint8_t *buf = malloc(n);
+    randd_handle *h;
+    char *json;
+    int rc;
+
+    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\n", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    randd_set_nonblock(h, 1);
+    ck_assert_int_eq(randd_bytes(h, buf, n), -(RANDD_ERR_STATUS + RANDD_NOT_READY));
+    rc = randd_status(h, &json);
+    ck_assert_msg(rc > 0, "STATUS after NOT_READY to three pipelined BYTES: %s",
+                  randd_strerror(rc));
+    free(json);
+    randd_close(h);
+    free(buf);
+}
+END_TEST
+
 /* The daemon's resident memory in KiB, from /proc/PID/status. */
 static long daemon_rss_kib(void)
 {
@@ -1183,6 +1206,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
     tcase_add_test(tc, a_call_with_a_null_buffer_leaves_the_handle_usable);
+    tcase_add_test(tc, an_error_reply_mid_pipeline_leaves_the_handle_usable);
     tcase_add_test(tc, idle_clients_are_closed_after_idle_timeout);
     tcase_add_test(tc, running_out_of_descriptors_pauses_accept_without_spinning);
     tcase_add_test(tc, stalled_large_replies_keep_memory_small);

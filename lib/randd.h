@@ -46,7 +46,8 @@ int randd_range(randd_handle *h, const uint8_t *r, size_t len, uint8_t *out, siz
 
 /* A random prime of exactly bits bits (16..4096), uniform over the primes of that size,
  * big-endian in (bits + 7) / 8 bytes of out with the top bit set. Large primes take a while
- * (seconds at 4096 bits); the daemon serves others meanwhile. */
+ * (seconds at 4096 bits); the daemon serves others meanwhile. A uid may have 4 under way
+ * (over all its handles); one more gets BUSY, -(RANDD_ERR_STATUS + 8): retry later. */
 int randd_prime(randd_handle *h, unsigned bits, uint8_t *out);
 
 /* The daemon's STATUS JSON, NUL-terminated, in *json (free() it). Returns its length. */

@@ -456,7 +456,8 @@ const char *randd_strerror(int err)
         "invalid argument",
         "not permitted",
         "daemon not ready (not seeded, or no healthy entropy source)",
-        "daemon busy (too many clients)",
+        "daemon busy (too many clients, or too many PRIME requests under way); "
+            "try again later",
         "internal error in the daemon",
     };
 

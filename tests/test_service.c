@@ -732,6 +732,42 @@ START_TEST(prime_requests_beyond_a_uids_share_are_busy_and_other_uids_go_first)
 }
 END_TEST
 
+/* randctl, from a uid whose PRIME share is taken: BUSY is exit 6 and a message that says so. */
+START_TEST(randctl_prime_over_the_share_exits_6_saying_busy)
+{
+    const char *randctl = getenv("RANDCTL") && *getenv("RANDCTL") ? getenv("RANDCTL")
+                                                                   : "build/randctl";
+    char err_path[128], err[256] = "";
+    int fds[MINE], status;
+    pid_t child;
+    FILE *f;
+
+    start_daemon_with("", NULL);
+    fill_uid0_prime_share(fds);
+    snprintf(err_path, sizeof(err_path), "%s/randctl.err", dir);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        int out = open("/dev/null", O_WRONLY), e = open(err_path, O_WRONLY | O_CREAT, 0600);
+
+        dup2(out, 1);
+        dup2(e, 2);
+        execl(randctl, "randctl", "--socket", sock, "prime", "16", (char *)NULL);
+        _exit(127);
+    }
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    f = fopen(err_path, "r");
+    ck_assert_ptr_nonnull(f);
+    (void)!fgets(err, sizeof(err), f);
+    fclose(f);
+    err[strcspn(err, "\n")] = '\0';
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 6 && strstr(err, "busy"),
+                  "randctl prime 16 with uid 0's share taken: status 0x%x, said \"%s\"; "
+                  "wanted exit 6 and busy", status, err);
+    close_all(fds, MINE);
+}
+END_TEST
+
 START_TEST(stale_socket_is_replaced_and_a_live_one_is_not_stolen)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -1379,6 +1415,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, prime_replies_are_primes_of_the_exact_size);
     tcase_add_test(tc, a_long_prime_search_does_not_hold_up_other_clients);
     tcase_add_test(tc, prime_requests_beyond_a_uids_share_are_busy_and_other_uids_go_first);
+    tcase_add_test(tc, randctl_prime_over_the_share_exits_6_saying_busy);
     tcase_add_test(tc, randen_engine_serves_bytes_and_ranges);
     tcase_add_test(tc, two_hundred_concurrent_clients_are_served);
     tcase_add_test(tc, a_reader_that_stops_does_not_delay_others);

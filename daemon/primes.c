@@ -1,6 +1,11 @@
 /* PRIME requests on a worker thread (see primes.h). The worker draws candidates from a Cymric
  * generator of its own, kept in locked memory and reseeded from the pool for every job, so
- * the loop's generator is never touched off the loop thread. */
+ * the loop's generator is never touched off the loop thread.
+ *
+ * Fairness: searches queue per peer uid (a lane each), at most RANDD_PRIME_PER_UID of a uid's
+ * queued or running, and the worker takes the next search from the uid whose turn was longest
+ * ago. A user with many connections still has one lane, so another user's search waits for
+ * the one running and at most one of each other uid's, never for all of one user's. */
 #include "primes.h"
 
 #include <errno.h>
@@ -22,14 +27,29 @@
 
 #define PRIME_MAX_BYTES ((RANDD_PRIME_MAX_BITS + 7) / 8)
 
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHED };
+
+struct prime_lane;
+
 struct prime_job {
-    struct prime_job *next;
+    struct prime_job *next;               /* in its lane's queue, then in finished */
+    struct prime_lane *lane;              /* while queued or running */
+    enum job_state state;                 /* both under the lock */
     unsigned bits;
     void *cookie;
     bool cancelled;                       /* read by the worker under the lock */
     int rc;
     uint8_t seed[PRIMES_SEED_BYTES];
     uint8_t prime[PRIME_MAX_BYTES];
+};
+
+/* One uid's searches; it exists while the uid has one queued or running. */
+struct prime_lane {
+    struct prime_lane *next;
+    uid_t uid;
+    unsigned jobs;                        /* queued + running */
+    uint64_t last_turn;                   /* the worker last started one of ours; 0: never */
+    struct prime_job *queue, **queue_tail;
 };
 
 struct primes {
@@ -39,8 +59,10 @@ struct primes {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    struct prime_job *queue, **queue_tail, *finished;
-    unsigned queued;
+    struct prime_lane *lanes;             /* in order of arrival */
+    struct prime_job *finished;
+    unsigned jobs;                        /* queued + running, every uid */
+    uint64_t turns;                       /* searches started */
     bool stopping;
     struct randd_cymric *gen;             /* the worker's, in locked memory */
 };
@@ -82,29 +104,63 @@ static void run_job(struct primes *p, struct prime_job *job)
     randd_cymric_wipe(p->gen);         /* nothing of this search outlives it */
 }
 
+/* The next search, off its lane's queue: the uid whose turn was longest ago goes first (one
+ * new to the queue before any that had a turn; ties in order of arrival). */
+static struct prime_job *next_job(struct primes *p)
+{
+    struct prime_lane *lane, *best = NULL;
+    struct prime_job *job;
+
+    for (lane = p->lanes; lane; lane = lane->next)
+        if (lane->queue && (!best || lane->last_turn < best->last_turn))
+            best = lane;
+    if (!best)
+        return NULL;
+    job = best->queue;
+    best->queue = job->next;
+    if (!best->queue)
+        best->queue_tail = &best->queue;
+    best->last_turn = ++p->turns;
+    job->state = JOB_RUNNING;
+    return job;
+}
+
+/* One of the lane's searches is over (done or cancelled): its place is free for the uid's
+ * next. A lane with none left goes, so the lanes are only the uids with work. */
+static void lane_release(struct primes *p, struct prime_lane *lane)
+{
+    struct prime_lane **link;
+
+    p->jobs--;
+    if (--lane->jobs > 0)
+        return;
+    for (link = &p->lanes; *link != lane; link = &(*link)->next)
+        ;
+    *link = lane->next;
+    free(lane);
+}
+
 static void *worker(void *arg)
 {
     struct primes *p = arg;
     uint64_t one = 1;
 
     pthread_mutex_lock(&p->lock);
-    for (;;) {
-        struct prime_job *job;
+    while (!p->stopping) {
+        struct prime_job *job = next_job(p);
 
-        while (!p->queue && !p->stopping)
+        if (!job) {
             pthread_cond_wait(&p->wake, &p->lock);
-        if (p->stopping)
-            break;
-        job = p->queue;
-        p->queue = job->next;
-        if (!p->queue)
-            p->queue_tail = &p->queue;
-        p->queued--;
+            continue;
+        }
         pthread_mutex_unlock(&p->lock);
 
         run_job(p, job);
 
         pthread_mutex_lock(&p->lock);
+        lane_release(p, job->lane);
+        job->lane = NULL;
+        job->state = JOB_FINISHED;
         job->next = p->finished;
         p->finished = job;
         if (write(p->event_fd, &one, sizeof(one)) < 0)
@@ -148,7 +204,6 @@ struct primes *primes_new(struct loop *loop, primes_done_fn *done)
         return NULL;
     p->loop = loop;
     p->done = done;
-    p->queue_tail = &p->queue;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     p->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -178,35 +233,96 @@ fail:
     return NULL;
 }
 
-struct prime_job *primes_submit(struct primes *p, unsigned bits,
-                                const uint8_t seed[PRIMES_SEED_BYTES], void *cookie)
+/* The uid's lane, or NULL with *end at the end of the list, where its lane would go. */
+static struct prime_lane *find_lane(struct primes *p, uid_t uid, struct prime_lane ***end)
+{
+    struct prime_lane **link;
+
+    for (link = &p->lanes; *link; link = &(*link)->next)
+        if ((*link)->uid == uid)
+            return *link;
+    *end = link;
+    return NULL;
+}
+
+/* Puts job on its uid's lane, unless the uid or the whole queue is full. Under the lock. */
+static int enqueue(struct primes *p, struct prime_job *job, uid_t uid)
+{
+    struct prime_lane **end, *lane = find_lane(p, uid, &end);
+
+    if (lane && lane->jobs >= RANDD_PRIME_PER_UID)
+        return -EBUSY;
+    if (p->jobs >= PRIMES_MAX_QUEUED)
+        return -EAGAIN;
+    if (!lane) {
+        lane = calloc(1, sizeof(*lane));
+        if (!lane)
+            return -ENOMEM;
+        lane->uid = uid;
+        lane->queue_tail = &lane->queue;
+        *end = lane;
+    }
+    job->lane = lane;
+    job->state = JOB_QUEUED;
+    *lane->queue_tail = job;
+    lane->queue_tail = &job->next;
+    lane->jobs++;
+    p->jobs++;
+    return 0;
+}
+
+int primes_submit(struct primes *p, unsigned bits, const uint8_t seed[PRIMES_SEED_BYTES],
+                  uid_t uid, void *cookie, struct prime_job **out)
 {
     struct prime_job *job = calloc(1, sizeof(*job));
+    int rc;
 
     if (!job)
-        return NULL;
+        return -ENOMEM;
     job->bits = bits;
     job->cookie = cookie;
     memcpy(job->seed, seed, sizeof(job->seed));
     pthread_mutex_lock(&p->lock);
-    if (p->queued >= PRIMES_MAX_QUEUED) {
-        pthread_mutex_unlock(&p->lock);
-        job_free(job);
-        return NULL;
-    }
-    *p->queue_tail = job;
-    p->queue_tail = &job->next;
-    p->queued++;
-    pthread_cond_signal(&p->wake);
+    rc = enqueue(p, job, uid);
+    if (rc == 0)
+        pthread_cond_signal(&p->wake);
     pthread_mutex_unlock(&p->lock);
-    return job;
+    if (rc < 0) {
+        job_free(job);
+        return rc;
+    }
+    *out = job;
+    return 0;
+}
+
+/* Takes a queued job off its lane: a client that left gives its place back at once, rather
+ * than when the worker would have reached it. Under the lock. */
+static void unqueue(struct primes *p, struct prime_job *job)
+{
+    struct prime_lane *lane = job->lane;
+    struct prime_job **link;
+
+    for (link = &lane->queue; *link != job; link = &(*link)->next)
+        ;
+    *link = job->next;
+    if (lane->queue_tail == &job->next)
+        lane->queue_tail = link;
+    lane_release(p, lane);
 }
 
 void primes_cancel(struct primes *p, struct prime_job *job)
 {
+    bool queued;
+
     pthread_mutex_lock(&p->lock);
-    job->cancelled = true;               /* queued, running or finished: deliver skips it */
+    queued = job->state == JOB_QUEUED;
+    if (queued)
+        unqueue(p, job);
+    else
+        job->cancelled = true;           /* running or finished: deliver skips it */
     pthread_mutex_unlock(&p->lock);
+    if (queued)
+        job_free(job);
 }
 
 void primes_free(struct primes *p)
@@ -222,9 +338,15 @@ void primes_free(struct primes *p)
     pthread_join(p->thread, NULL);
     loop_del_fd(p->loop, p->event_fd);
     close(p->event_fd);
-    for (job = p->queue; job; job = next) {
-        next = job->next;
-        job_free(job);
+    while (p->lanes) {
+        struct prime_lane *lane = p->lanes;
+
+        for (job = lane->queue; job; job = next) {
+            next = job->next;
+            job_free(job);
+        }
+        p->lanes = lane->next;
+        free(lane);
     }
     for (job = p->finished; job; job = next) {
         next = job->next;

@@ -370,23 +370,32 @@ static void handle_add_entropy(struct client *c, const struct randd_request *req
 }
 
 /* The search runs on the worker; the reply starts when it comes back (prime_found). The
- * worker's generator is seeded with pool output, so it too only runs on a ready pool. */
+ * worker's generator is seeded with pool output, so it too only runs on a ready pool. A uid
+ * with its share of the worker under way is answered BUSY at once (primes.c). */
 static void handle_prime(struct client *c, const struct randd_request *req)
 {
     struct server *s = c->srv;
     uint8_t seed[PRIMES_SEED_BYTES];
+    char why[128];
+    int rc;
 
     if (pool_generate(s->pool, seed, sizeof(seed), loop_now_ns()) < 0) {
         reply_error(c, RANDD_INTERNAL, "generator failed");
         return;
     }
-    c->prime_job = primes_submit(s->primes, req->bits, seed, c);
+    rc = primes_submit(s->primes, req->bits, seed, c->uid, c, &c->prime_job);
     OPENSSL_cleanse(seed, sizeof(seed));
-    if (!c->prime_job) {
+    if (rc == -EBUSY) {
+        snprintf(why, sizeof(why), "uid %u has %d PRIME requests under way already; try again "
+                 "when one is answered", (unsigned)c->uid, RANDD_PRIME_PER_UID);
+        reply_error(c, RANDD_BUSY, why);
+    } else if (rc == -EAGAIN) {
         reply_error(c, RANDD_BUSY, "too many PRIME requests under way; try again");
-        return;
+    } else if (rc < 0) {
+        reply_error(c, RANDD_INTERNAL, "out of memory for a PRIME search");
+    } else {
+        c->state = WAITING_PRIME;
     }
-    c->state = WAITING_PRIME;
 }
 
 static void prime_found(void *cookie, int rc, const uint8_t *prime, size_t len)

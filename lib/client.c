@@ -249,8 +249,9 @@ static int read_reply(randd_handle *h, void *out, size_t want, char **text)
     return recv_all(h, out, want);
 }
 
-/* Runs fn once; if the daemon went away (restart) retries once on a new connection. A
- * timeout or protocol error drops the connection, since replies may be out of step. */
+/* Runs fn once; if the daemon went away (restart) retries once on a new connection. Only an
+ * error status leaves the connection in step (its reply was read whole); after a timeout, a
+ * protocol error or anything else replies may be left unread, so the connection is dropped. */
 static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), void *arg)
 {
     int rc = -ECONNRESET;
@@ -267,7 +268,7 @@ static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), v
             break;
         disconnect(h);
     }
-    if (rc == -ETIMEDOUT || rc == -EPROTO)
+    if (rc < 0 && rc > -RANDD_ERR_STATUS)
         disconnect(h);
     return rc;
 }
@@ -319,6 +320,8 @@ static int run_batches(randd_handle *h, void *arg)
         for (size_t i = 0; i < n; i++) {
             if ((rc = read_reply(h, b->out + done, sizes[i], NULL)) < 0) {
                 OPENSSL_cleanse(b->out, done);
+                if (i + 1 < n)
+                    disconnect(h);   /* the replies still to come would be the next call's */
                 return rc;
             }
             done += sizes[i];
@@ -327,11 +330,34 @@ static int run_batches(randd_handle *h, void *arg)
     return 0;
 }
 
+/* --- the calls ------------------------------------------------------------------------- */
+
+/* Each call checks its arguments before anything is sent: a request whose reply the call
+ * cannot take (no buffer to read it into), or one the daemon would refuse in every pipelined
+ * copy, would leave replies unread, and the handle's next call would read them as its own. */
+
 int randd_bytes(randd_handle *h, void *buf, size_t n)
 {
     struct batch b = { RANDD_OP_BYTES, buf, n, RANDD_MAX_BYTES, NULL, 0 };
 
-    return n == 0 ? 0 : with_connection(h, run_batches, &b);
+    if (n == 0)
+        return 0;
+    if (!buf)
+        return -EINVAL;
+    return with_connection(h, run_batches, &b);
+}
+
+static bool range_arguments_valid(const uint8_t *r, size_t len, const uint8_t *out,
+                                  size_t count)
+{
+    if (!r || len == 0 || len > RANDD_MAX_RANGE_LEN || (count > 0 && !out))
+        return false;
+    if (count > SIZE_MAX / len)
+        return false;                /* count * len bytes of out cannot exist */
+    for (size_t i = 0; i < len; i++)
+        if (r[i])
+            return true;
+    return false;                    /* r = 0: no value is below it */
 }
 
 int randd_range(randd_handle *h, const uint8_t *r, size_t len, uint8_t *out, size_t count)
@@ -340,7 +366,7 @@ int randd_range(randd_handle *h, const uint8_t *r, size_t len, uint8_t *out, siz
     struct batch b = { RANDD_OP_RANGE, out, count * len,
                        (per > 65535 ? 65535 : per) * len, r, (uint16_t)len };
 
-    if (len == 0 || len > RANDD_MAX_RANGE_LEN)
+    if (!range_arguments_valid(r, len, out, count))
         return -EINVAL;
     return count == 0 ? 0 : with_connection(h, run_batches, &b);
 }
@@ -357,6 +383,8 @@ static int run_status(randd_handle *h, void *arg)
 
 int randd_status(randd_handle *h, char **json)
 {
+    if (!json)
+        return -EINVAL;
     *json = NULL;
     return with_connection(h, run_status, json);
 }
@@ -385,7 +413,7 @@ int randd_add_entropy(randd_handle *h, const void *data, size_t len, unsigned bi
 {
     struct add_entropy a = { data, len, bits };
 
-    if (len == 0 || len > RANDD_MAX_REQUEST_BODY - 4)
+    if (!data || len == 0 || len > RANDD_MAX_REQUEST_BODY - 4)
         return -EINVAL;
     return with_connection(h, run_add_entropy, &a);
 }
@@ -412,7 +440,7 @@ int randd_prime(randd_handle *h, unsigned bits, uint8_t *out)
 {
     struct prime p = { bits, out };
 
-    if (bits < RANDD_PRIME_MIN_BITS || bits > RANDD_PRIME_MAX_BITS)
+    if (!out || bits < RANDD_PRIME_MIN_BITS || bits > RANDD_PRIME_MAX_BITS)
         return -EINVAL;
     return with_connection(h, run_prime, &p);
 }
@@ -428,7 +456,8 @@ const char *randd_strerror(int err)
         "invalid argument",
         "not permitted",
         "daemon not ready (not seeded, or no healthy entropy source)",
-        "daemon busy (too many clients)",
+        "daemon busy (too many clients, or too many PRIME requests under way); "
+            "try again later",
         "internal error in the daemon",
     };
 

@@ -24,6 +24,7 @@ enum randd_op {
 #define RANDD_OP_LAST            RANDD_OP_PRIME
 #define RANDD_PRIME_MIN_BITS     16
 #define RANDD_PRIME_MAX_BITS     4096
+#define RANDD_PRIME_PER_UID      4      /* PRIMEs queued or running per peer uid; more: BUSY */
 
 enum randd_status {
     RANDD_OK = 0,

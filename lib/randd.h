@@ -2,9 +2,11 @@
  *
  * Every function returns 0 (or a count) on success and a negative error code on failure:
  * -errno for system errors (-ENOENT, -ECONNREFUSED: daemon not running; -EACCES;
- * -ETIMEDOUT), or -(RANDD_ERR_STATUS + status) when the daemon answered with an error
- * status. randd_strerror() turns either into text; randd_message() gives the daemon's own
- * words for the last error reply.
+ * -ETIMEDOUT), -EINVAL for arguments refused before anything is sent (a NULL buffer, a size
+ * out of range), or -(RANDD_ERR_STATUS + status) when the daemon answered with an error
+ * status. randd_strerror() turns any of them into text; randd_message() gives the daemon's
+ * own words for the last error reply. After any error the handle is usable for the next
+ * call (over a new connection if the old one could be out of step).
  *
  * Thread safety: a handle is not thread-safe. Use one handle per thread, or hold a lock
  * around each call. Handles survive fork(): a child's first call opens its own connection
@@ -44,7 +46,8 @@ int randd_range(randd_handle *h, const uint8_t *r, size_t len, uint8_t *out, siz
 
 /* A random prime of exactly bits bits (16..4096), uniform over the primes of that size,
  * big-endian in (bits + 7) / 8 bytes of out with the top bit set. Large primes take a while
- * (seconds at 4096 bits); the daemon serves others meanwhile. */
+ * (seconds at 4096 bits); the daemon serves others meanwhile. A uid may have 4 under way
+ * (over all its handles); one more gets BUSY, -(RANDD_ERR_STATUS + 8): retry later. */
 int randd_prime(randd_handle *h, unsigned bits, uint8_t *out);
 
 /* The daemon's STATUS JSON, NUL-terminated, in *json (free() it). Returns its length. */

@@ -26,7 +26,8 @@ static void usage(FILE *to)
     fprintf(to, "The socket is PATH, else $RANDD_SOCKET, else %s.\n"
                 "--nonblock: fail at once (exit 5) when the daemon is not ready, not wait.\n"
                 "Exit codes: 0 ok, 1 failed, 2 bad argument, 3 daemon not running,\n"
-                "            4 permission denied, 5 daemon not ready.\n", RANDD_DEFAULT_SOCKET);
+                "            4 permission denied, 5 daemon not ready, 6 daemon busy (retry).\n",
+            RANDD_DEFAULT_SOCKET);
 }
 
 int fail(const char *what, int err)
@@ -36,6 +37,7 @@ int fail(const char *what, int err)
     case -ENOENT: case -ECONNREFUSED: return EXIT_NOT_RUNNING;
     case -EACCES: case -EPERM: case -(RANDD_ERR_STATUS + 6): return EXIT_DENIED;
     case -(RANDD_ERR_STATUS + 7): return EXIT_NOT_READY;
+    case -(RANDD_ERR_STATUS + 8): return EXIT_BUSY;
     default: return EXIT_FAILED;
     }
 }

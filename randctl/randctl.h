@@ -14,6 +14,7 @@ enum {
     EXIT_NOT_RUNNING = 3,     /* no daemon at the socket */
     EXIT_DENIED = 4,          /* permission denied (socket or ADD_ENTROPY) */
     EXIT_NOT_READY = 5,       /* the daemon is not ready and --nonblock was given */
+    EXIT_BUSY = 6,            /* the daemon is busy (clients, or this uid's PRIMEs): retry */
 };
 
 struct command {

@@ -1,13 +1,16 @@
-/* librandd's reply decoding (lib/client.c) against replies no randd would send, over a
- * socketpair: each gets a negative code, never a crash, a lie or a huge allocation.
- * Both cases were found by tests/fuzz/fuzz_reply.c. */
+/* librandd (lib/client.c) over a socketpair, the test playing the daemon: replies no randd
+ * would send each get a negative code, never a crash, a lie or a huge allocation (both cases
+ * found by tests/fuzz/fuzz_reply.c); and a call with bad arguments sends nothing, so the
+ * handle's next call still gets its own reply. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "protocol.h"
 #include "runner.h"
 
 /* Runs randd_status against a "daemon" that answers with reply and then closes. */
@@ -57,14 +60,137 @@ START_TEST(a_well_formed_status_reply_is_returned_whole)
 }
 END_TEST
 
+/* --- arguments checked before anything is sent ----------------------------------------- */
+
+/* A handle whose "daemon" has already written reply: the answer to the one valid call the
+ * test makes after the refused ones. A refused call that sent a request anyway would take
+ * this reply as its own, and the valid call would find the connection out of step. */
+static randd_handle *handle_with_reply(const void *reply, size_t len, int *peer)
+{
+    randd_handle *h;
+    int sv[2];
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(write(sv[1], reply, len), (ssize_t)len);
+    ck_assert_int_eq(randd_handle_from_fd(&h, sv[0]), 0);
+    randd_set_timeout(h, 10000);            /* a failure, should one hang, not a stuck test */
+    *peer = sv[1];
+    return h;
+}
+
+static void check_refused_unsent(int rc, int peer, const char *call)
+{
+    uint8_t byte;
+
+    ck_assert_msg(rc == -EINVAL, "%s: returned %d (%s), wanted -EINVAL", call, rc,
+                  randd_strerror(rc));
+    ck_assert_msg(recv(peer, &byte, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN,
+                  "%s: refused, yet sent bytes to the daemon", call);
+}
+
+/* The request the valid call sent: its op, and a body that starts with want. */
+static void check_request(int peer, uint8_t op, const uint8_t *want, size_t want_len)
+{
+    uint8_t got[RANDD_HEADER_BYTES + 16];
+    ssize_t n = recv(peer, got, sizeof(got), MSG_DONTWAIT);
+
+    ck_assert_msg(n >= (ssize_t)(RANDD_HEADER_BYTES + want_len),
+                  "op %u: the daemon received %zd bytes", op, n);
+    ck_assert_msg(got[1] == op, "the daemon received op %u, wanted %u", got[1], op);
+    ck_assert_msg(!memcmp(got + RANDD_HEADER_BYTES, want, want_len),
+                  "op %u: the request's body is not what the call asked for", op);
+}
+
+START_TEST(bytes_into_null_sends_nothing_and_the_next_call_is_served)
+{
+    static const uint8_t reply[] = "\x01\x00\x00\x00\x00\x00\x00\x10"
+                                   "0123456789abcdef";
+    uint8_t buf[16];
+    int peer;
+    randd_handle *h = handle_with_reply(reply, 24, &peer);
+
+    check_refused_unsent(randd_bytes(h, NULL, 16), peer, "randd_bytes(h, NULL, 16)");
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
+    ck_assert_msg(!memcmp(buf, "0123456789abcdef", 16), "randd_bytes: not the daemon's bytes");
+    check_request(peer, RANDD_OP_BYTES, (const uint8_t *)"\0\0\0\x10", 4);
+    randd_close(h);
+    close(peer);
+}
+END_TEST
+
+START_TEST(range_with_bad_arguments_sends_nothing_and_the_next_call_is_served)
+{
+    static const uint8_t reply[] = "\x01\x00\x00\x00\x00\x00\x00\x02\x03\x05";
+    static const uint8_t r[1] = { 6 }, zero[2] = { 0, 0 };
+    uint8_t out[2];
+    int peer;
+    randd_handle *h = handle_with_reply(reply, 10, &peer);
+
+    check_refused_unsent(randd_range(h, NULL, 1, out, 2), peer, "randd_range: r NULL");
+    check_refused_unsent(randd_range(h, r, 1, NULL, 2), peer, "randd_range: out NULL");
+    /* r = 0: the daemon would answer each of the four pipelined requests with an error, and
+     * the call would read only the first. */
+    check_refused_unsent(randd_range(h, zero, 2, out, 200000), peer, "randd_range: r = 0");
+    check_refused_unsent(randd_range(h, r, 2, out, SIZE_MAX / 2 + 1), peer,
+                         "randd_range: count * len beyond SIZE_MAX");
+    ck_assert_int_eq(randd_range(h, r, 1, out, 2), 0);
+    ck_assert_msg(out[0] == 3 && out[1] == 5, "randd_range: not the daemon's values");
+    check_request(peer, RANDD_OP_RANGE, (const uint8_t *)"\0\x02\0\x01\x06", 5);
+    randd_close(h);
+    close(peer);
+}
+END_TEST
+
+START_TEST(prime_into_null_sends_nothing_and_the_next_call_is_served)
+{
+    static const uint8_t reply[] = "\x01\x00\x00\x00\x00\x00\x00\x02\xff\xf1";
+    uint8_t out[2];
+    int peer;
+    randd_handle *h = handle_with_reply(reply, 10, &peer);
+
+    check_refused_unsent(randd_prime(h, 16, NULL), peer, "randd_prime(h, 16, NULL)");
+    ck_assert_int_eq(randd_prime(h, 16, out), 0);
+    ck_assert_msg(out[0] == 0xff && out[1] == 0xf1, "randd_prime: not the daemon's prime");
+    check_request(peer, RANDD_OP_PRIME, (const uint8_t *)"\0\x10", 2);
+    randd_close(h);
+    close(peer);
+}
+END_TEST
+
+START_TEST(null_json_or_data_sends_nothing_and_the_next_call_is_served)
+{
+    static const uint8_t reply[] = "\x01\x00\x00\x00\x00\x00\x00\x02{}";
+    char *json = NULL;
+    int peer;
+    randd_handle *h = handle_with_reply(reply, 10, &peer);
+
+    check_refused_unsent(randd_status(h, NULL), peer, "randd_status(h, NULL)");
+    check_refused_unsent(randd_add_entropy(h, NULL, 16, 8), peer,
+                         "randd_add_entropy(h, NULL, 16, 8)");
+    ck_assert_int_eq(randd_status(h, &json), 2);
+    ck_assert_str_eq(json, "{}");
+    check_request(peer, RANDD_OP_STATUS, (const uint8_t *)"", 0);
+    free(json);
+    randd_close(h);
+    close(peer);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("client");
     TCase *tc = tcase_create("reply decoding");
+    TCase *args = tcase_create("arguments");
 
     tcase_add_test(tc, status_text_with_a_nul_byte_is_a_protocol_error);
     tcase_add_test(tc, status_reply_claiming_gigabytes_is_refused_before_allocating);
     tcase_add_test(tc, a_well_formed_status_reply_is_returned_whole);
     suite_add_tcase(s, tc);
+    tcase_add_test(args, bytes_into_null_sends_nothing_and_the_next_call_is_served);
+    tcase_add_test(args, range_with_bad_arguments_sends_nothing_and_the_next_call_is_served);
+    tcase_add_test(args, prime_into_null_sends_nothing_and_the_next_call_is_served);
+    tcase_add_test(args, null_json_or_data_sends_nothing_and_the_next_call_is_served);
+    tcase_set_timeout(args, 30);
+    suite_add_tcase(s, args);
     return s;
 }

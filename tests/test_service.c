@@ -1,10 +1,12 @@
 /* The service end to end: build/randd started with a temporary config and socket, driven
  * through librandd and raw protocol frames: every op and limit, malformed input, RANGE
- * bounds and uniformity, pipelining, many clients, a stalled reader, privileges, stale and
- * live sockets, socket activation, sd_notify, and NOT_READY. */
+ * bounds and uniformity, pipelining, many clients, a stalled reader, PRIME shared fairly
+ * between uids, privileges, stale and live sockets, socket activation, sd_notify, and
+ * NOT_READY. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -674,6 +676,224 @@ START_TEST(add_entropy_needs_root_or_the_trusted_group)
 }
 END_TEST
 
+/* A connection the daemon sees as uid 65534: a child drops to nobody, connects, and hands the
+ * socket back over SCM_RIGHTS (SO_PEERCRED names whoever connected). Needs root. */
+static int connect_as_nobody(void)
+{
+    union { struct cmsghdr align; char buf[CMSG_SPACE(sizeof(int))]; } ctl;
+    char byte = 0;
+    struct iovec iov = { &byte, 1 };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                          .msg_controllen = sizeof(ctl.buf) };
+    struct cmsghdr *cm;
+    int sv[2], status, fd;
+    pid_t child;
+
+    chmod(dir, 0755);
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int c = socket(AF_UNIX, SOCK_STREAM, 0);
+
+        strcpy(sa.sun_path, sock);
+        if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+            setresuid(65534, 65534, 65534) < 0)
+            _exit(10);
+        if (connect(c, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+            _exit(11);
+        cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &c, sizeof(int));
+        _exit(sendmsg(sv[1], &msg, 0) == 1 ? 0 : 12);
+    }
+    close(sv[1]);
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "a child as uid 65534 could not connect to %s (step %d)", sock,
+                  WEXITSTATUS(status));
+    ck_assert_int_eq(recvmsg(sv[0], &msg, 0), 1);
+    cm = CMSG_FIRSTHDR(&msg);
+    ck_assert_msg(cm && cm->cmsg_type == SCM_RIGHTS, "no socket came back from uid 65534");
+    memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+    close(sv[0]);
+    return fd;
+}
+
+/* Waits (up to a generous deadline) for one of fds[0..n) still open (>= 0) to become
+ * readable; returns its index. */
+static int wait_readable(const int *fds, int n, const char *awaited)
+{
+    struct pollfd pf[16];
+
+    ck_assert_int_le(n, 16);
+    for (int i = 0; i < n; i++)
+        pf[i] = (struct pollfd){ fds[i], POLLIN, 0 };
+    ck_assert_msg(poll(pf, (nfds_t)n, 120000) > 0, "no reply within 120 s: %s", awaited);
+    for (int i = 0; i < n; i++)
+        if (pf[i].revents)
+            return i;
+    return -1;
+}
+
+/* STATUS, until it counts n PRIME requests read: the daemon has queued (or refused) them. */
+static void wait_prime_requests_read(unsigned long n)
+{
+    unsigned long counted = 0;
+    randd_handle *h;
+
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    for (int i = 0; i < 2400; i++) {
+        char *json, *prime;
+
+        ck_assert_int_gt(randd_status(h, &json), 0);
+        prime = strstr(json, "\"prime\":");
+        counted = prime ? strtoul(prime + 8, NULL, 10) : 0;
+        free(json);
+        if (counted >= n)
+            break;
+        usleep(25000);
+    }
+    randd_close(h);
+    ck_assert_msg(counted >= n, "STATUS counts %lu PRIME requests after 60 s, wanted %lu",
+                  counted, n);
+}
+
+enum { MINE = RANDD_PRIME_PER_UID + 2 };    /* uid 0's PRIME requests: 2 beyond its share */
+
+/* Sends MINE PRIME requests from uid 0, each on its own connection. The first, for 4096 bits,
+ * the worker starts at once; it outlasts this test's round trips by far (its final 128
+ * Miller-Rabin rounds alone take over a second), and the test ends it by closing fds[0]. Of
+ * the 2048-bit ones after it, those beyond the uid's share must be answered BUSY at once: they
+ * are closed and set to -1; the others wait in the queue. */
+static void fill_uid0_prime_share(int fds[MINE])
+{
+    static const uint8_t first[2] = { 0x10, 0x00 }, rest[2] = { 0x08, 0x00 };
+    int busy = 0, i;
+
+    fds[0] = connect_raw();
+    send_frame(fds[0], 1, RANDD_OP_PRIME, 0, 2, first, 2);
+    wait_prime_requests_read(1);
+    for (i = 1; i < MINE; i++) {
+        fds[i] = connect_raw();
+        send_frame(fds[i], 1, RANDD_OP_PRIME, 0, 2, rest, 2);
+    }
+    while (busy < MINE - RANDD_PRIME_PER_UID) {
+        uint8_t body[600];
+        int status;
+
+        i = wait_readable(fds, MINE, "BUSY for uid 0's PRIME requests beyond its share");
+        status = read_reply(fds[i], body, sizeof(body), NULL);
+        ck_assert_msg(status == RANDD_BUSY, "PRIME request %d of %d from uid 0: status %s "
+                      "after %d BUSY, wanted BUSY for %d beyond its share of %d", i + 1, MINE,
+                      randd_status_name(status), busy, MINE - RANDD_PRIME_PER_UID,
+                      RANDD_PRIME_PER_UID);
+        busy++;
+        close(fds[i]);
+        fds[i] = -1;                         /* poll skips it */
+    }
+}
+
+static void close_all(int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* One uid cannot take the PRIME worker: beyond RANDD_PRIME_PER_UID, its requests (over as
+ * many connections as it likes) are answered BUSY at once, and another uid's request is
+ * served next, before the first uid's queued ones. */
+START_TEST(prime_requests_beyond_a_uids_share_are_busy_and_other_uids_go_first)
+{
+    static const uint8_t small[2] = { 0x00, 0x40 };
+    int fds[MINE + 1], answered = 0, theirs, i;
+    uint8_t body[600];
+    randd_handle *h;
+    uint32_t len;
+    char *json;
+
+    if (geteuid() != 0) {
+        fprintf(stderr, "SKIP prime_requests_beyond_a_uids_share...: needs root to act as "
+                        "another uid\n");
+        return;
+    }
+    start_daemon_with("", NULL);
+    theirs = connect_as_nobody();
+    fill_uid0_prime_share(fds);
+    send_frame(theirs, 1, RANDD_OP_PRIME, 0, 2, small, 2);
+    wait_prime_requests_read(MINE + 1);
+    /* uid 0's running search ends (its client left); uid 65534's request, queued after uid 0's
+     * three, is served before them. */
+    close(fds[0]);
+    fds[0] = -1;
+    fds[MINE] = theirs;
+    for (;;) {
+        struct pollfd pf = { theirs, POLLIN, 0 };
+
+        i = wait_readable(fds, MINE + 1, "uid 65534's PRIME 64");
+        if (i == MINE || poll(&pf, 1, 0) == 1)
+            break;                           /* theirs first if both are in */
+        ck_assert_int_eq(read_reply(fds[i], body, sizeof(body), &len), RANDD_OK);
+        answered++;
+        close(fds[i]);
+        fds[i] = -1;
+    }
+    ck_assert_int_eq(read_reply(theirs, body, sizeof(body), &len), RANDD_OK);
+    ck_assert_msg(len == 8 && body[0] & 0x80 && body[7] & 1, "PRIME 64 for uid 65534: "
+                  "%u bytes, not a 64-bit prime", len);
+    ck_assert_msg(answered == 0, "uid 65534's PRIME was answered after %d of uid 0's %d "
+                  "queued searches, wanted before them", answered, RANDD_PRIME_PER_UID - 1);
+
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_gt(randd_status(h, &json), 0);
+    ck_assert_msg(strstr(json, "\"BUSY\":2,"), "STATUS does not count 2 BUSY replies: %s",
+                  strstr(json, "\"replies\""));
+    free(json);
+    randd_close(h);
+    close_all(fds, MINE + 1);
+}
+END_TEST
+
+/* randctl, from a uid whose PRIME share is taken: BUSY is exit 6 and a message that says so. */
+START_TEST(randctl_prime_over_the_share_exits_6_saying_busy)
+{
+    const char *randctl = getenv("RANDCTL") && *getenv("RANDCTL") ? getenv("RANDCTL")
+                                                                   : "build/randctl";
+    char err_path[128], err[256] = "";
+    int fds[MINE], status;
+    pid_t child;
+    FILE *f;
+
+    start_daemon_with("", NULL);
+    fill_uid0_prime_share(fds);
+    snprintf(err_path, sizeof(err_path), "%s/randctl.err", dir);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        int out = open("/dev/null", O_WRONLY), e = open(err_path, O_WRONLY | O_CREAT, 0600);
+
+        dup2(out, 1);
+        dup2(e, 2);
+        execl(randctl, "randctl", "--socket", sock, "prime", "16", (char *)NULL);
+        _exit(127);
+    }
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    f = fopen(err_path, "r");
+    ck_assert_ptr_nonnull(f);
+    (void)!fgets(err, sizeof(err), f);
+    fclose(f);
+    err[strcspn(err, "\n")] = '\0';
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 6 && strstr(err, "busy"),
+                  "randctl prime 16 with uid 0's share taken: status 0x%x, said \"%s\"; "
+                  "wanted exit 6 and busy", status, err);
+    close_all(fds, MINE);
+}
+END_TEST
+
 START_TEST(stale_socket_is_replaced_and_a_live_one_is_not_stolen)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -852,6 +1072,48 @@ START_TEST(timeout_and_nonblock_options_bound_a_call)
                      "daemon not ready (not seeded, or no healthy entropy source)");
     ck_assert_ptr_nonnull(strstr(randd_message(h), "no entropy source"));
     randd_close(h);
+}
+END_TEST
+
+/* A call refused for its arguments sent nothing: the next call on the handle gets its own
+ * reply, not the one the refused call left unread. */
+START_TEST(a_call_with_a_null_buffer_leaves_the_handle_usable)
+{
+    uint8_t buf[16] = { 0 }, prime[8] = { 0 };
+    randd_handle *h;
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_bytes(h, NULL, sizeof(buf)), -EINVAL);
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
+    ck_assert_int_eq(randd_prime(h, 64, NULL), -EINVAL);
+    ck_assert_int_eq(randd_prime(h, 64, prime), 0);
+    ck_assert_msg(prime[0] & 0x80 && prime[7] & 1,
+                  "PRIME 64 after a refused call: not a 64-bit prime");
+    randd_close(h);
+}
+END_TEST
+
+/* BYTES over 16 MiB goes as pipelined requests; each gets NOT_READY, and the replies the call
+ * did not read must not be taken by the next call as its own. */
+START_TEST(an_error_reply_mid_pipeline_leaves_the_handle_usable)
+{
+    size_t n = RANDD_MAX_BYTES * 2 + 1;
+    uint8_t *buf = malloc(n);
+    randd_handle *h;
+    char *json;
+    int rc;
+
+    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\n", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    randd_set_nonblock(h, 1);
+    ck_assert_int_eq(randd_bytes(h, buf, n), -(RANDD_ERR_STATUS + RANDD_NOT_READY));
+    rc = randd_status(h, &json);
+    ck_assert_msg(rc > 0, "STATUS after NOT_READY to three pipelined BYTES: %s",
+                  randd_strerror(rc));
+    free(json);
+    randd_close(h);
+    free(buf);
 }
 END_TEST
 
@@ -1324,6 +1586,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, pipelined_requests_are_answered_in_order);
     tcase_add_test(tc, prime_replies_are_primes_of_the_exact_size);
     tcase_add_test(tc, a_long_prime_search_does_not_hold_up_other_clients);
+    tcase_add_test(tc, prime_requests_beyond_a_uids_share_are_busy_and_other_uids_go_first);
+    tcase_add_test(tc, randctl_prime_over_the_share_exits_6_saying_busy);
     tcase_add_test(tc, randen_engine_serves_bytes_and_ranges);
     tcase_add_test(tc, two_hundred_concurrent_clients_are_served);
     tcase_add_test(tc, a_reader_that_stops_does_not_delay_others);
@@ -1335,6 +1599,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, clients_over_max_clients_are_told_busy);
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
+    tcase_add_test(tc, a_call_with_a_null_buffer_leaves_the_handle_usable);
+    tcase_add_test(tc, an_error_reply_mid_pipeline_leaves_the_handle_usable);
     tcase_add_test(tc, idle_clients_are_closed_after_idle_timeout);
     tcase_add_test(tc, running_out_of_descriptors_pauses_accept_without_spinning);
     tcase_add_test(tc, stalled_large_replies_keep_memory_small);

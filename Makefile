@@ -33,6 +33,9 @@ LIBS       = $(shell pkg-config --libs $(PKGS))
 # --- librandd -------------------------------------------------------------------
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# The entropy assessment (lib/entropy_assess*.c) serves the daemon and randctl, not clients:
+# it stays out of the shared library, whose exports are a promise.
+LIB_SO_OBJ := $(filter-out $(BUILD)/lib/entropy_assess%.o,$(LIB_OBJ))
 LIB_SONAME := librandd.so.0
 
 # --- randd ------------------------------------------------------------------------
@@ -74,7 +77,7 @@ $(BUILD)/librandd.a: $(LIB_OBJ)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/librandd.so: $(LIB_OBJ)
+$(BUILD)/librandd.so: $(LIB_SO_OBJ)
 	$(call say,LD,$@)
 	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 

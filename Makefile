@@ -60,7 +60,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check check-loaded test end-to-end unit-test check-asan check-valgrind check-units fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps check check-loaded test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -265,6 +265,11 @@ check-valgrind: deps
 
 check-units: all
 	tests/integration/test_units.sh
+
+# SP 800-90B: the assessment of NIST's 1,000,000-sample reference file (ringOsc) against
+# ea_non_iid's figures; longer than make check should take.
+check-assess-long: all $(BUILD)/tests/test_entropy_assess
+	RANDD_ASSESS_LONG=1 $(BUILD)/tests/test_entropy_assess
 
 # The shipped config (every key at its default) and a socket under build/, so no root needed.
 run: deps

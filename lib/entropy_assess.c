@@ -289,13 +289,14 @@ struct assessment {
     char what[64];
 };
 
-/* Relative cost per sample of each estimator, for the progress bar; the t-tuple's covers
- * LRS too. */
-static double cost(enum randd_ea_estimator e)
+/* Roughly the CPU time per sample of each estimator (ns, measured on binary and on 8-bit
+ * data), for the progress bar; the t-tuple's covers LRS too. */
+static double cost(enum randd_ea_estimator e, unsigned k)
 {
-    static const double per_sample[RANDD_EA_ESTIMATORS] = { 1, 1, 1, 2, 20, 0, 3, 3, 12, 12 };
+    static const double binary[RANDD_EA_ESTIMATORS] = { 1, 1, 1, 15, 80, 0, 30, 60, 180, 130 };
+    static const double wide[RANDD_EA_ESTIMATORS] = { 1, 1, 1, 15, 80, 0, 50, 10, 700, 350 };
 
-    return per_sample[e];
+    return k == 2 ? binary[e] : wide[e];
 }
 
 /* Whether e runs on a track over k symbols: the binary estimators only on binary data, and
@@ -313,7 +314,7 @@ static double track_work(size_t n, unsigned k)
 
     for (int e = 0; e < RANDD_EA_ESTIMATORS; e++)
         if (runs(e, k))
-            w += cost(e) * (double)n;
+            w += cost(e, k) * (double)n;
     return w;
 }
 
@@ -327,7 +328,7 @@ static int run_track(struct assessment *a, const struct track *t)
         snprintf(a->what, sizeof(a->what), "%s %s", t->name,
                  e == RANDD_EA_T_TUPLE ? "t-tuple and LRS" : randd_ea_names[e]);
         a->p.base = a->done / a->work;
-        a->p.span = cost(e) * (double)t->n / a->work;
+        a->p.span = cost(e, t->k) * (double)t->n / a->work;
         a->p.what = a->what;
         randd_ea_tick(&a->p, 0, 1);
         switch ((enum randd_ea_estimator)e) {
@@ -344,7 +345,7 @@ static int run_track(struct assessment *a, const struct track *t)
         case RANDD_EA_LZ78Y:       rc = randd_ea_lz78y(t->s, t->n, t->k, &t->h[e], &a->p); break;
         default: break;
         }
-        a->done += cost(e) * (double)t->n;
+        a->done += cost(e, t->k) * (double)t->n;
     }
     return rc;
 }

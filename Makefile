@@ -267,9 +267,12 @@ check-units: all
 	tests/integration/test_units.sh
 
 # SP 800-90B: the assessment of NIST's 1,000,000-sample reference file (ringOsc) against
-# ea_non_iid's figures; longer than make check should take.
+# ea_non_iid's figures, by the library and by randctl assess (timed); longer than make check
+# should take.
 check-assess-long: all $(BUILD)/tests/test_entropy_assess
 	RANDD_ASSESS_LONG=1 $(BUILD)/tests/test_entropy_assess
+	RANDCTL=$(BUILD)/randctl ASSESS_VECTORS="rand1_short rand4_short rand8_short ringOsc-nist" \
+	  tests/integration/test_assess.sh
 
 # The shipped config (every key at its default) and a socket under build/, so no root needed.
 run: deps

@@ -162,9 +162,10 @@ static void check_against_nist(const char *name)
     agree(&a, "H_original", r.h_original, want.h_original);
     agree(&a, "H_bitstring", r.h_bitstring, want.h_bitstring);
     agree(&a, "assessed min-entropy", r.h_assessed, want.assessed);
-    printf("test_entropy_assess: %s: %zu samples of %u bits, %d figures agree with ea_non_iid; "
-           "largest relative error %.2g (%s); %.2f s of CPU\n", name, n, r.bits, a.figures,
-           a.worst, a.worst_name, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+    printf("test_entropy_assess: %s: %zu samples of %u bit%s, %d figures agree with ea_non_iid; "
+           "largest relative error %.2g (%s); %.2f s of CPU\n", name, n, r.bits,
+           r.bits == 1 ? "" : "s", a.figures, a.worst, a.worst_name,
+           (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
     free(samples);
 }
 

@@ -361,8 +361,7 @@ static double track_min(const double *h, double cap)
 
 /* --- the assessment ------------------------------------------------------------------------- */
 
-/* The width of the largest value: ea_non_iid's rule when no width is given. */
-static unsigned width_of(const uint8_t *samples, size_t n)
+unsigned randd_ea_width(const uint8_t *samples, size_t n)
 {
     unsigned all = 0, w = 0;
 
@@ -387,7 +386,7 @@ int randd_ea_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned fl
         return -EINVAL;
     if (n > RANDD_EA_MAX_SAMPLES)
         return -E2BIG;
-    width = width_of(samples, n);
+    width = randd_ea_width(samples, n);
     if (bits && width > bits)
         return -ERANGE;
     bits = bits ? bits : width ? width : 1;

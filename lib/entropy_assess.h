@@ -67,6 +67,10 @@ struct randd_ea_result {
     double h_assessed;          /* bits per sample */
 };
 
+/* The width of the largest of n samples (0 when all are 0): the width ea_non_iid infers,
+ * and the least --bits that holds them. */
+unsigned randd_ea_width(const uint8_t *samples, size_t n);
+
 /* Called between and during the estimators: done in [0, 1], what is running now
  * ("bitstring LRS"). */
 typedef void randd_ea_progress_fn(void *arg, double done, const char *what);

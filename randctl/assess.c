@@ -80,17 +80,6 @@ static uint8_t *read_samples(const char *path, size_t *n)
     return buf;
 }
 
-static unsigned width_of(const uint8_t *s, size_t n)
-{
-    unsigned all = 0, w = 0;
-
-    for (size_t i = 0; i < n; i++)
-        all |= s[i];
-    while (all >> w)
-        w++;
-    return w;
-}
-
 /* --- the report ----------------------------------------------------------------------------- */
 
 static void print_estimate(double h)
@@ -167,7 +156,7 @@ static int run_assess(int argc, char **argv)
         fprintf(stderr, "randctl: %s: %s\n", path, strerror(errno));
         return EXIT_FAILED;
     }
-    width = width_of(samples, n);
+    width = randd_ea_width(samples, n);
     if (n == 0 || n > RANDD_EA_MAX_SAMPLES || (bits && width > bits)) {
         OPENSSL_clear_free(samples, n);
         if (n == 0)

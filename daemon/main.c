@@ -40,7 +40,7 @@ struct randd {
     const char *config_path;
     bool config_given;
     const char *socket_override;
-    struct source sources[3];
+    struct source sources[4];
     struct pool pool;
     struct kernel kernel;
     struct server server;
@@ -123,6 +123,30 @@ static int load_config(struct randd *r, struct config *out)
 
 /* --- sources --------------------------------------------------------------------- */
 
+/* jitter = auto runs it only where it is needed: when no other open source may be credited
+ * to the kernel (with the feed on), or when there is no other source at all. */
+static void open_jitter(struct randd *r, size_t n)
+{
+    bool creditable = false, needed;
+    char why[256];
+
+    for (size_t i = 0; i < n; i++)
+        creditable |= r->sources[i].kernel_creditable;
+    needed = n == 0 || (r->config.kernel_topup && !creditable);
+    if (r->config.jitter == JITTER_NO)
+        log_info("source jitter: off (jitter = no)");
+    else if (r->config.jitter == JITTER_AUTO && !needed)
+        log_info("source jitter: off (jitter = auto, and other sources cover the kernel feed)");
+    else if (source_jitter_open(&r->sources[n], r->config.jitter_oversampling, why,
+                                sizeof(why)) == 0) {
+        log_info("source jitter: on, crediting %.3g bits a sample until assessed",
+                 r->sources[n].entropy_per_byte);
+        pool_add_source(&r->pool, &r->sources[n]);
+    }
+    else
+        log_warning("source jitter: disabled: %s", why);
+}
+
 static void open_sources(struct randd *r)
 {
     char why[256];
@@ -144,6 +168,7 @@ static void open_sources(struct randd *r)
         pool_add_source(&r->pool, &r->sources[n++]);
     else
         log_info("source hwrng: not available: %s", why);
+    open_jitter(r, n);
 }
 
 /* --- status ------------------------------------------------------------------------ */
@@ -251,6 +276,31 @@ static void harvest_timer(void *arg)
 }
 
 static void kernel_timer(void *arg);
+
+/* An on-demand source (jitter) has a batch ready: take it in, and feed the kernel as soon as
+ * the material it waits for is complete. */
+static void source_ready(void *arg, int fd, uint32_t events)
+{
+    struct randd *r = arg;
+    uint64_t now = loop_now_ns();
+
+    (void)fd;
+    (void)events;
+    pool_harvest(&r->pool, now);
+    note_readiness(r);
+    if (pool_kernel_material_ready(&r->pool))
+        kernel_feed(&r->kernel, &r->pool, now);
+}
+
+static int watch_sources(struct randd *r)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < r->pool.nsources && rc == 0; i++)
+        if (r->pool.sources[i]->wake_fd >= 0)
+            rc = loop_add_fd(r->loop, r->pool.sources[i]->wake_fd, EPOLLIN, source_ready, r);
+    return rc;
+}
 
 static void schedule_kernel_feed(struct randd *r)
 {
@@ -428,7 +478,7 @@ static int start(struct randd *r)
                     strerror(r->pool.lock_errno));
     open_sources(r);
     r->loop = loop_new();
-    if (!r->loop || (rc = setup_signals(r)) < 0 ||
+    if (!r->loop || (rc = setup_signals(r)) < 0 || (rc = watch_sources(r)) < 0 ||
         (rc = server_start(&r->server, r->loop, &r->pool)) < 0 ||
         (rc = egd_start(&r->egd, r->loop, &r->pool, &r->server.stats.clients_now)) < 0) {
         log_err("event loop: %s", strerror(r->loop ? -rc : errno));

@@ -77,8 +77,12 @@ int pool_add_entropy(struct pool *p, const void *data, size_t len, unsigned bits
                      uint64_t now_ns);
 
 /* Conditioned material from kernel-creditable sources only. Harvests if needed; returns the
- * bits that may be credited (0: none available) and fills out[POOL_KERNEL_BYTES]. */
+ * bits that may be credited (0: none available) and fills out[POOL_KERNEL_BYTES]. When an
+ * on-demand source (jitter) is producing what is missing, returns 0 and the request stands:
+ * pool_kernel_pending() is then true until pool_kernel_material_ready() says to come back. */
 unsigned pool_take_kernel_material(struct pool *p, uint8_t out[POOL_KERNEL_BYTES],
                                    uint64_t now_ns);
+bool pool_kernel_pending(const struct pool *p);
+bool pool_kernel_material_ready(const struct pool *p);
 
 #endif

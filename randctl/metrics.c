@@ -44,7 +44,7 @@ static const char *const states[] = { "startup", "healthy", "quarantined" };
 
 static const char *number(const char *v)
 {
-    return !v ? NULL : !strcmp(v, "true") ? "1" : !strcmp(v, "false") ? "0" : v;
+    return !v || !strcmp(v, "null") ? NULL : !strcmp(v, "true") ? "1" : !strcmp(v, "false") ? "0" : v;
 }
 
 static void header(FILE *out, const char *name, const char *type, const char *help)
@@ -144,6 +144,16 @@ static void write_metrics(FILE *out, const struct json_flat *j)
                "Raw bytes from each source conditioned into the pool.", "bytes_used");
     per_source(out, j, "randd_source_health_failures_total", "counter",
                "SP 800-90B health test failures of each source.", "health_failures");
+    per_source(out, j, "randd_source_credited_bits_total", "counter",
+               "Bits of entropy credited from each source's raw bytes.", "credited_bits");
+    per_source(out, j, "randd_source_cpu_seconds_total", "counter",
+               "CPU time spent producing each source's samples (the jitter worker).",
+               "cpu_seconds");
+    per_source(out, j, "randd_source_entropy_per_byte", "gauge",
+               "Bits credited per raw byte of each source.", "entropy_per_byte");
+    per_source(out, j, "randd_source_assessed_entropy_per_byte", "gauge",
+               "Min-entropy per raw byte an assessment measured (absent until one has).",
+               "assessed_entropy_per_byte");
     labelled(out, j, "randd_requests_total", "Protocol v1 requests, by op.", "op", "requests",
              ops, sizeof(ops) / sizeof(ops[0]));
     labelled(out, j, "randd_replies_total", "Protocol v1 replies, by status.", "status",

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,6 +83,7 @@ struct jitter {
     uint64_t step;                   /* the clock's granularity, found at start */
     unsigned oversampling;           /* raw samples per credited bit */
     uint64_t *memory;                /* the loop's buffer: timing, not secrets */
+    bool memory_touched;             /* pages in use since the last release */
     uint64_t walk;                   /* the loop's state */
     uint64_t last_time, last_delta;
     int64_t last_delta2;
@@ -193,6 +195,16 @@ static void wake_loop(struct jitter *j)
     eventfd_write(j->efd, 1);
 }
 
+/* An idle daemon should not hold the loop's megabyte: the pages go back to the kernel when
+ * nothing is wanted, and come back zeroed (and cold, as they would be anyway) next time. */
+static void release_memory(struct jitter *j)
+{
+    if (!j->memory_touched)
+        return;
+    madvise(j->memory, JITTER_MEMORY_WORDS * sizeof(uint64_t), MADV_DONTNEED);
+    j->memory_touched = false;
+}
+
 static void *worker(void *arg)
 {
     struct jitter *j = arg;
@@ -200,12 +212,16 @@ static void *worker(void *arg)
     lower_priority();
     pthread_mutex_lock(&j->lock);
     for (;;) {
-        while (!j->stop && (!j->wanted || j->count == JITTER_RING))
+        while (!j->stop && (!j->wanted || j->count == JITTER_RING)) {
+            if (!j->wanted)
+                release_memory(j);
             pthread_cond_wait(&j->cond, &j->lock);
+        }
         if (j->stop)
             break;
         pthread_mutex_unlock(&j->lock);
         j->last_time = j->clock();   /* a pause since the last batch is not a delta */
+        j->memory_touched = true;
         fill_batch(j, &j->secret->work);
         pthread_mutex_lock(&j->lock);
         j->secret->ring[(j->head + j->count) % JITTER_RING] = j->secret->work;
@@ -306,7 +322,8 @@ static void free_jitter(struct jitter *j)
         randd_secure_free(j->secret, sizeof(*j->secret));
     if (j->efd >= 0)
         close(j->efd);
-    free(j->memory);
+    if (j->memory)
+        munmap(j->memory, JITTER_MEMORY_WORDS * sizeof(uint64_t));
     OPENSSL_cleanse(j, sizeof(*j));
     free(j);
 }
@@ -399,13 +416,17 @@ int source_jitter_init(struct source *s, unsigned oversampling, jitter_clock_fn 
     j->oversampling = oversampling ? oversampling : 1;
     j->walk = 0x243f6a8885a308d3ull;                     /* any start: the walk is public */
     j->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    j->memory = calloc(JITTER_MEMORY_WORDS, sizeof(uint64_t));
+    j->memory = mmap(NULL, JITTER_MEMORY_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (j->memory == MAP_FAILED)
+        j->memory = NULL;
     j->secret = randd_secure_alloc(sizeof(*j->secret), &lock_errno);
     if (j->efd < 0 || !j->memory || !j->secret) {
         snprintf(why, whylen, "%s", strerror(errno));
         free_jitter(j);
         return -ENOMEM;
     }
+    j->memory_touched = true;
     if ((rc = check_clock(j, why, whylen)) < 0) {
         free_jitter(j);
         return rc;

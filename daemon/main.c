@@ -11,6 +11,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "config.h"
 #include "egd.h"
 #include "kernel.h"
@@ -51,19 +52,25 @@ struct randd {
     bool notified_ready;
     uint64_t started_ns;
     uint64_t watchdog_ns;           /* half the systemd watchdog interval; 0: none */
+    const char *capture_source;     /* --capture: write raw samples and exit */
+    unsigned long long capture_count;
+    const char *capture_output;
 };
 
 static void usage(FILE *to)
 {
     fprintf(to,
             "usage: randd [--config FILE] [--socket PATH] [--foreground] [--check-config]\n"
-            "             [--version] [--help]\n"
+            "             [--capture SOURCE --count N --output FILE] [--version] [--help]\n"
             "  -c, --config FILE   configuration file (default " DEFAULT_CONFIG ";\n"
             "                      built-in defaults when that file does not exist)\n"
             "  -s, --socket PATH   client socket, overriding the config's socket\n"
             "  -f, --foreground    stay in the foreground, log to stderr (randd never forks;\n"
             "                      accepted for init scripts that pass it)\n"
             "      --check-config  validate the configuration and exit\n"
+            "      --capture SOURCE --count N --output FILE\n"
+            "                      write N raw samples of SOURCE (rdseed, hwrng, jitter or\n"
+            "                      getrandom), one per byte, for SP 800-90B tools, and exit\n"
             "  -V, --version       print the version and exit\n"
             "  -h, --help          print this help and exit\n");
 }
@@ -76,6 +83,9 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         { "socket", required_argument, NULL, 's' },
         { "foreground", no_argument, NULL, 'f' },
         { "check-config", no_argument, NULL, 'C' },
+        { "capture", required_argument, NULL, 'R' },
+        { "count", required_argument, NULL, 'N' },
+        { "output", required_argument, NULL, 'O' },
         { "version", no_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
         { 0 },
@@ -89,10 +99,17 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         case 's': r->socket_override = optarg; break;
         case 'f': break;
         case 'C': *check_only = true; break;
+        case 'R': r->capture_source = optarg; break;
+        case 'N': r->capture_count = strtoull(optarg, NULL, 10); break;
+        case 'O': r->capture_output = optarg; break;
         case 'V': printf("randd %s\n", RANDD_VERSION); return EXIT_SUCCESS;
         case 'h': usage(stdout); return EXIT_SUCCESS;
         default: usage(stderr); return 2;
         }
+    }
+    if (r->capture_source && (!r->capture_output || r->capture_count == 0)) {
+        fprintf(stderr, "randd: --capture needs --count N (N > 0) and --output FILE\n");
+        return 2;
     }
     if (optind < argc) {
         fprintf(stderr, "randd: unexpected argument: %s\n", argv[optind]);
@@ -122,6 +139,19 @@ static int load_config(struct randd *r, struct config *out)
 }
 
 /* --- sources --------------------------------------------------------------------- */
+
+static int run_capture(const struct randd *r)
+{
+    char why[512];
+    int rc = capture_run(&r->config, r->capture_source, r->capture_count, r->capture_output,
+                         why, sizeof(why));
+
+    if (rc < 0)
+        log_err("--capture: %s", why);
+    else
+        log_notice("captured %s", why);
+    return rc < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
 
 /* jitter = auto runs it only where it is needed: when no other open source may be credited
  * to the kernel (with the feed on), or when there is no other source at all. */
@@ -539,6 +569,8 @@ int main(int argc, char **argv)
         printf("%s: configuration OK\n", r.config_path);
         return EXIT_SUCCESS;
     }
+    if (r.capture_source)
+        return run_capture(&r);
     log_info("randd %s starting", RANDD_VERSION);
     r.server.listen_fd = -1;
     r.egd.fds[0] = r.egd.fds[1] = -1;

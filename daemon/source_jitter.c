@@ -84,7 +84,7 @@ struct jitter {
     unsigned oversampling;           /* raw samples per credited bit */
     uint64_t *memory;                /* the loop's buffer: timing, not secrets */
     bool memory_touched;             /* pages in use since the last release */
-    uint64_t walk;                   /* the loop's state */
+    uint64_t walk, walk_index;       /* the loop's state and address generator */
     uint64_t last_time, last_delta;
     int64_t last_delta2;
     unsigned stuck_run;
@@ -111,20 +111,26 @@ static uint64_t cpu_clock(void)
 
 /* Pointer chasing: each address depends on the word read before, so the accesses cannot
  * overlap and every cache or TLB miss, DRAM refresh and neighbour's eviction shows in the
- * time. The mixing step (a murmur3 finaliser round) is the "hash loop" of the design. */
+ * time. A full-period LCG drives the addresses (the word read only perturbs them), so the
+ * walk never settles into a short cycle that the cache holds: a walk driven by the data
+ * alone did, on a long capture, and its timing turned periodic. The mixing step (a murmur3
+ * finaliser round) is the "hash loop" of the design. */
 static void noise_loop(struct jitter *j)
 {
-    uint64_t w = j->walk;
+    uint64_t w = j->walk, x = j->walk_index, v = 0;
 
     for (unsigned i = 0; i < JITTER_ACCESSES; i++) {
-        size_t at = (size_t)(w >> 40) & (JITTER_MEMORY_WORDS - 1);
-        uint64_t v = j->memory[at];
+        size_t at;
 
+        x = x * 6364136223846793005ull + 1442695040888963407ull;   /* Knuth's MMIX LCG */
+        at = (size_t)((x >> 40) ^ (v & 0x3f)) & (JITTER_MEMORY_WORDS - 1);
+        v = j->memory[at];
         w = (w ^ v) * 0xff51afd7ed558ccdull;
         w ^= w >> 29;
         j->memory[at] = v + w;
     }
     j->walk = w;
+    j->walk_index = x;
 }
 
 /* One delta. Stuck (jitterentropy's test): the clock did not move, or the delta repeats

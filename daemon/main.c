@@ -23,6 +23,8 @@
 #include "server.h"
 #include "source.h"
 #include "status.h"
+#include "vmgenid.h"
+#include "generation.h"
 
 #include <systemd/sd-daemon.h>
 
@@ -46,6 +48,8 @@ struct randd {
     struct kernel kernel;
     struct server server;
     struct egd egd;
+    struct vmgenid vmgenid;
+    uint64_t *generation;           /* published beside the socket for librandd */
     struct loop *loop;
     int signal_fd;
     bool was_ready;
@@ -322,6 +326,41 @@ static void source_ready(void *arg, int fd, uint32_t events)
         kernel_feed(&r->kernel, &r->pool, now);
 }
 
+/* The kernel announced a new VM generation: reseed before any output, then tell clients
+ * (their in-process generators reseed before their next byte). The order matters: a client
+ * that sees the new generation asks a daemon that already refuses to serve the old state. */
+static void vm_generation_changed(void *arg, int fd, uint32_t events)
+{
+    struct randd *r = arg;
+
+    (void)fd;
+    (void)events;
+    if (vmgenid_read(&r->vmgenid) == 0)
+        return;
+    pool_vm_cloned(&r->pool, loop_now_ns());
+    note_readiness(r);
+    if (r->generation)
+        randd_generation_bump(r->generation);
+}
+
+/* Listens for vmgenid's uevents and publishes the generation word beside the socket. Neither
+ * is needed to serve: without them randd still catches a restore by its clock jump. */
+static void watch_vm_generation(struct randd *r)
+{
+    char path[PATH_MAX];
+    int rc = vmgenid_open(&r->vmgenid);
+
+    if (rc < 0)
+        log_warning("VM generation uevents: %s; a snapshot restore is noticed by the clock "
+                    "jump alone", strerror(-rc));
+    else if ((rc = loop_add_fd(r->loop, r->vmgenid.fd, EPOLLIN, vm_generation_changed, r)) < 0)
+        log_warning("VM generation uevents: %s", strerror(-rc));
+    if (randd_generation_path(r->server.path, path, sizeof(path)) < 0 ||
+        !(r->generation = randd_generation_publish(path)))
+        log_warning("%s: %s; clients' in-process generators will not learn of VM clones",
+                    path, strerror(errno));
+}
+
 static int watch_sources(struct randd *r)
 {
     int rc = 0;
@@ -514,6 +553,7 @@ static int start(struct randd *r)
         log_err("event loop: %s", strerror(r->loop ? -rc : errno));
         return -1;
     }
+    watch_vm_generation(r);
     r->server.status_json = status_text;
     r->server.status_ctx = r;
     if (sd_watchdog_enabled(0, &usec) > 0) {
@@ -545,6 +585,7 @@ static void stop(struct randd *r)
     sd_notify(0, "STOPPING=1");
     egd_close(&r->egd);
     server_close(&r->server);
+    vmgenid_close(&r->vmgenid);
     kernel_fini(&r->kernel);
     pool_fini(&r->pool);     /* wipes the generator and accumulators */
     if (r->loop)
@@ -574,6 +615,7 @@ int main(int argc, char **argv)
     log_info("randd %s starting", RANDD_VERSION);
     r.server.listen_fd = -1;
     r.egd.fds[0] = r.egd.fds[1] = -1;
+    r.vmgenid.fd = -1;
     if (start(&r) < 0 || loop_run(r.loop) < 0)
         rc = EXIT_FAILURE;
     else

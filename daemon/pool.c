@@ -271,6 +271,20 @@ static void check_clock_jump(struct pool *p)
     p->boot_offset_ns = offset;
 }
 
+void pool_vm_cloned(struct pool *p, uint64_t now_ns)
+{
+    p->vm_generations++;
+    p->credit = 0;
+    p->kernel_credit = 0;
+    if (p->seeded)
+        p->must_reseed = true;
+    for (size_t i = 0; i < p->nsources; i++)
+        source_discard(p->sources[i]);
+    log_notice("new VM generation (snapshot restored or cloned): reseeding from fresh input "
+               "before any output");
+    pool_harvest(p, now_ns);
+}
+
 int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
 {
     int rc;

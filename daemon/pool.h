@@ -38,6 +38,7 @@ struct pool {
     uint64_t last_reseed_ns;
     uint64_t bytes_since_reseed;
     uint64_t bytes_served;
+    uint64_t vm_generations;         /* new VM generations (clones, restores) announced */
     int lock_errno;                  /* 0 when the secrets are locked in memory */
 };
 
@@ -66,6 +67,12 @@ bool pool_any_starting(const struct pool *p);
 /* n bytes of output, or -EAGAIN when not ready. Reseeds first when due by volume, or after
  * a suspend or snapshot restore (CLOCK_BOOTTIME ran ahead of CLOCK_MONOTONIC). */
 int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns);
+
+/* The kernel announced a new VM generation (vmgenid): this state may now run in several
+ * clones. Credit gathered before is forgotten (every clone has the same), sources drop what
+ * they produced before, and no output is given until a reseed from fresh input, which a
+ * harvest attempts at once. */
+void pool_vm_cloned(struct pool *p, uint64_t now_ns);
 
 /* A byte source (lib/rngbc.h) over the generator, for a reply already cleared by
  * pool_ready(): per-call checks would cost more than RNG-BC-8's one-byte redraws. */

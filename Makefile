@@ -136,6 +136,19 @@ $(BUILD)/bench-prime: $(BUILD)/tests/bench/bench_prime.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+$(BUILD)/bench-jitter: $(BUILD)/tests/bench/bench_jitter.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# Debian's jitterentropy-rngd for bench-jitter's comparison, unpacked, never installed: the
+# package would enable a service that feeds the kernel for good. Only the binary comes out:
+# its etc/init.d would look like a dependency file to the -include below.
+JENT_RNGD := $(BUILD)/bench/jent/usr/sbin/jitterentropy-rngd
+$(JENT_RNGD): | $(BUILD)/bench/jent/
+	$(Q)cd $(BUILD)/bench/jent && rm -f *.deb && apt-get download -q jitterentropy-rngd 2>/dev/null && \
+	  dpkg-deb --fsys-tarfile jitterentropy-rngd_*.deb | tar -x ./usr/sbin/jitterentropy-rngd || \
+	  echo "bench: could not fetch jitterentropy-rngd"
+
 $(BUILD)/bench-daemon: $(BUILD)/tests/bench/bench_daemon.o
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^
@@ -280,8 +293,10 @@ run: deps
 	$(BUILD)/randd --foreground --config conf/randd.conf --socket $(abspath $(BUILD))/randd.sock
 
 bench: deps
-	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(BUILD)/bench-daemon
+	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(BUILD)/bench-daemon $(BUILD)/bench-jitter
+	@$(MAKE) --no-print-directory $(JENT_RNGD)
 	@set -e; for b in $(BENCH_BIN); do $$b; echo; done
+	$(BUILD)/bench-jitter $(BUILD)/randd $(JENT_RNGD)
 	RANDD=$(BUILD)/randd $(BUILD)/bench-daemon
 
 # The statistical batteries over daemon output (rngtest 1M blocks, dieharder -a, ent on

@@ -1007,7 +1007,7 @@ START_TEST(not_ready_daemon_answers_nonblock_with_not_ready)
     int waiting, other;
     struct pollfd pf;
 
-    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\n", NULL);
+    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\njitter = no\n", NULL);
     other = connect_raw();
     send_frame(other, 1, RANDD_OP_BYTES, RANDD_FLAG_NONBLOCK, 4, be32(b, 32), 4);
     check_status(other, RANDD_NOT_READY, "NONBLOCK before seeding");
@@ -1070,7 +1070,7 @@ START_TEST(timeout_and_nonblock_options_bound_a_call)
     randd_handle *h;
     uint8_t buf[32];
 
-    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\n", NULL);
+    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\njitter = no\n", NULL);
     ck_assert_int_eq(randd_open(&h, sock), 0);
     randd_set_timeout(h, 200);
     ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), -ETIMEDOUT);
@@ -1492,7 +1492,7 @@ START_TEST(egd_before_seeding_reports_nothing_and_blocking_reads_wait)
     int fd, waiting;
     struct pollfd pf;
 
-    start_egd_daemon("rdseed = no\ngetrandom = no\nhwrng = no\n");
+    start_egd_daemon("rdseed = no\ngetrandom = no\nhwrng = no\njitter = no\n");
     fd = connect_egd(false);
     ck_assert_int_eq(send(fd, "\x00\x01\x08", 3, 0), 3);
     read_exact(fd, buf, 5);

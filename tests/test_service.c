@@ -1112,7 +1112,7 @@ START_TEST(an_error_reply_mid_pipeline_leaves_the_handle_usable)
     char *json;
     int rc;
 
-    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\n", NULL);
+    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\njitter = no\n", NULL);
     ck_assert_int_eq(randd_open(&h, sock), 0);
     randd_set_nonblock(h, 1);
     ck_assert_int_eq(randd_bytes(h, buf, n), -(RANDD_ERR_STATUS + RANDD_NOT_READY));

@@ -320,19 +320,52 @@ static void listener_event(void *arg, int lfd, uint32_t events)
     }
 }
 
+/* --- idle clients ------------------------------------------------------------------- */
+
+/* Unlike protocol v1 clients, idle EGD clients are kept unless egd_idle_timeout is set:
+ * QEMU's rng-egd opens one connection for the VM's whole life (which may sit paused, or its
+ * guest not read, for hours), never notices that it was closed, and from then on its guest's
+ * reads hang. Keeping them costs little: a client holds one struct egd_client whatever it
+ * does (one command at a time, a reply of at most 256 bytes, no reading while the reply is
+ * unsent), and max_clients bounds how many there are.
+ *
+ * With a timeout the sweep runs every half timeout plus a second, so an idle client goes
+ * between one and one and a half timeouts after its last progress; one whose blocking read
+ * waits for the pool never does. A reload re-arms it for the new value (egd_reload). */
+static void arm_sweep(struct egd *e);
+
 static void sweep_idle(void *arg)
 {
     struct egd *e = arg;
-    uint64_t now = loop_now_ns(), limit = (uint64_t)e->config->idle_timeout * NS_PER_S;
+    uint64_t now = loop_now_ns(), limit = (uint64_t)e->config->egd_idle_timeout * NS_PER_S;
     struct egd_client *c = e->clients, *next;
 
+    e->sweep_timer = 0;
     for (; c && limit; c = next) {
         next = c->next;
         if (!c->waiting && now - c->last_progress_ns > limit)
             client_close(c);
     }
-    e->sweep_timer = e->config->idle_timeout
-                         ? loop_add_timer(e->loop, limit / 2 + NS_PER_S, sweep_idle, e) : 0;
+    arm_sweep(e);
+}
+
+/* Arms the sweep for the egd_idle_timeout in effect (none for 0), replacing an armed one. */
+static void arm_sweep(struct egd *e)
+{
+    unsigned timeout = e->config->egd_idle_timeout;
+    int id = 0;
+
+    loop_cancel_timer(e->loop, e->sweep_timer);
+    if (timeout && (e->fds[0] >= 0 || e->fds[1] >= 0))
+        id = loop_add_timer(e->loop, (uint64_t)timeout * NS_PER_S / 2 + NS_PER_S, sweep_idle, e);
+    e->sweep_timer = id > 0 ? id : 0;
+    e->sweep_timeout = timeout;
+}
+
+void egd_reload(struct egd *e)
+{
+    if (e->loop && e->config->egd_idle_timeout != e->sweep_timeout)
+        arm_sweep(e);
 }
 
 int egd_start(struct egd *e, struct loop *loop, struct pool *pool, unsigned *clients_now)
@@ -345,9 +378,7 @@ int egd_start(struct egd *e, struct loop *loop, struct pool *pool, unsigned *cli
     for (int i = 0; i < 2; i++)
         if (e->fds[i] >= 0 && loop_add_fd(loop, e->fds[i], EPOLLIN, listener_event, e) < 0)
             return -1;
-    if ((e->fds[0] >= 0 || e->fds[1] >= 0) && e->config->idle_timeout)
-        e->sweep_timer = loop_add_timer(loop, (uint64_t)e->config->idle_timeout * NS_PER_S,
-                                        sweep_idle, e);
+    arm_sweep(e);
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /* The Entropy Gathering Daemon protocol, for clients that already speak it (GnuPG, QEMU's
  * rng-egd, ekeyd-egd-linux): an optional Unix and a loopback TCP listener in the same
- * event loop, sharing the main server's client limit and slow-client rules. */
+ * event loop, sharing the main server's client limit. Idle clients have their own rule
+ * (egd_idle_timeout, off by default: QEMU keeps one connection for a VM's life). */
 #ifndef RANDD_EGD_H
 #define RANDD_EGD_H
 
@@ -36,7 +37,8 @@ struct egd {
     struct unix_socket bound;        /* the egd_socket file we bound: unlinked on exit */
     struct egd_client *clients;
     struct drain *drain;             /* connections closing after an unknown command */
-    int sweep_timer;
+    int sweep_timer;                 /* closes idle clients; 0: not armed */
+    unsigned sweep_timeout;          /* the egd_idle_timeout it was armed for */
     struct egd_stats stats;
 };
 
@@ -45,6 +47,8 @@ struct egd {
 int egd_open(struct egd *e, const struct config *config, const int *activated,
              int nactivated, char *why, size_t whylen);
 int egd_start(struct egd *e, struct loop *loop, struct pool *pool, unsigned *clients_now);
+/* After a reload: an egd_idle_timeout that changed applies from now on. */
+void egd_reload(struct egd *e);
 /* The pool became ready: blocking reads waiting for it are served. */
 void egd_pool_ready(struct egd *e);
 void egd_close(struct egd *e);

@@ -430,6 +430,7 @@ static void reload(struct randd *r)
     config_apply_live(&r->config, &fresh);
     r->pool.reseed_interval = r->config.reseed_interval;
     r->pool.reseed_bytes = r->config.reseed_bytes;
+    egd_reload(&r->egd);
     log_pending_restart(r);
     log_notice("reload: %s applied", r->config_path);
 }

@@ -49,6 +49,14 @@ DAEMON_LIBS   = $(shell pkg-config --libs $(DAEMON_PKGS)) -pthread -lm
 RANDCTL_SRC := $(wildcard randctl/*.c)
 RANDCTL_BIN := $(if $(RANDCTL_SRC),$(BUILD)/randctl)
 
+# --- the OpenSSL provider -----------------------------------------------------------
+# randd.so: librandd's client code linked in (its PIC objects), so it needs no librandd.so
+# at run time, and a version script that exports OSSL_provider_init alone.
+PROVIDER     := $(if $(wildcard provider/*.c),$(BUILD)/randd.so)
+PROVIDER_OBJ := $(BUILD)/provider/randd_provider.o $(BUILD)/lib/client.o $(BUILD)/lib/protocol.o
+MODULESDIR  ?= $(shell pkg-config --variable=modulesdir libcrypto 2>/dev/null || echo $(LIBDIR)/ossl-modules)
+DATADIR     ?= $(PREFIX)/share
+
 # --- tests and benchmarks ---------------------------------------------------------
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -61,7 +69,7 @@ BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: lib $(DAEMON_BIN) $(RANDCTL_BIN)
+all: lib $(DAEMON_BIN) $(RANDCTL_BIN) $(PROVIDER)
 
 lib: $(BUILD)/librandd.a $(BUILD)/librandd.so
 
@@ -77,6 +85,15 @@ $(BUILD)/librandd.a: $(LIB_OBJ)
 $(BUILD)/librandd.so: $(LIB_OBJ)
 	$(call say,LD,$@)
 	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/provider/%.o: provider/%.c | $(BUILD)/provider/
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -DRANDD_VERSION='"$(VERSION)"' -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(BUILD)/randd.so: $(PROVIDER_OBJ) provider/randd.map
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared $(LINK_HARD) -Wl,--no-undefined -Wl,--version-script=provider/randd.map \
+	  $(LDFLAGS) -o $@ $(PROVIDER_OBJ) $(LIBS) -pthread
 
 # Everything else is linked into position-independent executables.
 $(BUILD)/daemon/%.o: daemon/%.c | $(BUILD)/daemon/

@@ -299,8 +299,8 @@ static int run_batches(randd_handle *h, void *arg)
 
             sizes[n] = want < b->per_request ? want : b->per_request;
             req_len += sizes[n];
-            if (b->op == RANDD_OP_BYTES) {
-                encode_request(q, RANDD_OP_BYTES, h->flags, 4);
+            if (b->op != RANDD_OP_RANGE) {                  /* BYTES, SEED: u32 n */
+                encode_request(q, b->op, h->flags, 4);
                 q[8] = (uint8_t)(sizes[n] >> 24), q[9] = (uint8_t)(sizes[n] >> 16);
                 q[10] = (uint8_t)(sizes[n] >> 8), q[11] = (uint8_t)sizes[n];
                 qlen = 12;
@@ -330,6 +330,13 @@ static int run_batches(randd_handle *h, void *arg)
 int randd_bytes(randd_handle *h, void *buf, size_t n)
 {
     struct batch b = { RANDD_OP_BYTES, buf, n, RANDD_MAX_BYTES, NULL, 0 };
+
+    return n == 0 ? 0 : with_connection(h, run_batches, &b);
+}
+
+int randd_seed(randd_handle *h, void *buf, size_t n)
+{
+    struct batch b = { RANDD_OP_SEED, buf, n, RANDD_MAX_SEED, NULL, 0 };
 
     return n == 0 ? 0 : with_connection(h, run_batches, &b);
 }

@@ -124,6 +124,9 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(BU
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) -lm
 
+# test_provider dlopens randd.so, as OpenSSL does.
+$(BUILD)/tests/test_provider: | $(PROVIDER)
+
 $(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
@@ -181,7 +184,8 @@ check: deps
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
 test: all $(TEST_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so
-	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so; \
+	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
+	  RANDD_PROVIDER=$(BUILD)/randd.so; \
 	failed=; for t in $(TEST_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
@@ -210,7 +214,7 @@ end-to-end: all $(BUILD)/tests/test_service $(BUILD)/libfault.so
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
 
 unit-test: all $(TEST_BIN)
-	@for t in $(TEST_BIN); do $$t || exit 1; done
+	@export RANDD_PROVIDER=$(BUILD)/randd.so; for t in $(TEST_BIN); do $$t || exit 1; done
 
 # The whole suite built with AddressSanitizer and UndefinedBehaviorSanitizer, in its own
 # build directory; any report fails the run.

@@ -47,7 +47,7 @@ enum {
     R_KERNEL_FAILED,
     R_NOT_INSTANTIATED,
     R_STRENGTH_TOO_HIGH,
-    R_SEED_TOO_LONG,
+    R_SEED_LENGTH,
     R_HAS_PARENT,
     R_BAD_CONFIG,
     R_OUT_OF_MEMORY,
@@ -411,8 +411,12 @@ static size_t source_get_seed(void *ctx, unsigned char **out, int entropy, size_
         return 0;
     if (n < min_len)
         n = min_len;
+    if (n == 0) {
+        raise_error(s->provider, R_SEED_LENGTH, "a seed of no bytes asked for");
+        return 0;
+    }
     if (n > max_len || n > RANDD_MAX_SEED) {
-        raise_error(s->provider, R_SEED_TOO_LONG, "%zu bytes of seed, at most %zu "
+        raise_error(s->provider, R_SEED_LENGTH, "%zu bytes of seed, at most %zu "
                     "taken", n, max_len < RANDD_MAX_SEED ? max_len : (size_t)RANDD_MAX_SEED);
         return 0;
     }
@@ -534,7 +538,7 @@ static const OSSL_ITEM reason_strings[] = {
     { R_KERNEL_FAILED, "the kernel could not give a seed" },
     { R_NOT_INSTANTIATED, "seed source not instantiated" },
     { R_STRENGTH_TOO_HIGH, "strength above what randd offers" },
-    { R_SEED_TOO_LONG, "seed longer than allowed" },
+    { R_SEED_LENGTH, "seed length out of range" },
     { R_HAS_PARENT, "seed source given a parent" },
     { R_BAD_CONFIG, "bad randd provider configuration" },
     { R_OUT_OF_MEMORY, "out of memory" },

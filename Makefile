@@ -124,8 +124,13 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(BU
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) -lm
 
-# test_provider dlopens randd.so, as OpenSSL does.
+# test_provider dlopens randd.so, as OpenSSL does; tests/integration/test_provider.sh runs
+# provider-fork, a client of OpenSSL's RAND_bytes that forks.
 $(BUILD)/tests/test_provider: | $(PROVIDER)
+
+$(BUILD)/tests/provider-fork: $(BUILD)/tests/provider_fork.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
@@ -183,9 +188,9 @@ check: deps
 
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
-test: all $(TEST_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so
+test: all $(TEST_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so $(BUILD)/tests/provider-fork
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
-	  RANDD_PROVIDER=$(BUILD)/randd.so; \
+	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork; \
 	failed=; for t in $(TEST_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
@@ -198,7 +203,8 @@ test: all $(TEST_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so
 # keeps every core busy: a test that passes only because the machine was idle fails here.
 LOADED_RUNS ?= 2
 check-loaded: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/tests/test_service $(BUILD)/libfault.so
+	@$(MAKE) --no-print-directory all $(BUILD)/tests/test_service $(BUILD)/libfault.so \
+	  $(BUILD)/tests/provider-fork
 	@stress-ng --cpu 0 --cpu-method all --timeout 3600 --quiet & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; \
 	for run in $$(seq $(LOADED_RUNS)); do \
@@ -206,8 +212,9 @@ check-loaded: deps
 	  $(MAKE) --no-print-directory end-to-end || exit 1; \
 	done; echo "check-loaded: $(LOADED_RUNS) runs passed under load"
 
-end-to-end: all $(BUILD)/tests/test_service $(BUILD)/libfault.so
-	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so; \
+end-to-end: all $(BUILD)/tests/test_service $(BUILD)/libfault.so $(BUILD)/tests/provider-fork
+	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
+	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork; \
 	failed=; for t in $(BUILD)/tests/test_service $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
@@ -271,13 +278,16 @@ fuzz-coverage: deps
 	@set -e; mkdir -p $(BUILD)/fuzz/cov; $(foreach f,$(FUZZERS),$(call fuzz_coverage,$(f)))
 
 # The integration tests with the daemon under valgrind memcheck (errors or definite leaks
-# fail them: the tests require a clean exit on SIGTERM).
+# fail them: the tests require a clean exit on SIGTERM), and test_provider with randd.so in
+# valgrind's process (make check runs openssl and provider-fork with it under valgrind too).
 check-valgrind: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/tests/test_service
+	@$(MAKE) --no-print-directory all $(BUILD)/tests/test_service $(BUILD)/tests/test_provider
 	@export RANDD=tests/valgrind-randd RANDD_REAL=$(BUILD)/randd RANDCTL=$(BUILD)/randctl \
 	  CK_TIMEOUT_MULTIPLIER=4; \
 	failed=; for t in $(BUILD)/tests/test_service tests/integration/test_randd.sh \
 	  tests/integration/test_randctl.sh; do $$t || failed="$$failed $${t##*/}"; done; \
+	CK_FORK=no RANDD_PROVIDER=$(BUILD)/randd.so valgrind -q --error-exitcode=99 --leak-check=full \
+	  --errors-for-leak-kinds=definite $(BUILD)/tests/test_provider || failed="$$failed test_provider"; \
 	if [ -n "$$failed" ]; then echo "FAILED under valgrind:$$failed"; exit 1; fi; \
 	echo "integration tests clean under valgrind memcheck"
 

@@ -333,11 +333,14 @@ bench-plot: deps
 	@echo "bench-plot: $(BUILD)/bench/benchmark.png (data: $(BUILD)/bench/benchmark.csv)"
 
 # --- install -------------------------------------------------------------------------
-# The unit's ExecStart follows SBINDIR; /etc/randd.conf is never overwritten.
+# The unit's ExecStart follows SBINDIR; /etc/randd.conf is never overwritten. randd.so goes
+# where OpenSSL looks for providers: MODULESDIR, OpenSSL's own whatever the PREFIX.
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	  $(DESTDIR)$(INCDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR) \
-	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	  $(DESTDIR)$(MODULESDIR) $(DESTDIR)$(DATADIR)/randd \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 \
+	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
 	install -m 755 $(BUILD)/randd $(DESTDIR)$(SBINDIR)/randd
 	install -m 755 $(BUILD)/randctl $(DESTDIR)$(BINDIR)/randctl
 	install -m 644 $(BUILD)/librandd.so $(DESTDIR)$(LIBDIR)/librandd.so.$(VERSION)
@@ -357,6 +360,9 @@ install: all
 	install -m 644 man/librandd.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 man/randd.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 man/randd.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 $(BUILD)/randd.so $(DESTDIR)$(MODULESDIR)/randd.so
+	install -m 644 conf/openssl-randd.cnf $(DESTDIR)$(DATADIR)/randd/openssl-randd.cnf
+	install -m 644 man/randd-provider.7 $(DESTDIR)$(MANDIR)/man7/
 
 # Leaves /etc/randd.conf: it is the operator's.
 uninstall:
@@ -368,7 +374,9 @@ uninstall:
 	  $(DESTDIR)$(UNITDIR)/randd-egd.socket $(DESTDIR)$(UNITDIR)/randd-metrics.service \
 	  $(DESTDIR)$(UNITDIR)/randd-metrics.timer \
 	  $(DESTDIR)$(MANDIR)/man1/randctl.1 $(DESTDIR)$(MANDIR)/man3/librandd.3 \
-	  $(DESTDIR)$(MANDIR)/man5/randd.conf.5 $(DESTDIR)$(MANDIR)/man8/randd.8
+	  $(DESTDIR)$(MANDIR)/man5/randd.conf.5 $(DESTDIR)$(MANDIR)/man8/randd.8 \
+	  $(DESTDIR)$(MODULESDIR)/randd.so $(DESTDIR)$(DATADIR)/randd/openssl-randd.cnf \
+	  $(DESTDIR)$(MANDIR)/man7/randd-provider.7
 
 # --- packages --------------------------------------------------------------------------
 # Builds from a copy of the tracked sources with packaging/debian as debian/, then lintian.

@@ -1,10 +1,12 @@
 /* librandd's reply decoding (lib/client.c) against replies no randd would send, over a
  * socketpair: each gets a negative code, never a crash, a lie or a huge allocation.
- * Both cases were found by tests/fuzz/fuzz_reply.c. */
+ * Both cases were found by tests/fuzz/fuzz_reply.c. And a descriptor the program took back
+ * is left alone. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client_internal.h"
@@ -57,6 +59,30 @@ START_TEST(a_well_formed_status_reply_is_returned_whole)
 }
 END_TEST
 
+/* A program that closes librandd's descriptor and reuses the number for a file of its own
+ * must find its file untouched, and still open after randd_close. */
+START_TEST(a_descriptor_closed_and_reused_by_the_program_is_neither_written_nor_closed)
+{
+    char path[] = "/tmp/randd-client-XXXXXX", *json = NULL;
+    randd_handle *h;
+    int sv[2], fd;
+    struct stat st;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(randd_handle_from_fd(&h, sv[0]), 0);
+    close(sv[0]);
+    fd = mkstemp(path);
+    ck_assert_int_eq(fd, sv[0]);                        /* the number came back */
+    ck_assert_int_eq(randd_status(h, &json), -ENOTCONN);
+    randd_close(h);
+    ck_assert_int_eq(fstat(fd, &st), 0);                /* still open: not closed for us */
+    ck_assert_int_eq(st.st_size, 0);
+    close(fd);
+    close(sv[1]);
+    unlink(path);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("client");
@@ -65,6 +91,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, status_text_with_a_nul_byte_is_a_protocol_error);
     tcase_add_test(tc, status_reply_claiming_gigabytes_is_refused_before_allocating);
     tcase_add_test(tc, a_well_formed_status_reply_is_returned_whole);
+    tcase_add_test(tc, a_descriptor_closed_and_reused_by_the_program_is_neither_written_nor_closed);
     suite_add_tcase(s, tc);
     return s;
 }

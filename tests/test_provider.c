@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -704,6 +705,40 @@ START_TEST(a_forked_child_seeds_over_a_connection_of_its_own)
 }
 END_TEST
 
+/* A program that closes descriptors it did not open (closefrom() on becoming a daemon) and
+ * reuses the number: the next seed must not land in the program's file. */
+START_TEST(a_connection_the_program_closed_and_reused_is_left_alone)
+{
+    const char *const with[] = { "socket", daemon_.path, NULL };
+    char file[128];
+    bool from_daemon = false;
+    struct stat st;
+    void *ctx;
+    int next, fd;
+
+    daemon_start(SERVE);
+    load_provider(with);
+    ctx = new_source();
+    next = dup(STDIN_FILENO);                       /* the number the connection will get */
+    close(next);
+    ck_assert_uint_eq(seed_once(ctx, &from_daemon), 32);
+    close(next);                                    /* the program closes it... */
+    snprintf(file, sizeof(file), "%s/file", daemon_.dir);
+    fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ck_assert_int_eq(fd, next);                     /* ...and reuses the number */
+    ck_assert_uint_eq(seed_once(ctx, &from_daemon), 32);
+    ck_assert(from_daemon);
+    ck_assert_int_eq(atomic_load(&daemon_.connections), 2);
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    ck_assert_int_eq(st.st_size, 0);
+    prov.freectx(ctx);
+    prov.teardown(prov.provctx);                    /* closes its connection, not the file */
+    prov.teardown = NULL;
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    close(fd);
+}
+END_TEST
+
 /* A bad value fails every seed, naming the key: OpenSSL would hide a provider that failed
  * to start, and seed from the kernel without a word. */
 START_TEST(a_bad_setting_fails_every_seed_naming_the_key)
@@ -844,6 +879,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_hung_daemon_costs_at_most_the_timeout);
     tcase_add_test(tc, a_daemon_that_restarts_is_reconnected);
     tcase_add_test(tc, a_forked_child_seeds_over_a_connection_of_its_own);
+    tcase_add_test(tc, a_connection_the_program_closed_and_reused_is_left_alone);
     tcase_add_test(tc, a_bad_setting_fails_every_seed_naming_the_key);
     tcase_add_test(tc, evp_rand_runs_the_seed_source_and_a_ctr_drbg_on_top_of_it);
     tcase_add_test(tc, rand_bytes_seeds_from_randd_once_set_as_the_seed_source);

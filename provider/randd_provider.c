@@ -7,7 +7,6 @@
  * Sections: configuration, seeding (daemon, kernel, logging), the seed source's RAND
  * functions, the provider's own functions and OSSL_provider_init. */
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -17,6 +16,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/core.h>
@@ -40,6 +40,10 @@
 #define SEED_STRENGTH      256
 #define DEFAULT_TIMEOUT_MS 1000
 #define MAX_TIMEOUT_MS     60000
+/* After a timeout randd is left alone this long: a hung daemon costs one timeout, not one
+ * per forked child (a server forking a process per connection would pay it every time).
+ * systemd's watchdog restarts a hung randd within 30 s. */
+#define HUNG_BACKOFF_NS    (10ull * 1000000000u)
 
 /* Reason codes for OpenSSL's error queue; the texts are in reason_strings below. */
 enum {
@@ -81,6 +85,7 @@ struct provider {
     char bad_setting[256];         /* a key with a bad value: seeding fails, saying so */
     pthread_mutex_t daemon_lock;   /* daemon and every exchange over it */
     randd_handle *daemon;          /* NULL until the first seed, or while randd_open fails */
+    uint64_t hung_until_ns;        /* after a timeout: randd is not asked before this */
     atomic_bool fallback_logged;
 };
 
@@ -190,6 +195,14 @@ static bool read_settings(struct provider *p, const OSSL_DISPATCH *in)
  * kernel (fallback = kernel) or the seeding fails (fallback = none); never from anything
  * weaker. The next seed asks the daemon again, so a restarted randd is used at once. */
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* n bytes from the daemon over the provider's one connection (librandd reconnects after a
  * restart or a fork, and drops a connection that timed out). Returns 0 or a librandd error. */
 static int seed_from_daemon(struct provider *p, unsigned char *out, size_t n)
@@ -197,12 +210,15 @@ static int seed_from_daemon(struct provider *p, unsigned char *out, size_t n)
     int rc = 0;
 
     pthread_mutex_lock(&p->daemon_lock);
-    if (!p->daemon && (rc = randd_open(&p->daemon, p->settings.socket)) < 0)
+    if (now_ns() < p->hung_until_ns)
+        rc = -ETIMEDOUT;
+    else if (!p->daemon && (rc = randd_open(&p->daemon, p->settings.socket)) < 0)
         p->daemon = NULL;
-    if (p->daemon) {
+    if (rc == 0) {
         randd_set_timeout(p->daemon, p->settings.timeout_ms);
         randd_set_nonblock(p->daemon, 1);
-        rc = randd_seed(p->daemon, out, n);
+        if ((rc = randd_seed(p->daemon, out, n)) == -ETIMEDOUT)
+            p->hung_until_ns = now_ns() + HUNG_BACKOFF_NS;
     }
     pthread_mutex_unlock(&p->daemon_lock);
     return rc;

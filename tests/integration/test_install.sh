@@ -8,8 +8,9 @@ dest=$work/root
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 modulesdir=$(pkg-config --variable=modulesdir libcrypto)
 
-# A plain build, whatever flags the make running this test was given (check-asan's).
-unset MAKEFLAGS MAKELEVEL MFLAGS
+# A plain build, whatever flags the make running this test was given (check-asan's, which
+# also arrive as CFLAGS and LDFLAGS in the environment and would rebuild a stale build/).
+unset MAKEFLAGS MAKELEVEL MFLAGS CFLAGS LDFLAGS
 make -s install DESTDIR="$dest" PREFIX=/usr >/dev/null || fail "make install"
 want=$(sort <<EOF2
 /etc/randd.conf

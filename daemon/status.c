@@ -88,14 +88,12 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
 
 static void write_server(FILE *f, const struct server_stats *st)
 {
-    static const char *const ops[] = { "unknown", "bytes", "range", "status", "add_entropy",
-                                         "prime" };
-
     fprintf(f, "\"clients\":{\"connected\":%u,\"accepted\":%llu,\"busy\":%llu},\"requests\":{",
             st->clients_now, (unsigned long long)st->clients_accepted,
             (unsigned long long)st->clients_busy);
-    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-        fprintf(f, "%s\"%s\":%llu", i ? "," : "", ops[i], (unsigned long long)st->requests[i]);
+    for (int i = 0; i <= RANDD_OP_LAST; i++)
+        fprintf(f, "%s\"%s\":%llu", i ? "," : "", randd_op_name(i),
+                (unsigned long long)st->requests[i]);
     fputs("},\"replies\":{", f);
     for (int i = 0; i < RANDD_STATUS_COUNT; i++)
         fprintf(f, "%s\"%s\":%llu", i ? "," : "", randd_status_name(i),

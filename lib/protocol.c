@@ -66,17 +66,21 @@ int randd_check_header(const struct randd_header *h, char *why, size_t whylen)
     return RANDD_OK;
 }
 
-static int parse_bytes(const struct randd_header *h, const uint8_t *body,
-                       struct randd_request *req, char *why, size_t whylen)
+/* BYTES and SEED: one u32 n, 1 <= n <= max. */
+static int parse_count(const struct randd_header *h, const uint8_t *body,
+                       struct randd_request *req, uint32_t max, char *why, size_t whylen)
 {
+    const char *name = h->code == RANDD_OP_SEED ? "SEED" : "BYTES";
+
     if (h->length != 4)
-        return reject(RANDD_MALFORMED, why, whylen, "BYTES body is %u bytes, not 4", h->length);
+        return reject(RANDD_MALFORMED, why, whylen, "%s body is %u bytes, not 4", name,
+                      h->length);
     req->n = be32(body);
     if (req->n == 0)
-        return reject(RANDD_INVALID_ARGUMENT, why, whylen, "BYTES n = 0");
-    if (req->n > RANDD_MAX_BYTES)
-        return reject(RANDD_TOO_LARGE, why, whylen, "BYTES n = %u (at most %u)", req->n,
-                      RANDD_MAX_BYTES);
+        return reject(RANDD_INVALID_ARGUMENT, why, whylen, "%s n = 0", name);
+    if (req->n > max)
+        return reject(RANDD_TOO_LARGE, why, whylen, "%s n = %u (at most %u)", name, req->n,
+                      max);
     return RANDD_OK;
 }
 
@@ -151,7 +155,8 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
     req->op = h->code;
     req->flags = h->flags;
     switch (h->code) {
-    case RANDD_OP_BYTES: return parse_bytes(h, body, req, why, whylen);
+    case RANDD_OP_BYTES: return parse_count(h, body, req, RANDD_MAX_BYTES, why, whylen);
+    case RANDD_OP_SEED: return parse_count(h, body, req, RANDD_MAX_SEED, why, whylen);
     case RANDD_OP_RANGE: return parse_range(h, body, req, why, whylen);
     case RANDD_OP_ADD_ENTROPY: return parse_add_entropy(h, body, req, why, whylen);
     case RANDD_OP_PRIME: return parse_prime(h, body, req, why, whylen);
@@ -171,4 +176,13 @@ const char *randd_status_name(int status)
     };
 
     return status >= 0 && status < RANDD_STATUS_COUNT ? names[status] : "UNKNOWN_STATUS";
+}
+
+const char *randd_op_name(int op)
+{
+    static const char *const names[RANDD_OP_LAST + 1] = {
+        "unknown", "bytes", "range", "status", "add_entropy", "prime", "seed",
+    };
+
+    return op > 0 && op <= RANDD_OP_LAST ? names[op] : names[0];
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "protocol.h"
 #include "randctl.h"
 
 struct scalar {
@@ -36,10 +37,6 @@ static const struct scalar scalars[] = {
       "egd.unknown_commands" },
 };
 
-static const char *const ops[] = { "unknown", "bytes", "range", "status", "add_entropy" };
-static const char *const statuses[] = { "OK", "BAD_VERSION", "UNKNOWN_OP", "MALFORMED",
-                                        "TOO_LARGE", "INVALID_ARGUMENT", "NOT_PERMITTED",
-                                        "NOT_READY", "BUSY", "INTERNAL" };
 static const char *const states[] = { "startup", "healthy", "quarantined" };
 
 static const char *number(const char *v)
@@ -135,7 +132,7 @@ static void labelled(FILE *out, const struct json_flat *j, const char *name, con
 
 static void write_metrics(FILE *out, const struct json_flat *j)
 {
-    const char *v;
+    const char *ops[RANDD_OP_LAST + 1], *statuses[RANDD_STATUS_COUNT], *v;
 
     for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++) {
         if (!(v = number(json_get(j, scalars[i].path))))
@@ -167,6 +164,11 @@ static void write_metrics(FILE *out, const struct json_flat *j)
     per_source_scaled(out, j, "randd_source_assessed_ratio", "gauge",
                       "Min-entropy an assessment measured per raw byte, as a fraction of 8 bits "
                       "(absent until assessed).", "assessed_entropy_per_byte", 8);
+    /* The names come from the protocol's own tables, so a new op or status shows up here. */
+    for (int i = 0; i <= RANDD_OP_LAST; i++)
+        ops[i] = randd_op_name(i);
+    for (int i = 0; i < RANDD_STATUS_COUNT; i++)
+        statuses[i] = randd_status_name(i);
     labelled(out, j, "randd_requests_total", "Protocol v1 requests, by op.", "op", "requests",
              ops, sizeof(ops) / sizeof(ops[0]));
     labelled(out, j, "randd_replies_total", "Protocol v1 replies, by status.", "status",

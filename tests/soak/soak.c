@@ -149,10 +149,11 @@ static void make_request(struct request *q, uint64_t *s)
 
     memset(q, 0, sizeof(*q));
     q->want = RANDD_OK;
-    if (kind < 45) {                                   /* BYTES, mostly small */
-        uint32_t n = kind < 40 ? 1 + (uint32_t)(rnd(s) % 4096) : 1 + (uint32_t)(rnd(s) % (1u << 20));
+    if (kind < 45) {                       /* BYTES, mostly small; SEED, always small */
+        uint32_t n = kind < 40 ? 1 + (uint32_t)(rnd(s) % RANDD_MAX_SEED)
+                               : 1 + (uint32_t)(rnd(s) % (1u << 20));
 
-        q->op = RANDD_OP_BYTES;
+        q->op = kind < 3 ? RANDD_OP_SEED : RANDD_OP_BYTES;
         q->len = frame(q->buf, 1, q->op, 4);
         put32(q->buf + q->len, n), q->len += 4;
         q->reply_len = n;
@@ -181,7 +182,8 @@ static void make_request(struct request *q, uint64_t *s)
     } else {                                           /* malformed, each its own way */
         switch (kind % 5) {
         case 0:
-            q->op = (uint8_t)(6 + rnd(s) % 250), q->want = RANDD_UNKNOWN_OP;
+            q->op = (uint8_t)(RANDD_OP_LAST + 1 + rnd(s) % (255 - RANDD_OP_LAST));
+            q->want = RANDD_UNKNOWN_OP;
             q->len = frame(q->buf, 1, q->op, 0);
             break;
         case 1:
@@ -482,7 +484,6 @@ static uint64_t json_count(const char *json, const char *section, const char *ke
 
 int main(int argc, char **argv)
 {
-    static const char *const ops[MAX_OPS] = { "unknown", "bytes", "range", "status", "add_entropy", "prime" };
     double seconds = 600;
     int clients = 64, fds0, fds1, probe;
     const char *pid = getenv("RANDD_PID");
@@ -556,12 +557,13 @@ int main(int argc, char **argv)
         failure("RSS grew: %ld KiB at start, %ld max in the first half, %ld max overall", rss0,
                 rss_first_max, rss_max);
     for (int op = 0; op < MAX_OPS && after; op++) {
-        uint64_t delta = json_count(after, "\"requests\"", ops[op]) - json_count(before, "\"requests\"", ops[op]);
+        uint64_t delta = json_count(after, "\"requests\"", randd_op_name(op)) -
+                         json_count(before, "\"requests\"", randd_op_name(op));
 
         /* The first STATUS counted itself in "before"; everything since is ours. */
         if (delta != sent_ops[op])
             failure("STATUS counts %llu %s requests, the soak sent %llu", (unsigned long long)delta,
-                    ops[op], (unsigned long long)sent_ops[op]);
+                    randd_op_name(op), (unsigned long long)sent_ops[op]);
     }
     for (int st = 0; st < RANDD_STATUS_COUNT && after; st++) {
         uint64_t delta = json_count(after, "\"replies\"", randd_status_name(st)) -

@@ -40,6 +40,7 @@ struct randd {
     const char *config_path;
     bool config_given;
     const char *socket_override;
+    pid_t reload_pid;               /* --reload: the randd to signal; 0: run a daemon */
     struct source sources[3];
     struct pool pool;
     struct kernel kernel;
@@ -57,13 +58,16 @@ static void usage(FILE *to)
 {
     fprintf(to,
             "usage: randd [--config FILE] [--socket PATH] [--foreground] [--check-config]\n"
-            "             [--version] [--help]\n"
+            "             [--reload PID] [--version] [--help]\n"
             "  -c, --config FILE   configuration file (default " DEFAULT_CONFIG ";\n"
             "                      built-in defaults when that file does not exist)\n"
             "  -s, --socket PATH   client socket, overriding the config's socket\n"
             "  -f, --foreground    stay in the foreground, log to stderr (randd never forks;\n"
             "                      accepted for init scripts that pass it)\n"
             "      --check-config  validate the configuration and exit\n"
+            "      --reload PID    validate the configuration, then have the randd running as\n"
+            "                      PID re-read it (SIGHUP); an invalid file is not sent and\n"
+            "                      exits 1 (systemd's ExecReload= runs this)\n"
             "  -V, --version       print the version and exit\n"
             "  -h, --help          print this help and exit\n");
 }
@@ -76,11 +80,14 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         { "socket", required_argument, NULL, 's' },
         { "foreground", no_argument, NULL, 'f' },
         { "check-config", no_argument, NULL, 'C' },
+        { "reload", required_argument, NULL, 'R' },
         { "version", no_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
         { 0 },
     };
     int opt;
+    char *end;
+    long pid;
 
     r->config_path = DEFAULT_CONFIG;
     while ((opt = getopt_long(argc, argv, "c:s:fVh", options, NULL)) != -1) {
@@ -89,10 +96,24 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         case 's': r->socket_override = optarg; break;
         case 'f': break;
         case 'C': *check_only = true; break;
+        case 'R':
+            errno = 0;
+            pid = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || pid <= 1 || pid != (pid_t)pid) {
+                fprintf(stderr, "randd: --reload: not a daemon's process id: \"%s\"\n", optarg);
+                return 2;
+            }
+            r->reload_pid = (pid_t)pid;
+            break;
         case 'V': printf("randd %s\n", RANDD_VERSION); return EXIT_SUCCESS;
         case 'h': usage(stdout); return EXIT_SUCCESS;
         default: usage(stderr); return 2;
         }
+    }
+    if (*check_only && r->reload_pid) {
+        fprintf(stderr, "randd: --check-config and --reload: choose one (--reload checks too)\n");
+        usage(stderr);
+        return 2;
     }
     if (optind < argc) {
         fprintf(stderr, "randd: unexpected argument: %s\n", argv[optind]);
@@ -315,6 +336,20 @@ static void reload(struct randd *r)
     log_notice("reload: %s applied", r->config_path);
 }
 
+/* randd --reload PID, which the unit's ExecReload= runs: the file was checked before this, so
+ * a broken one fails the reload job (`systemctl reload` says so) and the daemon is never asked
+ * to read it. It needs nothing outside randd: no /bin/kill, which minimal systems lack. */
+static int request_reload(const struct randd *r)
+{
+    if (kill(r->reload_pid, SIGHUP) < 0) {
+        log_err("reload: randd (pid %ld): %s", (long)r->reload_pid, strerror(errno));
+        return EXIT_FAILURE;
+    }
+    log_info("reload: %s is valid; asked randd (pid %ld) to re-read it", r->config_path,
+             (long)r->reload_pid);
+    return EXIT_SUCCESS;
+}
+
 static void signal_ready(void *arg, int fd, uint32_t events)
 {
     struct randd *r = arg;
@@ -482,13 +517,19 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     log_init();
-    if (load_config(&r, &r.config) < 0)
+    if (load_config(&r, &r.config) < 0) {
+        if (r.reload_pid)
+            log_err("reload: %s rejected; randd (pid %ld) keeps its configuration",
+                    r.config_path, (long)r.reload_pid);
         return EXIT_FAILURE;
+    }
     r.reread = r.config;
     if (check_only) {
         printf("%s: configuration OK\n", r.config_path);
         return EXIT_SUCCESS;
     }
+    if (r.reload_pid)
+        return request_reload(&r);
     log_info("randd %s starting", RANDD_VERSION);
     r.server.listen_fd = -1;
     r.egd.fds[0] = r.egd.fds[1] = -1;

@@ -12,6 +12,8 @@ INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+# node_exporter's textfile directory (Debian's), where randd-metrics.service writes randd.prom.
+TEXTFILEDIR := /var/lib/prometheus/node-exporter
 
 # Debian 12 packages needed to build and test; `make deps` installs the missing ones.
 DEB_PACKAGES := gcc make pkg-config valgrind gdb libssl-dev libsystemd-dev libcap-dev check rng-tools5 \
@@ -306,7 +308,8 @@ bench-plot: deps
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	  $(DESTDIR)$(INCDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR) \
-	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+	  $(DESTDIR)$(TEXTFILEDIR)
 	install -m 755 $(BUILD)/randd $(DESTDIR)$(SBINDIR)/randd
 	install -m 755 $(BUILD)/randctl $(DESTDIR)$(BINDIR)/randctl
 	install -m 644 $(BUILD)/librandd.so $(DESTDIR)$(LIBDIR)/librandd.so.$(VERSION)

@@ -59,7 +59,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check check-loaded test end-to-end unit-test check-asan check-valgrind check-units fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps check check-loaded test end-to-end unit-test check-asan check-valgrind check-units check-systemd fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -265,6 +265,13 @@ check-valgrind: deps
 check-units: all
 	tests/integration/test_units.sh
 
+# The .debs under a real systemd: installed into a minimal Debian 12 root (debootstrapped once,
+# cached in build/systemd) booted with systemd-nspawn; boot order, notify, reload, watchdog,
+# socket activation, hardening, EGD sockets, metrics timer, poweroff. Root only.
+check-systemd: deb
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="debootstrap systemd-container"
+	tests/system/check-systemd.sh $(BUILD)
+
 # The shipped config (every key at its default) and a socket under build/, so no root needed.
 run: deps
 	@$(MAKE) --no-print-directory all
@@ -357,4 +364,5 @@ deb: deps
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# Not under build/systemd: check-systemd's container root has directories named *.d.
+-include $(shell find $(BUILD) -path $(BUILD)/systemd -prune -o -name '*.d' -print 2>/dev/null)

@@ -82,7 +82,7 @@ trap 'exit 130' INT; trap 'exit 143' TERM      # the EXIT trap stops the contain
 # if those pids are still its nspawn on this root and a container's init.
 exec 9>"$cache/lock"
 flock -n 9 || die "another check-systemd is running on $build"
-if read -r old_nspawn old_init <"$cache/container" 2>/dev/null; then
+if [ -f "$cache/container" ] && read -r old_nspawn old_init <"$cache/container"; then
     tr '\0' ' ' </proc/"$old_nspawn"/cmdline 2>/dev/null | grep -qF "systemd-nspawn -D $root " ||
         old_nspawn=
     tr '\0' '\n' </proc/"$old_init"/environ 2>/dev/null | grep -qx container=systemd-nspawn ||
@@ -106,9 +106,10 @@ find_init() {
 }
 
 # ct COMMAND...: runs COMMAND inside the container, as its root, with a clean environment;
-# one that hangs is killed after $WAIT seconds (status 124), so the test cannot.
+# one that hangs is killed after $WAIT seconds (status 124), so the test cannot (SIGKILL 5 s
+# later: a stopped process ignores the SIGTERM).
 ct() {
-    timeout "$WAIT" nsenter -t "$init" -a -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
+    timeout -k 5 "$WAIT" nsenter -t "$init" -a -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
 }
 # as_nobody COMMAND...: the same, as an ordinary unprivileged client.
 as_nobody() { ct setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
@@ -377,8 +378,10 @@ egd_clients " at boot"
 
 section "watchdog"
 wd=$(seconds_of "$(prop randd.service WatchdogUSec)")
-if [ "$wd" -gt 0 ]; then
-    pid=$(main_pid) restarts=$(prop randd.service NRestarts)
+pid=$(main_pid) restarts=$(prop randd.service NRestarts)
+if ! [[ $pid =~ ^[1-9][0-9]*$ ]]; then          # never kill 0: that is the caller's own group
+    fail "randd is not running (MainPID \"$pid\"): nothing to stop"
+elif [ "$wd" -gt 0 ]; then
     mark
     ct sh -c 'kill -STOP "$1"' sh "$pid"       # the shell's kill: the root has no kill(1)
     t0=$SECONDS

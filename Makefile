@@ -365,4 +365,4 @@ clean:
 	rm -rf $(BUILD)
 
 # Not under build/systemd: check-systemd's container root has directories named *.d.
--include $(shell find $(BUILD) -path $(BUILD)/systemd -prune -o -name '*.d' -print 2>/dev/null)
+-include $(shell find $(BUILD) -path $(BUILD)/systemd -prune -o -name '*.d' -type f -print 2>/dev/null)

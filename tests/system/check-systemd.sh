@@ -34,6 +34,7 @@ if [ "${1:-}" = --can-run ]; then
     exit
 fi
 build=${1:?usage: check-systemd.sh BUILD | --can-run}
+[ "$(id -u)" = 0 ] || { echo "FAIL: check-systemd needs root (debootstrap, systemd-nspawn)"; exit 1; }
 build=$(cd "$build" && pwd)
 cache=$build/systemd
 root=$cache/root

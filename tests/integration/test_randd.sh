@@ -68,10 +68,12 @@ wait_for_log 'reload: .* applied' && pass "SIGHUP with a good file applies it" |
 # before the SIGTERM sent after it, so the stand-in's status names the first signal it got.
 "$RANDD" --config "$work/randd.conf" --reload "$pid" >"$work/out" 2>&1 &&
     pass "--reload with a good file exits 0" || fail "--reload with a good file: $(cat "$work/out")"
+is_sleep() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = sleep ]; }
 applied_twice() { [ "$(grep -c 'reload: .* applied' "$work/log")" = 2 ]; }
 wait_for "a second 'applied' line in randd's log" applied_twice &&
     pass "--reload PID makes the daemon re-read its config" || fail "--reload not applied: $(cat "$work/log")"
 sleep 600 & standin=$!
+wait_for "the stand-in to be sleep (a signal before its exec is lost)" is_sleep "$standin"
 printf 'reseed_interval = often\n' >"$work/randd.conf"
 expect_exit 1 "--reload refuses a bad file" "$RANDD" --config "$work/randd.conf" --reload "$standin"
 expect_output "$work/randd.conf:1: reseed_interval: " "--reload names the bad file's line"
@@ -80,6 +82,7 @@ kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null; rc=$?
 [ "$rc" = 143 ] && pass "--reload sends nothing when the file is bad" || fail "the process got signal $((rc - 128)), not SIGTERM"
 printf 'reseed_interval = 45\n' >"$work/randd.conf"
 sleep 600 & standin=$!
+wait_for "the stand-in to be sleep (a signal before its exec is lost)" is_sleep "$standin"
 expect_exit 0 "--reload with a good file exits 0 (stand-in)" "$RANDD" --config "$work/randd.conf" --reload "$standin"
 kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null; rc=$?
 [ "$rc" = 129 ] && pass "--reload sends SIGHUP when the file is good" || fail "the process got signal $((rc - 128)), not SIGHUP"

@@ -1,4 +1,5 @@
-# randd build: librandd (lib/), the daemon (daemon/), randctl (randctl/), and the tests.
+# randd build: the public librandd (lib/), the internal archive of the daemon's engines
+# (internal/), the daemon (daemon/), randctl (randctl/), and the tests.
 # Everything built lands in build/. `make V=1` shows the commands; `make -j` is safe.
 # `make check` and `make run` first install missing Debian packages (`make deps`).
 
@@ -27,13 +28,26 @@ HARDEN    := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fno-strict-overflow
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(CFLAGS) -Ilib -MMD -MP \
              $(shell pkg-config --cflags $(PKGS))
+# Everything but the public library may use the internal engines.
+INTERNAL_CFLAGS = -Iinternal
 LINK_HARD := -Wl,-z,relro,-z,now -Wl,--as-needed
 LIBS       = $(shell pkg-config --libs $(PKGS))
 
-# --- librandd -------------------------------------------------------------------
+# --- librandd: the public library -------------------------------------------------
+# randd.h's client, the in-process generator, the protocol codec and what they need. The .so
+# exports randd.h's functions and nothing else (lib/librandd.map); the rest of lib/ is there
+# for the daemon and the tools too, through librandd.a.
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_SONAME := librandd.so.0
+LIB_MAP := lib/librandd.map
+
+# --- the internal archive: the daemon's engines ---------------------------------------
+# Cymric, Randen, RNG-BC-8, primes, Montgomery arithmetic and the self-tests: linked into
+# randd, randctl's benchmark and the tests, never installed, never part of librandd.
+INTERNAL_SRC := $(wildcard internal/*.c)
+INTERNAL_OBJ := $(INTERNAL_SRC:%.c=$(BUILD)/%.o)
+INTERNAL_LIB := $(BUILD)/librandd-internal.a
 
 # --- randd ------------------------------------------------------------------------
 # Every daemon module but main.c goes into an archive the unit tests link against too.
@@ -63,9 +77,10 @@ BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $
 
 all: lib $(DAEMON_BIN) $(RANDCTL_BIN)
 
-lib: $(BUILD)/librandd.a $(BUILD)/librandd.so
+lib: $(BUILD)/librandd.a $(BUILD)/librandd.so $(INTERNAL_LIB)
 
-# Library objects are position-independent so one set serves both the .a and the .so.
+# Library objects are position-independent so one set serves both the .a and the .so. The
+# public library sees lib/ only: it cannot reach into the engines by mistake.
 $(BUILD)/lib/%.o: lib/%.c | $(BUILD)/lib/
 	$(call say,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
@@ -74,20 +89,30 @@ $(BUILD)/librandd.a: $(LIB_OBJ)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/librandd.so: $(LIB_OBJ)
+$(BUILD)/librandd.so: $(LIB_OBJ) $(LIB_MAP)
 	$(call say,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=$(LIB_MAP) $(LINK_HARD) \
+	  $(LDFLAGS) -o $@ $(LIB_OBJ) $(LIBS)
+
+$(BUILD)/internal/%.o: internal/%.c | $(BUILD)/internal/
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) -fPIE -c -o $@ $<
+
+$(INTERNAL_LIB): $(INTERNAL_OBJ)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 # Everything else is linked into position-independent executables.
 $(BUILD)/daemon/%.o: daemon/%.c | $(BUILD)/daemon/
 	$(call say,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) -Idaemon -pthread -fPIE -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) $(DAEMON_CFLAGS) -Idaemon -pthread -fPIE -c -o $@ $<
 
 $(BUILD)/cli/%.o: randctl/%.c | $(BUILD)/cli/
 	$(call say,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) -Irandctl -fPIE -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) -Irandctl -fPIE -c -o $@ $<
 
-$(BUILD)/randctl: $(RANDCTL_SRC:randctl/%.c=$(BUILD)/cli/%.o) $(BUILD)/librandd.a
+# The internal archive for the benchmark's engine figures (Cymric, Randen beside AES).
+$(BUILD)/randctl: $(RANDCTL_SRC:randctl/%.c=$(BUILD)/cli/%.o) $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -pthread -lm
 
@@ -95,23 +120,23 @@ $(BUILD)/daemon.a: $(DAEMON_OBJ)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/randd: $(BUILD)/daemon/main.o $(DAEMON_LIB) $(BUILD)/librandd.a
+$(BUILD)/randd: $(BUILD)/daemon/main.o $(DAEMON_LIB) $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS)
 
 $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests/ $(BUILD)/tests/bench/ $(BUILD)/tests/stats/ $(BUILD)/tests/soak/
 	$(call say,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(DAEMON_CFLAGS) -Itests -Idaemon -fPIE -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) $(CHECK_CFLAGS) $(DAEMON_CFLAGS) -Itests -Idaemon -fPIE -c -o $@ $<
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(BUILD)/librandd.a
+$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) -lm
 
-$(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(BUILD)/librandd.a
+$(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
 
-$(BUILD)/bench-randen: $(BUILD)/tests/bench/bench_randen.o $(BUILD)/librandd.a
+$(BUILD)/bench-randen: $(BUILD)/tests/bench/bench_randen.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -125,11 +150,11 @@ $(BUILD)/libfault.so: tests/fault/libfault.c | $(BUILD)/
 	$(call say,CC,$<)
 	$(Q)$(CC) -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
 
-$(BUILD)/soak: $(BUILD)/tests/soak/soak.o $(BUILD)/librandd.a
+$(BUILD)/soak: $(BUILD)/tests/soak/soak.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -pthread
 
-$(BUILD)/bench-prime: $(BUILD)/tests/bench/bench_prime.o $(BUILD)/librandd.a
+$(BUILD)/bench-prime: $(BUILD)/tests/bench/bench_prime.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -137,7 +162,7 @@ $(BUILD)/bench-daemon: $(BUILD)/tests/bench/bench_daemon.o
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^
 
-$(BUILD)/bench-rdseed: $(BUILD)/tests/bench/bench_rdseed.o $(DAEMON_LIB) $(BUILD)/librandd.a
+$(BUILD)/bench-rdseed: $(BUILD)/tests/bench/bench_rdseed.o $(DAEMON_LIB) $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS)
 

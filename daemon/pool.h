@@ -67,7 +67,7 @@ bool pool_any_starting(const struct pool *p);
  * a suspend or snapshot restore (CLOCK_BOOTTIME ran ahead of CLOCK_MONOTONIC). */
 int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns);
 
-/* A byte source (lib/rngbc.h) over the generator, for a reply already cleared by
+/* A byte source (internal/rngbc.h) over the generator, for a reply already cleared by
  * pool_ready(): per-call checks would cost more than RNG-BC-8's one-byte redraws. */
 int pool_fill(void *pool, void *buf, size_t n);
 

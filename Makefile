@@ -235,7 +235,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURC
 FUZZERS := request config reply
 # Each harness, then the code it tests.
 FUZZ_SOURCES_request := tests/fuzz/fuzz_request.c lib/protocol.c
-FUZZ_SOURCES_config  := tests/fuzz/fuzz_config.c daemon/config.c
+FUZZ_SOURCES_config  := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c
 FUZZ_SOURCES_reply   := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SOURCES_request) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^

@@ -10,11 +10,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum config_engine { ENGINE_CYMRIC, ENGINE_RANDEN };
+#include "protocol.h"                  /* enum randd_engine and its names */
 
 struct config {
     char socket[108];                  /* sun_path size */
-    enum config_engine engine;         /* the generator that serves output */
+    enum randd_engine engine;          /* the generator that serves output */
     bool rdseed;
     bool getrandom;
     bool hwrng;

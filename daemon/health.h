@@ -7,13 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol.h"               /* enum randd_source_state: the states STATUS names */
+
 #define HEALTH_STARTUP_SAMPLES 1024     /* SP 800-90B 4.3: at least 1024 consecutive samples */
 #define HEALTH_ALPHA_LOG2      40       /* false alarm probability 2^-40 per test */
 #define HEALTH_BACKOFF_MIN_S   1
 #define HEALTH_BACKOFF_MAX_S   300
 #define HEALTH_FORGIVE_S       3600     /* healthy this long: back-off starts over at 1 s */
-
-enum health_state { HEALTH_STARTUP, HEALTH_HEALTHY, HEALTH_QUARANTINED };
 
 struct health {
     unsigned sample_bytes;          /* 1..8, big-endian within the buffer */
@@ -23,7 +23,7 @@ struct health {
     unsigned apt_cutoff;
     uint64_t rct_value, apt_value;
     unsigned rct_run, apt_count, apt_seen;
-    enum health_state state;
+    enum randd_source_state state;
     uint64_t startup_tested;        /* samples passed since the (re)start */
     uint64_t samples;               /* every sample tested */
     uint64_t failures;
@@ -37,17 +37,15 @@ struct health {
 void health_init(struct health *h, unsigned sample_bytes, double entropy);
 
 /* Tests one sample; returns the state after it. Ignored while quarantined. */
-enum health_state health_feed(struct health *h, uint64_t sample, uint64_t now_ns);
+enum randd_source_state health_feed(struct health *h, uint64_t sample, uint64_t now_ns);
 
 /* Tests a buffer as whole samples (a trailing partial sample is not tested). */
-enum health_state health_feed_buffer(struct health *h, const uint8_t *buf, size_t len,
-                                     uint64_t now_ns);
+enum randd_source_state health_feed_buffer(struct health *h, const uint8_t *buf,
+                                           size_t len, uint64_t now_ns);
 
 /* Quarantined and the back-off is over: time to re-run the start-up test. */
 int health_retry_due(const struct health *h, uint64_t now_ns);
 /* Starts a fresh start-up test. */
 void health_readmit(struct health *h, uint64_t now_ns);
-
-const char *health_state_name(enum health_state state);
 
 #endif

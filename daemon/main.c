@@ -167,11 +167,11 @@ static void log_status(struct randd *r)
         const struct source *s = p->sources[i];
 
         log_info("  source %s: %s, %llu bytes read, %llu used, %llu health failures%s%s",
-                 s->name, health_state_name(s->health.state),
+                 s->name, randd_source_state_name(s->health.state),
                  (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_used,
                  (unsigned long long)s->health.failures,
-                 s->health.state == HEALTH_QUARANTINED ? ": " : "",
-                 s->health.state == HEALTH_QUARANTINED ? s->health.reason : "");
+                 s->health.state == RANDD_SOURCE_QUARANTINED ? ": " : "",
+                 s->health.state == RANDD_SOURCE_QUARANTINED ? s->health.reason : "");
     }
     log_info("  pool: %s, %llu reseeds, last %.0f s ago, %llu bytes out",
              p->seeded ? "seeded" : "unseeded", (unsigned long long)p->reseeds,
@@ -417,9 +417,9 @@ static int start(struct randd *r)
         log_err("pool: %s", strerror(-rc));
         return -1;
     }
-    if (r->config.engine == ENGINE_RANDEN && (rc = pool_use_engine(&r->pool, POOL_RANDEN)) < 0) {
-        log_err("engine = randen: %s", rc == -ENOTSUP ? "this CPU has no AES-NI; use engine = cymric"
-                                                       : strerror(-rc));
+    if ((rc = pool_use_engine(&r->pool, r->config.engine)) < 0) {
+        log_err("engine = %s: %s", randd_engine_name(r->config.engine),
+                rc == -ENOTSUP ? "this CPU has no AES-NI; use engine = cymric" : strerror(-rc));
         return -1;
     }
     log_info("generator: %s", pool_engine_name(&r->pool));

@@ -61,13 +61,13 @@ void pool_add_source(struct pool *p, struct source *s)
         p->sources[p->nsources++] = s;
 }
 
-int pool_use_engine(struct pool *p, enum pool_engine engine)
+int pool_use_engine(struct pool *p, enum randd_engine engine)
 {
     int rc;
 
     if (p->seeded)
         return -EBUSY;
-    if (engine == POOL_RANDEN && (rc = randd_randen_init(&p->secret->randen)) < 0)
+    if (engine == RANDD_ENGINE_RANDEN && (rc = randd_randen_init(&p->secret->randen)) < 0)
         return rc;
     p->engine = engine;
     return 0;
@@ -75,19 +75,19 @@ int pool_use_engine(struct pool *p, enum pool_engine engine)
 
 const char *pool_engine_name(const struct pool *p)
 {
-    return p->engine == POOL_RANDEN ? "randen" : "cymric";
+    return randd_engine_name(p->engine);
 }
 
 /* The engine's seed and output: the rest of the pool does not care which it is. */
 static int engine_seed(struct pool *p, const uint8_t *material, size_t len)
 {
-    return p->engine == POOL_RANDEN ? randd_randen_seed(&p->secret->randen, material, len)
+    return p->engine == RANDD_ENGINE_RANDEN ? randd_randen_seed(&p->secret->randen, material, len)
                                     : randd_cymric_seed(&p->secret->gen, material, len);
 }
 
 static int engine_read(struct pool *p, void *out, size_t n)
 {
-    return p->engine == POOL_RANDEN ? randd_randen_generate(&p->secret->randen, out, n)
+    return p->engine == RANDD_ENGINE_RANDEN ? randd_randen_generate(&p->secret->randen, out, n)
                                     : randd_cymric_read(&p->secret->gen, out, n);
 }
 
@@ -150,7 +150,7 @@ static void harvest_source(struct pool *p, struct source *s, uint64_t now_ns)
             credit_batch(p, s, (size_t)got, now_ns);
         OPENSSL_cleanse(p->secret->raw, sizeof(p->secret->raw));
         if (got != 0 || s->bytes_read == read_before ||
-            s->health.state == HEALTH_QUARANTINED)
+            s->health.state == RANDD_SOURCE_QUARANTINED)
             break;
     }
 }
@@ -192,7 +192,7 @@ void pool_harvest(struct pool *p, uint64_t now_ns)
 bool pool_any_starting(const struct pool *p)
 {
     for (size_t i = 0; i < p->nsources; i++)
-        if (p->sources[i]->health.state == HEALTH_STARTUP)
+        if (p->sources[i]->health.state == RANDD_SOURCE_STARTUP)
             return true;
     return false;
 }

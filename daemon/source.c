@@ -27,7 +27,7 @@ void source_init(struct source *s, const char *name, const struct source_ops *op
 
 bool source_healthy(const struct source *s)
 {
-    return s->health.state == HEALTH_HEALTHY;
+    return s->health.state == RANDD_SOURCE_HEALTHY;
 }
 
 /* A device fed from user space (a FIFO, a pty, a USB TRNG's tty) keeps what its writer
@@ -63,10 +63,10 @@ static void discard_stale_input(struct source *s)
 
 ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns)
 {
-    enum health_state before = s->health.state;
+    enum randd_source_state before = s->health.state;
     ssize_t got;
 
-    if (before == HEALTH_QUARANTINED) {
+    if (before == RANDD_SOURCE_QUARANTINED) {
         if (!health_retry_due(&s->health, now_ns))
             return 0;
         log_info("source %s: retrying after quarantine (start-up test)", s->name);
@@ -87,11 +87,11 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
     s->bytes_read += (uint64_t)got;
     health_feed_buffer(&s->health, buf, (size_t)got, now_ns);
     switch (s->health.state) {
-    case HEALTH_QUARANTINED:
+    case RANDD_SOURCE_QUARANTINED:
         log_warning("source %s: quarantined: %s", s->name, s->health.reason);
         break;
-    case HEALTH_HEALTHY:
-        if (before == HEALTH_HEALTHY) {
+    case RANDD_SOURCE_HEALTHY:
+        if (before == RANDD_SOURCE_HEALTHY) {
             s->bytes_used += (uint64_t)got;
             return got;
         }

@@ -39,7 +39,7 @@ static void write_sources(FILE *f, const struct pool *p)
                    "\"health_failures\":%llu,"
                    "\"entropy_per_byte\":%.2f,\"kernel_creditable\":%s,"
                    "\"rct_cutoff\":%u,\"apt_cutoff\":%u,\"apt_window\":%u,\"reason\":",
-                health_state_name(s->health.state), (unsigned long long)s->bytes_read,
+                randd_source_state_name(s->health.state), (unsigned long long)s->bytes_read,
                 (unsigned long long)s->bytes_used, (unsigned long long)s->empty_reads,
                 (unsigned long long)s->read_errors, (unsigned long long)s->stale_discarded,
                 (unsigned long long)s->health.failures,
@@ -74,16 +74,15 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
     fputs("},", f);
 }
 
+/* Requests and replies keyed by protocol.h's names, the ones randctl metrics reads back. */
 static void write_server(FILE *f, const struct server_stats *st)
 {
-    static const char *const ops[] = { "unknown", "bytes", "range", "status", "add_entropy",
-                                         "prime" };
-
     fprintf(f, "\"clients\":{\"connected\":%u,\"accepted\":%llu,\"busy\":%llu},\"requests\":{",
             st->clients_now, (unsigned long long)st->clients_accepted,
             (unsigned long long)st->clients_busy);
-    for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-        fprintf(f, "%s\"%s\":%llu", i ? "," : "", ops[i], (unsigned long long)st->requests[i]);
+    for (int op = 0; op <= RANDD_OP_LAST; op++)
+        fprintf(f, "%s\"%s\":%llu", op ? "," : "", randd_op_name(op),
+                (unsigned long long)st->requests[op]);
     fputs("},\"replies\":{", f);
     for (int i = 0; i < RANDD_STATUS_COUNT; i++)
         fprintf(f, "%s\"%s\":%llu", i ? "," : "", randd_status_name(i),

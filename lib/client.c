@@ -226,7 +226,7 @@ static int read_reply(randd_handle *h, void *out, size_t want, char **text)
             rc = recv_all(h, sink, step);
             left -= step;
         }
-        return rc < 0 ? rc : -(RANDD_ERR_STATUS + r.code);
+        return rc < 0 ? rc : RANDD_ERR(r.code);
     }
     if (text) {
         if (r.length > MAX_TEXT_REPLY)
@@ -447,23 +447,9 @@ int randd_prime(randd_handle *h, unsigned bits, uint8_t *out)
 
 const char *randd_strerror(int err)
 {
-    static const char *const status_text[RANDD_STATUS_COUNT] = {
-        "success",
-        "protocol version not supported by the daemon",
-        "operation unknown to the daemon",
-        "malformed request",
-        "request too large",
-        "invalid argument",
-        "not permitted",
-        "daemon not ready (not seeded, or no healthy entropy source)",
-        "daemon busy (too many clients, or too many PRIME requests under way); "
-            "try again later",
-        "internal error in the daemon",
-    };
-
     if (err >= 0)
         return "success";
     if (-err >= RANDD_ERR_STATUS && -err < RANDD_ERR_STATUS + RANDD_STATUS_COUNT)
-        return status_text[-err - RANDD_ERR_STATUS];
+        return randd_status_text(-err - RANDD_ERR_STATUS);
     return strerror(-err);
 }

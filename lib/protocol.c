@@ -163,12 +163,84 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
     }
 }
 
+/* --- names ---------------------------------------------------------------------------------
+ * One table per set, indexed by the enum it names: a value added to an enum without its row
+ * fails to compile (the static asserts), so no list of names can drift from another. */
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *const op_names[] = {
+    [0] = "unknown",
+    [RANDD_OP_BYTES] = "bytes",
+    [RANDD_OP_RANGE] = "range",
+    [RANDD_OP_STATUS] = "status",
+    [RANDD_OP_ADD_ENTROPY] = "add_entropy",
+    [RANDD_OP_PRIME] = "prime",
+};
+_Static_assert(COUNT(op_names) == RANDD_OP_LAST + 1, "an op without a name");
+
+static const struct {
+    const char *name, *text;
+} statuses[] = {
+    [RANDD_OK] = { "OK", "success" },
+    [RANDD_BAD_VERSION] = { "BAD_VERSION", "protocol version not supported by the daemon" },
+    [RANDD_UNKNOWN_OP] = { "UNKNOWN_OP", "operation unknown to the daemon" },
+    [RANDD_MALFORMED] = { "MALFORMED", "malformed request" },
+    [RANDD_TOO_LARGE] = { "TOO_LARGE", "request too large" },
+    [RANDD_INVALID_ARGUMENT] = { "INVALID_ARGUMENT", "invalid argument" },
+    [RANDD_NOT_PERMITTED] = { "NOT_PERMITTED", "not permitted" },
+    [RANDD_NOT_READY] = { "NOT_READY",
+                          "daemon not ready (not seeded, or no healthy entropy source)" },
+    [RANDD_BUSY] = { "BUSY", "daemon busy (too many clients, or too many PRIME requests under "
+                             "way); try again later" },
+    [RANDD_INTERNAL] = { "INTERNAL", "internal error in the daemon" },
+};
+_Static_assert(COUNT(statuses) == RANDD_STATUS_COUNT, "a status without a name");
+
+static const char *const source_states[] = {
+    [RANDD_SOURCE_STARTUP] = "startup",
+    [RANDD_SOURCE_HEALTHY] = "healthy",
+    [RANDD_SOURCE_QUARANTINED] = "quarantined",
+};
+_Static_assert(COUNT(source_states) == RANDD_SOURCE_STATE_COUNT, "a state without a name");
+
+static const char *const engines[] = {
+    [RANDD_ENGINE_CYMRIC] = "cymric",
+    [RANDD_ENGINE_RANDEN] = "randen",
+};
+_Static_assert(COUNT(engines) == RANDD_ENGINE_COUNT, "an engine without a name");
+
+const char *randd_op_name(int op)
+{
+    return op > 0 && op <= RANDD_OP_LAST ? op_names[op] : op_names[0];
+}
+
 const char *randd_status_name(int status)
 {
-    static const char *const names[RANDD_STATUS_COUNT] = {
-        "OK", "BAD_VERSION", "UNKNOWN_OP", "MALFORMED", "TOO_LARGE", "INVALID_ARGUMENT",
-        "NOT_PERMITTED", "NOT_READY", "BUSY", "INTERNAL",
-    };
+    return status >= 0 && status < RANDD_STATUS_COUNT ? statuses[status].name
+                                                       : "UNKNOWN_STATUS";
+}
 
-    return status >= 0 && status < RANDD_STATUS_COUNT ? names[status] : "UNKNOWN_STATUS";
+const char *randd_status_text(int status)
+{
+    return status >= 0 && status < RANDD_STATUS_COUNT ? statuses[status].text
+                                                       : "unknown status from the daemon";
+}
+
+const char *randd_source_state_name(int state)
+{
+    return state >= 0 && state < RANDD_SOURCE_STATE_COUNT ? source_states[state] : "unknown";
+}
+
+const char *randd_engine_name(int engine)
+{
+    return engine >= 0 && engine < RANDD_ENGINE_COUNT ? engines[engine] : "unknown";
+}
+
+int randd_engine_from_name(const char *name)
+{
+    for (int i = 0; i < RANDD_ENGINE_COUNT; i++)
+        if (!strcmp(name, engines[i]))
+            return i;
+    return -1;
 }

@@ -1,10 +1,14 @@
-/* Wire protocol v1 (lib/PROTOCOL.md): constants, header encoding, and request validation.
- * Shared by the daemon and the client library; pure functions, no I/O. */
+/* Wire protocol v1 (lib/PROTOCOL.md): constants, header encoding, request validation, and
+ * the names STATUS speaks (ops, statuses, source states, engines), each set one enum and one
+ * table in protocol.c that the daemon's STATUS, randctl and the library all read. Shared by
+ * the daemon and the client library; pure functions, no I/O. */
 #ifndef RANDD_PROTOCOL_H
 #define RANDD_PROTOCOL_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "randd.h"                 /* enum randd_status */
 
 #define RANDD_PROTOCOL_VERSION   1
 #define RANDD_HEADER_BYTES       8
@@ -26,19 +30,7 @@ enum randd_op {
 #define RANDD_PRIME_MAX_BITS     4096
 #define RANDD_PRIME_PER_UID      4      /* PRIMEs queued or running per peer uid; more: BUSY */
 
-enum randd_status {
-    RANDD_OK = 0,
-    RANDD_BAD_VERSION = 1,
-    RANDD_UNKNOWN_OP = 2,
-    RANDD_MALFORMED = 3,
-    RANDD_TOO_LARGE = 4,
-    RANDD_INVALID_ARGUMENT = 5,
-    RANDD_NOT_PERMITTED = 6,
-    RANDD_NOT_READY = 7,
-    RANDD_BUSY = 8,
-    RANDD_INTERNAL = 9,
-};
-#define RANDD_STATUS_COUNT 10
+#define RANDD_STATUS_COUNT       (RANDD_INTERNAL + 1)   /* enum randd_status, randd.h */
 
 /* Request: version, op, flags. Reply: version, status, reserved (0). Both: body length. */
 struct randd_header {
@@ -76,6 +68,35 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
 /* Whether the framing can no longer be trusted after this header's error. */
 int randd_header_closes(const struct randd_header *h);
 
+/* --- names -------------------------------------------------------------------------------
+ * Each returns its set's name for a value, or a placeholder for a value outside the set. */
+
+/* STATUS's key for requests of op ("bytes", ...), as counted by op; op 0 stands for the
+ * unknown ops (RANDD_OP_LAST + 1 keys in all). */
+const char *randd_op_name(int op);
+
+/* "OK", "BAD_VERSION", ...: STATUS's key for replies of that status. */
 const char *randd_status_name(int status);
+/* What a status means, for people: randd_strerror's text. */
+const char *randd_status_text(int status);
+
+/* A source's state as STATUS gives it (sources[].state); daemon/health.c's state machine. */
+enum randd_source_state {
+    RANDD_SOURCE_STARTUP,             /* the start-up test (SP 800-90B 4.3) is running */
+    RANDD_SOURCE_HEALTHY,
+    RANDD_SOURCE_QUARANTINED,         /* failed a test; retried after a back-off */
+};
+#define RANDD_SOURCE_STATE_COUNT (RANDD_SOURCE_QUARANTINED + 1)
+const char *randd_source_state_name(int state);
+
+/* The generators the daemon serves from (the engine key, STATUS's pool.engine). */
+enum randd_engine {
+    RANDD_ENGINE_CYMRIC,              /* the default */
+    RANDD_ENGINE_RANDEN,              /* AES-NI only */
+};
+#define RANDD_ENGINE_COUNT (RANDD_ENGINE_RANDEN + 1)
+const char *randd_engine_name(int engine);
+/* The engine called name, or -1. */
+int randd_engine_from_name(const char *name);
 
 #endif

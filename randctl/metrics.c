@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "protocol.h"
 #include "randctl.h"
 
 struct scalar {
@@ -35,12 +36,6 @@ static const struct scalar scalars[] = {
     { "randd_egd_unknown_commands_total", "counter", "EGD connections closed for an unknown command.",
       "egd.unknown_commands" },
 };
-
-static const char *const ops[] = { "unknown", "bytes", "range", "status", "add_entropy" };
-static const char *const statuses[] = { "OK", "BAD_VERSION", "UNKNOWN_OP", "MALFORMED",
-                                        "TOO_LARGE", "INVALID_ARGUMENT", "NOT_PERMITTED",
-                                        "NOT_READY", "BUSY", "INTERNAL" };
-static const char *const states[] = { "startup", "healthy", "quarantined" };
 
 static const char *number(const char *v)
 {
@@ -99,26 +94,29 @@ static void source_states(FILE *out, const struct json_flat *j)
             break;
         snprintf(path, sizeof(path), "sources[%d].state", i);
         state = json_get(j, path);
-        for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
+        for (int s = 0; s < RANDD_SOURCE_STATE_COUNT; s++) {
+            const char *name = randd_source_state_name(s);
+
             fputs("randd_source_state{source=\"", out);
             label_value(out, source);
-            fprintf(out, "\",state=\"%s\"} %d\n", states[s], state && !strcmp(state, states[s]));
+            fprintf(out, "\",state=\"%s\"} %d\n", name, state && !strcmp(state, name));
         }
     }
 }
 
+/* One counter per name of a set (protocol.h's tables: STATUS writes the same keys). */
 static void labelled(FILE *out, const struct json_flat *j, const char *name, const char *help,
-                     const char *label, const char *prefix, const char *const *keys, size_t n)
+                     const char *label, const char *prefix, const char *(*key)(int), int n)
 {
     char path[96];
 
     header(out, name, "counter", help);
-    for (size_t i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) {
         const char *v;
 
-        snprintf(path, sizeof(path), "%s.%s", prefix, keys[i]);
+        snprintf(path, sizeof(path), "%s.%s", prefix, key(i));
         if ((v = number(json_get(j, path))))
-            fprintf(out, "%s{%s=\"%s\"} %s\n", name, label, keys[i], v);
+            fprintf(out, "%s{%s=\"%s\"} %s\n", name, label, key(i), v);
     }
 }
 
@@ -145,9 +143,9 @@ static void write_metrics(FILE *out, const struct json_flat *j)
     per_source(out, j, "randd_source_health_failures_total", "counter",
                "SP 800-90B health test failures of each source.", "health_failures");
     labelled(out, j, "randd_requests_total", "Protocol v1 requests, by op.", "op", "requests",
-             ops, sizeof(ops) / sizeof(ops[0]));
+             randd_op_name, RANDD_OP_LAST + 1);
     labelled(out, j, "randd_replies_total", "Protocol v1 replies, by status.", "status",
-             "replies", statuses, sizeof(statuses) / sizeof(statuses[0]));
+             "replies", randd_status_name, RANDD_STATUS_COUNT);
 }
 
 /* Writes next to path and renames over it, so a collector never reads half a file. */

@@ -46,7 +46,7 @@ START_TEST(defaults_are_the_documented_ones)
     ck_assert_uint_eq(c.max_clients, 1024);
     ck_assert_uint_eq(c.idle_timeout, 300);
     ck_assert_str_eq(c.trusted_group, "");
-    ck_assert_int_eq(c.engine, ENGINE_CYMRIC);
+    ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
 }
 END_TEST
 
@@ -70,9 +70,9 @@ START_TEST(values_comments_and_whitespace_are_parsed)
     ck_assert_str_eq(c.egd_listen, "127.0.0.2:8888");
     ck_assert_int_eq(parse(&c, "egd_listen = [::1]:7777\n"), 0);
     ck_assert_int_eq(parse(&c, "engine = randen\n"), 0);
-    ck_assert_int_eq(c.engine, ENGINE_RANDEN);
+    ck_assert_int_eq(c.engine, RANDD_ENGINE_RANDEN);
     ck_assert_int_eq(parse(&c, "engine = cymric\n"), 0);
-    ck_assert_int_eq(c.engine, ENGINE_CYMRIC);
+    ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
 }
 END_TEST
 

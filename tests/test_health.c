@@ -47,10 +47,10 @@ START_TEST(cutoffs_follow_sp800_90b_at_alpha_2_to_minus_40)
 }
 END_TEST
 
-static enum health_state feed_words(struct health *h, uint64_t (*next)(uint64_t *), uint64_t *st,
-                                    int n, uint64_t now)
+static enum randd_source_state feed_words(struct health *h, uint64_t (*next)(uint64_t *),
+                                          uint64_t *st, int n, uint64_t now)
 {
-    for (int i = 0; i < n && h->state != HEALTH_QUARANTINED; i++)
+    for (int i = 0; i < n && h->state != RANDD_SOURCE_QUARANTINED; i++)
         health_feed(h, next(st), now);
     return h->state;
 }
@@ -66,11 +66,11 @@ START_TEST(good_data_passes_startup_and_a_million_samples)
 
     health_init(&h, 8, 32);
     feed_words(&h, splitmix64, &st, HEALTH_STARTUP_SAMPLES - 1, 0);
-    ck_assert_str_eq(health_state_name(h.state), "startup");
+    ck_assert_str_eq(randd_source_state_name(h.state), "startup");
     feed_words(&h, splitmix64, &st, 1, 0);
-    ck_assert_str_eq(health_state_name(h.state), "healthy");
+    ck_assert_str_eq(randd_source_state_name(h.state), "healthy");
     feed_words(&h, splitmix64, &st, 1000000, 0);
-    ck_assert_msg(h.state == HEALTH_HEALTHY, "false alarm: %s", h.reason);
+    ck_assert_msg(h.state == RANDD_SOURCE_HEALTHY, "false alarm: %s", h.reason);
 }
 END_TEST
 
@@ -80,10 +80,10 @@ START_TEST(stuck_words_fail_the_repetition_count_test)
     uint64_t st = 0;
 
     health_init(&h, 8, 32);
-    ck_assert_int_eq(feed_words(&h, zero, &st, 3, 0), HEALTH_QUARANTINED);
+    ck_assert_int_eq(feed_words(&h, zero, &st, 3, 0), RANDD_SOURCE_QUARANTINED);
     ck_assert_ptr_nonnull(strstr(h.reason, "repetition count test: 0x0000000000000000"));
     health_init(&h, 8, 32);
-    ck_assert_int_eq(feed_words(&h, ones, &st, 3, 0), HEALTH_QUARANTINED);
+    ck_assert_int_eq(feed_words(&h, ones, &st, 3, 0), RANDD_SOURCE_QUARANTINED);
     ck_assert_ptr_nonnull(strstr(h.reason, "0xffffffffffffffff repeated 3 times"));
 }
 END_TEST
@@ -94,7 +94,7 @@ START_TEST(short_cycles_fail_the_adaptive_proportion_test)
     uint64_t st = 0;
 
     health_init(&h, 8, 32);
-    ck_assert_int_eq(feed_words(&h, period, &st, 100, 0), HEALTH_QUARANTINED);
+    ck_assert_int_eq(feed_words(&h, period, &st, 100, 0), RANDD_SOURCE_QUARANTINED);
     ck_assert_ptr_nonnull(strstr(h.reason, "adaptive proportion test"));
     ck_assert_uint_le(h.samples, 5);
 }
@@ -120,10 +120,10 @@ START_TEST(quarantine_backs_off_and_readmits_only_after_a_fresh_startup)
     }
     ck_assert_uint_eq(h.backoff_s, HEALTH_BACKOFF_MAX_S);
     health_readmit(&h, t);
-    ck_assert_str_eq(health_state_name(h.state), "startup");
-    ck_assert_int_eq(health_feed(&h, 0, t), HEALTH_STARTUP);   /* fresh counters */
+    ck_assert_str_eq(randd_source_state_name(h.state), "startup");
+    ck_assert_int_eq(health_feed(&h, 0, t), RANDD_SOURCE_STARTUP);   /* fresh counters */
     feed_words(&h, splitmix64, &st, HEALTH_STARTUP_SAMPLES, t);
-    ck_assert_str_eq(health_state_name(h.state), "healthy");
+    ck_assert_str_eq(randd_source_state_name(h.state), "healthy");
 }
 END_TEST
 
@@ -135,7 +135,7 @@ START_TEST(samples_while_quarantined_are_ignored)
     health_init(&h, 8, 32);
     feed_words(&h, zero, &st, 3, 0);
     feed_words(&h, splitmix64, &st, 5000, 0);
-    ck_assert_str_eq(health_state_name(h.state), "quarantined");
+    ck_assert_str_eq(randd_source_state_name(h.state), "quarantined");
     ck_assert_uint_eq(h.samples, 3);
 }
 END_TEST
@@ -146,9 +146,9 @@ START_TEST(buffers_are_cut_into_samples_of_the_declared_width)
     uint8_t buf[24] = { 0 };
 
     health_init(&h, 8, 32);
-    ck_assert_int_eq(health_feed_buffer(&h, buf, 23, 0), HEALTH_STARTUP);   /* 2 samples */
+    ck_assert_int_eq(health_feed_buffer(&h, buf, 23, 0), RANDD_SOURCE_STARTUP);   /* 2 samples */
     ck_assert_uint_eq(h.samples, 2);
-    ck_assert_int_eq(health_feed_buffer(&h, buf, 8, 0), HEALTH_QUARANTINED);
+    ck_assert_int_eq(health_feed_buffer(&h, buf, 8, 0), RANDD_SOURCE_QUARANTINED);
 }
 END_TEST
 

@@ -36,15 +36,15 @@ static void check_admitted_and_usable(struct source *s)
     uint8_t buf[512];
     ssize_t got = 0;
 
-    while (s->health.state == HEALTH_STARTUP && seconds_now() < end) {
+    while (s->health.state == RANDD_SOURCE_STARTUP && seconds_now() < end) {
         uint64_t before = s->bytes_read;
 
         ck_assert_int_ge(source_harvest(s, buf, sizeof(buf), 1), 0);
         if (s->bytes_read == before)
             usleep(5000);                /* polling interval */
     }
-    ck_assert_msg(s->health.state == HEALTH_HEALTHY, "%s is %s after %llu bytes: %s", s->name,
-                  health_state_name(s->health.state), (unsigned long long)s->bytes_read,
+    ck_assert_msg(s->health.state == RANDD_SOURCE_HEALTHY, "%s is %s after %llu bytes: %s", s->name,
+                  randd_source_state_name(s->health.state), (unsigned long long)s->bytes_read,
                   s->health.reason);
     for (end = seconds_now() + 60; got == 0 && seconds_now() < end;) {
         got = source_harvest(s, buf, sizeof(buf), 2);
@@ -156,27 +156,28 @@ START_TEST(hwrng_fifo_retry_discards_what_was_queued_while_quarantined)
     rmdir(dir);
 
     write_noise(writer, 2048 + 1024);               /* start-up test and a healthy batch */
-    while (src.health.state == HEALTH_STARTUP && src.bytes_read < 2048)
+    while (src.health.state == RANDD_SOURCE_STARTUP && src.bytes_read < 2048)
         ck_assert_int_ge(source_harvest(&src, buf, sizeof(buf), t), 0);
-    ck_assert_str_eq(health_state_name(src.health.state), "healthy");
+    ck_assert_str_eq(randd_source_state_name(src.health.state), "healthy");
     while (source_harvest(&src, buf, sizeof(buf), t) > 0)
         ;
 
     write_all(writer, zeros, sizeof(zeros));        /* sticks; all of it queued at once */
     ck_assert_int_eq(source_harvest(&src, buf, sizeof(buf), t), 0);
-    ck_assert_str_eq(health_state_name(src.health.state), "quarantined");
+    ck_assert_str_eq(randd_source_state_name(src.health.state), "quarantined");
     ck_assert_uint_eq(src.health.failures, 1);
 
     t += (HEALTH_BACKOFF_MIN_S + 1) * 1000000000ull;  /* the retry: the queue goes first */
     ck_assert_int_eq(source_harvest(&src, buf, sizeof(buf), t), 0);
     ck_assert_uint_eq(src.stale_discarded, sizeof(zeros) - sizeof(buf));
-    ck_assert_str_eq(health_state_name(src.health.state), "startup");
+    ck_assert_str_eq(randd_source_state_name(src.health.state), "startup");
 
     write_noise(writer, 2048);                      /* recovered */
-    while (src.health.state == HEALTH_STARTUP && source_harvest(&src, buf, sizeof(buf), t) == 0)
+    while (src.health.state == RANDD_SOURCE_STARTUP &&
+           source_harvest(&src, buf, sizeof(buf), t) == 0)
         ;
-    ck_assert_msg(src.health.state == HEALTH_HEALTHY, "hwrng is %s after the retry: %s",
-                  health_state_name(src.health.state), src.health.reason);
+    ck_assert_msg(src.health.state == RANDD_SOURCE_HEALTHY, "hwrng is %s after the retry: %s",
+                  randd_source_state_name(src.health.state), src.health.reason);
     ck_assert_uint_eq(src.health.failures, 1);
     close(writer);
 }
@@ -256,7 +257,7 @@ START_TEST(rdseed_stuck_after_n_good_words_is_quarantined_at_runtime)
     check_admitted_and_usable(&src);
     for (int i = 0; i < 100 && source_healthy(&src); i++)
         ck_assert_int_ge(source_harvest(&src, buf, sizeof(buf), 3), 0);
-    ck_assert_str_eq(health_state_name(src.health.state), "quarantined");
+    ck_assert_str_eq(randd_source_state_name(src.health.state), "quarantined");
     ck_assert_msg(strstr(src.health.reason, "repetition"), "reason: %s", src.health.reason);
     ck_assert_uint_eq(src.health.failures, 1);
     ck_assert_uint_le(src.bytes_used, 4000 * 8);          /* good words only, */

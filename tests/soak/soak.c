@@ -482,7 +482,6 @@ static uint64_t json_count(const char *json, const char *section, const char *ke
 
 int main(int argc, char **argv)
 {
-    static const char *const ops[MAX_OPS] = { "unknown", "bytes", "range", "status", "add_entropy", "prime" };
     double seconds = 600;
     int clients = 64, fds0, fds1, probe;
     const char *pid = getenv("RANDD_PID");
@@ -556,12 +555,13 @@ int main(int argc, char **argv)
         failure("RSS grew: %ld KiB at start, %ld max in the first half, %ld max overall", rss0,
                 rss_first_max, rss_max);
     for (int op = 0; op < MAX_OPS && after; op++) {
-        uint64_t delta = json_count(after, "\"requests\"", ops[op]) - json_count(before, "\"requests\"", ops[op]);
+        uint64_t delta = json_count(after, "\"requests\"", randd_op_name(op)) -
+                         json_count(before, "\"requests\"", randd_op_name(op));
 
         /* The first STATUS counted itself in "before"; everything since is ours. */
         if (delta != sent_ops[op])
             failure("STATUS counts %llu %s requests, the soak sent %llu", (unsigned long long)delta,
-                    ops[op], (unsigned long long)sent_ops[op]);
+                    randd_op_name(op), (unsigned long long)sent_ops[op]);
     }
     for (int st = 0; st < RANDD_STATUS_COUNT && after; st++) {
         uint64_t delta = json_count(after, "\"replies\"", randd_status_name(st)) -

@@ -43,7 +43,8 @@ struct randd_header {
 void randd_header_encode(uint8_t out[RANDD_HEADER_BYTES], const struct randd_header *h);
 void randd_header_decode(const uint8_t in[RANDD_HEADER_BYTES], struct randd_header *h);
 
-/* A request that passed validation, with its arguments decoded. */
+/* A request's op, flags and arguments: what randd_parse_request decodes from a valid frame,
+ * and what randd_request_encode turns into one. */
 struct randd_request {
     uint8_t op;
     uint16_t flags;
@@ -55,6 +56,18 @@ struct randd_request {
     const uint8_t *data;            /* ADD_ENTROPY: points into the body */
     size_t data_len;
 };
+
+/* The one request encoder, for every client (librandd, randctl's benchmark, the soak, the
+ * tests): req's op with its arguments as one whole frame (header and body) in out, which has
+ * room for cap bytes. Returns the frame's length, or 0 when it does not fit or req->op is not
+ * an op. The arguments are encoded as they are, not judged: that is the daemon's part (a test
+ * may ask for n = 0 on purpose). */
+size_t randd_request_encode(uint8_t *out, size_t cap, const struct randd_request *req);
+
+/* A reply's header as a client judges it: 0 for an OK reply whose body is want bytes (want
+ * SIZE_MAX: any length), RANDD_ERR(status) for an error reply (the body is its message), or
+ * -EPROTO for what no randd sends. *length is the body's length in every case. */
+int randd_reply_decode(const uint8_t head[RANDD_HEADER_BYTES], size_t want, uint32_t *length);
 
 /* Checks the header alone (before the body is read). Returns RANDD_OK, or the status to
  * reply with and a message in why. BAD_VERSION and an oversized body mean the connection

@@ -64,9 +64,13 @@ RANDCTL_SRC := $(wildcard randctl/*.c)
 RANDCTL_BIN := $(if $(RANDCTL_SRC),$(BUILD)/randctl)
 
 # --- tests and benchmarks ---------------------------------------------------------
+# Unit tests (tests/test_*.c) run no daemon; the end-to-end tests (tests/integration/test_*.c,
+# beside the shell ones) start build/randd and drive it over its sockets.
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_RUNNER := $(BUILD)/tests/runner.o $(BUILD)/tests/scripted_source.o
+E2E_SRC     := $(wildcard tests/integration/test_*.c)
+E2E_BIN     := $(E2E_SRC:tests/%.c=$(BUILD)/tests/%)
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
@@ -124,13 +128,21 @@ $(BUILD)/randd: $(BUILD)/daemon/main.o $(DAEMON_LIB) $(INTERNAL_LIB) $(BUILD)/li
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS)
 
-$(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests/ $(BUILD)/tests/bench/ $(BUILD)/tests/stats/ $(BUILD)/tests/soak/
+$(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests/ $(BUILD)/tests/bench/ $(BUILD)/tests/stats/ \
+                                $(BUILD)/tests/soak/ $(BUILD)/tests/integration/
 	$(call say,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) $(CHECK_CFLAGS) $(DAEMON_CFLAGS) -Itests -Idaemon -fPIE -c -o $@ $<
 
 $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) -lm
+
+# The end-to-end tests are clients of the daemon: librandd (and the engines' checks), no
+# daemon module.
+$(BUILD)/tests/integration/test_%: $(BUILD)/tests/integration/test_%.o $(BUILD)/tests/runner.o \
+                                   $(INTERNAL_LIB) $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS) -pthread -lm
 
 $(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
@@ -188,21 +200,21 @@ check: deps
 
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
-test: all $(TEST_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so
+test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so; \
-	failed=; for t in $(TEST_BIN) $(INTEGRATION); do \
+	failed=; for t in $(TEST_BIN) $(E2E_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
 	tests/stats/check-stats $(BUILD) short || failed="$$failed check-stats"; \
 	tests/bench/with-daemon $(BUILD) $(BUILD)/soak --seconds $(SOAK_SECONDS_CI) || failed="$$failed soak"; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
-	echo "all $(words $(TEST_BIN) $(INTEGRATION)) test programs passed"
+	echo "all $(words $(TEST_BIN) $(E2E_BIN) $(INTEGRATION)) test programs passed"
 
 # The tests that run a real daemon (end to end, integration, faults), twice, while stress-ng
 # keeps every core busy: a test that passes only because the machine was idle fails here.
 LOADED_RUNS ?= 2
 check-loaded: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/tests/test_service $(BUILD)/libfault.so
+	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/libfault.so
 	@stress-ng --cpu 0 --cpu-method all --timeout 3600 --quiet & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; \
 	for run in $$(seq $(LOADED_RUNS)); do \
@@ -210,9 +222,9 @@ check-loaded: deps
 	  $(MAKE) --no-print-directory end-to-end || exit 1; \
 	done; echo "check-loaded: $(LOADED_RUNS) runs passed under load"
 
-end-to-end: all $(BUILD)/tests/test_service $(BUILD)/libfault.so
+end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so; \
-	failed=; for t in $(BUILD)/tests/test_service $(INTEGRATION); do \
+	failed=; for t in $(E2E_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
@@ -277,10 +289,10 @@ fuzz-coverage: deps
 # The integration tests with the daemon under valgrind memcheck (errors or definite leaks
 # fail them: the tests require a clean exit on SIGTERM).
 check-valgrind: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/tests/test_service
+	@$(MAKE) --no-print-directory all $(E2E_BIN)
 	@export RANDD=tests/valgrind-randd RANDD_REAL=$(BUILD)/randd RANDCTL=$(BUILD)/randctl \
 	  CK_TIMEOUT_MULTIPLIER=4; \
-	failed=; for t in $(BUILD)/tests/test_service tests/integration/test_randd.sh \
+	failed=; for t in $(E2E_BIN) tests/integration/test_randd.sh \
 	  tests/integration/test_randctl.sh; do $$t || failed="$$failed $${t##*/}"; done; \
 	if [ -n "$$failed" ]; then echo "FAILED under valgrind:$$failed"; exit 1; fi; \
 	echo "integration tests clean under valgrind memcheck"

@@ -43,8 +43,9 @@ LIB_SONAME := librandd.so.0
 LIB_MAP := lib/librandd.map
 
 # --- the internal archive: the daemon's engines ---------------------------------------
-# Cymric, Randen, RNG-BC-8, primes, Montgomery arithmetic and the self-tests: linked into
-# randd, randctl's benchmark and the tests, never installed, never part of librandd.
+# Cymric, Randen, RNG-BC-8, primes, Montgomery arithmetic, the self-tests and the SP 800-90B
+# entropy assessment: linked into randd, randctl (benchmark, assess) and the tests, never
+# installed, never part of librandd.
 INTERNAL_SRC := $(wildcard internal/*.c)
 INTERNAL_OBJ := $(INTERNAL_SRC:%.c=$(BUILD)/%.o)
 INTERNAL_LIB := $(BUILD)/librandd-internal.a
@@ -75,7 +76,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check check-loaded test end-to-end unit-test check-asan check-valgrind check-units fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps check check-loaded test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -169,6 +170,19 @@ $(BUILD)/soak: $(BUILD)/tests/soak/soak.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 $(BUILD)/bench-prime: $(BUILD)/tests/bench/bench_prime.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/bench-jitter: $(BUILD)/tests/bench/bench_jitter.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# Debian's jitterentropy-rngd for bench-jitter's comparison, unpacked, never installed: the
+# package would enable a service that feeds the kernel for good. Only the binary comes out:
+# its etc/init.d would look like a dependency file to the -include below.
+JENT_RNGD := $(BUILD)/bench/jent/usr/sbin/jitterentropy-rngd
+$(JENT_RNGD): | $(BUILD)/bench/jent/
+	$(Q)cd $(BUILD)/bench/jent && rm -f *.deb && apt-get download -q jitterentropy-rngd 2>/dev/null && \
+	  dpkg-deb --fsys-tarfile jitterentropy-rngd_*.deb | tar -x ./usr/sbin/jitterentropy-rngd || \
+	  echo "bench: could not fetch jitterentropy-rngd"
 
 $(BUILD)/bench-daemon: $(BUILD)/tests/bench/bench_daemon.o
 	$(call say,LD,$@)
@@ -300,14 +314,24 @@ check-valgrind: deps
 check-units: all
 	tests/integration/test_units.sh
 
+# SP 800-90B: the assessment of NIST's 1,000,000-sample reference file (ringOsc) against
+# ea_non_iid's figures, by the library and by randctl assess (timed); longer than make check
+# should take.
+check-assess-long: all $(BUILD)/tests/test_entropy_assess
+	RANDD_ASSESS_LONG=1 $(BUILD)/tests/test_entropy_assess
+	RANDCTL=$(BUILD)/randctl ASSESS_VECTORS="rand1_short rand4_short rand8_short ringOsc-nist" \
+	  tests/integration/test_assess.sh
+
 # The shipped config (every key at its default) and a socket under build/, so no root needed.
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/randd --foreground --config conf/randd.conf --socket $(abspath $(BUILD))/randd.sock
 
 bench: deps
-	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(BUILD)/bench-daemon
+	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(BUILD)/bench-daemon $(BUILD)/bench-jitter
+	@$(MAKE) --no-print-directory $(JENT_RNGD)
 	@set -e; for b in $(BENCH_BIN); do $$b; echo; done
+	$(BUILD)/bench-jitter $(BUILD)/randd $(JENT_RNGD)
 	RANDD=$(BUILD)/randd $(BUILD)/bench-daemon
 
 # The statistical batteries over daemon output (rngtest 1M blocks, dieharder -a, ent on

@@ -17,7 +17,7 @@
 #define MAX_LINE 1024
 
 enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP, KEY_USER,
-                KEY_LOOPBACK, KEY_ENGINE };
+                KEY_LOOPBACK, KEY_ENGINE, KEY_JITTER };
 
 /* What a reload does with a key: apply it at once, or leave it for the next start (it named a
  * socket, a source or a user the daemon already opened or became). */
@@ -42,6 +42,8 @@ static const struct key keys[] = {
     { "getrandom", AT_RESTART, KEY_BOOL, FIELD(getrandom), 0, 0, "yes" },
     { "hwrng", AT_RESTART, KEY_BOOL, FIELD(hwrng), 0, 0, "yes" },
     { "hwrng_device", AT_RESTART, KEY_PATH, FIELD(hwrng_device), 0, 0, "/dev/hwrng" },
+    { "jitter", AT_RESTART, KEY_JITTER, FIELD(jitter), 0, 0, "auto" },
+    { "jitter_oversampling", AT_RESTART, KEY_UINT, FIELD(jitter_oversampling), 1, 64, "4" },
     { "reseed_interval", LIVE, KEY_UINT, FIELD(reseed_interval), 1, 86400, "60" },
     { "reseed_bytes", LIVE, KEY_SIZE, FIELD(reseed_bytes), 1ull << 20, 64ull << 30, "1G" },
     { "kernel_topup", AT_RESTART, KEY_BOOL, FIELD(kernel_topup), 0, 0, "yes" },
@@ -57,6 +59,9 @@ static const struct key keys[] = {
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
+/* Indexed by enum config_jitter. */
+static const char *const jitter_names[] = { "auto", "yes", "no" };
+
 static bool is_string(enum key_type type)
 {
     return type == KEY_PATH || type == KEY_GROUP || type == KEY_USER || type == KEY_LOOPBACK;
@@ -70,7 +75,7 @@ bool config_key(size_t i, struct config_key_info *out)
     out->default_text = keys[i].default_text;
     out->at_restart = keys[i].applies == AT_RESTART;
     out->quoted = is_string(keys[i].type) || keys[i].type == KEY_MODE ||
-                  keys[i].type == KEY_ENGINE;
+                  keys[i].type == KEY_ENGINE || keys[i].type == KEY_JITTER;
     return true;
 }
 
@@ -86,6 +91,9 @@ const char *config_value_text(const struct config *c, size_t i, char *buf, size_
     case KEY_MODE: snprintf(buf, len, "%04o", *(const unsigned *)field); break;
     case KEY_ENGINE:
         snprintf(buf, len, "%s", randd_engine_name(*(const enum randd_engine *)field));
+        break;
+    case KEY_JITTER:
+        snprintf(buf, len, "%s", jitter_names[*(const enum config_jitter *)field]);
         break;
     case KEY_PATH:
     case KEY_GROUP:
@@ -172,6 +180,11 @@ static const char *set_value(const struct key *k, struct config *c, const char *
             return "not cymric or randen";
         *(enum randd_engine *)field = (enum randd_engine)engine;
         return NULL;
+    case KEY_JITTER:
+        for (size_t i = 0; i < sizeof(jitter_names) / sizeof(jitter_names[0]); i++)
+            if (!strcmp(v, jitter_names[i]))
+                return *(enum config_jitter *)field = (enum config_jitter)i, NULL;
+        return "not auto, yes or no";
     case KEY_LOOPBACK:
         if (*v && config_parse_loopback(v, NULL) < 0)
             return "not a loopback address:port (EGD has no authentication)";

@@ -12,6 +12,9 @@
 
 #include "protocol.h"                  /* enum randd_engine and its names */
 
+/* jitter = auto: on when nothing else can be credited to the kernel, or nothing else at all. */
+enum config_jitter { JITTER_AUTO, JITTER_YES, JITTER_NO };
+
 struct config {
     char socket[108];                  /* sun_path size */
     enum randd_engine engine;          /* the generator that serves output */
@@ -19,6 +22,8 @@ struct config {
     bool getrandom;
     bool hwrng;
     char hwrng_device[PATH_MAX];
+    enum config_jitter jitter;
+    unsigned jitter_oversampling;      /* raw jitter samples per credited bit */
     unsigned reseed_interval;          /* seconds */
     uint64_t reseed_bytes;
     bool kernel_topup;

@@ -4,7 +4,9 @@
  *   adaptive proportion (4.4.2): the first value of a window of W samples is counted again
  *     in the other W - 1; the count B is 1 + Binomial(W - 1, 2^-H) for a healthy source,
  *     and C is the smallest count with P(B >= C) <= 2^-40, computed exactly below.
- * Stuck words fail the first test within a few samples; short cycles fail the second. */
+ * Stuck words fail the first test within a few samples; short cycles fail the second when
+ * the claimed entropy is high. For low claims (timing jitter, about a bit a sample) the
+ * opt-in lag test below catches short cycles instead. */
 #include "health.h"
 
 #include <math.h>
@@ -18,13 +20,11 @@ static unsigned rct_cutoff(double h)
     return 1 + (unsigned)ceil(HEALTH_ALPHA_LOG2 / h);
 }
 
-/* Smallest c with P(1 + Y >= c) <= alpha, Y ~ Binomial(n, p), summing the upper tail of
+/* Smallest c with P(Y >= c) <= 2^-alpha_log2, Y ~ Binomial(n, p), summing the upper tail of
  * the probability mass function in log space so that p = 2^-64 still works. */
-static unsigned apt_cutoff(unsigned window, double h)
+static unsigned binomial_cutoff(unsigned n, double p, double alpha_log2)
 {
-    double alpha = ldexp(1.0, -HEALTH_ALPHA_LOG2), p = exp2(-h);
-    unsigned n = window - 1;
-    double tail = 0;
+    double alpha = exp2(-alpha_log2), tail = 0;
 
     for (unsigned y = n + 1; y-- > 0;) {
         double log_pmf = lgamma(n + 1.0) - lgamma(y + 1.0) - lgamma(n - y + 1.0) +
@@ -32,9 +32,22 @@ static unsigned apt_cutoff(unsigned window, double h)
 
         tail += exp(log_pmf);                /* tail = P(Y >= y) */
         if (tail > alpha)
-            return y + 2;                    /* P(Y >= y + 1) <= alpha: B = 1 + Y >= y + 2 */
+            return y + 1;                    /* P(Y >= y + 1) <= alpha */
     }
-    return 2;
+    return 1;
+}
+
+/* The APT's count is B = 1 + Binomial(W - 1, 2^-H). */
+static unsigned apt_cutoff(unsigned window, double h)
+{
+    return 1 + binomial_cutoff(window - 1, exp2(-h), HEALTH_ALPHA_LOG2);
+}
+
+/* At lag k a healthy source matches with probability sum p_i^2 <= max p_i = 2^-H; alpha is
+ * shared among the lags (Bonferroni), so the test as a whole keeps 2^-40. */
+static unsigned lag_cutoff(unsigned window, double h)
+{
+    return binomial_cutoff(window, exp2(-h), HEALTH_ALPHA_LOG2 + log2(HEALTH_LAGS));
 }
 
 void health_init(struct health *h, unsigned sample_bytes, double entropy)
@@ -49,6 +62,12 @@ void health_init(struct health *h, unsigned sample_bytes, double entropy)
     h->apt_cutoff = apt_cutoff(h->apt_window, h->entropy);
     h->state = RANDD_SOURCE_STARTUP;
     h->backoff_s = HEALTH_BACKOFF_MIN_S;
+}
+
+void health_enable_lag_test(struct health *h)
+{
+    h->lag_test = true;
+    h->lag_cutoff = lag_cutoff(h->apt_window, h->entropy);
 }
 
 static void quarantine(struct health *h, uint64_t now_ns)
@@ -99,13 +118,40 @@ static int adaptive_proportion_fails(struct health *h, uint64_t sample)
     return 1;
 }
 
+static int lag_fails(struct health *h, uint64_t sample)
+{
+    unsigned lags = h->lag_filled < HEALTH_LAGS ? h->lag_filled : HEALTH_LAGS, failed = 0;
+
+    if (!h->lag_test)
+        return 0;
+    if (h->lag_seen == 0)
+        memset(h->lag_matches, 0, sizeof(h->lag_matches));
+    for (unsigned k = 1; k <= lags; k++)
+        if (h->lag_history[(h->lag_filled - k) % HEALTH_LAGS] == sample &&
+            ++h->lag_matches[k - 1] >= h->lag_cutoff && !failed)
+            failed = k;
+    h->lag_history[h->lag_filled++ % HEALTH_LAGS] = sample;
+    if (h->lag_filled >= 2 * HEALTH_LAGS)        /* keeps the index small, the order intact */
+        h->lag_filled -= HEALTH_LAGS;
+    if (++h->lag_seen == h->apt_window)
+        h->lag_seen = 0;
+    if (!failed)
+        return 0;
+    snprintf(h->reason, sizeof(h->reason),
+             "lag test: samples repeated the one %u before them %u times in a window of %u "
+             "(cutoff %u): a cycle", failed, h->lag_matches[failed - 1], h->apt_window,
+             h->lag_cutoff);
+    return 1;
+}
+
 enum randd_source_state health_feed(struct health *h, uint64_t sample, uint64_t now_ns)
 {
     if (h->state == RANDD_SOURCE_QUARANTINED)
         return h->state;
     h->samples++;
-    /* The first test to fail names the cause; both restart on re-admission. */
-    if (repetition_count_fails(h, sample) || adaptive_proportion_fails(h, sample)) {
+    /* The first test to fail names the cause; all restart on re-admission. */
+    if (repetition_count_fails(h, sample) || adaptive_proportion_fails(h, sample) ||
+        lag_fails(h, sample)) {
         quarantine(h, now_ns);
     } else if (h->state == RANDD_SOURCE_STARTUP && ++h->startup_tested >= HEALTH_STARTUP_SAMPLES) {
         h->state = RANDD_SOURCE_HEALTHY;
@@ -128,6 +174,17 @@ enum randd_source_state health_feed_buffer(struct health *h, const uint8_t *buf,
     return h->state;
 }
 
+enum randd_source_state health_feed_stuck(struct health *h, unsigned run, uint64_t now_ns)
+{
+    if (h->state == RANDD_SOURCE_QUARANTINED || run < h->rct_cutoff)
+        return h->state;
+    snprintf(h->reason, sizeof(h->reason),
+             "stuck test: %u samples in a row with a zero first, second or third time "
+             "difference (cutoff %u)", run, h->rct_cutoff);
+    quarantine(h, now_ns);
+    return h->state;
+}
+
 int health_retry_due(const struct health *h, uint64_t now_ns)
 {
     return h->state == RANDD_SOURCE_QUARANTINED && now_ns >= h->retry_at_ns;
@@ -140,4 +197,6 @@ void health_readmit(struct health *h, uint64_t now_ns)
     h->startup_tested = 0;
     h->rct_run = 0;
     h->apt_seen = 0;
+    h->lag_seen = 0;
+    h->lag_filled = 0;
 }

@@ -4,6 +4,7 @@
 #ifndef RANDD_HEALTH_H
 #define RANDD_HEALTH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,7 @@
 #define HEALTH_BACKOFF_MIN_S   1
 #define HEALTH_BACKOFF_MAX_S   300
 #define HEALTH_FORGIVE_S       3600     /* healthy this long: back-off starts over at 1 s */
+#define HEALTH_LAGS            16       /* the lag test looks for periods of 1 to 16 samples */
 
 struct health {
     unsigned sample_bytes;          /* 1..8, big-endian within the buffer */
@@ -23,6 +25,14 @@ struct health {
     unsigned apt_cutoff;
     uint64_t rct_value, apt_value;
     unsigned rct_run, apt_count, apt_seen;
+    /* The lag test (opt-in, for low-entropy sources such as timing jitter): in each window
+     * of apt_window samples, how often a sample equals the one k samples before it. */
+    bool lag_test;
+    unsigned lag_cutoff;
+    uint64_t lag_history[HEALTH_LAGS];
+    unsigned lag_matches[HEALTH_LAGS];      /* [k - 1]: matches at lag k in this window */
+    unsigned lag_seen;                      /* samples in this window */
+    unsigned lag_filled;                    /* history entries valid since the (re)start */
     enum randd_source_state state;
     uint64_t startup_tested;        /* samples passed since the (re)start */
     uint64_t samples;               /* every sample tested */
@@ -36,12 +46,23 @@ struct health {
 /* entropy is the documented estimate per sample, capped at the sample width. */
 void health_init(struct health *h, unsigned sample_bytes, double entropy);
 
+/* Turns on the lag test: a sample that repeats the one k = 1..HEALTH_LAGS samples before it
+ * more often in a window than a source of the claimed entropy would (alpha 2^-40 over all
+ * lags) fails it. The RCT and APT miss a short cycle of distinct values when the claimed
+ * entropy is low (their cutoffs then allow most of a window); this catches it. */
+void health_enable_lag_test(struct health *h);
+
 /* Tests one sample; returns the state after it. Ignored while quarantined. */
 enum randd_source_state health_feed(struct health *h, uint64_t sample, uint64_t now_ns);
 
 /* Tests a buffer as whole samples (a trailing partial sample is not tested). */
 enum randd_source_state health_feed_buffer(struct health *h, const uint8_t *buf,
                                            size_t len, uint64_t now_ns);
+
+/* A run of run samples that the source itself found stuck (timing jitter: a zero first,
+ * second or third time difference) and dropped as carrying no entropy. A run as long as the
+ * repetition count test's cutoff fails like a repeated value would. */
+enum randd_source_state health_feed_stuck(struct health *h, unsigned run, uint64_t now_ns);
 
 /* Quarantined and the back-off is over: time to re-run the start-up test. */
 int health_retry_due(const struct health *h, uint64_t now_ns);

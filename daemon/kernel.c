@@ -95,6 +95,8 @@ int kernel_feed(struct kernel *k, struct pool *p, uint64_t now_ns)
         return -ENOTCONN;
     kernel_check_initialised(k, now_ns);
     bits = pool_take_kernel_material(p, req.data, now_ns);
+    if (bits == 0 && pool_kernel_pending(p))
+        return -EINPROGRESS;         /* jitter is at it; the caller feeds when it is ready */
     if (bits == 0)
         return fail(k, "no fresh material from a kernel-creditable source", ENODATA);
     req.info.entropy_count = (int)bits;

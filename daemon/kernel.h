@@ -32,7 +32,9 @@ void kernel_init(struct kernel *k, bool enabled, bool (*probe)(void), uint64_t n
 void kernel_fini(struct kernel *k);
 
 /* Mixes fresh material in (crediting its estimate), and, once the kernel is initialised,
- * asks it to reseed now. Returns 0 or a negative errno (also kept in last_error). */
+ * asks it to reseed now. Returns 0 or a negative errno (also kept in last_error);
+ * -EINPROGRESS (not an error) while an on-demand source produces the material: call again
+ * once pool_kernel_material_ready(). */
 int kernel_feed(struct kernel *k, struct pool *p, uint64_t now_ns);
 
 /* Re-reads the probe; returns true on the transition to initialised. */

@@ -11,6 +11,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "config.h"
 #include "egd.h"
 #include "kernel.h"
@@ -22,6 +23,8 @@
 #include "server.h"
 #include "source.h"
 #include "status.h"
+#include "vmgenid.h"
+#include "generation.h"
 
 #include <systemd/sd-daemon.h>
 
@@ -40,30 +43,38 @@ struct randd {
     const char *config_path;
     bool config_given;
     const char *socket_override;
-    struct source sources[3];
+    struct source sources[4];
     struct pool pool;
     struct kernel kernel;
     struct server server;
     struct egd egd;
+    struct vmgenid vmgenid;
+    uint64_t *generation;           /* published beside the socket for librandd */
     struct loop *loop;
     int signal_fd;
     bool was_ready;
     bool notified_ready;
     uint64_t started_ns;
     uint64_t watchdog_ns;           /* half the systemd watchdog interval; 0: none */
+    const char *capture_source;     /* --capture: write raw samples and exit */
+    unsigned long long capture_count;
+    const char *capture_output;
 };
 
 static void usage(FILE *to)
 {
     fprintf(to,
             "usage: randd [--config FILE] [--socket PATH] [--foreground] [--check-config]\n"
-            "             [--version] [--help]\n"
+            "             [--capture SOURCE --count N --output FILE] [--version] [--help]\n"
             "  -c, --config FILE   configuration file (default " DEFAULT_CONFIG ";\n"
             "                      built-in defaults when that file does not exist)\n"
             "  -s, --socket PATH   client socket, overriding the config's socket\n"
             "  -f, --foreground    stay in the foreground, log to stderr (randd never forks;\n"
             "                      accepted for init scripts that pass it)\n"
             "      --check-config  validate the configuration and exit\n"
+            "      --capture SOURCE --count N --output FILE\n"
+            "                      write N raw samples of SOURCE (rdseed, hwrng, jitter or\n"
+            "                      getrandom), one per byte, for SP 800-90B tools, and exit\n"
             "  -V, --version       print the version and exit\n"
             "  -h, --help          print this help and exit\n");
 }
@@ -76,6 +87,9 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         { "socket", required_argument, NULL, 's' },
         { "foreground", no_argument, NULL, 'f' },
         { "check-config", no_argument, NULL, 'C' },
+        { "capture", required_argument, NULL, 'R' },
+        { "count", required_argument, NULL, 'N' },
+        { "output", required_argument, NULL, 'O' },
         { "version", no_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
         { 0 },
@@ -89,10 +103,17 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         case 's': r->socket_override = optarg; break;
         case 'f': break;
         case 'C': *check_only = true; break;
+        case 'R': r->capture_source = optarg; break;
+        case 'N': r->capture_count = strtoull(optarg, NULL, 10); break;
+        case 'O': r->capture_output = optarg; break;
         case 'V': printf("randd %s\n", RANDD_VERSION); return EXIT_SUCCESS;
         case 'h': usage(stdout); return EXIT_SUCCESS;
         default: usage(stderr); return 2;
         }
+    }
+    if (r->capture_source && (!r->capture_output || r->capture_count == 0)) {
+        fprintf(stderr, "randd: --capture needs --count N (N > 0) and --output FILE\n");
+        return 2;
     }
     if (optind < argc) {
         fprintf(stderr, "randd: unexpected argument: %s\n", argv[optind]);
@@ -123,6 +144,43 @@ static int load_config(struct randd *r, struct config *out)
 
 /* --- sources --------------------------------------------------------------------- */
 
+static int run_capture(const struct randd *r)
+{
+    char why[512];
+    int rc = capture_run(&r->config, r->capture_source, r->capture_count, r->capture_output,
+                         why, sizeof(why));
+
+    if (rc < 0)
+        log_err("--capture: %s", why);
+    else
+        log_notice("captured %s", why);
+    return rc < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* jitter = auto runs it only where it is needed: when no other open source may be credited
+ * to the kernel (with the feed on), or when there is no other source at all. */
+static void open_jitter(struct randd *r, size_t n)
+{
+    bool creditable = false, needed;
+    char why[256];
+
+    for (size_t i = 0; i < n; i++)
+        creditable |= r->sources[i].kernel_creditable;
+    needed = n == 0 || (r->config.kernel_topup && !creditable);
+    if (r->config.jitter == JITTER_NO)
+        log_info("source jitter: off (jitter = no)");
+    else if (r->config.jitter == JITTER_AUTO && !needed)
+        log_info("source jitter: off (jitter = auto, and other sources cover the kernel feed)");
+    else if (source_jitter_open(&r->sources[n], r->config.jitter_oversampling, why,
+                                sizeof(why)) == 0) {
+        log_info("source jitter: on, crediting %.3g bits a sample until assessed",
+                 r->sources[n].entropy_per_byte);
+        pool_add_source(&r->pool, &r->sources[n]);
+    }
+    else
+        log_warning("source jitter: disabled: %s", why);
+}
+
 static void open_sources(struct randd *r)
 {
     char why[256];
@@ -144,6 +202,7 @@ static void open_sources(struct randd *r)
         pool_add_source(&r->pool, &r->sources[n++]);
     else
         log_info("source hwrng: not available: %s", why);
+    open_jitter(r, n);
 }
 
 /* --- status ------------------------------------------------------------------------ */
@@ -251,6 +310,66 @@ static void harvest_timer(void *arg)
 }
 
 static void kernel_timer(void *arg);
+
+/* An on-demand source (jitter) has a batch ready: take it in, and feed the kernel as soon as
+ * the material it waits for is complete. */
+static void source_ready(void *arg, int fd, uint32_t events)
+{
+    struct randd *r = arg;
+    uint64_t now = loop_now_ns();
+
+    (void)fd;
+    (void)events;
+    pool_harvest(&r->pool, now);
+    note_readiness(r);
+    if (pool_kernel_material_ready(&r->pool))
+        kernel_feed(&r->kernel, &r->pool, now);
+}
+
+/* The kernel announced a new VM generation: reseed before any output, then tell clients
+ * (their in-process generators reseed before their next byte). The order matters: a client
+ * that sees the new generation asks a daemon that already refuses to serve the old state. */
+static void vm_generation_changed(void *arg, int fd, uint32_t events)
+{
+    struct randd *r = arg;
+
+    (void)fd;
+    (void)events;
+    if (vmgenid_read(&r->vmgenid) == 0)
+        return;
+    pool_vm_cloned(&r->pool, loop_now_ns());
+    note_readiness(r);
+    if (r->generation)
+        randd_generation_bump(r->generation);
+}
+
+/* Listens for vmgenid's uevents and publishes the generation word beside the socket. Neither
+ * is needed to serve: without them randd still catches a restore by its clock jump. */
+static void watch_vm_generation(struct randd *r)
+{
+    char path[PATH_MAX];
+    int rc = vmgenid_open(&r->vmgenid);
+
+    if (rc < 0)
+        log_warning("VM generation uevents: %s; a snapshot restore is noticed by the clock "
+                    "jump alone", strerror(-rc));
+    else if ((rc = loop_add_fd(r->loop, r->vmgenid.fd, EPOLLIN, vm_generation_changed, r)) < 0)
+        log_warning("VM generation uevents: %s", strerror(-rc));
+    if (randd_generation_path(r->server.path, path, sizeof(path)) < 0 ||
+        !(r->generation = randd_generation_publish(path)))
+        log_warning("%s: %s; clients' in-process generators will not learn of VM clones",
+                    path, strerror(errno));
+}
+
+static int watch_sources(struct randd *r)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < r->pool.nsources && rc == 0; i++)
+        if (r->pool.sources[i]->wake_fd >= 0)
+            rc = loop_add_fd(r->loop, r->pool.sources[i]->wake_fd, EPOLLIN, source_ready, r);
+    return rc;
+}
 
 static void schedule_kernel_feed(struct randd *r)
 {
@@ -428,12 +547,13 @@ static int start(struct randd *r)
                     strerror(r->pool.lock_errno));
     open_sources(r);
     r->loop = loop_new();
-    if (!r->loop || (rc = setup_signals(r)) < 0 ||
+    if (!r->loop || (rc = setup_signals(r)) < 0 || (rc = watch_sources(r)) < 0 ||
         (rc = server_start(&r->server, r->loop, &r->pool)) < 0 ||
         (rc = egd_start(&r->egd, r->loop, &r->pool, &r->server.stats.clients_now)) < 0) {
         log_err("event loop: %s", strerror(r->loop ? -rc : errno));
         return -1;
     }
+    watch_vm_generation(r);
     r->server.status_json = status_text;
     r->server.status_ctx = r;
     if (sd_watchdog_enabled(0, &usec) > 0) {
@@ -465,6 +585,7 @@ static void stop(struct randd *r)
     sd_notify(0, "STOPPING=1");
     egd_close(&r->egd);
     server_close(&r->server);
+    vmgenid_close(&r->vmgenid);
     kernel_fini(&r->kernel);
     pool_fini(&r->pool);     /* wipes the generator and accumulators */
     if (r->loop)
@@ -489,9 +610,12 @@ int main(int argc, char **argv)
         printf("%s: configuration OK\n", r.config_path);
         return EXIT_SUCCESS;
     }
+    if (r.capture_source)
+        return run_capture(&r);
     log_info("randd %s starting", RANDD_VERSION);
     r.server.listen_fd = -1;
     r.egd.fds[0] = r.egd.fds[1] = -1;
+    r.vmgenid.fd = -1;
     if (start(&r) < 0 || loop_run(r.loop) < 0)
         rc = EXIT_FAILURE;
     else

@@ -161,6 +161,42 @@ static bool reseed_due(const struct pool *p, uint64_t now_ns)
            now_ns >= p->last_reseed_ns + (uint64_t)p->reseed_interval * 1000000000u;
 }
 
+/* --- demand: sources that cost CPU run only while their credit is wanted ------------------
+ * A source in its start-up test needs samples to pass it. A healthy one is wanted while a
+ * reseed is due and not yet covered, or while the kernel feed waits for material it may
+ * give. Quarantined ones wait for their retry. Recomputed after every harvest and request. */
+
+static bool generator_wants_credit(const struct pool *p, uint64_t now_ns)
+{
+    return p->credit < POOL_SEED_BITS && reseed_due(p, now_ns);
+}
+
+static bool kernel_wants_credit(const struct pool *p, const struct source *s)
+{
+    return s->kernel_creditable && p->kernel_credit < p->kernel_wanted;
+}
+
+static void update_demand(struct pool *p, uint64_t now_ns)
+{
+    for (size_t i = 0; i < p->nsources; i++) {
+        struct source *s = p->sources[i];
+        enum randd_source_state state = s->health.state;
+
+        source_want(s, state == RANDD_SOURCE_STARTUP ||
+                           (state == RANDD_SOURCE_HEALTHY && (generator_wants_credit(p, now_ns) ||
+                                                        kernel_wants_credit(p, s))));
+    }
+}
+
+/* Material for the kernel is on its way: an on-demand source is producing it. */
+static bool kernel_material_coming(const struct pool *p)
+{
+    for (size_t i = 0; i < p->nsources; i++)
+        if (p->sources[i]->wanted && kernel_wants_credit(p, p->sources[i]))
+            return true;
+    return false;
+}
+
 static void reseed(struct pool *p, uint64_t now_ns)
 {
     struct pool_secrets *sec = p->secret;
@@ -187,6 +223,7 @@ void pool_harvest(struct pool *p, uint64_t now_ns)
         harvest_source(p, p->sources[i], now_ns);
     if (p->credit >= POOL_SEED_BITS && reseed_due(p, now_ns))
         reseed(p, now_ns);
+    update_demand(p, now_ns);
 }
 
 bool pool_any_starting(const struct pool *p)
@@ -232,6 +269,20 @@ static void check_clock_jump(struct pool *p)
         p->must_reseed = true;
     }
     p->boot_offset_ns = offset;
+}
+
+void pool_vm_cloned(struct pool *p, uint64_t now_ns)
+{
+    p->vm_generations++;
+    p->credit = 0;
+    p->kernel_credit = 0;
+    if (p->seeded)
+        p->must_reseed = true;
+    for (size_t i = 0; i < p->nsources; i++)
+        source_discard(p->sources[i]);
+    log_notice("new VM generation (snapshot restored or cloned): reseeding from fresh input "
+               "before any output");
+    pool_harvest(p, now_ns);
 }
 
 int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
@@ -284,7 +335,10 @@ unsigned pool_take_kernel_material(struct pool *p, uint8_t out[POOL_KERNEL_BYTES
     p->kernel_wanted = POOL_KERNEL_BYTES * 8;
     if (p->kernel_credit < p->kernel_wanted)
         pool_harvest(p, now_ns);
+    if (p->kernel_credit < p->kernel_wanted && kernel_material_coming(p))
+        return 0;                    /* the request stands; pool_kernel_pending says so */
     p->kernel_wanted = 0;
+    update_demand(p, now_ns);
     if (p->kernel_credit < 1)
         return 0;
     bits = p->kernel_credit > POOL_KERNEL_BYTES * 8 ? POOL_KERNEL_BYTES * 8
@@ -293,4 +347,14 @@ unsigned pool_take_kernel_material(struct pool *p, uint8_t out[POOL_KERNEL_BYTES
     OPENSSL_cleanse(p->secret->kernel_acc, sizeof(p->secret->kernel_acc));
     p->kernel_credit = 0;
     return bits;
+}
+
+bool pool_kernel_pending(const struct pool *p)
+{
+    return p->kernel_wanted > 0 && p->kernel_credit < p->kernel_wanted;
+}
+
+bool pool_kernel_material_ready(const struct pool *p)
+{
+    return p->kernel_wanted > 0 && p->kernel_credit >= p->kernel_wanted;
 }

@@ -36,6 +36,7 @@ struct pool {
     uint64_t last_reseed_ns;
     uint64_t bytes_since_reseed;
     uint64_t bytes_served;
+    uint64_t vm_generations;         /* new VM generations (clones, restores) announced */
     int lock_errno;                  /* 0 when the secrets are locked in memory */
 };
 
@@ -65,6 +66,12 @@ bool pool_any_starting(const struct pool *p);
  * a suspend or snapshot restore (CLOCK_BOOTTIME ran ahead of CLOCK_MONOTONIC). */
 int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns);
 
+/* The kernel announced a new VM generation (vmgenid): this state may now run in several
+ * clones. Credit gathered before is forgotten (every clone has the same), sources drop what
+ * they produced before, and no output is given until a reseed from fresh input, which a
+ * harvest attempts at once. */
+void pool_vm_cloned(struct pool *p, uint64_t now_ns);
+
 /* A byte source (internal/rngbc.h) over the generator, for a reply already cleared by
  * pool_ready(): per-call checks would cost more than RNG-BC-8's one-byte redraws. */
 int pool_fill(void *pool, void *buf, size_t n);
@@ -75,8 +82,12 @@ int pool_add_entropy(struct pool *p, const void *data, size_t len, unsigned bits
                      uint64_t now_ns);
 
 /* Conditioned material from kernel-creditable sources only. Harvests if needed; returns the
- * bits that may be credited (0: none available) and fills out[POOL_KERNEL_BYTES]. */
+ * bits that may be credited (0: none available) and fills out[POOL_KERNEL_BYTES]. When an
+ * on-demand source (jitter) is producing what is missing, returns 0 and the request stands:
+ * pool_kernel_pending() is then true until pool_kernel_material_ready() says to come back. */
 unsigned pool_take_kernel_material(struct pool *p, uint8_t out[POOL_KERNEL_BYTES],
                                    uint64_t now_ns);
+bool pool_kernel_pending(const struct pool *p);
+bool pool_kernel_material_ready(const struct pool *p);
 
 #endif

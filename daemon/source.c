@@ -20,7 +20,9 @@ void source_init(struct source *s, const char *name, const struct source_ops *op
         .entropy_per_byte = entropy_per_byte,
         .sample_bytes = sample_bytes,
         .kernel_creditable = kernel_creditable,
+        .assessed_entropy_per_byte = SOURCE_NOT_ASSESSED,
         .fd = -1,
+        .wake_fd = -1,
     };
     health_init(&s->health, sample_bytes, entropy_per_byte * sample_bytes);
 }
@@ -61,16 +63,29 @@ static void discard_stale_input(struct source *s)
     log_info("source %s: discarded %zu bytes queued while quarantined", s->name, discarded);
 }
 
+/* The source's own stuck test (jitter) reports its longest run of dropped samples with each
+ * read; the health module judges it beside the sample tests. */
+static void judge_stuck_run(struct source *s, uint64_t now_ns)
+{
+    if (s->stuck_run == 0)
+        return;
+    health_feed_stuck(&s->health, s->stuck_run, now_ns);
+    s->stuck_run = 0;
+}
+
 ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns)
 {
     enum randd_source_state before = s->health.state;
     ssize_t got;
 
     if (before == RANDD_SOURCE_QUARANTINED) {
-        if (!health_retry_due(&s->health, now_ns))
+        if (!health_retry_due(&s->health, now_ns)) {
+            source_discard(s);       /* never used, and must not keep the loop awake */
             return 0;
+        }
         log_info("source %s: retrying after quarantine (start-up test)", s->name);
         discard_stale_input(s);
+        source_discard(s);
         health_readmit(&s->health, now_ns);
         before = s->health.state;
     }
@@ -80,7 +95,8 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
         s->last_errno = (int)-got;
         return got;
     }
-    if (got == 0) {
+    judge_stuck_run(s, now_ns);
+    if (got == 0 && s->health.state != RANDD_SOURCE_QUARANTINED) {
         s->empty_reads++;
         return 0;
     }
@@ -93,6 +109,7 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
     case RANDD_SOURCE_HEALTHY:
         if (before == RANDD_SOURCE_HEALTHY) {
             s->bytes_used += (uint64_t)got;
+            s->credited_bits += s->entropy_per_byte * (double)got;
             return got;
         }
         log_info("source %s: start-up test passed, in use", s->name);
@@ -104,8 +121,31 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
     return 0;
 }
 
+void source_want(struct source *s, bool wanted)
+{
+    if (!s->ops->want || s->wanted == wanted)
+        return;
+    s->wanted = wanted;
+    s->ops->want(s, wanted);
+}
+
+void source_discard(struct source *s)
+{
+    if (s->ops->discard)
+        s->ops->discard(s);
+}
+
+void source_set_assessed(struct source *s, double min_entropy)
+{
+    s->assessed_entropy_per_byte = min_entropy;
+    if (s->ops->assessed)
+        s->ops->assessed(s, min_entropy);
+}
+
 void source_close(struct source *s)
 {
+    if (s->ops && s->ops->want)
+        source_want(s, false);
     if (s->ops && s->ops->close)
         s->ops->close(s);
     if (s->fd >= 0)

@@ -37,7 +37,7 @@ static void write_sources(FILE *f, const struct pool *p)
         fprintf(f, ",\"state\":\"%s\",\"bytes_read\":%llu,\"bytes_used\":%llu,"
                    "\"empty_reads\":%llu,\"read_errors\":%llu,\"stale_discarded\":%llu,"
                    "\"health_failures\":%llu,"
-                   "\"entropy_per_byte\":%.2f,\"kernel_creditable\":%s,"
+                   "\"entropy_per_byte\":%.4g,\"kernel_creditable\":%s,"
                    "\"rct_cutoff\":%u,\"apt_cutoff\":%u,\"apt_window\":%u,\"reason\":",
                 randd_source_state_name(s->health.state), (unsigned long long)s->bytes_read,
                 (unsigned long long)s->bytes_used, (unsigned long long)s->empty_reads,
@@ -46,6 +46,16 @@ static void write_sources(FILE *f, const struct pool *p)
                 s->entropy_per_byte, s->kernel_creditable ? "true" : "false",
                 s->health.rct_cutoff, s->health.apt_cutoff, s->health.apt_window);
         json_string(f, s->health.reason);
+        /* The credit in use beside what an assessment measured (null: not assessed yet). */
+        fputs(",\"assessed_entropy_per_byte\":", f);
+        if (s->assessed_entropy_per_byte == SOURCE_NOT_ASSESSED)
+            fputs("null", f);
+        else
+            fprintf(f, "%.4g", s->assessed_entropy_per_byte);
+        fprintf(f, ",\"credited_bits\":%.0f,\"cpu_seconds\":%.6f,\"stuck_discarded\":%llu,"
+                   "\"running\":%s",
+                s->credited_bits, s->cpu_seconds, (unsigned long long)s->stuck_discarded,
+                s->wanted ? "true" : "false");
         fputc('}', f);
     }
     fputs("],", f);
@@ -56,10 +66,12 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
 {
     fprintf(f, "\"pool\":{\"engine\":\"%s\",\"seeded\":%s,\"reseeds\":%llu,"
                "\"last_reseed_age_seconds\":%.1f,"
-               "\"credited_bits\":%.0f,\"bytes_since_reseed\":%llu,\"locked_in_memory\":%s},",
+               "\"credited_bits\":%.0f,\"bytes_since_reseed\":%llu,\"locked_in_memory\":%s,"
+               "\"vm_generations\":%llu},",
             pool_engine_name(p), p->seeded ? "true" : "false", (unsigned long long)p->reseeds,
             p->seeded ? (double)(now_ns - p->last_reseed_ns) / 1e9 : 0.0, p->credit,
-            (unsigned long long)p->bytes_since_reseed, p->lock_errno ? "false" : "true");
+            (unsigned long long)p->bytes_since_reseed, p->lock_errno ? "false" : "true",
+            (unsigned long long)p->vm_generations);
     fprintf(f, "\"kernel\":{\"enabled\":%s,\"initialised\":%s,\"topups\":%llu,\"reseeds\":%llu,"
                "\"bits_offered\":%llu,",
             k->enabled ? "true" : "false", k->initialised ? "true" : "false",

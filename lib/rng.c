@@ -17,6 +17,7 @@
 
 #include <openssl/crypto.h>
 
+#include "generation.h"
 #include "secmem.h"
 
 #define DEFAULT_RESEED_BYTES   (16u << 20)
@@ -52,6 +53,30 @@ static uint64_t monotonic_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* --- VM clone detection -------------------------------------------------------------------
+ * A restored or cloned VM snapshot runs this state in every clone. randd counts the kernel's
+ * announcements of new VM generations in a word it publishes beside its socket; a generator
+ * seeded while the word read g reseeds before its next output once it reads anything else.
+ * One load and compare per call, like the fork check. */
+
+static void map_vm_word(randd_rng *rng)
+{
+    char path[4096];
+
+    if (!rng->vm_word && randd_generation_path(rng->socket, path, sizeof(path)) == 0)
+        rng->vm_word = randd_generation_map(path);
+}
+
+static uint64_t vm_generation_now(const randd_rng *rng)
+{
+    return rng->vm_word ? randd_generation_load(rng->vm_word) : 0;
+}
+
+static bool vm_generation_moved(const randd_rng *rng)
+{
+    return rng->vm_word && randd_generation_load(rng->vm_word) != rng->secret->vm_generation;
 }
 
 /* --- seeding ----------------------------------------------------------------------------- */
@@ -90,7 +115,8 @@ static int seed_from_kernel(uint8_t seed[RNG_SEED_BYTES])
 
 /* key = BLAKE2b-512(key || seed) truncated: the old key still counts, so a weak seed never
  * makes the state weaker than it was. Unread batch bytes are dropped. */
-static int mix_seed(randd_rng *rng, const uint8_t seed[RNG_SEED_BYTES], int source)
+static int mix_seed(randd_rng *rng, const uint8_t seed[RNG_SEED_BYTES], int source,
+                    uint64_t vm_generation)
 {
     struct rng_secret *s = rng->secret;
     uint8_t digest[RANDD_BLAKE2B_BYTES];
@@ -108,6 +134,7 @@ static int mix_seed(randd_rng *rng, const uint8_t seed[RNG_SEED_BYTES], int sour
         s->reseeded_at_ms = monotonic_ms();
         s->fork_generation = current_fork_generation();
         s->seed_source = source;
+        s->vm_generation = vm_generation;
     }
     OPENSSL_cleanse(digest, sizeof(digest));
     return rc;
@@ -116,15 +143,21 @@ static int mix_seed(randd_rng *rng, const uint8_t seed[RNG_SEED_BYTES], int sour
 int randd_rng_reseed(randd_rng *rng)
 {
     uint8_t seed[RNG_SEED_BYTES];
-    int source = RANDD_RNG_FROM_DAEMON;
-    int rc = seed_from_daemon(rng, seed);
+    int source = RANDD_RNG_FROM_DAEMON, rc;
+    uint64_t vm_generation;
+
+    /* The word before the seed: a daemon that bumped it has already stopped serving the
+     * old state, so a seed drawn after this read is at least as new as the word says. */
+    map_vm_word(rng);
+    vm_generation = vm_generation_now(rng);
+    rc = seed_from_daemon(rng, seed);
 
     if (rc < 0 && !(rng->flags & RANDD_RNG_REQUIRE_DAEMON)) {
         source = RANDD_RNG_FROM_GETRANDOM;
         rc = seed_from_kernel(seed);
     }
     if (rc == 0)
-        rc = mix_seed(rng, seed, source);
+        rc = mix_seed(rng, seed, source, vm_generation);
     OPENSSL_cleanse(seed, sizeof(seed));
     if (rc < 0)
         rng->secret->seed_source = RANDD_RNG_UNSEEDED;
@@ -136,7 +169,7 @@ static bool reseed_due(const randd_rng *rng)
     const struct rng_secret *s = rng->secret;
 
     return s->seed_source == RANDD_RNG_UNSEEDED ||
-           s->fork_generation != current_fork_generation() ||
+           s->fork_generation != current_fork_generation() || vm_generation_moved(rng) ||
            s->since_reseed >= rng->reseed_bytes ||
            monotonic_ms() - s->reseeded_at_ms >= (uint64_t)rng->reseed_seconds * 1000;
 }
@@ -197,12 +230,13 @@ int randd_rng_bytes(randd_rng *rng, void *buf, size_t n)
     size_t total = n;
     int rc = 0;
 
-    if (s->left >= n && s->fork_generation == current_fork_generation()) {
+    if (s->left >= n && s->fork_generation == current_fork_generation() &&
+        !vm_generation_moved(rng)) {
         take(s, out, n);       /* the common case: a small request from the batch */
         return 0;
     }
     while (n > 0 && rc == 0) {
-        if (s->fork_generation != current_fork_generation())
+        if (s->fork_generation != current_fork_generation() || vm_generation_moved(rng))
             s->left = 0;
         if (n >= RNG_DIRECT_MIN) {
             size_t chunk = n < DIRECT_MAX ? n : DIRECT_MAX;
@@ -276,6 +310,7 @@ void randd_rng_free(randd_rng *rng)
     if (!rng)
         return;
     randd_secure_free(rng->secret, rng->secret_len);
+    randd_generation_unmap(rng->vm_word);
     randd_crypto_free(rng->crypto);
     free(rng->socket);
     free(rng);

@@ -24,6 +24,7 @@ struct rng_secret {
     uint64_t reseeded_at_ms;           /* CLOCK_MONOTONIC */
     unsigned fork_generation;          /* fallback for kernels without MADV_WIPEONFORK */
     int seed_source;                   /* enum randd_rng_seed_source; 0: unseeded */
+    uint64_t vm_generation;            /* the daemon's VM generation word when last seeded */
 };
 
 struct randd_rng {
@@ -31,6 +32,8 @@ struct randd_rng {
     size_t secret_len;
     struct randd_crypto *crypto;
     char *socket;                      /* NULL: randd_open's default */
+    const uint64_t *vm_word;           /* randd's VM generation word (generation.h); NULL:
+                                        * none mapped yet, tried again at each reseed */
     uint64_t reseed_bytes;
     unsigned reseed_seconds;
     unsigned flags;

@@ -39,7 +39,7 @@ static const struct scalar scalars[] = {
 
 static const char *number(const char *v)
 {
-    return !v ? NULL : !strcmp(v, "true") ? "1" : !strcmp(v, "false") ? "0" : v;
+    return !v || !strcmp(v, "null") ? NULL : !strcmp(v, "true") ? "1" : !strcmp(v, "false") ? "0" : v;
 }
 
 static void header(FILE *out, const char *name, const char *type, const char *help)
@@ -59,8 +59,10 @@ static void label_value(FILE *out, const char *v)
             fputc(*v, out);
 }
 
-static void per_source(FILE *out, const struct json_flat *j, const char *name, const char *type,
-                       const char *help, const char *field)
+/* Each source's field, divided by scale (bits to the base unit bytes: 8). */
+static void per_source_scaled(FILE *out, const struct json_flat *j, const char *name,
+                              const char *type, const char *help, const char *field,
+                              double scale)
 {
     char path[96];
 
@@ -76,8 +78,17 @@ static void per_source(FILE *out, const struct json_flat *j, const char *name, c
             continue;
         fprintf(out, "%s{source=\"", name);
         label_value(out, source);
-        fprintf(out, "\"} %s\n", v);
+        if (scale == 1)
+            fprintf(out, "\"} %s\n", v);
+        else
+            fprintf(out, "\"} %.3f\n", atof(v) / scale);
     }
+}
+
+static void per_source(FILE *out, const struct json_flat *j, const char *name, const char *type,
+                       const char *help, const char *field)
+{
+    per_source_scaled(out, j, name, type, help, field, 1);
 }
 
 static void source_states(FILE *out, const struct json_flat *j)
@@ -142,6 +153,18 @@ static void write_metrics(FILE *out, const struct json_flat *j)
                "Raw bytes from each source conditioned into the pool.", "bytes_used");
     per_source(out, j, "randd_source_health_failures_total", "counter",
                "SP 800-90B health test failures of each source.", "health_failures");
+    per_source_scaled(out, j, "randd_source_credited_entropy_bytes_total", "counter",
+                      "Entropy credited from each source's raw bytes, in bytes (bits / 8).",
+                      "credited_bits", 8);
+    per_source(out, j, "randd_source_cpu_seconds_total", "counter",
+               "CPU time spent producing each source's samples (the jitter worker).",
+               "cpu_seconds");
+    per_source_scaled(out, j, "randd_source_credit_ratio", "gauge",
+                      "Entropy credited per raw byte of each source, as a fraction of its 8 bits.",
+                      "entropy_per_byte", 8);
+    per_source_scaled(out, j, "randd_source_assessed_ratio", "gauge",
+                      "Min-entropy an assessment measured per raw byte, as a fraction of 8 bits "
+                      "(absent until assessed).", "assessed_entropy_per_byte", 8);
     labelled(out, j, "randd_requests_total", "Protocol v1 requests, by op.", "op", "requests",
              randd_op_name, RANDD_OP_LAST + 1);
     labelled(out, j, "randd_replies_total", "Protocol v1 replies, by status.", "status",

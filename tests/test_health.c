@@ -152,6 +152,59 @@ START_TEST(buffers_are_cut_into_samples_of_the_declared_width)
 }
 END_TEST
 
+/* --- the jitter source's extra tests ------------------------------------------------------ */
+
+static uint64_t random_byte(uint64_t *st) { return splitmix64(st) & 0xff; }
+static uint64_t cycle7(uint64_t *st) { return 0x31 * (++*st % 7); }
+
+/* Claimed 1 bit a sample (jitter's claim), a cycle of 7 byte values leaves every value at a
+ * seventh of a window: far under the APT's cutoff, caught by the lag test at lag 7. */
+START_TEST(lag_test_catches_a_cycle_the_apt_allows_at_a_low_claim)
+{
+    struct health h;
+    uint64_t st = 0;
+
+    health_init(&h, 1, 1);
+    ck_assert_int_eq(feed_words(&h, cycle7, &st, 100000, 0), RANDD_SOURCE_HEALTHY);
+    health_init(&h, 1, 1);
+    health_enable_lag_test(&h);
+    ck_assert(h.lag_cutoff > h.apt_window / 2 && h.lag_cutoff < h.apt_window);
+    st = 0;
+    ck_assert_int_eq(feed_words(&h, cycle7, &st, 100000, 0), RANDD_SOURCE_QUARANTINED);
+    ck_assert_msg(strstr(h.reason, "lag test: samples repeated the one 7 before them"),
+                  "reason: %s", h.reason);
+    ck_assert_uint_le(h.samples, h.apt_window);
+}
+END_TEST
+
+START_TEST(lag_test_passes_good_bytes_and_restarts_on_readmission)
+{
+    struct health h;
+    uint64_t st = 5;
+
+    health_init(&h, 1, 1);
+    health_enable_lag_test(&h);
+    ck_assert_int_eq(feed_words(&h, random_byte, &st, 1000000, 0), RANDD_SOURCE_HEALTHY);
+    health_readmit(&h, 0);
+    ck_assert_uint_eq(h.lag_filled, 0);
+    ck_assert_uint_eq(h.lag_seen, 0);
+}
+END_TEST
+
+/* Stuck samples never reach the sample tests (the source drops them); their run does. */
+START_TEST(a_run_of_stuck_samples_as_long_as_the_rct_cutoff_quarantines)
+{
+    struct health h;
+
+    health_init(&h, 1, 1);
+    ck_assert_uint_eq(h.rct_cutoff, 41);
+    ck_assert_int_eq(health_feed_stuck(&h, 40, 0), RANDD_SOURCE_STARTUP);
+    ck_assert_int_eq(health_feed_stuck(&h, 41, 0), RANDD_SOURCE_QUARANTINED);
+    ck_assert_msg(strstr(h.reason, "stuck test: 41 samples in a row"), "reason: %s", h.reason);
+    ck_assert_uint_eq(h.failures, 1);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("health");
@@ -165,6 +218,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, quarantine_backs_off_and_readmits_only_after_a_fresh_startup);
     tcase_add_test(tc, samples_while_quarantined_are_ignored);
     tcase_add_test(tc, buffers_are_cut_into_samples_of_the_declared_width);
+    tcase_add_test(tc, lag_test_catches_a_cycle_the_apt_allows_at_a_low_claim);
+    tcase_add_test(tc, lag_test_passes_good_bytes_and_restarts_on_readmission);
+    tcase_add_test(tc, a_run_of_stuck_samples_as_long_as_the_rct_cutoff_quarantines);
     suite_add_tcase(s, tc);
     return s;
 }

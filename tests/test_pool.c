@@ -114,6 +114,29 @@ START_TEST(one_bad_source_does_not_stop_a_good_one)
 }
 END_TEST
 
+/* vmgenid said the VM was cloned: credit gathered before is every clone's, so it is
+ * dropped, and output waits for a reseed from what the sources give from now on. */
+START_TEST(a_vm_clone_reseeds_from_fresh_input_before_output)
+{
+    uint8_t out[32];
+
+    add(&a, "good", SCRIPT_RANDOM, 5);
+    pool_harvest(&pool, 1 * S);
+    ck_assert(pool_ready(&pool));
+    a.pattern = SCRIPT_EMPTY;               /* nothing fresh yet */
+    pool_vm_cloned(&pool, 2 * S);
+    ck_assert_uint_eq(pool.vm_generations, 1);
+    ck_assert_double_eq(pool.credit, 0);
+    ck_assert(!pool_ready(&pool));
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 2 * S), -EAGAIN);
+    a.pattern = SCRIPT_RANDOM;              /* fresh input: reseeded at once */
+    pool_vm_cloned(&pool, 3 * S);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    ck_assert_uint_eq(pool.reseeds, 2);
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 3 * S), 0);
+}
+END_TEST
+
 START_TEST(no_output_before_256_credited_bits)
 {
     uint8_t out[8];
@@ -292,6 +315,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, reseed_after_interval_changes_the_output);
     tcase_add_test(tc, reseed_after_reseed_bytes_of_output);
     tcase_add_test(tc, clock_jump_forces_a_reseed_before_output);
+    tcase_add_test(tc, a_vm_clone_reseeds_from_fresh_input_before_output);
     tcase_add_test(tc, kernel_material_comes_only_from_creditable_sources);
     suite_add_tcase(s, tc);
     return s;

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "generation.h"
 #include "protocol.h"
 #include "rng_internal.h"
 #include "runner.h"
@@ -297,6 +298,41 @@ static void fork_and_compare(randd_rng *rng, struct fake_daemon *f)
                   fake_daemon_requests(f) - before);
 }
 
+/* A new VM generation (randd bumps the word it publishes beside its socket when vmgenid says
+ * a snapshot was restored or cloned): the next call reseeds from the daemon first, even one
+ * the current batch could serve; without a bump, calls never touch the daemon. */
+START_TEST(a_new_vm_generation_reseeds_before_the_next_output)
+{
+    char path[200];
+    struct fake_daemon f;
+    static uint8_t big[8192];
+    uint64_t *word;
+    uint8_t out[32];
+    randd_rng *rng;
+
+    fake_daemon_start(&f, 0x21);
+    ck_assert_int_eq(randd_generation_path(f.path, path, sizeof(path)), 0);
+    word = randd_generation_publish(path);
+    ck_assert_ptr_nonnull(word);
+    rng = new_rng(f.path, 0, 0);
+    ck_assert_int_eq(randd_rng_bytes(rng, out, sizeof(out)), 0);
+    ck_assert_int_eq(randd_rng_bytes(rng, out, sizeof(out)), 0);
+    ck_assert_int_eq(fake_daemon_requests(&f), 1);
+    randd_generation_bump(word);
+    ck_assert_int_eq(randd_rng_bytes(rng, out, sizeof(out)), 0);
+    ck_assert_int_eq(fake_daemon_requests(&f), 2);
+    ck_assert_uint_eq(rng->secret->vm_generation, 1);
+    ck_assert_int_eq(randd_rng_bytes(rng, big, sizeof(big)), 0);   /* the direct path too */
+    randd_generation_bump(word);
+    ck_assert_int_eq(randd_rng_bytes(rng, out, 8), 0);
+    ck_assert_int_eq(fake_daemon_requests(&f), 3);
+    randd_rng_free(rng);
+    randd_generation_unmap(word);
+    unlink(path);
+    fake_daemon_stop(&f);
+}
+END_TEST
+
 START_TEST(a_forked_child_never_shares_output_with_its_parent)
 {
     struct fake_daemon f;
@@ -431,6 +467,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_daemon_that_is_not_ready_means_getrandom_not_waiting);
     tcase_add_test(tc, reseeds_after_reseed_bytes);
     tcase_add_test(tc, reseeds_after_reseed_seconds);
+    tcase_add_test(tc, a_new_vm_generation_reseeds_before_the_next_output);
     tcase_add_test(tc, a_forked_child_never_shares_output_with_its_parent);
     tcase_add_test(tc, each_thread_gets_its_own_generator);
     tcase_add_test(tc, bytes_handed_out_are_gone_from_its_memory);

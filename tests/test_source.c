@@ -1,6 +1,9 @@
 /* The real sources (daemon/source_*.c): RDSEED read and health-tested when the CPU has it,
- * getrandom, and /dev/hwrng when present. Skips say what the machine lacks. */
+ * getrandom, /dev/hwrng when present, and CPU timing jitter, with a scripted clock for its
+ * faults. Skips say what the machine lacks. */
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +271,165 @@ START_TEST(rdseed_stuck_after_n_good_words_is_quarantined_at_runtime)
 }
 END_TEST
 
+/* --- timing jitter --------------------------------------------------------------------- */
+
+/* Waits for the jitter worker's next batch, for a minute at most (both cores may be busy
+ * and the worker runs at SCHED_IDLE), and harvests it at now. */
+static ssize_t harvest_next_batch(struct source *s, uint8_t *buf, size_t n, uint64_t now)
+{
+    struct pollfd pfd = { .fd = s->wake_fd, .events = POLLIN };
+
+    ck_assert_msg(poll(&pfd, 1, 60000) == 1, "no jitter batch within 60 s");
+    return source_harvest(s, buf, n, now);
+}
+
+START_TEST(jitter_is_read_health_tested_and_credited_only_while_wanted)
+{
+    char why[256];
+    uint8_t buf[512];
+    struct pollfd pfd;
+    ssize_t got = 0;
+
+    if (source_jitter_open(&src, 4, why, sizeof(why)) < 0) {
+        fprintf(stderr, "SKIP jitter_is_read_health_tested_and_credited: %s\n", why);
+        return;
+    }
+    ck_assert(src.kernel_creditable);
+    ck_assert_uint_eq(src.sample_bytes, 1);
+    ck_assert_double_eq(src.entropy_per_byte, 0.25);
+    ck_assert_int_ge(src.wake_fd, 0);
+    pfd = (struct pollfd){ .fd = src.wake_fd, .events = POLLIN };
+    ck_assert_int_eq(poll(&pfd, 1, 0), 0);             /* not wanted: nothing produced */
+    source_want(&src, true);
+    while (src.health.state == RANDD_SOURCE_STARTUP)
+        ck_assert_int_ge(harvest_next_batch(&src, buf, sizeof(buf), 1), 0);
+    ck_assert_msg(src.health.state == RANDD_SOURCE_HEALTHY, "jitter is %s: %s",
+                  randd_source_state_name(src.health.state), src.health.reason);
+    while (got == 0)
+        got = harvest_next_batch(&src, buf, sizeof(buf), 2);
+    ck_assert_uint_eq(src.bytes_used, (uint64_t)got);
+    ck_assert_double_eq_tol(src.credited_bits, 0.25 * (double)got, 1e-9);
+    ck_assert(src.cpu_seconds > 0);
+    ck_assert_double_eq(src.assessed_entropy_per_byte, SOURCE_NOT_ASSESSED);
+}
+END_TEST
+
+/* The scripted clock: the worker thread reads it, the test switches its mode. */
+static enum { CLOCK_GOOD, CLOCK_COARSE, CLOCK_CONSTANT, CLOCK_PERIODIC } clock_mode;
+static uint64_t clock_now, clock_state, clock_calls;
+
+static uint64_t scripted_clock(void)
+{
+    static const uint64_t cycle[5] = { 1000, 1037, 1011, 1090, 1003 };
+    uint64_t step;
+
+    switch (__atomic_load_n(&clock_mode, __ATOMIC_RELAXED)) {
+    case CLOCK_COARSE: step = 1000000 * (1 + splitmix64(&clock_state) % 3); break;
+    case CLOCK_CONSTANT: step = 1000; break;
+    case CLOCK_PERIODIC: step = cycle[clock_calls % 5]; break;
+    default: step = 1000 + splitmix64(&clock_state) % 4096; break;
+    }
+    clock_calls++;
+    return clock_now += step;
+}
+
+static int open_scripted_jitter(int mode, char *why, size_t whylen)
+{
+    clock_mode = mode;
+    clock_now = clock_calls = 0;
+    clock_state = 7;
+    return source_jitter_init(&src, 4, scripted_clock, why, whylen);
+}
+
+static void set_clock(int mode)
+{
+    __atomic_store_n(&clock_mode, mode, __ATOMIC_RELAXED);
+}
+
+/* A clock that counts in large steps (as some VMs' do) resolves no jitter: the source is
+ * off from the start, and the reason says so. */
+START_TEST(jitter_with_a_coarse_clock_is_disabled_with_the_reason)
+{
+    char why[256];
+
+    ck_assert_int_eq(open_scripted_jitter(CLOCK_COARSE, why, sizeof(why)), -ENODEV);
+    ck_assert_msg(strstr(why, "clock too coarse for jitter: it counts in steps of 1000000"),
+                  "why: %s", why);
+}
+END_TEST
+
+/* Harvests at now until healthy; the first batch may be the retry after a quarantine. */
+static void run_until_healthy(uint64_t now)
+{
+    uint64_t failures = src.health.failures;
+    uint8_t buf[512];
+
+    do
+        harvest_next_batch(&src, buf, sizeof(buf), now);
+    while (src.health.state == RANDD_SOURCE_STARTUP ||
+           (src.health.state == RANDD_SOURCE_QUARANTINED && src.health.failures == failures &&
+            health_retry_due(&src.health, now)));
+    ck_assert_msg(src.health.state == RANDD_SOURCE_HEALTHY, "jitter is %s: %s",
+                  randd_source_state_name(src.health.state), src.health.reason);
+}
+
+static void run_until_quarantined(uint64_t now)
+{
+    uint8_t buf[512];
+
+    for (int i = 0; i < 64 && src.health.state != RANDD_SOURCE_QUARANTINED; i++)
+        harvest_next_batch(&src, buf, sizeof(buf), now);
+    ck_assert_msg(src.health.state == RANDD_SOURCE_QUARANTINED, "jitter is still %s after 64 batches",
+                  randd_source_state_name(src.health.state));
+}
+
+/* The clock recovers: batches that may hold the faulty mode are discarded while the source
+ * sits out its quarantine, then the retry's start-up test admits it again. */
+static void recover_and_readmit(uint64_t quarantined_at)
+{
+    uint8_t buf[512];
+    uint64_t retry = quarantined_at + (HEALTH_BACKOFF_MIN_S + 1) * 1000000000ull;
+
+    set_clock(CLOCK_GOOD);
+    for (int i = 0; i < 2; i++)           /* the batch in progress, then a whole good one */
+        ck_assert_int_eq(harvest_next_batch(&src, buf, sizeof(buf), quarantined_at), 0);
+    run_until_healthy(retry);
+    ck_assert_uint_eq(src.health.failures, 1);
+}
+
+START_TEST(jitter_constant_samples_are_stuck_quarantined_and_readmitted_on_recovery)
+{
+    char why[256];
+    uint64_t t = 1000000000u;
+
+    ck_assert_int_eq(open_scripted_jitter(CLOCK_GOOD, why, sizeof(why)), 0);
+    source_want(&src, true);
+    run_until_healthy(t);
+    set_clock(CLOCK_CONSTANT);
+    run_until_quarantined(t);
+    ck_assert_msg(strstr(src.health.reason, "stuck test"), "reason: %s", src.health.reason);
+    ck_assert_uint_gt(src.stuck_discarded, 0);
+    recover_and_readmit(t);
+}
+END_TEST
+
+/* A short cycle of distinct deltas is not stuck, and a source claiming 1 bit a sample
+ * passes the RCT and APT with it; the lag test catches it. */
+START_TEST(jitter_periodic_samples_fail_the_lag_test_and_are_readmitted_on_recovery)
+{
+    char why[256];
+    uint64_t t = 1000000000u;
+
+    ck_assert_int_eq(open_scripted_jitter(CLOCK_GOOD, why, sizeof(why)), 0);
+    source_want(&src, true);
+    run_until_healthy(t);
+    set_clock(CLOCK_PERIODIC);
+    run_until_quarantined(t);
+    ck_assert_msg(strstr(src.health.reason, "lag test"), "reason: %s", src.health.reason);
+    recover_and_readmit(t);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("source");
@@ -288,6 +450,15 @@ Suite *test_suite(void)
     tcase_add_test(tc, rdseed_carry_clear_forever_gives_nothing_and_never_hangs);
     tcase_add_test(tc, rdseed_intermittent_carry_clear_is_retried);
     tcase_add_test(tc, rdseed_stuck_after_n_good_words_is_quarantined_at_runtime);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("jitter");
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_set_timeout(tc, 150);          /* waits of a minute at most for a batch */
+    tcase_add_test(tc, jitter_is_read_health_tested_and_credited_only_while_wanted);
+    tcase_add_test(tc, jitter_with_a_coarse_clock_is_disabled_with_the_reason);
+    tcase_add_test(tc, jitter_constant_samples_are_stuck_quarantined_and_readmitted_on_recovery);
+    tcase_add_test(tc, jitter_periodic_samples_fail_the_lag_test_and_are_readmitted_on_recovery);
     suite_add_tcase(s, tc);
     return s;
 }

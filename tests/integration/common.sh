@@ -43,13 +43,12 @@ wait_for() {
 # The states tests wait for: randd answering STATUS on $RANDD_SOCKET (or on $1), a line in
 # a log file.
 # wait_exit PID: waits for a child to exit and returns its status. One still running after
-# $WAIT seconds is killed, so the test fails (status 137) instead of hanging.
+# $WAIT seconds is killed, so the test fails (status 137) instead of hanging. tail watches the
+# process, so no background job of the shell's own stands between it and its child's status.
 wait_exit() {
-    ( sleep "$WAIT"; kill -9 "$1" 2>/dev/null ) &      # the deadline, not synchronisation
-    local guard=$! rc
-    wait "$1"; rc=$?
-    kill "$guard" 2>/dev/null; wait "$guard" 2>/dev/null
-    return $rc
+    timeout "$WAIT" tail --pid="$1" -s 0.1 -f /dev/null
+    [ $? = 124 ] && kill -9 "$1" 2>/dev/null
+    wait "$1"
 }
 
 answers() { RANDD_SOCKET=${1:-$RANDD_SOCKET} "$RANDCTL" status >/dev/null 2>&1; }

@@ -1,0 +1,120 @@
+/* Raw-noise capture for SP 800-90B assessment (`randd --capture SOURCE --count N --output
+ * FILE`): opens one source as the daemon would, with the same config, reads N raw samples
+ * through the source's own read op and writes them one sample per byte (rdseed's words and
+ * hwrng's bytes byte by byte, jitter's 8-bit samples as they are). It runs as a process of
+ * its own with no pool and no generator, so nothing captured ever feeds one. The samples are
+ * health-tested on the way and the outcome reported, but every sample is written: an
+ * assessment needs them as the source gives them. */
+#include "capture.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "source.h"
+
+#define CAPTURE_CHUNK 4096
+#define CAPTURE_WAIT_MS 60000    /* a device or the jitter worker silent this long: give up */
+
+static int open_source(struct source *s, const struct config *c, const char *name, char *why,
+                       size_t whylen)
+{
+    if (!strcmp(name, "rdseed"))
+        return source_rdseed_open(s, why, whylen);
+    if (!strcmp(name, "hwrng"))
+        return source_hwrng_open(s, c->hwrng_device, why, whylen);
+    if (!strcmp(name, "jitter"))
+        return source_jitter_open(s, c->jitter_oversampling, why, whylen);
+    if (!strcmp(name, "getrandom"))
+        return source_getrandom_open(s, why, whylen);
+    snprintf(why, whylen, "%s: not a source (rdseed, hwrng, jitter or getrandom)", name);
+    return -EINVAL;
+}
+
+/* Waits until the source may have more: its wake fd (jitter), its device, or not at all. */
+static int wait_for_more(const struct source *s)
+{
+    struct pollfd pfd = { .fd = s->wake_fd >= 0 ? s->wake_fd : s->fd, .events = POLLIN };
+
+    if (pfd.fd < 0)
+        return 0;
+    return poll(&pfd, 1, CAPTURE_WAIT_MS) == 1 ? 0 : -ETIMEDOUT;
+}
+
+static int write_all(int fd, const uint8_t *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t put = write(fd, buf, n);
+
+        if (put < 0 && errno == EINTR)
+            continue;
+        if (put < 0)
+            return -errno;
+        buf += put;
+        n -= (size_t)put;
+    }
+    return 0;
+}
+
+static int capture(struct source *s, unsigned long long count, int out, char *why,
+                   size_t whylen)
+{
+    static uint8_t buf[CAPTURE_CHUNK];
+    unsigned long long done = 0;
+    int rc = 0;
+
+    source_want(s, true);
+    while (done < count && rc == 0) {
+        size_t want = count - done < sizeof(buf) ? (size_t)(count - done) : sizeof(buf);
+        ssize_t got = s->ops->read(s, buf, want);
+
+        if (got < 0) {
+            snprintf(why, whylen, "reading %s: %s", s->name, strerror((int)-got));
+            rc = (int)got;
+        } else if (got == 0) {
+            if ((rc = wait_for_more(s)) < 0)
+                snprintf(why, whylen, "%s gave nothing for %d s", s->name,
+                         CAPTURE_WAIT_MS / 1000);
+        } else {
+            health_feed_buffer(&s->health, buf, (size_t)got, 0);
+            if ((rc = write_all(out, buf, (size_t)got)) < 0)
+                snprintf(why, whylen, "writing: %s", strerror(-rc));
+            done += (unsigned long long)got;
+        }
+    }
+    OPENSSL_cleanse(buf, sizeof(buf));
+    return rc;
+}
+
+int capture_run(const struct config *c, const char *name, unsigned long long count,
+                const char *path, char *why, size_t whylen)
+{
+    struct source s;
+    int out, rc;
+
+    if ((rc = open_source(&s, c, name, why, whylen)) < 0)
+        return rc;
+    out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (out < 0) {
+        rc = -errno;
+        snprintf(why, whylen, "%s: %s", path, strerror(errno));
+        source_close(&s);
+        return rc;
+    }
+    rc = capture(&s, count, out, why, whylen);
+    if (close(out) < 0 && rc == 0) {
+        rc = -errno;
+        snprintf(why, whylen, "%s: %s", path, strerror(errno));
+    }
+    if (rc == 0)
+        snprintf(why, whylen, "%llu raw samples of %s in %s; health tests: %s%s", count,
+                 s.name, path, s.health.state == RANDD_SOURCE_QUARANTINED ? "failed: " : "passed",
+                 s.health.state == RANDD_SOURCE_QUARANTINED ? s.health.reason : "");
+    source_close(&s);
+    return rc;
+}

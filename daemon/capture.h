@@ -1,0 +1,16 @@
+/* Raw-noise capture: one source's raw samples, one per byte, into a file for SP 800-90B
+ * tooling (randd --capture). Never touches a pool or generator. */
+#ifndef RANDD_CAPTURE_H
+#define RANDD_CAPTURE_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+/* Captures count samples of source name (rdseed, hwrng, jitter or getrandom) into path.
+ * Returns 0 with a summary in why (the health tests' outcome included), or a negative
+ * errno with the reason in why. */
+int capture_run(const struct config *c, const char *name, unsigned long long count,
+                const char *path, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,458 @@
+/* CPU timing jitter as an entropy source, for machines that give nothing else (a VM without
+ * RDSEED or virtio-rng). A worker thread times a memory-access and mixing loop with the CPU's
+ * cycle counter; the variation of that time is the noise. Owns the worker, its batches of
+ * raw samples, the clock check at start and the stuck test; the sample tests and the credit
+ * are source.c's and pool.c's, as for every source.
+ *
+ * After Mueller's jitterentropy design ("CPU Time Jitter Based Non-Physical True Random
+ * Number Generator") and SP 800-90B, in randd's own code:
+ *  - one measurement: read the clock, run the loop (pointer-chasing reads and writes over a
+ *    buffer larger than a core's L2, so cache and memory latency vary), read the clock; the
+ *    difference is the time delta;
+ *  - the stuck test: a delta whose first, second or third difference is zero carries no
+ *    entropy; it is dropped, and a long run of them quarantines the source (health.c);
+ *  - each kept delta, divided by the clock's step (the GCD found at start: a VM's TSC may
+ *    count in 13s or 26s), is reduced to its low 8 bits: one raw sample per byte, the form
+ *    SP 800-90B tooling reads and the one that is health-tested, assessed and credited;
+ *  - a credit of 1/oversampling bits a sample (0.25 by default) until an assessment sets a
+ *    lower one, while the health tests hold the samples to a claim of JITTER_CLAIM_BITS.
+ *
+ * Cost: the worker runs only while the pool wants credit (want op), at SCHED_IDLE and nice
+ * 19, and sleeps on a condition otherwise: an idle daemon makes no wakeups for it. Batches
+ * go through a small ring in locked memory; an eventfd wakes the event loop, whose read op
+ * only copies what is ready. */
+#include "source.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "secmem.h"
+
+#define JITTER_MEMORY_WORDS  (1u << 17)  /* 1 MiB: beyond a core's L2 on most x86 servers */
+#define JITTER_ACCESSES      16          /* reads and writes a measurement: about 300 ns */
+#define JITTER_BATCH         512         /* measurements a batch (the pool reads 512 bytes) */
+#define JITTER_RING          4           /* batches ready at most: backpressure on the worker */
+#define JITTER_CALIBRATION   1024        /* measurements of the clock check at start */
+#define JITTER_MIN_STEPS     8           /* a typical delta must span this many clock steps */
+/* The min-entropy per 8-bit sample the health tests hold the source to (their cutoffs) and
+ * the most the credit may follow an assessment up to. On the EPYC VM this was written on,
+ * the most-common-value estimate of the samples was 3.2 bits (README.md). */
+#define JITTER_CLAIM_BITS    1.0
+#define JITTER_ASSESS_MARGIN 0.5         /* bits kept below an assessed figure */
+
+struct jitter_batch {
+    uint8_t sample[JITTER_BATCH];
+    unsigned len;            /* kept samples (stuck ones are dropped) */
+    unsigned taken;          /* already copied out by read */
+    unsigned stuck;          /* dropped as stuck */
+    unsigned stuck_run;      /* longest run of stuck measurements, carried across batches */
+};
+
+/* Raw samples are secret until conditioned: locked, wiped, never swapped. */
+struct jitter_secrets {
+    struct jitter_batch ring[JITTER_RING];
+    struct jitter_batch work;        /* the batch the worker is filling */
+};
+
+struct jitter {
+    pthread_t thread;
+    bool thread_started;
+    pthread_mutex_t lock;            /* guards the fields below it, and the ring */
+    pthread_cond_t cond;
+    bool wanted, stop;
+    unsigned head, count;            /* ring[head] is the oldest of count batches */
+    double cpu_seconds;              /* the worker's CPU time so far */
+    /* the worker's own; set before it starts */
+    struct jitter_secrets *secret;
+    jitter_clock_fn *clock;
+    uint64_t step;                   /* the clock's granularity, found at start */
+    unsigned oversampling;           /* raw samples per credited bit */
+    uint64_t *memory;                /* the loop's buffer: timing, not secrets */
+    bool memory_touched;             /* pages in use since the last release */
+    uint64_t walk, walk_index;       /* the loop's state and address generator */
+    uint64_t last_time, last_delta;
+    int64_t last_delta2;
+    unsigned stuck_run;
+    int efd;
+};
+
+/* --- the clock ---------------------------------------------------------------------------- */
+
+/* The TSC where there is one: cycle resolution, a few ns to read. Elsewhere the raw
+ * monotonic clock, which is the TSC scaled on most Linux machines anyway. */
+static uint64_t cpu_clock(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __rdtsc();
+#else
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* --- one measurement ---------------------------------------------------------------------- */
+
+/* Pointer chasing: each address depends on the word read before, so the accesses cannot
+ * overlap and every cache or TLB miss, DRAM refresh and neighbour's eviction shows in the
+ * time. A full-period LCG drives the addresses (the word read only perturbs them), so the
+ * walk never settles into a short cycle that the cache holds: a walk driven by the data
+ * alone did, on a long capture, and its timing turned periodic. The mixing step (a murmur3
+ * finaliser round) is the "hash loop" of the design. */
+static void noise_loop(struct jitter *j)
+{
+    uint64_t w = j->walk, x = j->walk_index, v = 0;
+
+    for (unsigned i = 0; i < JITTER_ACCESSES; i++) {
+        size_t at;
+
+        x = x * 6364136223846793005ull + 1442695040888963407ull;   /* Knuth's MMIX LCG */
+        at = (size_t)((x >> 40) ^ (v & 0x3f)) & (JITTER_MEMORY_WORDS - 1);
+        v = j->memory[at];
+        w = (w ^ v) * 0xff51afd7ed558ccdull;
+        w ^= w >> 29;
+        j->memory[at] = v + w;
+    }
+    j->walk = w;
+    j->walk_index = x;
+}
+
+/* One delta. Stuck (jitterentropy's test): the clock did not move, or the delta repeats
+ * the last one, or changes by the same amount as last time: nothing new was measured. */
+static uint64_t measure(struct jitter *j, bool *stuck)
+{
+    uint64_t now, delta;
+    int64_t delta2, delta3;
+
+    noise_loop(j);
+    now = j->clock();
+    delta = now - j->last_time;
+    delta2 = (int64_t)(delta - j->last_delta);
+    delta3 = delta2 - j->last_delta2;
+    j->last_time = now;
+    j->last_delta = delta;
+    j->last_delta2 = delta2;
+    *stuck = delta == 0 || delta2 == 0 || delta3 == 0;
+    return delta;
+}
+
+static uint8_t reduce(const struct jitter *j, uint64_t delta)
+{
+    return (uint8_t)(delta / j->step);
+}
+
+static void fill_batch(struct jitter *j, struct jitter_batch *b)
+{
+    memset(b, 0, sizeof(*b));
+    b->stuck_run = j->stuck_run;
+    for (unsigned i = 0; i < JITTER_BATCH; i++) {
+        bool stuck;
+        uint64_t delta = measure(j, &stuck);
+
+        if (stuck) {
+            b->stuck++;
+            if (++j->stuck_run > b->stuck_run)
+                b->stuck_run = j->stuck_run;
+            continue;
+        }
+        j->stuck_run = 0;
+        b->sample[b->len++] = reduce(j, delta);
+    }
+}
+
+/* --- the worker --------------------------------------------------------------------------- */
+
+/* Jitter is for when nothing else is there; it must never take CPU that work wants. Under
+ * a seccomp filter that denies these calls it still runs, at the default priority. */
+static void lower_priority(void)
+{
+    struct sched_param param = { 0 };
+
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+    setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+}
+
+static double thread_cpu_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void wake_loop(struct jitter *j)
+{
+    eventfd_write(j->efd, 1);
+}
+
+/* An idle daemon should not hold the loop's megabyte: the pages go back to the kernel when
+ * nothing is wanted, and come back zeroed (and cold, as they would be anyway) next time. */
+static void release_memory(struct jitter *j)
+{
+    if (!j->memory_touched)
+        return;
+    madvise(j->memory, JITTER_MEMORY_WORDS * sizeof(uint64_t), MADV_DONTNEED);
+    j->memory_touched = false;
+}
+
+static void *worker(void *arg)
+{
+    struct jitter *j = arg;
+
+    lower_priority();
+    pthread_mutex_lock(&j->lock);
+    for (;;) {
+        while (!j->stop && (!j->wanted || j->count == JITTER_RING)) {
+            if (!j->wanted)
+                release_memory(j);
+            pthread_cond_wait(&j->cond, &j->lock);
+        }
+        if (j->stop)
+            break;
+        pthread_mutex_unlock(&j->lock);
+        j->last_time = j->clock();   /* a pause since the last batch is not a delta */
+        j->memory_touched = true;
+        fill_batch(j, &j->secret->work);
+        pthread_mutex_lock(&j->lock);
+        j->secret->ring[(j->head + j->count) % JITTER_RING] = j->secret->work;
+        j->count++;
+        OPENSSL_cleanse(&j->secret->work, sizeof(j->secret->work));
+        j->cpu_seconds = thread_cpu_seconds();
+        wake_loop(j);
+    }
+    pthread_mutex_unlock(&j->lock);
+    return NULL;
+}
+
+/* --- the source ops (event loop thread) --------------------------------------------------- */
+
+/* Copies whole or partial batches. The eventfd is reset first and set again if anything is
+ * left, so a batch the worker adds meanwhile is never missed. */
+static ssize_t jitter_read(struct source *s, uint8_t *buf, size_t n)
+{
+    struct jitter *j = s->state;
+    eventfd_t ignored;
+    size_t done = 0;
+
+    eventfd_read(j->efd, &ignored);
+    pthread_mutex_lock(&j->lock);
+    while (j->count > 0 && done < n) {
+        struct jitter_batch *b = &j->secret->ring[j->head];
+        size_t take = b->len - b->taken < n - done ? b->len - b->taken : n - done;
+
+        if (b->taken == 0) {          /* first look at this batch: its stuck test result */
+            s->stuck_discarded += b->stuck;
+            if (b->stuck_run > s->stuck_run)
+                s->stuck_run = b->stuck_run;
+        }
+        memcpy(buf + done, b->sample + b->taken, take);
+        done += take;
+        b->taken += (unsigned)take;
+        if (b->taken == b->len) {
+            OPENSSL_cleanse(b, sizeof(*b));
+            j->head = (j->head + 1) % JITTER_RING;
+            j->count--;
+            pthread_cond_signal(&j->cond);
+        }
+    }
+    s->cpu_seconds = j->cpu_seconds;
+    if (j->count > 0)
+        wake_loop(j);
+    pthread_mutex_unlock(&j->lock);
+    return (ssize_t)done;
+}
+
+static void jitter_want(struct source *s, bool wanted)
+{
+    struct jitter *j = s->state;
+
+    pthread_mutex_lock(&j->lock);
+    j->wanted = wanted;
+    pthread_cond_signal(&j->cond);
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void jitter_discard(struct source *s)
+{
+    struct jitter *j = s->state;
+    eventfd_t ignored;
+
+    eventfd_read(j->efd, &ignored);
+    pthread_mutex_lock(&j->lock);
+    OPENSSL_cleanse(j->secret->ring, sizeof(j->secret->ring));
+    j->head = j->count = 0;
+    pthread_cond_signal(&j->cond);
+    pthread_mutex_unlock(&j->lock);
+}
+
+/* The credit follows an assessment down (or back up to its start), a margin below it. */
+static void jitter_assessed(struct source *s, double min_entropy)
+{
+    struct jitter *j = s->state;
+    double ceiling = JITTER_CLAIM_BITS / j->oversampling, credit;
+
+    credit = (min_entropy - JITTER_ASSESS_MARGIN) / j->oversampling;
+    s->entropy_per_byte = credit < 0 ? 0 : credit > ceiling ? ceiling : credit;
+}
+
+static void free_jitter(struct jitter *j)
+{
+    if (!j)
+        return;
+    if (j->thread_started) {
+        pthread_mutex_lock(&j->lock);
+        j->stop = true;
+        pthread_cond_signal(&j->cond);
+        pthread_mutex_unlock(&j->lock);
+        pthread_join(j->thread, NULL);
+    }
+    pthread_mutex_destroy(&j->lock);
+    pthread_cond_destroy(&j->cond);
+    if (j->secret)
+        randd_secure_free(j->secret, sizeof(*j->secret));
+    if (j->efd >= 0)
+        close(j->efd);
+    if (j->memory)
+        munmap(j->memory, JITTER_MEMORY_WORDS * sizeof(uint64_t));
+    OPENSSL_cleanse(j, sizeof(*j));
+    free(j);
+}
+
+static void jitter_close(struct source *s)
+{
+    free_jitter(s->state);
+    s->state = NULL;
+    s->wake_fd = -1;
+}
+
+static const struct source_ops jitter_ops = {
+    .read = jitter_read,
+    .close = jitter_close,
+    .want = jitter_want,
+    .discard = jitter_discard,
+    .assessed = jitter_assessed,
+};
+
+/* --- the clock check at start ------------------------------------------------------------- */
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t r = a % b;
+
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Some VMs' clocks count in large steps (a trapped or emulated TSC, a jiffy clock): then
+ * a measurement spans a handful of steps and its variation is mostly rounding. Finds the
+ * step (the GCD of the deltas) and refuses a clock whose median delta is under
+ * JITTER_MIN_STEPS steps, or that does not move. */
+static int check_clock(struct jitter *j, char *why, size_t whylen)
+{
+    uint64_t delta[JITTER_CALIBRATION], step = 0, median;
+    unsigned zero = 0;
+    bool stuck;
+
+    j->last_time = j->clock();
+    for (unsigned i = 0; i < JITTER_CALIBRATION; i++) {
+        delta[i] = measure(j, &stuck);
+        zero += delta[i] == 0;
+        step = gcd(delta[i], step);
+    }
+    qsort(delta, JITTER_CALIBRATION, sizeof(delta[0]), compare_u64);
+    median = delta[JITTER_CALIBRATION / 2];
+    OPENSSL_cleanse(delta, sizeof(delta));
+    if (step == 0 || zero > JITTER_CALIBRATION / 10) {
+        snprintf(why, whylen, "clock too coarse for jitter: it did not move across %u of %u "
+                 "measurements", zero, JITTER_CALIBRATION);
+        return -ENODEV;
+    }
+    if (median / step < JITTER_MIN_STEPS) {
+        snprintf(why, whylen, "clock too coarse for jitter: it counts in steps of %llu, and "
+                 "a measurement (median %llu) spans %llu of them, under %u",
+                 (unsigned long long)step, (unsigned long long)median,
+                 (unsigned long long)(median / step), JITTER_MIN_STEPS);
+        return -ENODEV;
+    }
+    j->step = step;
+    return 0;
+}
+
+/* --- opening ------------------------------------------------------------------------------- */
+
+int source_jitter_init(struct source *s, unsigned oversampling, jitter_clock_fn *clock,
+                       char *why, size_t whylen)
+{
+    struct jitter *j = calloc(1, sizeof(*j));
+    int lock_errno, rc;
+
+    if (!j) {
+        snprintf(why, whylen, "out of memory");
+        return -ENOMEM;
+    }
+    pthread_mutex_init(&j->lock, NULL);
+    pthread_cond_init(&j->cond, NULL);
+    j->clock = clock;
+    j->oversampling = oversampling ? oversampling : 1;
+    j->walk = 0x243f6a8885a308d3ull;                     /* any start: the walk is public */
+    j->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    j->memory = mmap(NULL, JITTER_MEMORY_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (j->memory == MAP_FAILED)
+        j->memory = NULL;
+    j->secret = randd_secure_alloc(sizeof(*j->secret), &lock_errno);
+    if (j->efd < 0 || !j->memory || !j->secret) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        free_jitter(j);
+        return -ENOMEM;
+    }
+    j->memory_touched = true;
+    if ((rc = check_clock(j, why, whylen)) < 0) {
+        free_jitter(j);
+        return rc;
+    }
+    if ((rc = pthread_create(&j->thread, NULL, worker, j)) != 0) {
+        snprintf(why, whylen, "worker thread: %s", strerror(rc));
+        free_jitter(j);
+        return -rc;
+    }
+    j->thread_started = true;
+    source_init(s, "jitter", &jitter_ops, JITTER_CLAIM_BITS / j->oversampling, 1, true);
+    /* Held to the claim, credited less: the tests catch a source that falls below it. */
+    health_init(&s->health, 1, JITTER_CLAIM_BITS);
+    health_enable_lag_test(&s->health);
+    s->state = j;
+    s->wake_fd = j->efd;
+    return 0;
+}
+
+int source_jitter_open(struct source *s, unsigned oversampling, char *why, size_t whylen)
+{
+    return source_jitter_init(s, oversampling, cpu_clock, why, whylen);
+}

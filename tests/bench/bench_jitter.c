@@ -1,0 +1,233 @@
+/* bench-jitter: CPU time per 256 credited bits of randd's jitter source, beside Debian's
+ * jitterentropy-rngd measured the same way on the same machine in the same run.
+ *   randd: started with jitter as its only source and a reseed every second, so that it
+ *     credits 256 bits or more a second; the figure is the jitter worker's CPU time (STATUS
+ *     cpu_seconds) and the whole daemon's (/proc/PID/schedstat), over the credited bits
+ *     (STATUS credited_bits), across windows after the start-up test.
+ *   jitterentropy-rngd (run as root, -vvv, which keeps it in the foreground and logs every
+ *     RNDADDENTROPY with its credit; it tops the kernel up with 256 bits every 5 s): its CPU
+ *     time over the bits it credited, across windows after its start-up fill.
+ * Medians over WINDOWS windows. Usage: bench-jitter [RANDD [JITTERENTROPY_RNGD]]. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "randd.h"
+
+#define WINDOWS          3
+#define RANDD_WINDOW_S   5
+#define JENT_WINDOW_S    10      /* it tops the kernel up every 5 s: two top-ups a window */
+
+static void pause_s(double s)
+{
+    struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
+
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+/* The process's CPU time in seconds: the sum of its threads' schedstat (nanoseconds; the
+ * process's own schedstat is its main thread's only). */
+static double process_cpu_s(pid_t pid)
+{
+    char path[300], line[128];
+    double total = 0;
+    struct dirent *d;
+    DIR *dir;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    if (!(dir = opendir(path)))
+        return -1;
+    while ((d = readdir(dir))) {
+        FILE *f;
+
+        if (d->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, d->d_name);
+        if (!(f = fopen(path, "r")))
+            continue;
+        if (fgets(line, sizeof(line), f))
+            total += strtod(line, NULL) / 1e9;
+        fclose(f);
+    }
+    closedir(dir);
+    return total;
+}
+
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && v[k] < v[k - 1]; k--) {
+            double t = v[k];
+
+            v[k] = v[k - 1];
+            v[k - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* --- randd ------------------------------------------------------------------------------ */
+
+/* A number field of the jitter source in STATUS; -1 when absent. */
+static double jitter_field(const char *sock, const char *field)
+{
+    randd_handle *h;
+    char *text = NULL, key[64];
+    const char *at;
+    double v = -1;
+
+    if (randd_open(&h, sock) < 0)
+        return -1;
+    if (randd_status(h, &text) >= 0 && (at = strstr(text, "\"name\":\"jitter\""))) {
+        snprintf(key, sizeof(key), "\"%s\":", field);
+        if ((at = strstr(at, key)))
+            v = strtod(at + strlen(key), NULL);
+    }
+    free(text);
+    randd_close(h);
+    return v;
+}
+
+static int bench_randd(const char *randd, double *worker_per_256, double *daemon_per_256)
+{
+    char dir[] = "/tmp/randd-bench-jitter-XXXXXX", conf[128], sock[128], logpath[128];
+    double w[WINDOWS], d[WINDOWS];
+    pid_t pid;
+    FILE *f;
+
+    if (!mkdtemp(dir))
+        return perror("mkdtemp"), -1;
+    snprintf(conf, sizeof(conf), "%s/randd.conf", dir);
+    snprintf(sock, sizeof(sock), "%s/randd.sock", dir);
+    snprintf(logpath, sizeof(logpath), "%s/randd.log", dir);
+    if (!(f = fopen(conf, "w")))
+        return perror(conf), -1;
+    fprintf(f, "rdseed = no\ngetrandom = no\nhwrng = no\njitter = yes\nkernel_topup = no\n"
+               "reseed_interval = 1\n");
+    fclose(f);
+    if ((pid = fork()) == 0) {
+        int log = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        if (log >= 0)
+            dup2(log, STDERR_FILENO);
+        execl(randd, randd, "--foreground", "--config", conf, "--socket", sock, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 600 && jitter_field(sock, "credited_bits") <= 0; i++)
+        pause_s(0.1);                    /* polling: up to a minute for the start-up test */
+    if (jitter_field(sock, "credited_bits") <= 0) {
+        fprintf(stderr, "bench-jitter: randd's jitter source credited nothing; see %s\n", logpath);
+        kill(pid, SIGTERM);
+        return -1;
+    }
+    for (int i = 0; i < WINDOWS; i++) {
+        double bits0 = jitter_field(sock, "credited_bits"), cpu0 = jitter_field(sock, "cpu_seconds");
+        double all0 = process_cpu_s(pid), bits;
+
+        pause_s(RANDD_WINDOW_S);
+        bits = jitter_field(sock, "credited_bits") - bits0;
+        w[i] = (jitter_field(sock, "cpu_seconds") - cpu0) / bits * 256;
+        d[i] = (process_cpu_s(pid) - all0) / bits * 256;
+    }
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    unlink(conf);
+    unlink(logpath);
+    rmdir(dir);
+    *worker_per_256 = median(w, WINDOWS);
+    *daemon_per_256 = median(d, WINDOWS);
+    return 0;
+}
+
+/* --- jitterentropy-rngd ------------------------------------------------------------------- */
+
+/* Bytes of entropy credited in the log lines read so far ("... an entropy count of N bytes
+ * of entropy"); *filled turns true once its start-up fill is written. */
+static void read_jent_log(FILE *log, double *credited_bits, int *filled)
+{
+    char line[512];
+    const char *at;
+
+    while (fgets(line, sizeof(line), log)) {
+        if ((at = strstr(line, "an entropy count of ")))
+            *credited_bits += 8 * atof(at + strlen("an entropy count of "));
+        if (strstr(line, "bytes written to /dev/random"))
+            *filled = 1;
+    }
+    clearerr(log);
+}
+
+static int bench_jent(const char *jent, double *per_256)
+{
+    char logpath[] = "/tmp/randd-bench-jent-XXXXXX";
+    double v[WINDOWS], bits = 0;
+    int fd = mkstemp(logpath), filled = 0;
+    pid_t pid;
+    FILE *log;
+
+    if (fd < 0 || !(log = fopen(logpath, "r")))
+        return perror("bench-jitter: log"), -1;
+    if ((pid = fork()) == 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        /* Line-buffered, or its log reaches the file only at exit. */
+        execlp("stdbuf", "stdbuf", "-oL", jent, "-v", "-v", "-v", (char *)NULL);
+        _exit(127);
+    }
+    close(fd);
+    for (int i = 0; i < 600 && !filled; i++) {
+        pause_s(0.1);                    /* polling: its start-up fill takes a moment */
+        read_jent_log(log, &bits, &filled);
+    }
+    for (int i = 0; i < WINDOWS && filled; i++) {
+        double bits0 = bits, cpu0 = process_cpu_s(pid);
+
+        pause_s(JENT_WINDOW_S);
+        read_jent_log(log, &bits, &filled);
+        v[i] = bits > bits0 ? (process_cpu_s(pid) - cpu0) / (bits - bits0) * 256 : -1;
+    }
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    fclose(log);
+    unlink(logpath);
+    if (!filled) {
+        fprintf(stderr, "bench-jitter: %s wrote no entropy within a minute\n", jent);
+        return -1;
+    }
+    *per_256 = median(v, WINDOWS);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *randd = argc > 1 ? argv[1] : "build/randd";
+    const char *jent = argc > 2 ? argv[2] : "/usr/sbin/jitterentropy-rngd";
+    double worker, daemon, theirs = 0;
+    int have_jent = 0;
+
+    if (bench_randd(randd, &worker, &daemon) < 0)
+        return 1;
+    if (geteuid() != 0)
+        printf("bench-jitter: jitterentropy-rngd skipped: it must run as root\n");
+    else if (access(jent, X_OK) != 0)
+        printf("bench-jitter: jitterentropy-rngd skipped: %s: %s\n", jent, strerror(errno));
+    else
+        have_jent = bench_jent(jent, &theirs) == 0;
+    printf("bench-jitter: CPU time per 256 credited bits, median of %d windows\n", WINDOWS);
+    printf("  randd jitter worker        %8.3f ms\n", worker * 1e3);
+    printf("  randd, whole daemon        %8.3f ms   (conditioning, health tests, reseeds)\n",
+           daemon * 1e3);
+    if (!have_jent)
+        return 0;
+    printf("  jitterentropy-rngd         %8.3f ms   (%s -vvv)\n", theirs * 1e3, jent);
+    printf("  randd / jitterentropy-rngd %8.3f      (target <= 0.5: %s)\n", daemon / theirs,
+           daemon / theirs <= 0.5 ? "ok" : "MISS");
+    return daemon / theirs <= 0.5 ? 0 : 1;
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Integration test of the CPU timing-jitter source in the real daemon: with no RDSEED and no
+# hwrng but getrandom on, jitter = auto turns it on, it passes its start-up test, the kernel
+# is credited from it (as root), and it stops once nothing wants its credit; auto leaves it
+# off when another source covers the kernel, and jitter = no always does.
+. "$(dirname "$0")/common.sh"
+
+export RANDD_SOCKET=$work/randd.sock
+
+# status_of SOURCE FIELD: the field of the named source in STATUS (empty when absent).
+status_of() {
+    "$RANDCTL" status 2>/dev/null | awk -F': ' -v s="$1" -v f="$2" '
+        $1 ~ /^sources\[[0-9]+\]\.name$/ && $2 == s { split($1, a, "."); p = a[1] }
+        p != "" && $1 == p "." f { print $2; exit }'
+}
+field_is() { [ "$(status_of "$1" "$2")" = "$3" ]; }
+field_above() { awk -v v="$(status_of "$1" "$2")" -v m="$3" 'BEGIN { exit !(v != "" && v > m) }'; }
+kernel_topups_above_zero() { "$RANDCTL" status 2>/dev/null | grep -qE '^kernel\.topups: [1-9]'; }
+
+start() {   # config lines...
+    printf '%s\n' "$@" >"$work/randd.conf"
+    : >"$work/log"
+    "$RANDD" --foreground --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
+    pid=$!
+    wait_for "randd answering" answers || fail "randd did not answer: $(cat "$work/log")"
+}
+
+stop() { kill "$pid"; wait "$pid" 2>/dev/null; pid=; }
+
+# No RDSEED, no hwrng, getrandom on: jitter is all the kernel can be given.
+start "rdseed = no" "hwrng_device = $work/no-such-hwrng"
+if wait_for "jitter healthy in STATUS" field_is jitter state healthy; then
+    pass "jitter = auto turns jitter on without RDSEED or hwrng, and it passes its start-up test"
+else
+    fail "jitter not healthy: $(cat "$work/log")"
+fi
+in_log 'source jitter: on, crediting 0.25 bits a sample' "$work/log" &&
+    pass "the log says jitter is on and what it credits" || fail "no jitter line: $(cat "$work/log")"
+field_is jitter kernel_creditable true && pass "jitter is creditable to the kernel" ||
+    fail "jitter not kernel-creditable"
+field_is jitter assessed_entropy_per_byte null && pass "assessed_entropy_per_byte is null until assessed" ||
+    fail "assessed_entropy_per_byte: $(status_of jitter assessed_entropy_per_byte)"
+if [ "$(id -u)" = 0 ]; then
+    if wait_for "a kernel top-up" kernel_topups_above_zero; then
+        pass "the kernel is credited from jitter"
+    else
+        fail "no kernel top-up: $("$RANDCTL" status | grep '^kernel')"
+    fi
+    field_above jitter credited_bits 255 && pass "jitter credited $(status_of jitter credited_bits) bits" ||
+        fail "jitter credited $(status_of jitter credited_bits) bits"
+else
+    echo "SKIP: kernel credit from jitter (needs root for RNDADDENTROPY)"
+fi
+field_above jitter cpu_seconds 0 && pass "STATUS shows jitter's CPU time ($(status_of jitter cpu_seconds) s)" ||
+    fail "no CPU time for jitter"
+if wait_for "jitter to stop once its credit is covered" field_is jitter running false; then
+    pass "the jitter worker stops when nothing wants its credit"
+fi
+"$RANDCTL" metrics | grep -q '^randd_source_cpu_seconds_total{source="jitter"} ' &&
+    pass "metrics carry jitter's CPU time" || fail "no jitter CPU metric"
+"$RANDCTL" metrics | grep -q 'randd_source_assessed_ratio{' &&
+    fail "metrics print an assessed figure that is null" || pass "metrics leave out unassessed figures"
+stop
+
+# Another kernel-creditable source (a file standing in for a USB TRNG): auto leaves it off.
+start "rdseed = no" "hwrng_device = $work/hwrng"
+if wait_for "the jitter = auto off line" in_log 'source jitter: off \(jitter = auto' "$work/log"; then
+    pass "jitter = auto stays off when another source covers the kernel feed"
+fi
+[ -z "$(status_of jitter state)" ] && pass "no jitter source in STATUS then" || fail "jitter listed"
+stop
+
+start "jitter = no" "rdseed = no" "hwrng_device = $work/no-such-hwrng"
+if wait_for "the jitter = no line" in_log 'source jitter: off \(jitter = no\)' "$work/log"; then
+    pass "jitter = no keeps it off"
+fi
+stop
+
+finish test_jitter.sh

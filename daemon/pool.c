@@ -41,8 +41,7 @@ static int64_t boot_offset_now(void)
 int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
 {
     memset(p, 0, sizeof(*p));
-    p->reseed_interval = reseed_interval;
-    p->reseed_bytes = reseed_bytes;
+    pool_set_reseed(p, reseed_interval, reseed_bytes);
     p->boot_offset_ns = boot_offset_now();
     p->secret = randd_secure_alloc(sizeof(*p->secret), &p->lock_errno);
     if (!p->secret)
@@ -53,6 +52,12 @@ int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
         return -ENOMEM;
     }
     return 0;
+}
+
+void pool_set_reseed(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
+{
+    p->reseed_interval = reseed_interval;
+    p->reseed_bytes = reseed_bytes;
 }
 
 void pool_add_source(struct pool *p, struct source *s)

@@ -42,6 +42,9 @@ struct pool {
 
 /* Returns 0 or a negative errno. Sources are added afterwards with pool_add_source. */
 int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
+/* The reseed policy from now on (a reload): every reseed_interval seconds, or after
+ * reseed_bytes of output, whichever comes first. */
+void pool_set_reseed(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
 void pool_add_source(struct pool *p, struct source *s);
 /* Chooses the engine before the first seed. Returns 0, -EBUSY once seeded, or -ENOTSUP for
  * Randen on a CPU without AES-NI. */

@@ -1,8 +1,8 @@
 /* The service end to end: build/randd started with a temporary config and socket, driven
  * through librandd and raw protocol frames: every op and limit, malformed input, RANGE
  * bounds and uniformity, pipelining, many clients, a stalled reader, PRIME shared fairly
- * between uids, privileges, stale and live sockets, socket activation, sd_notify, and
- * NOT_READY. */
+ * between uids, privileges, stale and live sockets, socket activation, sd_notify, NOT_READY,
+ * and the EGD sockets beside it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1442,6 +1442,90 @@ START_TEST(egd_commands_work_over_unix_and_tcp)
 }
 END_TEST
 
+/* Out of descriptors the EGD sockets pause accept as the client socket does (one listener,
+ * listener.c, accepts for both: EGD's own copy once spun at EMFILE), and serve again once
+ * descriptors free up. */
+START_TEST(egd_running_out_of_descriptors_pauses_accept_without_spinning)
+{
+    enum { CLIENTS = 40 };
+    int fds[CLIENTS];
+    uint8_t level[4];
+    double cpu;
+
+    /* As in the client socket's test: valgrind keeps 12 descriptors for itself. */
+    fd_limit = getenv("RANDD_REAL") ? 36 : 24;
+    start_egd_daemon("");
+    fd_limit = 0;
+    for (int i = 0; i < CLIENTS; i++)
+        fds[i] = connect_egd(i % 2);         /* the backlogs take what accept cannot */
+    wait_log("egd: accept: ");
+    cpu = daemon_cpu_seconds();
+    sleep(1);                               /* the window CPU time is measured over */
+    ck_assert_msg(daemon_cpu_seconds() - cpu < 0.3,
+                  "randd used %.2f CPU seconds in 1 s at EMFILE on the EGD sockets: spinning",
+                  daemon_cpu_seconds() - cpu);
+    for (int i = 0; i < CLIENTS; i++)
+        close(fds[i]);
+    for (int tcp = 0; tcp <= 1; tcp++) {    /* served once the closes free descriptors */
+        fds[0] = connect_egd(tcp);
+        ck_assert_int_eq(send(fds[0], "\x00", 1, 0), 1);
+        read_exact(fds[0], level, sizeof(level));
+        close(fds[0]);
+    }
+}
+END_TEST
+
+/* A Unix peer whose trusted_group is one of its supplementary groups, not its primary one,
+ * adds entropy over EGD as it may over protocol v1 (EGD's own check once saw only the
+ * primary group). */
+START_TEST(egd_trusts_the_trusted_group_as_a_supplementary_group)
+{
+    static const uint8_t add[] = { 0x03, 0x00, 0x10, 0x02, 0xaa, 0xbb };
+    const struct group *trusted = getgrnam("nogroup"), *primary = getgrnam("daemon");
+    char st[300], extra[64];
+    int status;
+    pid_t child;
+
+    if (geteuid() != 0 || !trusted || !primary) {
+        fprintf(stderr, "SKIP egd_trusts_the_trusted_group...: needs root and the groups "
+                        "nogroup and daemon\n");
+        return;
+    }
+    snprintf(extra, sizeof(extra), "trusted_group = %s\n", trusted->gr_name);
+    start_egd_daemon(extra);
+    chmod(dir, 0755);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        gid_t groups[1] = { trusted->gr_gid };
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+        strcpy(sa.sun_path, egd_sock);
+        if (setgroups(1, groups) < 0 || setresgid(primary->gr_gid, primary->gr_gid,
+                                                   primary->gr_gid) < 0 ||
+            setresuid(65534, 65534, 65534) < 0)
+            _exit(10);
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+            _exit(11);
+        _exit(send(fd, add, sizeof(add), 0) == (ssize_t)sizeof(add) ? 0 : 12);
+    }
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "uid 65534 in group %s could not send to %s (step %d)", trusted->gr_name,
+                  egd_sock, WEXITSTATUS(status));
+    for (double end = seconds_now() + WAIT_SECONDS;; usleep(50000)) {
+        egd_status(st, sizeof(st));
+        if (!strstr(st, "\"entropy_bytes_added\":0,\"entropy_bytes_dropped\":0"))
+            break;
+        ck_assert_msg(seconds_now() < end, "waited %d s for the 0x03 command: %s",
+                      WAIT_SECONDS, st);
+    }
+    ck_assert_msg(strstr(st, "\"entropy_bytes_added\":2,\"entropy_bytes_dropped\":0"),
+                  "a peer in trusted_group by a supplementary group was not trusted: %s", st);
+}
+END_TEST
+
 START_TEST(egd_and_protocol_clients_share_max_clients)
 {
     uint8_t byte, level[4];
@@ -1630,6 +1714,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, clients_leaving_mid_request_or_mid_reply_leave_nothing_behind);
     tcase_add_test(tc, a_handle_outlives_a_sigkilled_daemon);
     tcase_add_test(tc, egd_and_protocol_clients_share_max_clients);
+    tcase_add_test(tc, egd_running_out_of_descriptors_pauses_accept_without_spinning);
+    tcase_add_test(tc, egd_trusts_the_trusted_group_as_a_supplementary_group);
     tcase_add_test(tc, egd_commands_work_over_unix_and_tcp);
     tcase_add_test(tc, egd_unknown_command_closes_and_is_counted);
     tcase_add_test(tc, egd_unknown_command_closes_with_eof_even_with_bytes_unread);

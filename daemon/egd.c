@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -94,25 +93,14 @@ static struct egd_client *client_of(const struct listener_conn *conn)
     return LISTENER_CLIENT(conn, struct egd_client, conn);
 }
 
-static struct listener_conn *client_open(void *arg)
+/* A client holds nothing beyond its struct, which the listener wipes (unsent random bytes,
+ * added entropy) and frees. */
+static void client_open(void *arg, struct listener_conn *conn)
 {
     struct egd *e = arg;
-    struct egd_client *c = calloc(1, sizeof(*c));
 
-    if (!c)
-        return NULL;
-    c->egd = e;
+    client_of(conn)->egd = e;
     e->stats.clients_accepted++;
-    return &c->conn;
-}
-
-/* Everything of the client but its descriptor, which the listener has closed or handed on. */
-static void client_free(struct listener_conn *conn)
-{
-    struct egd_client *c = client_of(conn);
-
-    OPENSSL_cleanse(c, sizeof(*c));          /* unsent random bytes, added entropy */
-    free(c);
 }
 
 static void client_close(struct egd_client *c)
@@ -294,9 +282,10 @@ static bool waits_for_pool(const struct listener_conn *conn)
 
 /* Over max_clients a client is just closed: EGD has no way to say busy (.refuse NULL). */
 static const struct listener_ops egd_ops = {
+    .client_size = sizeof(struct egd_client),
+    .conn_offset = offsetof(struct egd_client, conn),
     .open = client_open,
     .event = client_event,
-    .free = client_free,
     .waiting = waits_for_pool,
 };
 

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -108,7 +109,16 @@ void listener_progress(struct listener_conn *c)
     c->last_progress_ns = loop_now_ns();
 }
 
-/* Out of the list and the count, then the protocol frees its client. */
+/* The client around c, wiped (what a connection was sent or sent us may be secret). */
+static void free_client(const struct listener_ops *ops, struct listener_conn *c)
+{
+    char *client = (char *)c - ops->conn_offset;
+
+    explicit_bzero(client, ops->client_size);
+    free(client);
+}
+
+/* Out of the list and the count; the protocol lets go of what its client holds. */
 static void forget(struct listener_conn *c)
 {
     struct listener *l = c->listener;
@@ -117,7 +127,9 @@ static void forget(struct listener_conn *c)
     if (c->next)
         c->next->prevp = c->prevp;
     l->clients->connected--;
-    l->ops->free(c);
+    if (l->ops->release)
+        l->ops->release(c);
+    free_client(l->ops, c);
 }
 
 void listener_close_conn(struct listener_conn *c)
@@ -148,6 +160,7 @@ void listener_each(struct listener *l, void (*fn)(struct listener_conn *c))
 
 static void accept_one(struct listener *l, int fd, bool unix_peer)
 {
+    char *client;
     struct listener_conn *c;
 
     if (l->clients->connected >= l->clients->config->max_clients) {
@@ -156,19 +169,21 @@ static void accept_one(struct listener *l, int fd, bool unix_peer)
         close(fd);
         return;
     }
-    if (!(c = l->ops->open(l->ctx))) {
+    if (!(client = calloc(1, l->ops->client_size))) {
         close(fd);
         return;
     }
+    c = (struct listener_conn *)(void *)(client + l->ops->conn_offset);
     c->listener = l;
     c->fd = fd;
     credentials(c, unix_peer, l->config);
     listener_progress(c);
     if (loop_add_fd(l->loop, fd, EPOLLIN, l->ops->event, c) < 0) {
         close(fd);
-        l->ops->free(c);
+        free(client);
         return;
     }
+    l->ops->open(l->ctx, c);
     c->next = l->conns;
     c->prevp = &l->conns;
     if (l->conns)

@@ -41,14 +41,17 @@ struct listener_conn {
     ((type *)(void *)((char *)(c) - offsetof(type, member)))
 
 struct listener_ops {
-    /* A new connection within max_clients: the protocol's client for it, or NULL when there
-     * is none to be had (the connection is then closed). Its listener_conn is filled in after,
-     * and its events go to event, with the listener_conn as arg, from EPOLLIN on. */
-    struct listener_conn *(*open)(void *ctx);
+    /* The protocol's client struct: the listener allocates one zeroed for each connection,
+     * and wipes and frees it when the connection is gone. Its struct listener_conn is at
+     * conn_offset (offsetof the member). */
+    size_t client_size, conn_offset;
+    /* A new connection within max_clients, its client zeroed but for c. Its events go to
+     * event, with c as arg, from EPOLLIN on. */
+    void (*open)(void *ctx, struct listener_conn *c);
     loop_fd_fn *event;
-    /* Frees the client around c once its descriptor is closed (or draining) and c is out of
-     * the count: after listener_close_conn, the idle sweep, or listener_close. */
-    void (*free)(struct listener_conn *c);
+    /* Lets go of what the client holds beyond its struct, once its descriptor is closed (or
+     * draining) and it is out of the count. May be NULL. */
+    void (*release)(struct listener_conn *c);
     /* Whether the idle sweep must leave c alone: it waits for the pool, not for its peer. */
     bool (*waiting)(const struct listener_conn *c);
     /* Over max_clients: tells the peer, if the protocol can (fd is closed after). May be
@@ -100,7 +103,7 @@ void listener_each(struct listener *l, void (*fn)(struct listener_conn *c));
 /* The connection made progress (read or wrote): the idle sweep counts from now. */
 void listener_progress(struct listener_conn *c);
 
-/* Closes c's descriptor, and frees its client (ops->free). */
+/* Closes c's descriptor, and frees its client. */
 void listener_close_conn(struct listener_conn *c);
 
 /* After a framing error, once the reply is written: the peer reads it and then end-of-file

@@ -161,21 +161,18 @@ static struct client *client_of(const struct listener_conn *conn)
     return LISTENER_CLIENT(conn, struct client, conn);
 }
 
-static struct listener_conn *client_open(void *arg)
+static void client_open(void *arg, struct listener_conn *conn)
 {
     struct server *s = arg;
-    struct client *c = calloc(1, sizeof(*c));
+    struct client *c = client_of(conn);
 
-    if (!c)
-        return NULL;
     c->srv = s;
     c->events = EPOLLIN;
     s->stats.clients_accepted++;
-    return &c->conn;
 }
 
-/* Everything of the client but its descriptor, which the listener has closed or handed on. */
-static void client_free(struct listener_conn *conn)
+/* What the client holds beyond its struct, which the listener wipes and frees. */
+static void client_release(struct listener_conn *conn)
 {
     struct client *c = client_of(conn);
 
@@ -183,7 +180,6 @@ static void client_free(struct listener_conn *conn)
         primes_cancel(c->srv->primes, c->prime_job);
     free_reply(c);
     free_body(c);
-    free(c);
 }
 
 static void client_close(struct client *c)
@@ -602,9 +598,11 @@ static bool waits_for_pool(const struct listener_conn *conn)
 }
 
 static const struct listener_ops client_ops = {
+    .client_size = sizeof(struct client),
+    .conn_offset = offsetof(struct client, conn),
     .open = client_open,
     .event = client_event,
-    .free = client_free,
+    .release = client_release,
     .waiting = waits_for_pool,
     .refuse = turn_away_busy,
 };

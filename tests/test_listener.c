@@ -32,15 +32,14 @@ static void count_accepted(void)
         loop_stop(loop);
 }
 
-static struct listener_conn *test_open(void *arg)
+static void test_open(void *arg, struct listener_conn *conn)
 {
     struct proto *p = arg;
-    struct test_client *c = calloc(1, sizeof(*c));
+    struct test_client *c = LISTENER_CLIENT(conn, struct test_client, conn);
 
     c->id = p->nopened;
     p->opened[p->nopened++] = c;
     count_accepted();
-    return &c->conn;
 }
 
 static void test_event(void *arg, int fd, uint32_t events)
@@ -48,12 +47,11 @@ static void test_event(void *arg, int fd, uint32_t events)
     (void)arg, (void)fd, (void)events;
 }
 
-static void test_free(struct listener_conn *conn)
+static void test_release(struct listener_conn *conn)
 {
     struct proto *p = conn->listener->ctx;
 
     p->freed++;
-    free(LISTENER_CLIENT(conn, struct test_client, conn));
 }
 
 static bool never_waiting(const struct listener_conn *c)
@@ -72,7 +70,8 @@ static void test_refuse(void *arg, int fd)
 }
 
 static const struct listener_ops ops = {
-    .open = test_open, .event = test_event, .free = test_free, .waiting = never_waiting,
+    .client_size = sizeof(struct test_client), .conn_offset = offsetof(struct test_client, conn),
+    .open = test_open, .event = test_event, .release = test_release, .waiting = never_waiting,
     .refuse = test_refuse,
 };
 

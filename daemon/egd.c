@@ -192,7 +192,8 @@ static void serve(struct egd_client *c)
 {
     for (;;) {
         if (c->out_pos < c->out_len) {
-            ssize_t w = send(c->conn.fd, c->out + c->out_pos, c->out_len - c->out_pos, MSG_NOSIGNAL);
+            ssize_t w = send(c->conn.fd, c->out + c->out_pos, c->out_len - c->out_pos,
+                             MSG_NOSIGNAL);
 
             if (w < 0) {
                 if (errno == EAGAIN || errno == EINTR) {

@@ -5,8 +5,9 @@
  * -ETIMEDOUT), -EINVAL for arguments refused before anything is sent (a NULL buffer, a size
  * out of range), or RANDD_ERR(status), -(RANDD_ERR_STATUS + status), when the daemon
  * answered with an error status (enum randd_status below). randd_strerror() turns any of
- * them into text; randd_message() gives the daemon's own words for the last error reply. After any error the handle is usable for the next
- * call (over a new connection if the old one could be out of step).
+ * them into text; randd_message() gives the daemon's own words for the last error reply.
+ * After any error the handle is usable for the next call (over a new connection if the old
+ * one could be out of step).
  *
  * Thread safety: a handle is not thread-safe. Use one handle per thread, or hold a lock
  * around each call. Handles survive fork(): a child's first call opens its own connection

@@ -56,6 +56,7 @@ static const struct key keys[] = {
     { "user", AT_RESTART, KEY_USER, FIELD(user), 0, 0, "" },
     { "egd_socket", AT_RESTART, KEY_PATH, FIELD(egd_socket), 0, 0, "" },
     { "egd_listen", AT_RESTART, KEY_LOOPBACK, FIELD(egd_listen), 0, 0, "" },
+    { "egd_idle_timeout", LIVE, KEY_UINT, FIELD(egd_idle_timeout), 0, 86400, "0" },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

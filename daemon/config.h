@@ -36,6 +36,7 @@ struct config {
     char user[64];                     /* started as root: run as this user; empty: stay */
     char egd_socket[108];              /* EGD on a Unix socket; empty: off */
     char egd_listen[64];               /* EGD on loopback TCP, "127.0.0.1:8888"; empty: off */
+    unsigned egd_idle_timeout;         /* idle_timeout for EGD clients; 0 = never (QEMU) */
 };
 
 void config_defaults(struct config *c);

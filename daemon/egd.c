@@ -68,12 +68,19 @@ static int listen_tcp(struct egd *e, const char *addr, char *why, size_t whylen)
 
 static const struct listener_ops egd_ops;
 
+/* Unlike protocol v1 clients, idle EGD clients are kept unless egd_idle_timeout is set:
+ * QEMU's rng-egd opens one connection for the VM's whole life (which may sit paused, or its
+ * guest not read, for hours), never notices that it was closed, and from then on its guest's
+ * reads hang. Keeping them costs little: a client holds one struct egd_client whatever it
+ * does (one command at a time, a reply of at most 256 bytes, no reading while the reply is
+ * unsent), and max_clients bounds how many there are. The listener's sweep applies the
+ * timeout when one is set, and a reload re-arms it for a new value (egd_reload). */
 int egd_open(struct egd *e, const struct config *config, const int *activated,
              int nactivated, char *why, size_t whylen)
 {
     memset(e, 0, sizeof(*e));
     e->config = config;
-    listener_init(&e->listener, "egd", &egd_ops, e, config, &config->idle_timeout);
+    listener_init(&e->listener, "egd", &egd_ops, e, config, &config->egd_idle_timeout);
     if (nactivated > 0) {
         for (int i = 0; i < nactivated && i < LISTENER_MAX_FDS; i++)
             listener_add_fd(&e->listener, activated[i]);

@@ -1,7 +1,8 @@
 /* The Entropy Gathering Daemon protocol, for clients that already speak it (GnuPG, QEMU's
  * rng-egd, ekeyd-egd-linux): an optional Unix and a loopback TCP socket in the same event
- * loop, accepted by a listener (listener.c) like the main server's, sharing its
- * max_clients. Owns the EGD commands and each connection's buffers. */
+ * loop, accepted by a listener (listener.c) like the main server's, sharing its max_clients.
+ * Idle clients have their own rule (egd_idle_timeout, off by default: QEMU keeps one
+ * connection for a VM's life). Owns the EGD commands and each connection's buffers. */
 #ifndef RANDD_EGD_H
 #define RANDD_EGD_H
 
@@ -44,7 +45,7 @@ int egd_open(struct egd *e, const struct config *config, const int *activated,
 /* Starts accepting on the loop, its connections counted in clients (with the server's). */
 int egd_start(struct egd *e, struct loop *loop, struct pool *pool,
               struct listener_clients *clients);
-/* After a reload: an idle timeout that changed applies from now on. */
+/* After a reload: an egd_idle_timeout that changed applies from now on. */
 void egd_reload(struct egd *e);
 /* The pool became ready: blocking reads waiting for it are served. */
 void egd_pool_ready(struct egd *e);

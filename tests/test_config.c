@@ -45,6 +45,7 @@ START_TEST(defaults_are_the_documented_ones)
     ck_assert_str_eq(c.socket_group, "");
     ck_assert_uint_eq(c.max_clients, 1024);
     ck_assert_uint_eq(c.idle_timeout, 300);
+    ck_assert_uint_eq(c.egd_idle_timeout, 0);        /* QEMU's connection lives with its VM */
     ck_assert_str_eq(c.trusted_group, "");
     ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
 }
@@ -68,7 +69,8 @@ START_TEST(values_comments_and_whitespace_are_parsed)
     ck_assert_str_eq(c.socket, "/tmp/a#b.sock");     /* '#' inside a word is not a comment */
     ck_assert_int_eq(parse(&c, "egd_listen = 127.0.0.2:8888\negd_socket = /run/egd\n"), 0);
     ck_assert_str_eq(c.egd_listen, "127.0.0.2:8888");
-    ck_assert_int_eq(parse(&c, "egd_listen = [::1]:7777\n"), 0);
+    ck_assert_int_eq(parse(&c, "egd_listen = [::1]:7777\negd_idle_timeout = 3600\n"), 0);
+    ck_assert_uint_eq(c.egd_idle_timeout, 3600);
     ck_assert_int_eq(parse(&c, "engine = randen\n"), 0);
     ck_assert_int_eq(c.engine, RANDD_ENGINE_RANDEN);
     ck_assert_int_eq(parse(&c, "engine = cymric\n"), 0);
@@ -209,9 +211,11 @@ START_TEST(reload_applies_live_keys_and_leaves_restart_keys_pending)
     struct config in_effect, reread;
 
     ck_assert_int_eq(parse(&in_effect, "socket = /a\nreseed_interval = 30\n"), 0);
-    ck_assert_int_eq(parse(&reread, "socket = /b\nreseed_interval = 45\nrdseed = no\n"), 0);
+    ck_assert_int_eq(parse(&reread, "socket = /b\nreseed_interval = 45\nrdseed = no\n"
+                                     "egd_idle_timeout = 600\n"), 0);
     config_apply_live(&in_effect, &reread);
     ck_assert_uint_eq(in_effect.reseed_interval, 45);
+    ck_assert_uint_eq(in_effect.egd_idle_timeout, 600);
     ck_assert_str_eq(in_effect.socket, "/a");
     ck_assert(in_effect.rdseed);
     ck_assert(config_pending_restart(&in_effect, &reread, key_index("socket")));

@@ -1608,6 +1608,131 @@ START_TEST(egd_before_seeding_reports_nothing_and_blocking_reads_wait)
 }
 END_TEST
 
+/* Waits until a protocol v1 client, connected now and silent, is closed by the idle sweep:
+ * proof that idle_timeout has passed since this call and that the sweep ran meanwhile. */
+static void wait_for_an_idle_v1_client_to_be_closed(void)
+{
+    struct pollfd pf = { connect_raw(), POLLIN, 0 };
+    uint8_t byte;
+
+    ck_assert_msg(poll(&pf, 1, WAIT_SECONDS * 1000) == 1,
+                  "an idle protocol v1 client was not closed within %d s", WAIT_SECONDS);
+    ck_assert_msg(recv(pf.fd, &byte, 1, 0) == 0, "the idle v1 client got data, not end-of-file");
+    close(pf.fd);
+}
+
+/* QEMU's rng-egd holds one connection for the VM's life (paused, in firmware, or with a
+ * guest that does not read for hours) and never notices a close: EGD clients are exempt
+ * from idle_timeout unless egd_idle_timeout says otherwise. */
+START_TEST(egd_clients_idle_longer_than_idle_timeout_are_still_served)
+{
+    uint8_t buf[16];
+    int fds[2];
+
+    start_egd_daemon("idle_timeout = 1\n");
+    for (int tcp = 0; tcp <= 1; tcp++) {
+        fds[tcp] = connect_egd(tcp);
+        ck_assert_int_eq(send(fds[tcp], "\x02\x10", 2, 0), 2);
+        read_exact(fds[tcp], buf, 16);
+    }
+    /* Three sweeps in a row closed a v1 client idle since after the EGD clients' last
+     * command: they have been idle for well over idle_timeout, through several sweeps. */
+    for (int i = 0; i < 3; i++)
+        wait_for_an_idle_v1_client_to_be_closed();
+    for (int tcp = 0; tcp <= 1; tcp++) {
+        ck_assert_msg(send(fds[tcp], "\x02\x10", 2, MSG_NOSIGNAL) == 2,
+                      "the EGD client over %s was closed while idle: %s", tcp ? "TCP" : "Unix",
+                      strerror(errno));
+        read_exact(fds[tcp], buf, 16);
+        close(fds[tcp]);
+    }
+}
+END_TEST
+
+/* egd_idle_timeout, for those who want EGD clients closed: it applies on SIGHUP even when
+ * the daemon started without one, and it closes only clients that make no progress. */
+START_TEST(egd_idle_timeout_set_by_a_reload_closes_idle_egd_clients)
+{
+    char text[512];
+    struct pollfd pf = { .events = POLLIN };
+    uint8_t buf[16];
+    int idle, busy;
+    double end;
+
+    start_egd_daemon("idle_timeout = 0\n");
+    idle = connect_egd(false);
+    busy = connect_egd(true);
+    ck_assert_int_eq(send(idle, "\x02\x10", 2, 0), 2);
+    read_exact(idle, buf, 16);
+    snprintf(text, sizeof(text), "egd_socket = %s\negd_listen = 127.0.0.1:%d\n"
+             "idle_timeout = 0\negd_idle_timeout = 1\n", egd_sock, egd_port);
+    write_file(conf, text);
+    kill(daemon_pid, SIGHUP);
+    wait_log("reload: ");
+    pf.fd = idle;
+    /* A command every 250 ms (pacing) keeps busy well inside the timeout, until the daemon
+     * closes the idle one. */
+    for (end = seconds_now() + WAIT_SECONDS; poll(&pf, 1, 250) == 0;) {
+        ck_assert_msg(seconds_now() < end, "idle EGD client not closed within %d s of a reload "
+                      "to egd_idle_timeout = 1", WAIT_SECONDS);
+        ck_assert_int_eq(send(busy, "\x02\x01", 2, 0), 2);
+        read_exact(busy, buf, 1);
+    }
+    ck_assert_msg(recv(idle, buf, 1, 0) == 0, "the idle EGD client got data, not end-of-file");
+    ck_assert_int_eq(send(busy, "\x02\x10", 2, 0), 2);
+    read_exact(busy, buf, 16);
+    close(idle);
+    close(busy);
+}
+END_TEST
+
+/* With no idle close, an EGD client that sends commands and never reads its replies must
+ * still cost a bounded amount: the daemon stops reading its commands once a reply cannot be
+ * sent, so the socket buffers fill and the client's sends block. Other clients go on. */
+START_TEST(egd_clients_that_stop_reading_hold_bounded_memory)
+{
+    enum { CLIENTS = 20 };
+    static uint8_t commands[4096];
+    const size_t cap = 64u << 20;        /* sent by one client: the daemon never stopped */
+    struct pollfd pf[CLIENTS];
+    size_t sent[CLIENTS] = { 0 };
+    uint8_t buf[16];
+    long before, after;
+    int fd;
+
+    for (size_t i = 0; i < sizeof(commands); i += 2)
+        commands[i] = 0x02, commands[i + 1] = 0xff;     /* blocking reads of 255 bytes */
+    start_egd_daemon("");
+    before = daemon_rss_kib();
+    for (int i = 0; i < CLIENTS; i++) {
+        pf[i] = (struct pollfd){ connect_egd(i % 2), POLLOUT, 0 };
+        fcntl(pf[i].fd, F_SETFL, O_NONBLOCK);
+    }
+    /* Until no client could send for a second: each is stalled on the daemon. */
+    while (poll(pf, CLIENTS, 1000) > 0) {
+        for (int i = 0; i < CLIENTS; i++) {
+            ssize_t n;
+
+            while (pf[i].revents && (n = send(pf[i].fd, commands, sizeof(commands),
+                                              MSG_NOSIGNAL)) > 0)
+                ck_assert_msg((sent[i] += (size_t)n) < cap, "the daemon took %zu MiB of "
+                              "commands from a client that reads nothing", sent[i] >> 20);
+            ck_assert_msg(!pf[i].revents || errno == EAGAIN, "client %d: %s", i, strerror(errno));
+        }
+    }
+    after = daemon_rss_kib();
+    ck_assert_msg(after - before < 8 * 1024, "RSS grew by %ld KiB for %d EGD clients that stopped "
+                  "reading", after - before, CLIENTS);
+    fd = connect_egd(false);                             /* others are still served */
+    ck_assert_int_eq(send(fd, "\x02\x10", 2, 0), 2);
+    read_exact(fd, buf, 16);
+    close(fd);
+    check_still_usable(connect_raw(), "a v1 client beside EGD clients that stopped reading");
+    for (int i = 0; i < CLIENTS; i++)
+        close(pf[i].fd);
+}
+END_TEST
+
 /* Under systemd the EGD sockets come from randd-egd.socket as FileDescriptorName=egd. */
 START_TEST(egd_sockets_come_through_socket_activation_by_name)
 {
@@ -1722,6 +1847,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, egd_before_seeding_reports_nothing_and_blocking_reads_wait);
     tcase_add_test(tc, ekeyd_egd_linux_draws_from_randd);
     tcase_add_test(tc, egd_sockets_come_through_socket_activation_by_name);
+    tcase_add_test(tc, egd_clients_idle_longer_than_idle_timeout_are_still_served);
+    tcase_add_test(tc, egd_idle_timeout_set_by_a_reload_closes_idle_egd_clients);
+    tcase_add_test(tc, egd_clients_that_stop_reading_hold_bounded_memory);
     suite_add_tcase(s, tc);
     return s;
 }

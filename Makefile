@@ -68,6 +68,14 @@ DAEMON_LIBS   = $(shell pkg-config --libs $(DAEMON_PKGS)) -pthread -lm
 RANDCTL_SRC := $(wildcard randctl/*.c)
 RANDCTL_BIN := $(if $(RANDCTL_SRC),$(BUILD)/randctl)
 
+# --- the OpenSSL provider -----------------------------------------------------------
+# randd.so: librandd's client code linked in (its PIC objects), so it needs no librandd.so
+# at run time, and a version script that exports OSSL_provider_init alone.
+PROVIDER     := $(if $(wildcard provider/*.c),$(BUILD)/randd.so)
+PROVIDER_OBJ := $(BUILD)/provider/randd_provider.o $(BUILD)/lib/client.o $(BUILD)/lib/protocol.o
+MODULESDIR  ?= $(shell pkg-config --variable=modulesdir libcrypto 2>/dev/null || echo $(LIBDIR)/ossl-modules)
+DATADIR     ?= $(PREFIX)/share
+
 # --- tests and benchmarks ---------------------------------------------------------
 # Unit tests (tests/test_*.c) run no daemon; the end-to-end tests (tests/integration/test_*.c,
 # beside the shell ones) start build/randd and drive it over its sockets.
@@ -84,7 +92,7 @@ BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: lib $(DAEMON_BIN) $(RANDCTL_BIN)
+all: lib $(DAEMON_BIN) $(RANDCTL_BIN) $(PROVIDER)
 
 lib: $(BUILD)/librandd.a $(BUILD)/librandd.so $(INTERNAL_LIB)
 
@@ -110,6 +118,15 @@ $(BUILD)/internal/%.o: internal/%.c | $(BUILD)/internal/
 $(INTERNAL_LIB): $(INTERNAL_OBJ)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/provider/%.o: provider/%.c | $(BUILD)/provider/
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) -DRANDD_VERSION='"$(VERSION)"' -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(BUILD)/randd.so: $(PROVIDER_OBJ) provider/randd.map
+	$(call say,LD,$@)
+	$(Q)$(CC) -shared $(LINK_HARD) -Wl,--no-undefined -Wl,--version-script=provider/randd.map \
+	  $(LDFLAGS) -o $@ $(PROVIDER_OBJ) $(LIBS) -pthread
 
 # Everything else is linked into position-independent executables.
 $(BUILD)/daemon/%.o: daemon/%.c | $(BUILD)/daemon/
@@ -148,6 +165,14 @@ $(BUILD)/tests/integration/test_%: $(BUILD)/tests/integration/test_%.o $(BUILD)/
                                    $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS) -pthread -lm
+
+# test_provider dlopens randd.so, as OpenSSL does; tests/integration/test_provider.sh runs
+# provider-fork, a client of OpenSSL's RAND_bytes that forks.
+$(BUILD)/tests/test_provider: | $(PROVIDER)
+
+$(BUILD)/tests/provider-fork: $(BUILD)/tests/provider_fork.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
@@ -218,8 +243,10 @@ check: deps
 
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
-test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so
-	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so; \
+test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so \
+      $(BUILD)/tests/provider-fork
+	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
+	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork; \
 	failed=; for t in $(TEST_BIN) $(E2E_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
@@ -233,7 +260,8 @@ test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libf
 # keeps every core busy: a test that passes only because the machine was idle fails here.
 LOADED_RUNS ?= 2
 check-loaded: deps
-	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/libfault.so
+	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/libfault.so \
+	  $(BUILD)/tests/provider-fork
 	@stress-ng --cpu 0 --cpu-method all --timeout 3600 --quiet & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; \
 	for run in $$(seq $(LOADED_RUNS)); do \
@@ -241,8 +269,9 @@ check-loaded: deps
 	  $(MAKE) --no-print-directory end-to-end || exit 1; \
 	done; echo "check-loaded: $(LOADED_RUNS) runs passed under load"
 
-end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so
-	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so; \
+end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork
+	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
+	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork; \
 	failed=; for t in $(E2E_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
@@ -255,7 +284,7 @@ check-qemu: deps
 	tests/qemu/check-qemu $(BUILD)
 
 unit-test: all $(TEST_BIN)
-	@for t in $(TEST_BIN); do $$t || exit 1; done
+	@export RANDD_PROVIDER=$(BUILD)/randd.so; for t in $(TEST_BIN); do $$t || exit 1; done
 
 # The whole suite built with AddressSanitizer and UndefinedBehaviorSanitizer, in its own
 # build directory; any report fails the run.
@@ -312,13 +341,16 @@ fuzz-coverage: deps
 	@set -e; mkdir -p $(BUILD)/fuzz/cov; $(foreach f,$(FUZZERS),$(call fuzz_coverage,$(f)))
 
 # The integration tests with the daemon under valgrind memcheck (errors or definite leaks
-# fail them: the tests require a clean exit on SIGTERM).
+# fail them: the tests require a clean exit on SIGTERM), and test_provider with randd.so in
+# valgrind's process (make check runs openssl and provider-fork with it under valgrind too).
 check-valgrind: deps
-	@$(MAKE) --no-print-directory all $(E2E_BIN)
+	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/tests/test_provider
 	@export RANDD=tests/valgrind-randd RANDD_REAL=$(BUILD)/randd RANDCTL=$(BUILD)/randctl \
 	  CK_TIMEOUT_MULTIPLIER=4; \
 	failed=; for t in $(E2E_BIN) tests/integration/test_randd.sh \
 	  tests/integration/test_randctl.sh; do $$t || failed="$$failed $${t##*/}"; done; \
+	CK_FORK=no RANDD_PROVIDER=$(BUILD)/randd.so valgrind -q --error-exitcode=99 --leak-check=full \
+	  --errors-for-leak-kinds=definite $(BUILD)/tests/test_provider || failed="$$failed test_provider"; \
 	if [ -n "$$failed" ]; then echo "FAILED under valgrind:$$failed"; exit 1; fi; \
 	echo "integration tests clean under valgrind memcheck"
 
@@ -374,11 +406,14 @@ bench-plot: deps
 	@echo "bench-plot: $(BUILD)/bench/benchmark.png (data: $(BUILD)/bench/benchmark.csv)"
 
 # --- install -------------------------------------------------------------------------
-# The unit's ExecStart follows SBINDIR; /etc/randd.conf is never overwritten.
+# The unit's ExecStart follows SBINDIR; /etc/randd.conf is never overwritten. randd.so goes
+# where OpenSSL looks for providers: MODULESDIR, OpenSSL's own whatever the PREFIX.
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	  $(DESTDIR)$(INCDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR) \
-	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	  $(DESTDIR)$(MODULESDIR) $(DESTDIR)$(DATADIR)/randd \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 \
+	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
 	install -m 755 $(BUILD)/randd $(DESTDIR)$(SBINDIR)/randd
 	install -m 755 $(BUILD)/randctl $(DESTDIR)$(BINDIR)/randctl
 	install -m 644 $(BUILD)/librandd.so $(DESTDIR)$(LIBDIR)/librandd.so.$(VERSION)
@@ -398,6 +433,9 @@ install: all
 	install -m 644 man/librandd.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 man/randd.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 man/randd.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 $(BUILD)/randd.so $(DESTDIR)$(MODULESDIR)/randd.so
+	install -m 644 conf/openssl-randd.cnf $(DESTDIR)$(DATADIR)/randd/openssl-randd.cnf
+	install -m 644 man/randd-provider.7 $(DESTDIR)$(MANDIR)/man7/
 
 # Leaves /etc/randd.conf: it is the operator's.
 uninstall:
@@ -409,7 +447,9 @@ uninstall:
 	  $(DESTDIR)$(UNITDIR)/randd-egd.socket $(DESTDIR)$(UNITDIR)/randd-metrics.service \
 	  $(DESTDIR)$(UNITDIR)/randd-metrics.timer \
 	  $(DESTDIR)$(MANDIR)/man1/randctl.1 $(DESTDIR)$(MANDIR)/man3/librandd.3 \
-	  $(DESTDIR)$(MANDIR)/man5/randd.conf.5 $(DESTDIR)$(MANDIR)/man8/randd.8
+	  $(DESTDIR)$(MANDIR)/man5/randd.conf.5 $(DESTDIR)$(MANDIR)/man8/randd.8 \
+	  $(DESTDIR)$(MODULESDIR)/randd.so $(DESTDIR)$(DATADIR)/randd/openssl-randd.cnf \
+	  $(DESTDIR)$(MANDIR)/man7/randd-provider.7
 
 # --- packages --------------------------------------------------------------------------
 # Builds from a copy of the tracked sources with packaging/debian as debian/, then lintian.

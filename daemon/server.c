@@ -416,6 +416,7 @@ static void prime_found(void *cookie, int rc, const uint8_t *prime, size_t len)
 static bool handle_output(struct client *c, const struct randd_request *req)
 {
     struct reply *r;
+    bool bytes;
 
     if (!pool_ready(c->srv->pool)) {
         if (!(req->flags & RANDD_FLAG_NONBLOCK))
@@ -427,12 +428,12 @@ static bool handle_output(struct client *c, const struct randd_request *req)
         handle_prime(c, req);
         return true;
     }
-    r = start_reply(c, RANDD_OK, req->op == RANDD_OP_BYTES ? req->n
-                                                          : (size_t)req->count * req->len);
+    bytes = req->op == RANDD_OP_BYTES || req->op == RANDD_OP_SEED;  /* SEED: only counted apart */
+    r = start_reply(c, RANDD_OK, bytes ? req->n : (size_t)req->count * req->len);
     if (!r)
         return true;
-    r->op = req->op;
-    if (req->op == RANDD_OP_BYTES) {
+    r->op = bytes ? RANDD_OP_BYTES : req->op;
+    if (bytes) {
         r->left = req->n;
     } else {
         memcpy(r->r, req->r, req->len);

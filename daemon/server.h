@@ -20,7 +20,7 @@ struct server_stats {
     uint64_t clients_busy;             /* turned away with BUSY */
     uint64_t requests[RANDD_OP_LAST + 1];   /* by op; [0]: unknown op */
     uint64_t errors[RANDD_STATUS_COUNT];           /* replies by status */
-    uint64_t bytes_served;             /* reply bodies of BYTES and RANGE */
+    uint64_t bytes_served;             /* reply bodies of BYTES, RANGE and SEED */
 };
 
 /* STATUS's JSON: from the caller, which sees every module. */

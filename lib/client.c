@@ -1,5 +1,6 @@
 /* librandd's connection handling: connect, deadlines, request/reply exchange with one
- * reconnect when the daemon went away (a restart), and a fresh connection after fork(). */
+ * reconnect when the daemon went away (a restart), a fresh connection after fork(), and
+ * never a write into a descriptor the program closed under us and reused. */
 #include "randd.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +28,8 @@ struct randd_handle {
     int timeout_ms;
     uint16_t flags;
     bool fixed_fd;                   /* given by the caller: never reconnect */
+    dev_t dev;                       /* fd's socket, to tell it from a reused number */
+    ino_t ino;
     uint64_t deadline_ns;
     char path[108];
     char message[256];
@@ -39,9 +43,28 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static void remember_fd(randd_handle *h)
+{
+    struct stat st;
+
+    if (fstat(h->fd, &st) == 0)
+        h->dev = st.st_dev, h->ino = st.st_ino;
+}
+
+/* Programs close descriptors they did not open (closefrom() before exec or on becoming a
+ * daemon) and the number comes back for a file of theirs: a request written there would
+ * corrupt it, and closing it would close theirs. OpenSSL checks its /dev/urandom fd so. */
+static bool fd_still_ours(const randd_handle *h)
+{
+    struct stat st;
+
+    return fstat(h->fd, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == h->dev &&
+           st.st_ino == h->ino;
+}
+
 static void disconnect(randd_handle *h)
 {
-    if (h->fd >= 0)
+    if (h->fd >= 0 && fd_still_ours(h))
         close(h->fd);
     h->fd = -1;
 }
@@ -62,6 +85,7 @@ static int connect_socket(randd_handle *h)
     }
     h->fd = fd;
     h->pid = getpid();
+    remember_fd(h);
     return 0;
 }
 
@@ -99,6 +123,7 @@ int randd_handle_from_fd(randd_handle **out, int fd)
     h->fd = fd;
     h->pid = getpid();
     h->fixed_fd = true;
+    remember_fd(h);
     *out = h;
     return 0;
 }
@@ -258,6 +283,8 @@ static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), v
 
     h->message[0] = '\0';
     h->deadline_ns = h->timeout_ms ? now_ns() + (uint64_t)h->timeout_ms * 1000000u : 0;
+    if (h->fd >= 0 && !fd_still_ours(h))
+        h->fd = -1;                  /* closed and reused by the program: not ours to close */
     if (h->pid != getpid())
         disconnect(h);               /* the parent's: closing our copy leaves it intact */
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -299,7 +326,7 @@ static int run_batches(randd_handle *h, void *arg)
 
             sizes[n] = want < b->per_request ? want : b->per_request;
             req_len += sizes[n];
-            if (b->op == RANDD_OP_BYTES) {
+            if (b->op != RANDD_OP_RANGE) {                  /* BYTES, SEED: u32 n */
                 req.n = (uint32_t)sizes[n];
             } else {
                 req.count = (uint16_t)(sizes[n] / b->len);
@@ -350,6 +377,13 @@ static bool range_arguments_valid(const uint8_t *r, size_t len, const uint8_t *o
         if (r[i])
             return true;
     return false;                    /* r = 0: no value is below it */
+}
+
+int randd_seed(randd_handle *h, void *buf, size_t n)
+{
+    struct batch b = { RANDD_OP_SEED, buf, n, RANDD_MAX_SEED, NULL, 0 };
+
+    return n == 0 ? 0 : with_connection(h, run_batches, &b);
 }
 
 int randd_range(randd_handle *h, const uint8_t *r, size_t len, uint8_t *out, size_t count)

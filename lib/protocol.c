@@ -54,7 +54,8 @@ void randd_header_decode(const uint8_t in[RANDD_HEADER_BYTES], struct randd_head
 static bool body_length(const struct randd_request *req, size_t *len)
 {
     switch (req->op) {
-    case RANDD_OP_BYTES: *len = 4; return true;
+    case RANDD_OP_BYTES:
+    case RANDD_OP_SEED: *len = 4; return true;
     case RANDD_OP_RANGE: *len = 4u + req->len; return true;
     case RANDD_OP_STATUS: *len = 0; return true;
     case RANDD_OP_ADD_ENTROPY: *len = 4 + req->data_len; return req->data_len < UINT32_MAX - 4;
@@ -75,6 +76,7 @@ size_t randd_request_encode(uint8_t *out, size_t cap, const struct randd_request
     randd_header_encode(out, &h);
     switch (req->op) {
     case RANDD_OP_BYTES:
+    case RANDD_OP_SEED:
         put32(b, req->n);
         break;
     case RANDD_OP_RANGE:
@@ -144,17 +146,21 @@ int randd_check_header(const struct randd_header *h, char *why, size_t whylen)
     return RANDD_OK;
 }
 
-static int parse_bytes(const struct randd_header *h, const uint8_t *body,
-                       struct randd_request *req, char *why, size_t whylen)
+/* BYTES and SEED: one u32 n, 1 <= n <= max. */
+static int parse_count(const struct randd_header *h, const uint8_t *body,
+                       struct randd_request *req, uint32_t max, char *why, size_t whylen)
 {
+    const char *name = h->code == RANDD_OP_SEED ? "SEED" : "BYTES";
+
     if (h->length != 4)
-        return reject(RANDD_MALFORMED, why, whylen, "BYTES body is %u bytes, not 4", h->length);
+        return reject(RANDD_MALFORMED, why, whylen, "%s body is %u bytes, not 4", name,
+                      h->length);
     req->n = be32(body);
     if (req->n == 0)
-        return reject(RANDD_INVALID_ARGUMENT, why, whylen, "BYTES n = 0");
-    if (req->n > RANDD_MAX_BYTES)
-        return reject(RANDD_TOO_LARGE, why, whylen, "BYTES n = %u (at most %u)", req->n,
-                      RANDD_MAX_BYTES);
+        return reject(RANDD_INVALID_ARGUMENT, why, whylen, "%s n = 0", name);
+    if (req->n > max)
+        return reject(RANDD_TOO_LARGE, why, whylen, "%s n = %u (at most %u)", name, req->n,
+                      max);
     return RANDD_OK;
 }
 
@@ -229,7 +235,8 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
     req->op = h->code;
     req->flags = h->flags;
     switch (h->code) {
-    case RANDD_OP_BYTES: return parse_bytes(h, body, req, why, whylen);
+    case RANDD_OP_BYTES: return parse_count(h, body, req, RANDD_MAX_BYTES, why, whylen);
+    case RANDD_OP_SEED: return parse_count(h, body, req, RANDD_MAX_SEED, why, whylen);
     case RANDD_OP_RANGE: return parse_range(h, body, req, why, whylen);
     case RANDD_OP_ADD_ENTROPY: return parse_add_entropy(h, body, req, why, whylen);
     case RANDD_OP_PRIME: return parse_prime(h, body, req, why, whylen);
@@ -254,6 +261,7 @@ static const char *const op_names[] = {
     [RANDD_OP_STATUS] = "status",
     [RANDD_OP_ADD_ENTROPY] = "add_entropy",
     [RANDD_OP_PRIME] = "prime",
+    [RANDD_OP_SEED] = "seed",
 };
 _Static_assert(COUNT(op_names) == RANDD_OP_LAST + 1, "an op without a name");
 

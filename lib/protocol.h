@@ -16,6 +16,7 @@
 #define RANDD_MAX_BYTES          (16u << 20)   /* one BYTES request */
 #define RANDD_MAX_RANGE_LEN      1024          /* bytes of r: 8192 bits */
 #define RANDD_MAX_RANGE_REPLY    (1u << 20)    /* count * len */
+#define RANDD_MAX_SEED           4096          /* one SEED request: a seed, not a stream */
 #define RANDD_FLAG_NONBLOCK      0x0001
 
 enum randd_op {
@@ -24,8 +25,9 @@ enum randd_op {
     RANDD_OP_STATUS = 0x03,
     RANDD_OP_ADD_ENTROPY = 0x04,
     RANDD_OP_PRIME = 0x05,
+    RANDD_OP_SEED = 0x06,          /* BYTES to seed another generator, counted apart */
 };
-#define RANDD_OP_LAST            RANDD_OP_PRIME
+#define RANDD_OP_LAST            RANDD_OP_SEED
 #define RANDD_PRIME_MIN_BITS     16
 #define RANDD_PRIME_MAX_BITS     4096
 #define RANDD_PRIME_PER_UID      4      /* PRIMEs queued or running per peer uid; more: BUSY */
@@ -48,7 +50,7 @@ void randd_header_decode(const uint8_t in[RANDD_HEADER_BYTES], struct randd_head
 struct randd_request {
     uint8_t op;
     uint16_t flags;
-    uint32_t n;                     /* BYTES */
+    uint32_t n;                     /* BYTES, SEED */
     uint16_t count, len;            /* RANGE */
     const uint8_t *r;               /* RANGE: points into the body */
     uint32_t entropy_bits;          /* ADD_ENTROPY */

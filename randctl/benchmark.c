@@ -1,7 +1,8 @@
 /* randctl benchmark: randd against what a user would otherwise use, measured side by side in
  * one run, with two floors (the ChaCha20 keystream and an AF_UNIX ping-pong) so ratios hold on
  * any machine. Owns the measurements and their report; the methods measured live elsewhere
- * (the daemon, librandd's in-process generator, the kernel, OpenSSL). */
+ * (the daemon, librandd's in-process generator, the kernel, OpenSSL with and without randd.so
+ * as its seed source). */
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -22,7 +23,9 @@
 #include <unistd.h>
 
 #include <openssl/bn.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/provider.h>
 #include <openssl/rand.h>
 
 #include "cymric.h"
@@ -371,6 +374,7 @@ struct plain_ctx {
     randd_rng *rng;
     EVP_CIPHER_CTX *cipher;
     BIGNUM *r, *v;
+    OSSL_LIB_CTX *randd_seeded;      /* RAND_bytes with randd.so as seed source; NULL: none */
 };
 
 static int op_getrandom(void *ctx, size_t size)
@@ -406,6 +410,13 @@ static int op_rand_bytes(void *ctx, size_t size)
     struct plain_ctx *p = ctx;
 
     return RAND_bytes(p->out, (int)size) == 1 ? 0 : -EIO;
+}
+
+static int op_rand_bytes_randd(void *ctx, size_t size)
+{
+    struct plain_ctx *p = ctx;
+
+    return RAND_bytes_ex(p->randd_seeded, p->out, size, 0) == 1 ? 0 : -EIO;
 }
 
 static int op_in_process(void *ctx, size_t size)
@@ -507,6 +518,59 @@ static int op_vdso(void *ctx, size_t size)
         got += n > 0 ? (size_t)n : 0;
     }
     return 0;
+}
+
+/* --- OpenSSL with randd.so as its seed source ---------------------------------------------
+ * RAND_bytes in a library context of its own whose seed source is RANDD, beside RAND_bytes
+ * in the process's default context (SEED-SRC, the kernel, unless openssl.cnf says
+ * otherwise). OpenSSL's DRBGs reseed rarely, so the two should run alike; STATUS's count of
+ * SEED requests over the runs shows how rarely. */
+
+struct seeded {
+    OSSL_LIB_CTX *libctx;
+    OSSL_PROVIDER *base, *randd;
+};
+
+/* randd.so is found as OpenSSL finds modules ($OPENSSL_MODULES, else `openssl version -m`)
+ * and, without a config section, finds the daemon through $RANDD_SOCKET. */
+static int seeded_open(struct seeded *s)
+{
+    setenv("RANDD_SOCKET", daemon_socket(), 1);
+    s->libctx = OSSL_LIB_CTX_new();
+    s->base = s->libctx ? OSSL_PROVIDER_load(s->libctx, "default") : NULL;
+    s->randd = s->base ? OSSL_PROVIDER_load(s->libctx, "randd") : NULL;
+    if (s->randd && RAND_set_seed_source_type(s->libctx, "RANDD", "provider=randd"))
+        return 0;
+    ERR_clear_error();
+    fprintf(stderr, "randctl: benchmark: randd.so not found (is OPENSSL_MODULES right?): "
+                    "RAND_bytes with randd as seed source is not measured\n");
+    return -ENOENT;
+}
+
+static void seeded_close(struct seeded *s)
+{
+    if (s->randd)
+        OSSL_PROVIDER_unload(s->randd);
+    if (s->base)
+        OSSL_PROVIDER_unload(s->base);
+    OSSL_LIB_CTX_free(s->libctx);
+}
+
+/* The daemon's count of SEED requests, from STATUS; NAN when it cannot be had. */
+static double seed_requests(void)
+{
+    randd_handle *h;
+    char *json = NULL;
+    const char *at;
+    double n = NAN;
+
+    if (randd_open(&h, daemon_socket()) < 0)
+        return NAN;
+    if (randd_status(h, &json) > 0 && (at = strstr(json, "\"seed\":")))
+        n = strtod(at + 7, NULL);
+    free(json);
+    randd_close(h);
+    return n;
 }
 
 /* --- the AF_UNIX ping-pong floor: an echo thread answering 8 bytes with 32 --------------- */
@@ -677,11 +741,17 @@ static void throughput(const struct options *o, struct plain_ctx *p, struct rand
         { "vDSO getrandom", op_vdso },
         { "/dev/urandom", op_urandom },
         { "RAND_bytes", op_rand_bytes },
+        { "RAND_bytes+randd", op_rand_bytes_randd },
     };
     enum { NMETHODS = sizeof(methods) / sizeof(methods[0]) };
     static const uint8_t key[32], iv[16];
     static double rates[NMETHODS][NSIZES][REPS], floor_rates[NSIZES * REPS];
-    double slice = o->seconds / REPS;
+    double slice = o->seconds / REPS, seeds = seed_requests();
+    bool have[NMETHODS];
+
+    for (size_t m = 0; m < NMETHODS; m++)
+        have[m] = (methods[m].op != op_vdso || v->fn) &&
+                  (methods[m].op != op_rand_bytes_randd || p->randd_seeded);
 
     p->cipher = EVP_CIPHER_CTX_new();
     if (!p->cipher || !EVP_EncryptInit_ex2(p->cipher, EVP_chacha20(), key, iv, NULL)) {
@@ -698,7 +768,7 @@ static void throughput(const struct options *o, struct plain_ctx *p, struct rand
                           : methods[m].op == op_vdso  ? (void *)v : (void *)p;
                 double per_op = methods[m].op == op_randd ? sizes[s] * PIPELINE : sizes[s];
 
-                if (methods[m].op != op_vdso || v->fn)
+                if (have[m])
                     rates[m][s][rep] = rate_once(methods[m].op, ctx, sizes[s], slice) * per_op / 1e6;
             }
         }
@@ -707,9 +777,12 @@ static void throughput(const struct options *o, struct plain_ctx *p, struct rand
     record("floor", "ChaCha20 keystream", 16384, "throughput", "MB/s",
            median(floor_rates, NSIZES * REPS));
     for (size_t m = 0; m < NMETHODS; m++)
-        for (size_t s = 0; s < NSIZES && (methods[m].op != op_vdso || v->fn); s++)
+        for (size_t s = 0; s < NSIZES && have[m]; s++)
             record("throughput", methods[m].name, sizes[s], "throughput", "MB/s",
                    median(rates[m][s], REPS));
+    /* Every SEED request during these runs came from RAND_bytes+randd's DRBGs. */
+    if (p->randd_seeded)
+        record("seeding", "RAND_bytes+randd", 0, "SEED reqs", "", seed_requests() - seeds);
 }
 
 static void latencies(const struct options *o, struct plain_ctx *p, struct randd_ctx *r,
@@ -765,6 +838,32 @@ static void ranges(const struct options *o, struct plain_ctx *p, struct randd_ct
                rate(op_bn_rand_range, p, 32, o->seconds));
     BN_free(p->r);
     BN_clear_free(p->v);
+}
+
+/* One reseed of a context's primary DRBG, with prediction resistance so that it draws from
+ * the seed source: what seeding costs each time it happens. */
+static int op_reseed(void *ctx, size_t size)
+{
+    EVP_RAND_CTX *primary = RAND_get0_primary(ctx);
+
+    (void)size;
+    return primary && EVP_RAND_reseed(primary, 1, NULL, 0, NULL, 0) == 1 ? 0 : -EIO;
+}
+
+/* What one seed costs from the kernel (the default context) and from randd, in turns. */
+static void reseeds(const struct options *o, struct plain_ctx *p)
+{
+    double kernel[REPS], randd[REPS];
+
+    progress("seeding: a reseed of the primary DRBG, default and randd-seeded");
+    for (int i = 0; i < REPS; i++) {
+        kernel[i] = rate_once(op_reseed, NULL, 0, o->seconds / REPS);
+        randd[i] = p->randd_seeded ? rate_once(op_reseed, p->randd_seeded, 0, o->seconds / REPS)
+                                   : NAN;
+    }
+    record("seeding", "RAND_bytes", 0, "reseed", "us", 1e6 / median(kernel, REPS));
+    if (p->randd_seeded)
+        record("seeding", "RAND_bytes+randd", 0, "reseed", "us", 1e6 / median(randd, REPS));
 }
 
 /* --- the engines' raw rates beside AES-128-CTR on the same AES-NI units ------------------------- */
@@ -900,6 +999,8 @@ static int print_targets(const struct options *o)
     double randen = value_of("engine", "Randen", MIB, "throughput");
     double aes = value_of("engine", "AES-128-CTR (EVP)", MIB, "throughput");
     double bn = value_of("range", "BN_rand_range", 32, "samples/s");
+    double ossl32 = value_of("throughput", "RAND_bytes", 32, "throughput");
+    double seeded32 = value_of("throughput", "RAND_bytes+randd", 32, "throughput");
     int missed = 0;
     char name[32];
 
@@ -929,6 +1030,9 @@ static int print_targets(const struct options *o)
                in32, vdso32);
     TARGET(in1m >= 0.8 * chacha, "in-process: 1 MiB = %.0f%% of ChaCha20 (>= 80%%)", 100 * in1m / chacha);
     TARGET(range >= 5 * bn, "range: randd %.0f samples/s = %.1fx BN_rand_range (>= 5x)", range, range / bn);
+    if (!isnan(seeded32))
+        TARGET(seeded32 >= 0.9 * ossl32, "provider: RAND_bytes 32 B seeded by randd = %.2fx the "
+               "default (>= 0.9x: seeding is rare)", seeded32 / ossl32);
     if (!isnan(randen))
         TARGET(randen >= 0.2 * aes, "engine: Randen %.0f MB/s = %.2fx AES-128-CTR (>= 0.2x)", randen,
                randen / aes);
@@ -1000,6 +1104,7 @@ static int run_benchmark(int argc, char **argv)
     struct plain_ctx plain = { .fd = -1 };
     struct randd_ctx *daemon_ctx = NULL;
     struct vdso_ctx vdso = { 0 };
+    struct seeded seeded = { 0 };
     struct randd_rng_options rng_opt = { daemon_socket(), 0, 0, RANDD_RNG_REQUIRE_DAEMON };
     uint8_t *out = NULL;
     int rc = parse_options(argc, argv, &o);
@@ -1031,9 +1136,12 @@ static int run_benchmark(int argc, char **argv)
     }
     if (vdso_open(&vdso) < 0)
         vdso.fn = NULL;
+    if (seeded_open(&seeded) == 0)
+        plain.randd_seeded = seeded.libctx;
 
-    steps = (int)NSIZES + 1 + 3 + 2 + 1 + (int)o.nclients;
+    steps = (int)NSIZES + 1 + 1 + 3 + 2 + 1 + (int)o.nclients;
     throughput(&o, &plain, daemon_ctx, &vdso);
+    reseeds(&o, &plain);
     pingpong_floor(&o);
     latencies(&o, &plain, daemon_ctx, &vdso);
     ranges(&o, &plain, daemon_ctx);
@@ -1057,6 +1165,7 @@ out:
     if (daemon_ctx && daemon_ctx->conn.fd >= 0)
         close(daemon_ctx->conn.fd);
     randd_rng_free(plain.rng);
+    seeded_close(&seeded);
     free(out);
     free(daemon_ctx);
     return rc;

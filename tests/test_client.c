@@ -1,12 +1,13 @@
 /* librandd (lib/client.c) over a socketpair, the test playing the daemon: replies no randd
  * would send each get a negative code, never a crash, a lie or a huge allocation (both cases
- * found by tests/fuzz/fuzz_reply.c); and a call with bad arguments sends nothing, so the
- * handle's next call still gets its own reply. */
+ * found by tests/fuzz/fuzz_reply.c); a call with bad arguments sends nothing, so the handle's
+ * next call still gets its own reply; and a descriptor the program took back is left alone. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client_internal.h"
@@ -176,6 +177,30 @@ START_TEST(null_json_or_data_sends_nothing_and_the_next_call_is_served)
 }
 END_TEST
 
+/* A program that closes librandd's descriptor and reuses the number for a file of its own
+ * must find its file untouched, and still open after randd_close. */
+START_TEST(a_descriptor_closed_and_reused_by_the_program_is_neither_written_nor_closed)
+{
+    char path[] = "/tmp/randd-client-XXXXXX", *json = NULL;
+    randd_handle *h;
+    int sv[2], fd;
+    struct stat st;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(randd_handle_from_fd(&h, sv[0]), 0);
+    close(sv[0]);
+    fd = mkstemp(path);
+    ck_assert_int_eq(fd, sv[0]);                        /* the number came back */
+    ck_assert_int_eq(randd_status(h, &json), -ENOTCONN);
+    randd_close(h);
+    ck_assert_int_eq(fstat(fd, &st), 0);                /* still open: not closed for us */
+    ck_assert_int_eq(st.st_size, 0);
+    close(fd);
+    close(sv[1]);
+    unlink(path);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("client");
@@ -185,6 +210,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, status_text_with_a_nul_byte_is_a_protocol_error);
     tcase_add_test(tc, status_reply_claiming_gigabytes_is_refused_before_allocating);
     tcase_add_test(tc, a_well_formed_status_reply_is_returned_whole);
+    tcase_add_test(tc, a_descriptor_closed_and_reused_by_the_program_is_neither_written_nor_closed);
     suite_add_tcase(s, tc);
     tcase_add_test(args, bytes_into_null_sends_nothing_and_the_next_call_is_served);
     tcase_add_test(args, range_with_bad_arguments_sends_nothing_and_the_next_call_is_served);

@@ -66,6 +66,9 @@ START_TEST(every_op_round_trips_through_the_decoder)
     got = round_trip(&(struct randd_request){ .op = RANDD_OP_PRIME, .bits = 4096 }, frame,
                      sizeof(frame));
     ck_assert_uint_eq(got.bits, 4096);
+    got = round_trip(&(struct randd_request){ .op = RANDD_OP_SEED, .n = RANDD_MAX_SEED }, frame,
+                     sizeof(frame));
+    ck_assert_uint_eq(got.n, RANDD_MAX_SEED);
 }
 END_TEST
 

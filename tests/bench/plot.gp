@@ -14,7 +14,8 @@ set xrange [24:1400000]
 set xtics ("32 B" 32, "4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576)
 set key outside right top
 set grid
-array methods[6] = ["randd", "in-process", "getrandom", "vDSO getrandom", "/dev/urandom", "RAND_bytes"]
-plot for [i=1:6] csv using ((strcol(1) eq "throughput" && strcol(2) eq methods[i]) ? $3 : 1/0):5 \
+array methods[7] = ["randd", "in-process", "getrandom", "vDSO getrandom", "/dev/urandom", "RAND_bytes", \
+                    "RAND_bytes+randd"]
+plot for [i=1:7] csv using ((strcol(1) eq "throughput" && strcol(2) eq methods[i]) ? $3 : 1/0):5 \
          with linespoints lw 2 pt 7 title methods[i], \
      floor_max with lines dt 2 lc rgb "black" title "ChaCha20 keystream floor"

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # make install DESTDIR=... PREFIX=/usr: the exact file list, a tiny client built with
-# pkg-config against the installed tree (shared and static) and run against a daemon, man
-# pages clean under groff -ww, and uninstall leaving only the operator's /etc/randd.conf.
+# pkg-config against the installed tree (shared and static) and run against a daemon, the
+# installed randd.so seeding `openssl rand` with the installed example config, man pages
+# clean under groff -ww, and uninstall leaving only the operator's /etc/randd.conf.
 . "$(dirname "$0")/common.sh"
 dest=$work/root
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+modulesdir=$(pkg-config --variable=modulesdir libcrypto)
 
-# A plain build, whatever flags the make running this test was given (check-asan's).
-unset MAKEFLAGS MAKELEVEL MFLAGS
+# A plain build, whatever flags the make running this test was given (check-asan's, which
+# also arrive as CFLAGS and LDFLAGS in the environment and would rebuild a stale build/).
+unset MAKEFLAGS MAKELEVEL MFLAGS CFLAGS LDFLAGS
 make -s install DESTDIR="$dest" PREFIX=/usr >/dev/null || fail "make install"
 want=$(sort <<EOF2
 /etc/randd.conf
@@ -27,7 +30,10 @@ $unitdir/randd-metrics.timer
 /usr/share/man/man1/randctl.1
 /usr/share/man/man3/librandd.3
 /usr/share/man/man5/randd.conf.5
+/usr/share/man/man7/randd-provider.7
 /usr/share/man/man8/randd.8
+/usr/share/randd/openssl-randd.cnf
+$modulesdir/randd.so
 EOF2
 )
 got=$(cd "$dest" && find . ! -type d | sed 's|^\.||' | sort)
@@ -73,6 +79,14 @@ wait_for "the installed randd to answer STATUS" answers || fail "the installed r
 out=$(LD_LIBRARY_PATH=$dest/usr/lib "$work/client") && [ "$out" = success ] &&
     pass "the shared-library client gets bytes from the installed daemon" || fail "shared client: $out"
 out=$("$work/client-static") && pass "the static client too" || fail "static client: $out"
+seeds() { "$RANDCTL" status --json | grep -o '"seed":[0-9]*' | cut -d: -f2; }
+before=$(seeds)
+out=$(OPENSSL_MODULES=$dest$modulesdir OPENSSL_CONF=$dest/usr/share/randd/openssl-randd.cnf \
+      openssl rand -hex 16 2>&1) && [ "$(seeds)" -gt "$before" ] &&
+    pass "the installed randd.so and example config seed openssl rand from the daemon" ||
+    fail "installed provider: $out"
+[ -z "$(readelf -d "$dest$modulesdir/randd.so" | grep NEEDED | grep -v 'libcrypto.so.3\|libc.so.6')" ] &&
+    pass "randd.so needs only libcrypto and libc" || fail "randd.so needs: $(readelf -d "$dest$modulesdir/randd.so" | grep NEEDED)"
 kill "$pid"; wait "$pid" 2>/dev/null; pid=
 
 for m in "$dest"/usr/share/man/man*/*; do

@@ -68,20 +68,22 @@ else
     echo "SKIP: add-entropy and permission checks need root and setpriv"
 fi
 
-# benchmark: a short run still measures every method at every size against this daemon.
-"$RANDCTL" benchmark --seconds 0.05 --clients 1,4 --csv >"$work/bench.csv" 2>"$work/bench.err"; rc=$?
+# benchmark: a short run still measures every method at every size against this daemon,
+# RAND_bytes with the build's randd.so as seed source among them.
+OPENSSL_MODULES=$(cd "$(dirname "${RANDD_PROVIDER:-build/randd.so}")" && pwd) "$RANDCTL" benchmark --seconds 0.05 --clients 1,4 --csv >"$work/bench.csv" 2>"$work/bench.err"; rc=$?
 check "benchmark --csv: exit 0 with progress on stderr" '[ $rc = 0 ] && grep -q "\[ *1/" "$work/bench.err"'
 check "benchmark --csv: header" '[ "$(head -1 "$work/bench.csv")" = section,method,size,metric,value,unit ]'
-for m in randd in-process getrandom /dev/urandom RAND_bytes; do
+for m in randd in-process getrandom /dev/urandom RAND_bytes RAND_bytes+randd; do
     for size in 32 4096 65536 1048576; do
         check "benchmark: $m at $size B has a positive throughput" \
             'awk -F, -v m="$m" -v s=$size "\$1 == \"throughput\" && \$2 == m && \$3 == s && \$5 > 0 { ok = 1 } END { exit !ok }" "$work/bench.csv"'
     done
 done
-check "benchmark: floors, latency percentiles, RANGE and clients measured" \
+check "benchmark: floors, latency percentiles, RANGE, clients and seeding measured" \
     'for want in "floor,ChaCha20 keystream" "floor,AF_UNIX ping-pong" "latency,randd,32,p99.9" \
                  "range,randd RANGE" "range,BN_rand_range" "clients,randd x4,32,aggregate" \
-                 "engine,Cymric" "engine,AES-128-CTR"; do
+                 "engine,Cymric" "engine,AES-128-CTR" "seeding,RAND_bytes,0,reseed" \
+                 "seeding,RAND_bytes+randd,0,reseed" "seeding,RAND_bytes+randd,0,SEED reqs"; do
          grep -q "^$want" "$work/bench.csv" || exit 1; done'
 check "benchmark: no client errors" '! grep -q "^clients,.*,errors,[1-9]" "$work/bench.csv"'
 out=$("$RANDCTL" benchmark --seconds 0.05 --clients 2 2>/dev/null)

@@ -1039,6 +1039,44 @@ START_TEST(not_ready_daemon_answers_nonblock_with_not_ready)
 }
 END_TEST
 
+/* SEED is BYTES under its own name: served alike, limited to a seed's size, and counted
+ * apart in STATUS so that an operator sees how often OpenSSL's provider seeds from randd. */
+START_TEST(seed_requests_are_served_and_counted_apart_from_bytes)
+{
+    uint8_t b[4] = { 0 }, out[RANDD_MAX_SEED], zero[RANDD_MAX_SEED] = { 0 };
+    struct randd_request seed = { .op = RANDD_OP_SEED };
+    uint32_t len;
+    char *json;
+    int fd;
+
+    start_daemon_with("", NULL);
+    fd = connect_raw();
+    seed.n = 48;
+    send_request(fd, &seed);
+    ck_assert_int_eq(read_reply(fd, out, sizeof(out), &len), RANDD_OK);
+    ck_assert_uint_eq(len, 48);
+    seed.flags = RANDD_FLAG_NONBLOCK, seed.n = RANDD_MAX_SEED;
+    send_request(fd, &seed);
+    ck_assert_int_eq(read_reply(fd, out, sizeof(out), &len), RANDD_OK);
+    ck_assert_uint_eq(len, RANDD_MAX_SEED);
+    ck_assert_msg(memcmp(out + RANDD_MAX_SEED - 64, zero, 64) != 0, "SEED ended in zeros");
+    seed.flags = 0, seed.n = RANDD_MAX_SEED + 1;
+    send_request(fd, &seed);
+    check_status(fd, RANDD_TOO_LARGE, "SEED n = 4097");
+    seed.n = 0;
+    send_request(fd, &seed);
+    check_status(fd, RANDD_INVALID_ARGUMENT, "SEED n = 0");
+    send_frame(fd, 1, RANDD_OP_SEED, 0, 2, b, 2);
+    check_status(fd, RANDD_MALFORMED, "SEED with a 2-byte body");
+    check_still_usable(fd, "SEED errors");
+    close(fd);
+    json = wait_status(one_bytes_request_taken, "the BYTES request to be counted");
+    ck_assert_msg(strstr(json, "\"seed\":5}") && strstr(json, "\"bytes\":1,"),
+                  "STATUS should count 5 SEED requests and 1 BYTES: %s", json);
+    free(json);
+}
+END_TEST
+
 START_TEST(clients_over_max_clients_are_told_busy)
 {
     uint8_t body[64];
@@ -1828,6 +1866,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, systemd_socket_activation_is_used);
     tcase_add_test(tc, ready_is_notified_to_systemd);
     tcase_add_test(tc, not_ready_daemon_answers_nonblock_with_not_ready);
+    tcase_add_test(tc, seed_requests_are_served_and_counted_apart_from_bytes);
     tcase_add_test(tc, clients_over_max_clients_are_told_busy);
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);

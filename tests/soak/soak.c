@@ -169,9 +169,10 @@ static void make_request(struct request *q, uint64_t *s)
 
     memset(q, 0, sizeof(*q));
     q->want = RANDD_OK;
-    if (kind < 45) {                                   /* BYTES, mostly small */
-        req.op = RANDD_OP_BYTES;
-        req.n = kind < 40 ? 1 + (uint32_t)(rnd(s) % 4096) : 1 + (uint32_t)(rnd(s) % (1u << 20));
+    if (kind < 45) {                       /* BYTES, mostly small; SEED, always small */
+        req.op = kind < 3 ? RANDD_OP_SEED : RANDD_OP_BYTES;
+        req.n = kind < 40 ? 1 + (uint32_t)(rnd(s) % RANDD_MAX_SEED)
+                          : 1 + (uint32_t)(rnd(s) % (1u << 20));
         q->reply_len = req.n;
     } else if (kind < 70) {                            /* RANGE with a random r */
         req.op = RANDD_OP_RANGE;
@@ -193,7 +194,8 @@ static void make_request(struct request *q, uint64_t *s)
     } else {                                           /* malformed, each its own way */
         switch (kind % 5) {
         case 0:
-            q->op = (uint8_t)(6 + rnd(s) % 250), q->want = RANDD_UNKNOWN_OP;
+            q->op = (uint8_t)(RANDD_OP_LAST + 1 + rnd(s) % (255 - RANDD_OP_LAST));
+            q->want = RANDD_UNKNOWN_OP;
             q->len = header_only(q->buf, q->op, 0);
             return;
         case 1:

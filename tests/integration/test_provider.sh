@@ -186,7 +186,7 @@ stop_daemon
 
 # --- randd unseeded (no source): not waited for --------------------------------------------
 # A 10 s timeout: a request that waited for randd to seed would take all of it.
-start_daemon "$(printf 'rdseed = no\ngetrandom = no\nhwrng = no\n')"
+start_daemon "$(printf 'rdseed = no\ngetrandom = no\nhwrng = no\njitter = no\n')"
 for mode in kernel none; do
     start=$(ms_now)
     out=$(OPENSSL_CONF=$work/$mode-10s.cnf ossl rand -hex 32 2>"$work/err"); rc=$?

@@ -13,6 +13,8 @@ INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+# node_exporter's textfile directory (Debian's), where randd-metrics.service writes randd.prom.
+TEXTFILEDIR := /var/lib/prometheus/node-exporter
 
 # check-qemu's guest: QEMU under TCG, busybox for its initramfs (Debian's kernel package is
 # downloaded by the test itself, never installed).
@@ -88,7 +90,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check check-loaded check-qemu test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps check check-loaded check-qemu check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -365,6 +367,13 @@ check-assess-long: all $(BUILD)/tests/test_entropy_assess
 	RANDCTL=$(BUILD)/randctl ASSESS_VECTORS="rand1_short rand4_short rand8_short ringOsc-nist" \
 	  tests/integration/test_assess.sh
 
+# The .debs under a real systemd: installed into a minimal Debian 12 root (debootstrapped once,
+# cached in build/systemd) booted with systemd-nspawn; boot order, notify, reload, watchdog,
+# socket activation, hardening, EGD sockets, metrics timer, poweroff. Root only.
+check-systemd: deb
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="debootstrap systemd-container"
+	tests/system/check-systemd.sh $(BUILD)
+
 # The shipped config (every key at its default) and a socket under build/, so no root needed.
 run: deps
 	@$(MAKE) --no-print-directory all
@@ -413,7 +422,7 @@ install: all
 	  $(DESTDIR)$(INCDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR) \
 	  $(DESTDIR)$(MODULESDIR) $(DESTDIR)$(DATADIR)/randd \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 \
-	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
+	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(TEXTFILEDIR)
 	install -m 755 $(BUILD)/randd $(DESTDIR)$(SBINDIR)/randd
 	install -m 755 $(BUILD)/randctl $(DESTDIR)$(BINDIR)/randctl
 	install -m 644 $(BUILD)/librandd.so $(DESTDIR)$(LIBDIR)/librandd.so.$(VERSION)
@@ -466,4 +475,5 @@ deb: deps
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# Not under build/systemd: check-systemd's container root has directories named *.d.
+-include $(shell find $(BUILD) -path $(BUILD)/systemd -prune -o -name '*.d' -type f -print 2>/dev/null)

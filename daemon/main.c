@@ -43,6 +43,7 @@ struct randd {
     const char *config_path;
     bool config_given;
     const char *socket_override;
+    pid_t reload_pid;               /* --reload: the randd to signal; 0: run a daemon */
     struct source sources[4];
     struct pool pool;
     struct kernel kernel;
@@ -66,13 +67,17 @@ static void usage(FILE *to)
 {
     fprintf(to,
             "usage: randd [--config FILE] [--socket PATH] [--foreground] [--check-config]\n"
-            "             [--capture SOURCE --count N --output FILE] [--version] [--help]\n"
+            "             [--reload PID] [--capture SOURCE --count N --output FILE]\n"
+            "             [--version] [--help]\n"
             "  -c, --config FILE   configuration file (default " DEFAULT_CONFIG ";\n"
             "                      built-in defaults when that file does not exist)\n"
             "  -s, --socket PATH   client socket, overriding the config's socket\n"
             "  -f, --foreground    stay in the foreground, log to stderr (randd never forks;\n"
             "                      accepted for init scripts that pass it)\n"
             "      --check-config  validate the configuration and exit\n"
+            "      --reload PID    validate the configuration, then have the randd running as\n"
+            "                      PID re-read it (SIGHUP); an invalid file is not sent and\n"
+            "                      exits 1 (systemd's ExecReload= runs this)\n"
             "      --capture SOURCE --count N --output FILE\n"
             "                      write N raw samples of SOURCE (rdseed, hwrng, jitter or\n"
             "                      getrandom), one per byte, for SP 800-90B tools, and exit\n"
@@ -88,6 +93,7 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         { "socket", required_argument, NULL, 's' },
         { "foreground", no_argument, NULL, 'f' },
         { "check-config", no_argument, NULL, 'C' },
+        { "reload", required_argument, NULL, 'L' },
         { "capture", required_argument, NULL, 'R' },
         { "count", required_argument, NULL, 'N' },
         { "output", required_argument, NULL, 'O' },
@@ -96,6 +102,8 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         { 0 },
     };
     int opt;
+    char *end;
+    long pid;
 
     r->config_path = DEFAULT_CONFIG;
     while ((opt = getopt_long(argc, argv, "c:s:fVh", options, NULL)) != -1) {
@@ -107,6 +115,15 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         case 'R': r->capture_source = optarg; break;
         case 'N': r->capture_count = strtoull(optarg, NULL, 10); break;
         case 'O': r->capture_output = optarg; break;
+        case 'L':
+            errno = 0;
+            pid = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || pid <= 1 || pid != (pid_t)pid) {
+                fprintf(stderr, "randd: --reload: not a daemon's process id: \"%s\"\n", optarg);
+                return 2;
+            }
+            r->reload_pid = (pid_t)pid;
+            break;
         case 'V': printf("randd %s\n", RANDD_VERSION); return EXIT_SUCCESS;
         case 'h': usage(stdout); return EXIT_SUCCESS;
         default: usage(stderr); return 2;
@@ -114,6 +131,11 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
     }
     if (r->capture_source && (!r->capture_output || r->capture_count == 0)) {
         fprintf(stderr, "randd: --capture needs --count N (N > 0) and --output FILE\n");
+        return 2;
+    }
+    if (*check_only && r->reload_pid) {
+        fprintf(stderr, "randd: --check-config and --reload: choose one (--reload checks too)\n");
+        usage(stderr);
         return 2;
     }
     if (optind < argc) {
@@ -408,6 +430,20 @@ static void reload(struct randd *r)
     log_notice("reload: %s applied", r->config_path);
 }
 
+/* randd --reload PID, which the unit's ExecReload= runs: the file was checked before this, so
+ * a broken one fails the reload job (`systemctl reload` says so) and the daemon is never asked
+ * to read it. It needs nothing outside randd: no /bin/kill, which minimal systems lack. */
+static int request_reload(const struct randd *r)
+{
+    if (kill(r->reload_pid, SIGHUP) < 0) {
+        log_err("reload: randd (pid %ld): %s", (long)r->reload_pid, strerror(errno));
+        return EXIT_FAILURE;
+    }
+    log_info("reload: %s is valid; asked randd (pid %ld) to re-read it", r->config_path,
+             (long)r->reload_pid);
+    return EXIT_SUCCESS;
+}
+
 static void signal_ready(void *arg, int fd, uint32_t events)
 {
     struct randd *r = arg;
@@ -576,13 +612,19 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     log_init();
-    if (load_config(&r, &r.config) < 0)
+    if (load_config(&r, &r.config) < 0) {
+        if (r.reload_pid)
+            log_err("reload: %s rejected; randd (pid %ld) keeps its configuration",
+                    r.config_path, (long)r.reload_pid);
         return EXIT_FAILURE;
+    }
     r.reread = r.config;
     if (check_only) {
         printf("%s: configuration OK\n", r.config_path);
         return EXIT_SUCCESS;
     }
+    if (r.reload_pid)
+        return request_reload(&r);
     if (r.capture_source)
         return run_capture(&r);
     log_info("randd %s starting", RANDD_VERSION);

@@ -62,6 +62,29 @@ printf 'reseed_interval = 45\nkernel_topup = no\n' >"$work/randd.conf"
 kill -HUP "$pid"
 wait_for_log 'reload: .* applied' && pass "SIGHUP with a good file applies it" || fail "good reload not applied"
 
+# randd --reload PID, the unit's ExecReload=: a good file is checked, then the daemon re-reads
+# it; a bad one exits 1 with file:line and nothing is sent. A stand-in process shows what was
+# sent: kill() leaves SIGHUP pending before --reload exits, and a pending SIGHUP is delivered
+# before the SIGTERM sent after it, so the stand-in's status names the first signal it got.
+"$RANDD" --config "$work/randd.conf" --reload "$pid" >"$work/out" 2>&1 &&
+    pass "--reload with a good file exits 0" || fail "--reload with a good file: $(cat "$work/out")"
+applied_twice() { [ "$(grep -c 'reload: .* applied' "$work/log")" = 2 ]; }
+wait_for "a second 'applied' line in randd's log" applied_twice &&
+    pass "--reload PID makes the daemon re-read its config" || fail "--reload not applied: $(cat "$work/log")"
+sleep 600 & standin=$!
+printf 'reseed_interval = often\n' >"$work/randd.conf"
+expect_exit 1 "--reload refuses a bad file" "$RANDD" --config "$work/randd.conf" --reload "$standin"
+expect_output "$work/randd.conf:1: reseed_interval: " "--reload names the bad file's line"
+expect_output "rejected; randd \(pid $standin\) keeps its configuration" "--reload says the old config stays"
+kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null; rc=$?
+[ "$rc" = 143 ] && pass "--reload sends nothing when the file is bad" || fail "the process got signal $((rc - 128)), not SIGTERM"
+printf 'reseed_interval = 45\n' >"$work/randd.conf"
+sleep 600 & standin=$!
+expect_exit 0 "--reload with a good file exits 0 (stand-in)" "$RANDD" --config "$work/randd.conf" --reload "$standin"
+kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null; rc=$?
+[ "$rc" = 129 ] && pass "--reload sends SIGHUP when the file is good" || fail "the process got signal $((rc - 128)), not SIGHUP"
+expect_exit 2 "--reload 1 is a usage error (never init)" "$RANDD" --reload 1
+
 kill -USR1 "$pid"
 wait_for_log 'source getrandom: healthy' && pass "SIGUSR1 logs per-source status" || fail "no status on SIGUSR1: $(cat "$work/log")"
 

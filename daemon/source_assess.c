@@ -27,7 +27,9 @@
 #include "entropy_assess.h"
 
 #define READ_DEADLINE_S 60       /* a device that gives less than a sample in this is not assessed */
-#define READ_WAIT_MS    100      /* between empty reads; also how soon a stop is seen */
+#define READ_WAIT_MS    100      /* polling a device; also how soon a stop is seen */
+#define PAUSE_MIN_US    1000     /* after an empty read of a device that polls ready anyway */
+#define PAUSE_MAX_US    100000
 
 /* --- the estimator -------------------------------------------------------------------------- */
 
@@ -48,6 +50,17 @@ static int non_iid_estimate(const uint8_t *samples, size_t n, double *min_entrop
 
 static source_estimator_fn *estimator = non_iid_estimate;
 static pthread_mutex_t estimating = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t malloc_tuned = PTHREAD_ONCE_INIT;
+
+/* The estimators allocate megabytes in the arena of whichever thread runs them, and glibc
+ * would keep most of it: malloc_trim does not shrink a thread arena's top, and freeing a large
+ * mapped block raises the mapping threshold so that the next ones land in the arena too. A
+ * fixed threshold keeps every large block mapped, handed back whole when freed. */
+static void tune_malloc(void)
+{
+    mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+}
 
 void source_use_estimator(source_estimator_fn *fn)
 {
@@ -55,12 +68,14 @@ void source_use_estimator(source_estimator_fn *fn)
 }
 
 /* Serialised: sources assessed at start (jitter, rdseed, hwrng) would otherwise peak at a few
- * times the memory of one. malloc_trim hands the estimators' freed megabytes back at once:
- * the threads' arenas would keep them, and an idle randd is meant to stay small. */
+ * times the memory of one. Afterwards the estimators' megabytes go back to the kernel (an
+ * idle randd is meant to stay small): the large blocks as they are freed (tune_malloc), the
+ * rest by malloc_trim. */
 int source_estimate(uint8_t *samples, size_t n, double *min_entropy)
 {
     int rc;
 
+    pthread_once(&malloc_tuned, tune_malloc);
     pthread_mutex_lock(&estimating);
     rc = estimator(samples, n, min_entropy);
     OPENSSL_cleanse(samples, n);
@@ -88,7 +103,7 @@ struct source_reader {
     atomic_bool stop;
     atomic_int outcome;      /* 0 while running; 1: min_entropy is set; or a negative errno */
     double min_entropy;
-    bool taken;              /* the event loop's: the outcome was handed over */
+    bool taken;              /* the event loop's: the outcome was handed over, thread joined */
 };
 
 static double seconds_now(void)
@@ -100,15 +115,19 @@ static double seconds_now(void)
 }
 
 /* After an empty read: a device is polled until it has more. One that polls ready but still
- * reads empty (a file at its end, a FIFO without a writer), and RDSEED out of values, get a
- * pause instead, or the thread would spin. */
-static bool wait_for_more(int fd, bool polled_ready)
+ * reads empty gets a pause instead, or the thread would spin: /dev/hwrng (rng_core has no
+ * poll, and a virtio-rng refills 64 bytes every few ms), a file at its end, a FIFO without a
+ * writer, RDSEED out of values. The pause doubles while reads stay empty, from 1 ms (8 KiB
+ * of a virtio-rng in about a second) to 100 ms (a device that gives nothing costs ten
+ * wakeups a second, for a minute at most). */
+static bool wait_for_more(int fd, bool polled_ready, unsigned *pause_us)
 {
     struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
     if (fd >= 0 && !polled_ready)
         return poll(&pfd, 1, READ_WAIT_MS) > 0;
-    nanosleep(&(struct timespec){ .tv_nsec = READ_WAIT_MS * 1000000L }, NULL);
+    nanosleep(&(struct timespec){ .tv_nsec = (long)*pause_us * 1000 }, NULL);
+    *pause_us = *pause_us * 2 < PAUSE_MAX_US ? *pause_us * 2 : PAUSE_MAX_US;
     return false;
 }
 
@@ -117,6 +136,7 @@ static int read_sample(struct source_reader *r, uint8_t *buf, size_t n)
     struct source *s = r->source;
     double deadline = seconds_now() + READ_DEADLINE_S;
     bool polled_ready = false;
+    unsigned pause_us = PAUSE_MIN_US;
     size_t done = 0;
 
     while (done < n) {
@@ -129,10 +149,11 @@ static int read_sample(struct source_reader *r, uint8_t *buf, size_t n)
         if (got > 0) {
             done += (size_t)got;
             polled_ready = false;
+            pause_us = PAUSE_MIN_US;
         } else if (seconds_now() >= deadline) {
             return -ETIMEDOUT;
         } else {
-            polled_ready = wait_for_more(s->fd, polled_ready);
+            polled_ready = wait_for_more(s->fd, polled_ready, &pause_us);
         }
     }
     return 0;
@@ -184,6 +205,7 @@ int source_assessment_by_reading(struct source *s, double *min_entropy)
     if (!r || r->taken || (outcome = atomic_load(&r->outcome)) == 0)
         return 0;
     eventfd_read(r->efd, &ignored);       /* level-triggered: it must not wake the loop again */
+    pthread_join(r->thread, NULL);        /* done but for its return: its stack goes now */
     r->taken = true;
     if (outcome == 1)
         *min_entropy = r->min_entropy;
@@ -197,7 +219,8 @@ void source_reader_free(struct source *s)
     if (!r)
         return;
     atomic_store(&r->stop, true);
-    pthread_join(r->thread, NULL);
+    if (!r->taken)
+        pthread_join(r->thread, NULL);
     if (s->wake_fd == r->efd)
         s->wake_fd = -1;
     close(r->efd);

@@ -4,9 +4,13 @@
 #include "source.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -194,6 +198,33 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
     }
     OPENSSL_cleanse(buf, (size_t)got);   /* tested but not trusted: never used */
     return 0;
+}
+
+/* --- threads a source runs besides the event loop -------------------------------------------- */
+
+/* Sources open before main blocks the signals it reads from a signalfd, and a thread inherits
+ * its creator's mask: a thread started with them open would take a SIGHUP meant for the loop,
+ * and its default action ends the daemon. */
+int source_start_thread(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, before;
+    int rc;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    rc = pthread_create(thread, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    return rc;
+}
+
+/* Producing and assessing samples must never take CPU that work wants. Under a seccomp filter
+ * that denies these calls the thread still runs, at the default priority. */
+void source_lower_thread_priority(void)
+{
+    struct sched_param param = { 0 };
+
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+    setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
 }
 
 void source_want(struct source *s, bool wanted)

@@ -5,6 +5,7 @@
 #ifndef RANDD_SOURCE_H
 #define RANDD_SOURCE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -118,8 +119,6 @@ void source_use_estimator(source_estimator_fn *fn);
  * daemon, and the memory it took goes back to the kernel after. Call it off the event loop. */
 int source_estimate(uint8_t *samples, size_t n, double *min_entropy);
 
-/* For the threads a source runs besides the event loop: SCHED_IDLE and nice 19. */
-void source_lower_thread_priority(void);
 
 /* The assess and assessment ops of a source whose read op may run on a second thread (it
  * keeps no state between calls: rdseed, hwrng): a thread at the lowest priority reads
@@ -149,6 +148,13 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
 
 bool source_healthy(const struct source *s);
 void source_close(struct source *s);
+
+/* A thread a source runs besides the event loop (jitter's worker, an assessment's reader):
+ * started with every signal blocked, since the loop reads them from a signalfd. Returns
+ * pthread_create's 0 or error number. */
+int source_start_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
+/* Called by such a thread first: SCHED_IDLE and nice 19. */
+void source_lower_thread_priority(void);
 
 /* Tells an on-demand source whether its credit is wanted; only a change reaches it. */
 void source_want(struct source *s, bool wanted);

@@ -14,11 +14,9 @@
 #include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,16 +80,6 @@ int source_estimate(uint8_t *samples, size_t n, double *min_entropy)
     malloc_trim(0);
     pthread_mutex_unlock(&estimating);
     return rc;
-}
-
-/* Assessing and producing on-demand samples must never take CPU that work wants. Under a
- * seccomp filter that denies these calls the thread still runs, at the default priority. */
-void source_lower_thread_priority(void)
-{
-    struct sched_param param = { 0 };
-
-    pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
-    setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
 }
 
 /* --- a sample read on a thread of its own (rdseed, hwrng) ------------------------------------ */
@@ -185,7 +173,7 @@ void source_assess_by_reading(struct source *s)
         return;
     r->source = s;
     r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (r->efd < 0 || pthread_create(&r->thread, NULL, reader_main, r) != 0) {
+    if (r->efd < 0 || source_start_thread(&r->thread, reader_main, r) != 0) {
         if (r->efd >= 0)
             close(r->efd);
         free(r);

@@ -284,7 +284,7 @@ static ssize_t harvest_next_batch(struct source *s, uint8_t *buf, size_t n, uint
     return source_harvest(s, buf, n, now);
 }
 
-START_TEST(jitter_is_read_health_tested_and_credited_only_while_wanted)
+START_TEST(jitter_is_read_only_while_wanted_and_credits_nothing_unassessed)
 {
     char why[256];
     uint8_t buf[512];
@@ -292,7 +292,7 @@ START_TEST(jitter_is_read_health_tested_and_credited_only_while_wanted)
     ssize_t got = 0;
 
     if (source_jitter_open(&src, 4, why, sizeof(why)) < 0) {
-        fprintf(stderr, "SKIP jitter_is_read_health_tested_and_credited: %s\n", why);
+        fprintf(stderr, "SKIP jitter_is_read_only_while_wanted_and_credits_nothing_unassessed: %s\n", why);
         return;
     }
     ck_assert(src.kernel_creditable);
@@ -742,7 +742,7 @@ Suite *test_suite(void)
     tc = tcase_create("jitter");
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_set_timeout(tc, 150);          /* waits of a minute at most for a batch */
-    tcase_add_test(tc, jitter_is_read_health_tested_and_credited_only_while_wanted);
+    tcase_add_test(tc, jitter_is_read_only_while_wanted_and_credits_nothing_unassessed);
     tcase_add_test(tc, jitter_credits_a_margin_below_its_own_assessment);
     tcase_add_test(tc, jitter_with_a_coarse_clock_is_disabled_with_the_reason);
     tcase_add_test(tc, jitter_constant_samples_are_stuck_quarantined_and_readmitted_on_recovery);

@@ -72,6 +72,12 @@ field_above jitter cpu_seconds 0 && pass "STATUS shows jitter's CPU time ($(stat
 if wait_for "jitter to stop once its credit is covered" field_is jitter running false; then
     pass "the jitter worker stops when nothing wants its credit"
 fi
+# SIGHUP reaches the event loop, never the jitter worker (whose default action would end
+# the daemon): the reload is logged and randd still answers.
+kill -HUP "$pid"
+wait_for "the reload in the log" in_log 'reload: .* applied' "$work/log" &&
+    answers && pass "SIGHUP with the jitter worker's thread up: reloaded, still serving" ||
+    fail "SIGHUP: $(tail -3 "$work/log")"
 "$RANDCTL" metrics | grep -q '^randd_source_cpu_seconds_total{source="jitter"} ' &&
     pass "metrics carry jitter's CPU time" || fail "no jitter CPU metric"
 "$RANDCTL" metrics | grep -q '^randd_source_assessed_ratio{source="jitter"} 0\.[0-9]' &&

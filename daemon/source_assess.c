@@ -1,6 +1,6 @@
 /* Sources assessing their own raw output (SP 800-90B non-IID, lib/entropy_assess.h) off the
- * event loop: the estimator every assessment runs, one at a time and at the lowest priority,
- * and the thread that reads and assesses a sample of a source with no thread of its own
+ * event loop: the estimator every assessment runs, one at a time, on threads at the lowest
+ * priority, and the thread that reads and assesses a sample of a source with no thread of its own
  * (rdseed, hwrng). What a figure does to the credit is source.c's; when jitter assesses
  * itself is source_jitter.c's.
  *
@@ -52,11 +52,13 @@ static pthread_once_t malloc_tuned = PTHREAD_ONCE_INIT;
 
 /* The estimators allocate megabytes in the arena of whichever thread runs them, and glibc
  * would keep most of it: malloc_trim does not shrink a thread arena's top, and freeing a large
- * mapped block raises the mapping threshold so that the next ones land in the arena too. A
- * fixed threshold keeps every large block mapped, handed back whole when freed. */
+ * mapped block raises the mapping threshold (and the trim threshold with it) so that the next
+ * ones land in the arena and stay. Fixed at glibc's starting values, the thresholds keep every
+ * block over 128 KiB mapped and handed back whole, and an arena's free top trimmed; the
+ * server's 66 KiB replies still come from the arena, as before. */
 static void tune_malloc(void)
 {
-    mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 }
 

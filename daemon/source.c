@@ -80,7 +80,7 @@ static void judge_stuck_run(struct source *s, uint64_t now_ns)
     s->stuck_run = 0;
 }
 
-/* --- assessments ------------------------------------------------------------------------------
+/* --- assessments -----------------------------------------------------------------------------
  * A source's assessments run off the event loop (source_assess.c, jitter's worker) and their
  * outcomes are taken in here, with the harvests their wake_fd triggers. A source whose credit
  * follows them (jitter) credits nothing until the first, and is disabled if that one fails:
@@ -200,7 +200,7 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
     return 0;
 }
 
-/* --- threads a source runs besides the event loop -------------------------------------------- */
+/* --- threads a source runs besides the event loop ----------------------------------------- */
 
 /* Sources open before main blocks the signals it reads from a signalfd, and a thread inherits
  * its creator's mask: a thread started with them open would take a SIGHUP meant for the loop,

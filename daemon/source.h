@@ -41,9 +41,9 @@ struct source_ops {
 /* assessed_entropy_per_byte before an assessment has set it. */
 #define SOURCE_NOT_ASSESSED (-1.0)
 
-/* Raw samples one assessment takes: 8-bit samples, ~0.07 s of CPU and ~5 MB at the peak on
- * this project's machine (README.md). SP 800-90B 3.1.1 asks a million of a validation; far
- * fewer widen the estimators' confidence bounds, so a small sample only assesses lower. */
+/* Raw samples one assessment takes: 8-bit samples, ~0.07 s of CPU and 6.6 MB of heap at the
+ * peak on this project's machine (README.md). SP 800-90B 3.1.1 asks a million of a
+ * validation; fewer widen the estimators' confidence bounds: a small sample assesses lower. */
 #define SOURCE_ASSESS_SAMPLES 8192
 
 struct source_reader;
@@ -57,7 +57,7 @@ struct source {
                                          * bytes found; SOURCE_NOT_ASSESSED until one has */
     uint64_t assessments;       /* assessments that finished */
     char assessment_warning[160];   /* why the credit is above what was assessed; "": none */
-    struct source_reader *reader;   /* the thread that reads a sample to assess (rdseed, hwrng) */
+    struct source_reader *reader;   /* the thread reading a sample to assess (rdseed, hwrng) */
     unsigned sample_bytes;      /* width of one health-test sample */
     bool kernel_creditable;     /* may be credited to the kernel (not its own output) */
     int fd;
@@ -108,7 +108,7 @@ void source_assess(struct source *s);
 /* Takes the source out of use for good, with the reason in STATUS and the log. */
 void source_disable(struct source *s, const char *why);
 
-/* --- source_assess.c: shared by the sources' assessments ----------------------------------- */
+/* --- source_assess.c: shared by the sources' assessments ---------------------------------- */
 
 /* The estimator: min-entropy per 8-bit sample of n samples (SP 800-90B non-IID), 0 or a
  * negative errno. Tests put a scripted one in place with source_use_estimator. */

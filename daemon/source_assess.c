@@ -1,7 +1,7 @@
 /* Sources assessing their own raw output (SP 800-90B non-IID, lib/entropy_assess.h) off the
  * event loop: the estimator every assessment runs, one at a time, on threads at the lowest
- * priority, and the thread that reads and assesses a sample of a source with no thread of its own
- * (rdseed, hwrng). What a figure does to the credit is source.c's; when jitter assesses
+ * priority, and the thread that reads and assesses a sample of a source with no thread of
+ * its own (rdseed, hwrng). What a figure does to the credit is source.c's; when jitter assesses
  * itself is source_jitter.c's.
  *
  * The samples assessed are taken for the assessment alone and never feed the pool: the
@@ -24,12 +24,12 @@
 
 #include "entropy_assess.h"
 
-#define READ_DEADLINE_S 60       /* a device that gives less than a sample in this is not assessed */
+#define READ_DEADLINE_S 60       /* less than a sample in this: the device is not assessed */
 #define READ_WAIT_MS    100      /* polling a device; also how soon a stop is seen */
 #define PAUSE_MIN_US    1000     /* after an empty read of a device that polls ready anyway */
 #define PAUSE_MAX_US    100000
 
-/* --- the estimator -------------------------------------------------------------------------- */
+/* --- the estimator ------------------------------------------------------------------------ */
 
 /* Every source's samples are bytes: the width is 8, never inferred from the values. A window
  * of jitter samples that happens to stay below 64 would be judged as 6-bit samples, and the
@@ -84,7 +84,7 @@ int source_estimate(uint8_t *samples, size_t n, double *min_entropy)
     return rc;
 }
 
-/* --- a sample read on a thread of its own (rdseed, hwrng) ------------------------------------ */
+/* --- a sample read on a thread of its own (rdseed, hwrng) --------------------------------- */
 
 struct source_reader {
     struct source *source;

@@ -53,7 +53,8 @@
 #define JITTER_MIN_STEPS     8           /* a typical delta must span this many clock steps */
 /* The min-entropy per 8-bit sample the health tests hold the source to (their cutoffs) and
  * the most the credit may follow an assessment up to. On the EPYC VM this was written on,
- * SP 800-90B assessed 1.7 bits a sample on a million, 1.46 at the lowest on 8192 (README.md). */
+ * SP 800-90B assessed 1.7 bits a sample on a million, 1.46 at the lowest on 8192
+ * (README.md). */
 #define JITTER_CLAIM_BITS    1.0
 #define JITTER_ASSESS_MARGIN 0.5         /* bits kept below an assessed figure */
 /* Below this the source is disabled: what the margin leaves (a sixteenth of a bit a sample
@@ -424,7 +425,9 @@ static void jitter_assessed(struct source *s, double lowest)
         source_disable(s, why);
         return;
     }
-    s->entropy_per_byte = (bits < JITTER_CLAIM_BITS ? bits : JITTER_CLAIM_BITS) / j->oversampling;
+    if (bits > JITTER_CLAIM_BITS)
+        bits = JITTER_CLAIM_BITS;
+    s->entropy_per_byte = bits / j->oversampling;
 }
 
 static void free_jitter(struct jitter *j)
@@ -522,7 +525,7 @@ static int check_clock(struct jitter *j, char *why, size_t whylen)
     return 0;
 }
 
-/* --- opening ------------------------------------------------------------------------------- */
+/* --- opening ------------------------------------------------------------------------------ */
 
 int source_jitter_init(struct source *s, unsigned oversampling, jitter_clock_fn *clock,
                        char *why, size_t whylen)

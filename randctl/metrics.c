@@ -191,7 +191,8 @@ static void write_metrics(FILE *out, const struct json_flat *j)
                       "Min-entropy an assessment measured per raw byte, as a fraction of 8 bits "
                       "(absent until assessed).", "assessed_entropy_per_byte", 8);
     per_source(out, j, "randd_source_assessments_total", "counter",
-               "SP 800-90B assessments of each source's raw bytes that finished.", "assessments");
+               "SP 800-90B assessments of each source's raw bytes that finished.",
+               "assessments");
     assessment_warnings(out, j);
     labelled(out, j, "randd_requests_total", "Protocol v1 requests, by op.", "op", "requests",
              ops, sizeof(ops) / sizeof(ops[0]));

@@ -185,6 +185,13 @@ enum randd_source_state health_feed_stuck(struct health *h, unsigned run, uint64
     return h->state;
 }
 
+void health_disable(struct health *h, const char *why)
+{
+    h->state = RANDD_SOURCE_QUARANTINED;
+    h->retry_at_ns = UINT64_MAX;
+    snprintf(h->reason, sizeof(h->reason), "%s", why);
+}
+
 int health_retry_due(const struct health *h, uint64_t now_ns)
 {
     return h->state == RANDD_SOURCE_QUARANTINED && now_ns >= h->retry_at_ns;

@@ -64,6 +64,10 @@ enum randd_source_state health_feed_buffer(struct health *h, const uint8_t *buf,
  * repetition count test's cutoff fails like a repeated value would. */
 enum randd_source_state health_feed_stuck(struct health *h, unsigned run, uint64_t now_ns);
 
+/* Quarantined for good, with why as the reason: no retry is ever due. For a source found
+ * unfit by other means than these tests (an assessment); not counted as a test failure. */
+void health_disable(struct health *h, const char *why);
+
 /* Quarantined and the back-off is over: time to re-run the start-up test. */
 int health_retry_due(const struct health *h, uint64_t now_ns);
 /* Starts a fresh start-up test. */

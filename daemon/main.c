@@ -196,8 +196,7 @@ static void open_jitter(struct randd *r, size_t n)
         log_info("source jitter: off (jitter = auto, and other sources cover the kernel feed)");
     else if (source_jitter_open(&r->sources[n], r->config.jitter_oversampling, why,
                                 sizeof(why)) == 0) {
-        log_info("source jitter: on, crediting %.3g bits a sample until assessed",
-                 r->sources[n].entropy_per_byte);
+        log_info("source jitter: on, crediting nothing until its samples are assessed");
         pool_add_source(&r->pool, &r->sources[n]);
     }
     else
@@ -226,6 +225,8 @@ static void open_sources(struct randd *r)
     else
         log_info("source hwrng: not available: %s", why);
     open_jitter(r, n);
+    for (size_t i = 0; i < r->pool.nsources; i++)   /* off the event loop; in with harvests */
+        source_assess(r->pool.sources[i]);
 }
 
 /* --- status ------------------------------------------------------------------------ */

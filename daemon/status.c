@@ -28,6 +28,23 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The credit in use beside the lowest figure assessments measured (null: not assessed yet),
+ * and why the credit stays above it (null: it does not). */
+static void write_assessment(FILE *f, const struct source *s)
+{
+    fputs(",\"assessed_entropy_per_byte\":", f);
+    if (s->assessed_entropy_per_byte == SOURCE_NOT_ASSESSED)
+        fputs("null", f);
+    else
+        fprintf(f, "%.4g", s->assessed_entropy_per_byte);
+    fprintf(f, ",\"assessments\":%llu,\"assessment_warning\":",
+            (unsigned long long)s->assessments);
+    if (s->assessment_warning[0])
+        json_string(f, s->assessment_warning);
+    else
+        fputs("null", f);
+}
+
 static void write_sources(FILE *f, const struct pool *p)
 {
     fputs("\"sources\":[", f);
@@ -48,12 +65,7 @@ static void write_sources(FILE *f, const struct pool *p)
                 s->entropy_per_byte, s->kernel_creditable ? "true" : "false",
                 s->health.rct_cutoff, s->health.apt_cutoff, s->health.apt_window);
         json_string(f, s->health.reason);
-        /* The credit in use beside what an assessment measured (null: not assessed yet). */
-        fputs(",\"assessed_entropy_per_byte\":", f);
-        if (s->assessed_entropy_per_byte == SOURCE_NOT_ASSESSED)
-            fputs("null", f);
-        else
-            fprintf(f, "%.4g", s->assessed_entropy_per_byte);
+        write_assessment(f, s);
         fprintf(f, ",\"credited_bits\":%.0f,\"cpu_seconds\":%.6f,\"stuck_discarded\":%llu,"
                    "\"running\":%s",
                 s->credited_bits, s->cpu_seconds, (unsigned long long)s->stuck_discarded,

@@ -115,6 +115,29 @@ static void source_states(FILE *out, const struct json_flat *j)
     }
 }
 
+/* 1 for a source whose configured credit is above what its assessment at start found
+ * (STATUS's assessment_warning, a sentence or null), 0 otherwise. */
+static void assessment_warnings(FILE *out, const struct json_flat *j)
+{
+    char path[96];
+
+    header(out, "randd_source_assessment_warning", "gauge",
+           "1 when an assessment of a source's raw bytes found less min-entropy than it is "
+           "credited with (the credit stays; STATUS says by how much).");
+    for (int i = 0;; i++) {
+        const char *source, *warning;
+
+        snprintf(path, sizeof(path), "sources[%d].name", i);
+        if (!(source = json_get(j, path)))
+            break;
+        snprintf(path, sizeof(path), "sources[%d].assessment_warning", i);
+        warning = json_get(j, path);
+        fputs("randd_source_assessment_warning{source=\"", out);
+        label_value(out, source);
+        fprintf(out, "\"} %d\n", warning && strcmp(warning, "null") != 0);
+    }
+}
+
 /* One counter per name of a set (protocol.h's tables: STATUS writes the same keys). */
 static void labelled(FILE *out, const struct json_flat *j, const char *name, const char *help,
                      const char *label, const char *prefix, const char *(*key)(int), int n)
@@ -165,6 +188,10 @@ static void write_metrics(FILE *out, const struct json_flat *j)
     per_source_scaled(out, j, "randd_source_assessed_ratio", "gauge",
                       "Min-entropy an assessment measured per raw byte, as a fraction of 8 bits "
                       "(absent until assessed).", "assessed_entropy_per_byte", 8);
+    per_source(out, j, "randd_source_assessments_total", "counter",
+               "SP 800-90B assessments of each source's raw bytes that finished.",
+               "assessments");
+    assessment_warnings(out, j);
     labelled(out, j, "randd_requests_total", "Protocol v1 requests, by op.", "op", "requests",
              randd_op_name, RANDD_OP_LAST + 1);
     labelled(out, j, "randd_replies_total", "Protocol v1 replies, by status.", "status",

@@ -205,6 +205,21 @@ START_TEST(a_run_of_stuck_samples_as_long_as_the_rct_cutoff_quarantines)
 }
 END_TEST
 
+/* Disabled (an assessment found the source unfit): out with the reason, no retry ever due,
+ * and not counted as a test failure. */
+START_TEST(disabled_is_never_retried_and_not_a_test_failure)
+{
+    struct health h;
+
+    health_init(&h, 1, 1);
+    health_disable(&h, "assessed too low");
+    ck_assert_int_eq(h.state, RANDD_SOURCE_QUARANTINED);
+    ck_assert_str_eq(h.reason, "assessed too low");
+    ck_assert(!health_retry_due(&h, UINT64_MAX - 1));
+    ck_assert_uint_eq(h.failures, 0);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("health");
@@ -221,6 +236,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, lag_test_catches_a_cycle_the_apt_allows_at_a_low_claim);
     tcase_add_test(tc, lag_test_passes_good_bytes_and_restarts_on_readmission);
     tcase_add_test(tc, a_run_of_stuck_samples_as_long_as_the_rct_cutoff_quarantines);
+    tcase_add_test(tc, disabled_is_never_retried_and_not_a_test_failure);
     suite_add_tcase(s, tc);
     return s;
 }

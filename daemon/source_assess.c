@@ -155,7 +155,10 @@ static void *reader_main(void *arg)
     uint8_t *sample = malloc(SOURCE_ASSESS_SAMPLES);
     int rc = sample ? 0 : -ENOMEM;
 
-    source_lower_thread_priority();
+    /* Not at the lowest priority, unlike jitter's worker: this is bounded work, once, at
+     * start (a sample and one estimate, well under a second of CPU), and the daemon joins it
+     * when it stops. A SCHED_IDLE thread on a machine whose cores are busy gets almost no
+     * CPU, and randd would hang on SIGTERM waiting for it (seen beside stress-ng). */
     if (rc == 0 && (rc = read_sample(r, sample, SOURCE_ASSESS_SAMPLES)) == 0)
         rc = source_estimate(sample, SOURCE_ASSESS_SAMPLES, &r->min_entropy);
     if (sample)

@@ -430,6 +430,18 @@ static void jitter_assessed(struct source *s, double lowest)
     s->entropy_per_byte = bits / j->oversampling;
 }
 
+#define JITTER_STOP_WAIT_S 2
+
+/* pthread_join with a deadline: true once the thread is joined. */
+static bool join_within(pthread_t thread, int seconds)
+{
+    struct timespec deadline;
+
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += seconds;
+    return pthread_timedjoin_np(thread, NULL, &deadline) == 0;
+}
+
 static void free_jitter(struct jitter *j)
 {
     if (!j)
@@ -439,7 +451,13 @@ static void free_jitter(struct jitter *j)
         j->stop = true;
         pthread_cond_signal(&j->cond);
         pthread_mutex_unlock(&j->lock);
-        pthread_join(j->thread, NULL);
+        if (!join_within(j->thread, JITTER_STOP_WAIT_S)) {
+            /* Starved at the lowest priority (every core busy), it may take minutes to see
+             * the stop; randd is ending, and must not wait. Its state stays for it to use
+             * until the process ends; nothing else is left behind. */
+            pthread_detach(j->thread);
+            return;
+        }
     }
     pthread_mutex_destroy(&j->lock);
     pthread_cond_destroy(&j->cond);

@@ -30,13 +30,16 @@ wait "$gdbpid"
 old_key=$(grep -o '{0x[^}]*}' "$work/gdb1" | tail -1 | hexbytes)
 [ ${#old_key} = 64 ] || { fail "could not read the key with gdb: $(tail -3 "$work/gdb1")"; exit 1; }
 
+# From here to the end of the dump the daemon is stopped (SIGSTOP), so the state read and the
+# memory dumped are of one moment: a reseed in between (its timer, a source coming online on a
+# slow machine) would otherwise move the state the positive control looks for.
+kill -STOP "$pid"
 gdb -q -batch -p "$pid" -ex 'output/x main::r.pool.secret->gen.state' -ex detach \
     >"$work/gdb2" 2>&1
 now_state=$(grep -o '{0x[^}]*}' "$work/gdb2" | tail -1 | hexbytes)
-[ ${#now_state} = 128 ] || { fail "could not read the current state: $(tail -3 "$work/gdb2")"; exit 1; }
+[ ${#now_state} = 128 ] || { kill -CONT "$pid"; fail "could not read the current state: $(tail -3 "$work/gdb2")"; exit 1; }
 
-# Dump every writable mapping (the process is running; the generator is idle between
-# requests, so nothing moves under us).
+# Dump every writable mapping of the stopped daemon.
 : >"$work/dump"
 while read -r range perms _; do
     case $perms in rw*) ;; *) continue ;; esac
@@ -45,6 +48,7 @@ while read -r range perms _; do
        count=$((end - start)) iflag=skip_bytes,count_bytes status=none 2>/dev/null &&
         cat "$work/part" >>"$work/dump"
 done <"/proc/$pid/maps"
+kill -CONT "$pid"
 # Searched as hex text: grep on the raw bytes would split lines at any 0x0a in a key.
 od -An -v -tx1 "$work/dump" | tr -d ' \n' >"$work/dump.hex"
 found() { grep -q "$1" "$work/dump.hex"; }

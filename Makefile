@@ -1,4 +1,5 @@
-# randd build: librandd (lib/), the daemon (daemon/), randctl (randctl/), and the tests.
+# randd build: the public librandd (lib/), the internal archive of the daemon's engines
+# (internal/), the daemon (daemon/), randctl (randctl/), and the tests.
 # Everything built lands in build/. `make V=1` shows the commands; `make -j` is safe.
 # `make check` and `make run` first install missing Debian packages (`make deps`).
 
@@ -33,16 +34,27 @@ HARDEN    := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fno-strict-overflow
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(CFLAGS) -Ilib -MMD -MP \
              $(shell pkg-config --cflags $(PKGS))
+# Everything but the public library may use the internal engines.
+INTERNAL_CFLAGS = -Iinternal
 LINK_HARD := -Wl,-z,relro,-z,now -Wl,--as-needed
 LIBS       = $(shell pkg-config --libs $(PKGS))
 
-# --- librandd -------------------------------------------------------------------
+# --- librandd: the public library -------------------------------------------------
+# randd.h's client, the in-process generator, the protocol codec and what they need. The .so
+# exports randd.h's functions and nothing else (lib/librandd.map); the rest of lib/ is there
+# for the daemon and the tools too, through librandd.a.
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
-# The entropy assessment (lib/entropy_assess*.c) serves the daemon and randctl, not clients:
-# it stays out of the shared library, whose exports are a promise.
-LIB_SO_OBJ := $(filter-out $(BUILD)/lib/entropy_assess%.o,$(LIB_OBJ))
 LIB_SONAME := librandd.so.0
+LIB_MAP := lib/librandd.map
+
+# --- the internal archive: the daemon's engines ---------------------------------------
+# Cymric, Randen, RNG-BC-8, primes, Montgomery arithmetic, the self-tests and the SP 800-90B
+# entropy assessment: linked into randd, randctl (benchmark, assess) and the tests, never
+# installed, never part of librandd.
+INTERNAL_SRC := $(wildcard internal/*.c)
+INTERNAL_OBJ := $(INTERNAL_SRC:%.c=$(BUILD)/%.o)
+INTERNAL_LIB := $(BUILD)/librandd-internal.a
 
 # --- randd ------------------------------------------------------------------------
 # Every daemon module but main.c goes into an archive the unit tests link against too.
@@ -67,9 +79,13 @@ MODULESDIR  ?= $(shell pkg-config --variable=modulesdir libcrypto 2>/dev/null ||
 DATADIR     ?= $(PREFIX)/share
 
 # --- tests and benchmarks ---------------------------------------------------------
+# Unit tests (tests/test_*.c) run no daemon; the end-to-end tests (tests/integration/test_*.c,
+# beside the shell ones) start build/randd and drive it over its sockets.
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_RUNNER := $(BUILD)/tests/runner.o $(BUILD)/tests/scripted_source.o
+E2E_SRC     := $(wildcard tests/integration/test_*.c)
+E2E_BIN     := $(E2E_SRC:tests/%.c=$(BUILD)/tests/%)
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
@@ -80,9 +96,10 @@ BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $
 
 all: lib $(DAEMON_BIN) $(RANDCTL_BIN) $(PROVIDER)
 
-lib: $(BUILD)/librandd.a $(BUILD)/librandd.so
+lib: $(BUILD)/librandd.a $(BUILD)/librandd.so $(INTERNAL_LIB)
 
-# Library objects are position-independent so one set serves both the .a and the .so.
+# Library objects are position-independent so one set serves both the .a and the .so. The
+# public library sees lib/ only: it cannot reach into the engines by mistake.
 $(BUILD)/lib/%.o: lib/%.c | $(BUILD)/lib/
 	$(call say,CC,$<)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
@@ -91,9 +108,18 @@ $(BUILD)/librandd.a: $(LIB_OBJ)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/librandd.so: $(LIB_SO_OBJ)
+$(BUILD)/librandd.so: $(LIB_OBJ) $(LIB_MAP)
 	$(call say,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=$(LIB_MAP) $(LINK_HARD) \
+	  $(LDFLAGS) -o $@ $(LIB_OBJ) $(LIBS)
+
+$(BUILD)/internal/%.o: internal/%.c | $(BUILD)/internal/
+	$(call say,CC,$<)
+	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) -fPIE -c -o $@ $<
+
+$(INTERNAL_LIB): $(INTERNAL_OBJ)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/provider/%.o: provider/%.c | $(BUILD)/provider/
 	$(call say,CC,$<)
@@ -107,13 +133,14 @@ $(BUILD)/randd.so: $(PROVIDER_OBJ) provider/randd.map
 # Everything else is linked into position-independent executables.
 $(BUILD)/daemon/%.o: daemon/%.c | $(BUILD)/daemon/
 	$(call say,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_CFLAGS) -Idaemon -pthread -fPIE -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) $(DAEMON_CFLAGS) -Idaemon -pthread -fPIE -c -o $@ $<
 
 $(BUILD)/cli/%.o: randctl/%.c | $(BUILD)/cli/
 	$(call say,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) -Irandctl -fPIE -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) -Irandctl -fPIE -c -o $@ $<
 
-$(BUILD)/randctl: $(RANDCTL_SRC:randctl/%.c=$(BUILD)/cli/%.o) $(BUILD)/librandd.a
+# The internal archive for the benchmark's engine figures (Cymric, Randen beside AES).
+$(BUILD)/randctl: $(RANDCTL_SRC:randctl/%.c=$(BUILD)/cli/%.o) $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -pthread -lm
 
@@ -121,17 +148,25 @@ $(BUILD)/daemon.a: $(DAEMON_OBJ)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/randd: $(BUILD)/daemon/main.o $(DAEMON_LIB) $(BUILD)/librandd.a
+$(BUILD)/randd: $(BUILD)/daemon/main.o $(DAEMON_LIB) $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS)
 
-$(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests/ $(BUILD)/tests/bench/ $(BUILD)/tests/stats/ $(BUILD)/tests/soak/
+$(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests/ $(BUILD)/tests/bench/ $(BUILD)/tests/stats/ \
+                                $(BUILD)/tests/soak/ $(BUILD)/tests/integration/
 	$(call say,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(DAEMON_CFLAGS) -Itests -Idaemon -fPIE -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) $(CHECK_CFLAGS) $(DAEMON_CFLAGS) -Itests -Idaemon -fPIE -c -o $@ $<
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(BUILD)/librandd.a
+$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) -lm
+
+# The end-to-end tests are clients of the daemon: librandd (and the engines' checks), no
+# daemon module.
+$(BUILD)/tests/integration/test_%: $(BUILD)/tests/integration/test_%.o $(BUILD)/tests/runner.o \
+                                   $(INTERNAL_LIB) $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS) -pthread -lm
 
 # test_provider dlopens randd.so, as OpenSSL does; tests/integration/test_provider.sh runs
 # provider-fork, a client of OpenSSL's RAND_bytes that forks.
@@ -141,11 +176,11 @@ $(BUILD)/tests/provider-fork: $(BUILD)/tests/provider_fork.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(BUILD)/librandd.a
+$(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
 
-$(BUILD)/bench-randen: $(BUILD)/tests/bench/bench_randen.o $(BUILD)/librandd.a
+$(BUILD)/bench-randen: $(BUILD)/tests/bench/bench_randen.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -159,11 +194,11 @@ $(BUILD)/libfault.so: tests/fault/libfault.c | $(BUILD)/
 	$(call say,CC,$<)
 	$(Q)$(CC) -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $< -ldl
 
-$(BUILD)/soak: $(BUILD)/tests/soak/soak.o $(BUILD)/librandd.a
+$(BUILD)/soak: $(BUILD)/tests/soak/soak.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -pthread
 
-$(BUILD)/bench-prime: $(BUILD)/tests/bench/bench_prime.o $(BUILD)/librandd.a
+$(BUILD)/bench-prime: $(BUILD)/tests/bench/bench_prime.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -184,7 +219,7 @@ $(BUILD)/bench-daemon: $(BUILD)/tests/bench/bench_daemon.o
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^
 
-$(BUILD)/bench-rdseed: $(BUILD)/tests/bench/bench_rdseed.o $(DAEMON_LIB) $(BUILD)/librandd.a
+$(BUILD)/bench-rdseed: $(BUILD)/tests/bench/bench_rdseed.o $(DAEMON_LIB) $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS)
 
@@ -210,23 +245,24 @@ check: deps
 
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
-test: all $(TEST_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so $(BUILD)/tests/provider-fork
+test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so \
+      $(BUILD)/tests/provider-fork
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork; \
-	failed=; for t in $(TEST_BIN) $(INTEGRATION); do \
+	failed=; for t in $(TEST_BIN) $(E2E_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
 	tests/qemu/check-qemu $(BUILD) || failed="$$failed check-qemu"; \
 	tests/stats/check-stats $(BUILD) short || failed="$$failed check-stats"; \
 	tests/bench/with-daemon $(BUILD) $(BUILD)/soak --seconds $(SOAK_SECONDS_CI) || failed="$$failed soak"; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
-	echo "all $(words $(TEST_BIN) $(INTEGRATION)) test programs passed"
+	echo "all $(words $(TEST_BIN) $(E2E_BIN) $(INTEGRATION)) test programs passed"
 
 # The tests that run a real daemon (end to end, integration, faults), twice, while stress-ng
 # keeps every core busy: a test that passes only because the machine was idle fails here.
 LOADED_RUNS ?= 2
 check-loaded: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/tests/test_service $(BUILD)/libfault.so \
+	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/libfault.so \
 	  $(BUILD)/tests/provider-fork
 	@stress-ng --cpu 0 --cpu-method all --timeout 3600 --quiet & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; \
@@ -235,10 +271,10 @@ check-loaded: deps
 	  $(MAKE) --no-print-directory end-to-end || exit 1; \
 	done; echo "check-loaded: $(LOADED_RUNS) runs passed under load"
 
-end-to-end: all $(BUILD)/tests/test_service $(BUILD)/libfault.so $(BUILD)/tests/provider-fork
+end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork; \
-	failed=; for t in $(BUILD)/tests/test_service $(INTEGRATION); do \
+	failed=; for t in $(E2E_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
@@ -267,7 +303,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURC
 FUZZERS := request config reply
 # Each harness, then the code it tests.
 FUZZ_SOURCES_request := tests/fuzz/fuzz_request.c lib/protocol.c
-FUZZ_SOURCES_config  := tests/fuzz/fuzz_config.c daemon/config.c
+FUZZ_SOURCES_config  := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c
 FUZZ_SOURCES_reply   := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SOURCES_request) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^
@@ -310,10 +346,10 @@ fuzz-coverage: deps
 # fail them: the tests require a clean exit on SIGTERM), and test_provider with randd.so in
 # valgrind's process (make check runs openssl and provider-fork with it under valgrind too).
 check-valgrind: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/tests/test_service $(BUILD)/tests/test_provider
+	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/tests/test_provider
 	@export RANDD=tests/valgrind-randd RANDD_REAL=$(BUILD)/randd RANDCTL=$(BUILD)/randctl \
 	  CK_TIMEOUT_MULTIPLIER=4; \
-	failed=; for t in $(BUILD)/tests/test_service tests/integration/test_randd.sh \
+	failed=; for t in $(E2E_BIN) tests/integration/test_randd.sh \
 	  tests/integration/test_randctl.sh; do $$t || failed="$$failed $${t##*/}"; done; \
 	CK_FORK=no RANDD_PROVIDER=$(BUILD)/randd.so valgrind -q --error-exitcode=99 --leak-check=full \
 	  --errors-for-leak-kinds=definite $(BUILD)/tests/test_provider || failed="$$failed test_provider"; \

@@ -113,8 +113,8 @@ int capture_run(const struct config *c, const char *name, unsigned long long cou
     }
     if (rc == 0)
         snprintf(why, whylen, "%llu raw samples of %s in %s; health tests: %s%s", count,
-                 s.name, path, s.health.state == HEALTH_QUARANTINED ? "failed: " : "passed",
-                 s.health.state == HEALTH_QUARANTINED ? s.health.reason : "");
+                 s.name, path, s.health.state == RANDD_SOURCE_QUARANTINED ? "failed: " : "passed",
+                 s.health.state == RANDD_SOURCE_QUARANTINED ? s.health.reason : "");
     source_close(&s);
     return rc;
 }

@@ -91,8 +91,7 @@ const char *config_value_text(const struct config *c, size_t i, char *buf, size_
     case KEY_SIZE: snprintf(buf, len, "%" PRIu64, *(const uint64_t *)field); break;
     case KEY_MODE: snprintf(buf, len, "%04o", *(const unsigned *)field); break;
     case KEY_ENGINE:
-        snprintf(buf, len, "%s",
-                 *(const enum config_engine *)field == ENGINE_RANDEN ? "randen" : "cymric");
+        snprintf(buf, len, "%s", randd_engine_name(*(const enum randd_engine *)field));
         break;
     case KEY_JITTER:
         snprintf(buf, len, "%s", jitter_names[*(const enum config_jitter *)field]);
@@ -172,17 +171,15 @@ static const char *set_value(const struct key *k, struct config *c, const char *
     const char *problem;
     uint64_t n;
     char *end;
+    int engine;
 
     switch (k->type) {
     case KEY_BOOL:
         return parse_bool(v, (bool *)field) ? "not yes or no" : NULL;
     case KEY_ENGINE:
-        if (!strcmp(v, "cymric"))
-            *(enum config_engine *)field = ENGINE_CYMRIC;
-        else if (!strcmp(v, "randen"))
-            *(enum config_engine *)field = ENGINE_RANDEN;
-        else
+        if ((engine = randd_engine_from_name(v)) < 0)
             return "not cymric or randen";
+        *(enum randd_engine *)field = (enum randd_engine)engine;
         return NULL;
     case KEY_JITTER:
         for (size_t i = 0; i < sizeof(jitter_names) / sizeof(jitter_names[0]); i++)

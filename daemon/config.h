@@ -10,13 +10,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum config_engine { ENGINE_CYMRIC, ENGINE_RANDEN };
+#include "protocol.h"                  /* enum randd_engine and its names */
+
 /* jitter = auto: on when nothing else can be credited to the kernel, or nothing else at all. */
 enum config_jitter { JITTER_AUTO, JITTER_YES, JITTER_NO };
 
 struct config {
     char socket[108];                  /* sun_path size */
-    enum config_engine engine;         /* the generator that serves output */
+    enum randd_engine engine;          /* the generator that serves output */
     bool rdseed;
     bool getrandom;
     bool hwrng;

@@ -5,15 +5,13 @@
  *   0x03 u16 u8 d   add entropy (bits, length, data): mixed in for a privileged Unix peer,
  *                   read and dropped for anyone else; no reply
  *   0x04            the daemon's pid as a counted string
- * An unknown command closes the connection (gracefully: drain.c). One command at a time per
- * client: the reply (at most 256 bytes) is flushed before the next command is read. */
+ * An unknown command closes the connection (gracefully: listener.c, drain.c). One command at
+ * a time per client: the reply (at most 256 bytes) is flushed before the next command is
+ * read. Accepting, max_clients, the idle sweep and peers' credentials are listener.c's. */
 #include "egd.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -21,19 +19,13 @@
 
 #include <openssl/crypto.h>
 
-#include "drain.h"
 #include "log.h"
 #include "unix_socket.h"
 
-#define NS_PER_S 1000000000ull
-
 struct egd_client {
-    struct egd_client *next, **prevp;
+    struct listener_conn conn;       /* fd; trusted: a Unix peer, uid 0 or trusted_group */
     struct egd *egd;
-    int fd;
-    bool trusted;                    /* Unix peer with uid 0 or in trusted_group */
     bool waiting;                    /* blocking read parked until the pool is ready */
-    uint64_t last_progress_ns;
     uint8_t in[4 + 255];
     size_t in_len;
     uint8_t out[1 + 255];
@@ -49,7 +41,7 @@ static int listen_unix(struct egd *e, const char *path, char *why, size_t whylen
 
     if (fd < 0)
         return -1;
-    e->fds[0] = fd;
+    listener_add_fd(&e->listener, fd);
     return 0;
 }
 
@@ -70,27 +62,28 @@ static int listen_tcp(struct egd *e, const char *addr, char *why, size_t whylen)
             close(fd);
         return -1;
     }
-    e->fds[1] = fd;
+    listener_add_fd(&e->listener, fd);
     return 0;
 }
 
+static const struct listener_ops egd_ops;
+
+/* Unlike protocol v1 clients, idle EGD clients are kept unless egd_idle_timeout is set:
+ * QEMU's rng-egd opens one connection for the VM's whole life (which may sit paused, or its
+ * guest not read, for hours), never notices that it was closed, and from then on its guest's
+ * reads hang. Keeping them costs little: a client holds one struct egd_client whatever it
+ * does (one command at a time, a reply of at most 256 bytes, no reading while the reply is
+ * unsent), and max_clients bounds how many there are. The listener's sweep applies the
+ * timeout when one is set, and a reload re-arms it for a new value (egd_reload). */
 int egd_open(struct egd *e, const struct config *config, const int *activated,
              int nactivated, char *why, size_t whylen)
 {
     memset(e, 0, sizeof(*e));
     e->config = config;
-    e->fds[0] = e->fds[1] = -1;
+    listener_init(&e->listener, "egd", &egd_ops, e, config, &config->egd_idle_timeout);
     if (nactivated > 0) {
-        for (int i = 0; i < nactivated && i < 2; i++) {
-            struct sockaddr_storage ss;
-            socklen_t len = sizeof(ss);
-
-            getsockname(activated[i], (struct sockaddr *)&ss, &len);
-            /* Passed sockets may be blocking; the accept loop must never block. */
-            fcntl(activated[i], F_SETFL, fcntl(activated[i], F_GETFL) | O_NONBLOCK);
-            fcntl(activated[i], F_SETFD, FD_CLOEXEC);
-            e->fds[ss.ss_family == AF_UNIX ? 0 : 1] = activated[i];
-        }
+        for (int i = 0; i < nactivated && i < LISTENER_MAX_FDS; i++)
+            listener_add_fd(&e->listener, activated[i]);
         return 0;
     }
     if (config->egd_socket[0] && listen_unix(e, config->egd_socket, why, whylen) < 0)
@@ -102,31 +95,31 @@ int egd_open(struct egd *e, const struct config *config, const int *activated,
 
 /* --- clients ------------------------------------------------------------------------ */
 
-/* Everything of the client but its descriptor, which the caller has closed or handed on. */
-static void client_free(struct egd_client *c)
+static struct egd_client *client_of(const struct listener_conn *conn)
 {
-    *c->prevp = c->next;
-    if (c->next)
-        c->next->prevp = c->prevp;
-    (*c->egd->clients_now)--;
-    OPENSSL_cleanse(c, sizeof(*c));          /* unsent random bytes, added entropy */
-    free(c);
+    return LISTENER_CLIENT(conn, struct egd_client, conn);
+}
+
+/* A client holds nothing beyond its struct, which the listener wipes (unsent random bytes,
+ * added entropy) and frees. */
+static void client_open(void *arg, struct listener_conn *conn)
+{
+    struct egd *e = arg;
+
+    client_of(conn)->egd = e;
+    e->stats.clients_accepted++;
 }
 
 static void client_close(struct egd_client *c)
 {
-    loop_del_fd(c->egd->loop, c->fd);
-    close(c->fd);
-    client_free(c);
+    listener_close_conn(&c->conn);
 }
 
 /* An unknown command: what follows it is unread, and a plain close would reset the
  * connection; the client gets end-of-file instead. */
 static void client_close_gracefully(struct egd_client *c)
 {
-    loop_del_fd(c->egd->loop, c->fd);
-    drain_close(c->egd->drain, c->fd);
-    client_free(c);
+    listener_close_conn_gracefully(&c->conn);
 }
 
 /* Bytes the command in c->in needs in total; 0 for an unknown command. */
@@ -183,7 +176,7 @@ static bool execute(struct egd_client *c)
     case 0x03: {
         unsigned bits = (unsigned)c->in[1] << 8 | c->in[2], len = c->in[3];
 
-        if (c->trusted && len > 0) {
+        if (c->conn.trusted && len > 0) {
             pool_add_entropy(e->pool, c->in + 4, len, bits > 8 * len ? 8 * len : bits,
                              loop_now_ns());
             e->stats.entropy_bytes_added += len;
@@ -206,23 +199,24 @@ static void serve(struct egd_client *c)
 {
     for (;;) {
         if (c->out_pos < c->out_len) {
-            ssize_t w = send(c->fd, c->out + c->out_pos, c->out_len - c->out_pos, MSG_NOSIGNAL);
+            ssize_t w = send(c->conn.fd, c->out + c->out_pos, c->out_len - c->out_pos,
+                             MSG_NOSIGNAL);
 
             if (w < 0) {
                 if (errno == EAGAIN || errno == EINTR) {
-                    loop_mod_fd(c->egd->loop, c->fd, EPOLLOUT);
+                    loop_mod_fd(c->egd->loop, c->conn.fd, EPOLLOUT);
                     return;
                 }
                 client_close(c);
                 return;
             }
             c->out_pos += (size_t)w;
-            c->last_progress_ns = loop_now_ns();
+            listener_progress(&c->conn);
             if (c->out_pos < c->out_len)
                 continue;
             OPENSSL_cleanse(c->out, c->out_len);
             c->out_len = c->out_pos = 0;
-            loop_mod_fd(c->egd->loop, c->fd, EPOLLIN);
+            loop_mod_fd(c->egd->loop, c->conn.fd, EPOLLIN);
         }
         if (c->waiting) {
             if (!execute(c))
@@ -241,28 +235,29 @@ static void serve(struct egd_client *c)
             client_close_gracefully(c);
             return;
         }
-        got = recv(c->fd, c->in + c->in_len, want - c->in_len, 0);
+        got = recv(c->conn.fd, c->in + c->in_len, want - c->in_len, 0);
         if (got <= 0) {
             if (got == 0 || (errno != EAGAIN && errno != EINTR))
                 client_close(c);
             return;
         }
         c->in_len += (size_t)got;
-        c->last_progress_ns = loop_now_ns();
+        listener_progress(&c->conn);
         if (command_length(c) == 0 || c->in_len < command_length(c))
             continue;                        /* unknown: closed above; else read on */
         if (!execute(c)) {
             c->waiting = true;
-            loop_mod_fd(c->egd->loop, c->fd, 0);
+            loop_mod_fd(c->egd->loop, c->conn.fd, 0);
             return;
         }
         c->in_len = 0;
     }
 }
 
+/* The listener hands each connection's events here, with its listener_conn. */
 static void client_event(void *arg, int fd, uint32_t events)
 {
-    struct egd_client *c = arg;
+    struct egd_client *c = client_of(arg);
 
     (void)fd;
     if ((events & (EPOLLERR | EPOLLHUP)) && (c->waiting || c->out_len)) {
@@ -272,140 +267,51 @@ static void client_event(void *arg, int fd, uint32_t events)
     serve(c);
 }
 
-static bool unix_peer_trusted(int fd, const struct config *cfg)
+static void serve_if_waiting(struct listener_conn *conn)
 {
-    struct ucred cred;
-    socklen_t len = sizeof(cred);
-    const struct group *g;
+    struct egd_client *c = client_of(conn);
 
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-        return false;
-    if (cred.uid == 0)
-        return true;
-    return cfg->trusted_group[0] && (g = getgrnam(cfg->trusted_group)) && g->gr_gid == cred.gid;
-}
-
-static void listener_event(void *arg, int lfd, uint32_t events)
-{
-    struct egd *e = arg;
-
-    (void)events;
-    for (int i = 0; i < 64; i++) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        struct egd_client *c;
-
-        if (fd < 0)
-            return;
-        if (*e->clients_now >= e->config->max_clients ||
-            !(c = calloc(1, sizeof(*c)))) {
-            close(fd);                       /* EGD has no way to say busy */
-            continue;
-        }
-        c->egd = e;
-        c->fd = fd;
-        c->trusted = lfd == e->fds[0] && unix_peer_trusted(fd, e->config);
-        c->last_progress_ns = loop_now_ns();
-        if (loop_add_fd(e->loop, fd, EPOLLIN, client_event, c) < 0) {
-            close(fd);
-            free(c);
-            continue;
-        }
-        c->next = e->clients;
-        c->prevp = &e->clients;
-        if (e->clients)
-            e->clients->prevp = &c->next;
-        e->clients = c;
-        (*e->clients_now)++;
-        e->stats.clients_accepted++;
-    }
-}
-
-/* --- idle clients ------------------------------------------------------------------- */
-
-/* Unlike protocol v1 clients, idle EGD clients are kept unless egd_idle_timeout is set:
- * QEMU's rng-egd opens one connection for the VM's whole life (which may sit paused, or its
- * guest not read, for hours), never notices that it was closed, and from then on its guest's
- * reads hang. Keeping them costs little: a client holds one struct egd_client whatever it
- * does (one command at a time, a reply of at most 256 bytes, no reading while the reply is
- * unsent), and max_clients bounds how many there are.
- *
- * With a timeout the sweep runs every half timeout plus a second, so an idle client goes
- * between one and one and a half timeouts after its last progress; one whose blocking read
- * waits for the pool never does. A reload re-arms it for the new value (egd_reload). */
-static void arm_sweep(struct egd *e);
-
-static void sweep_idle(void *arg)
-{
-    struct egd *e = arg;
-    uint64_t now = loop_now_ns(), limit = (uint64_t)e->config->egd_idle_timeout * NS_PER_S;
-    struct egd_client *c = e->clients, *next;
-
-    e->sweep_timer = 0;
-    for (; c && limit; c = next) {
-        next = c->next;
-        if (!c->waiting && now - c->last_progress_ns > limit)
-            client_close(c);
-    }
-    arm_sweep(e);
-}
-
-/* Arms the sweep for the egd_idle_timeout in effect (none for 0), replacing an armed one. */
-static void arm_sweep(struct egd *e)
-{
-    unsigned timeout = e->config->egd_idle_timeout;
-    int id = 0;
-
-    loop_cancel_timer(e->loop, e->sweep_timer);
-    if (timeout && (e->fds[0] >= 0 || e->fds[1] >= 0))
-        id = loop_add_timer(e->loop, (uint64_t)timeout * NS_PER_S / 2 + NS_PER_S, sweep_idle, e);
-    e->sweep_timer = id > 0 ? id : 0;
-    e->sweep_timeout = timeout;
-}
-
-void egd_reload(struct egd *e)
-{
-    if (e->loop && e->config->egd_idle_timeout != e->sweep_timeout)
-        arm_sweep(e);
-}
-
-int egd_start(struct egd *e, struct loop *loop, struct pool *pool, unsigned *clients_now)
-{
-    e->loop = loop;
-    e->pool = pool;
-    e->clients_now = clients_now;
-    if ((e->fds[0] >= 0 || e->fds[1] >= 0) && !(e->drain = drain_new(loop)))
-        return -ENOMEM;
-    for (int i = 0; i < 2; i++)
-        if (e->fds[i] >= 0 && loop_add_fd(loop, e->fds[i], EPOLLIN, listener_event, e) < 0)
-            return -1;
-    arm_sweep(e);
-    return 0;
+    if (c->waiting)
+        serve(c);
 }
 
 void egd_pool_ready(struct egd *e)
 {
-    struct egd_client *c = e->clients, *next;
+    listener_each(&e->listener, serve_if_waiting);
+}
 
-    for (; c; c = next) {
-        next = c->next;
-        if (c->waiting)
-            serve(c);
-    }
+/* --- up and down --------------------------------------------------------------------- */
+
+/* The idle sweep leaves alone a blocking read that waits for the pool. */
+static bool waits_for_pool(const struct listener_conn *conn)
+{
+    return client_of(conn)->waiting;
+}
+
+/* Over max_clients a client is just closed: EGD has no way to say busy (.refuse NULL). */
+static const struct listener_ops egd_ops = {
+    .client_size = sizeof(struct egd_client),
+    .conn_offset = offsetof(struct egd_client, conn),
+    .open = client_open,
+    .event = client_event,
+    .waiting = waits_for_pool,
+};
+
+int egd_start(struct egd *e, struct loop *loop, struct pool *pool,
+              struct listener_clients *clients)
+{
+    e->loop = loop;
+    e->pool = pool;
+    return listener_start(&e->listener, loop, clients);
+}
+
+void egd_reload(struct egd *e)
+{
+    listener_reload(&e->listener);
 }
 
 void egd_close(struct egd *e)
 {
-    while (e->clients)
-        client_close(e->clients);
-    for (int i = 0; i < 2; i++) {
-        if (e->fds[i] < 0)
-            continue;
-        if (e->loop)
-            loop_del_fd(e->loop, e->fds[i]);
-        close(e->fds[i]);
-        e->fds[i] = -1;
-    }
-    drain_free(e->drain);
-    e->drain = NULL;
+    listener_close(&e->listener);
     unix_socket_unlink(&e->bound);
 }

@@ -1,7 +1,8 @@
 /* The Entropy Gathering Daemon protocol, for clients that already speak it (GnuPG, QEMU's
- * rng-egd, ekeyd-egd-linux): an optional Unix and a loopback TCP listener in the same
- * event loop, sharing the main server's client limit. Idle clients have their own rule
- * (egd_idle_timeout, off by default: QEMU keeps one connection for a VM's life). */
+ * rng-egd, ekeyd-egd-linux): an optional Unix and a loopback TCP socket in the same event
+ * loop, accepted by a listener (listener.c) like the main server's, sharing its max_clients.
+ * Idle clients have their own rule (egd_idle_timeout, off by default: QEMU keeps one
+ * connection for a VM's life). Owns the EGD commands and each connection's buffers. */
 #ifndef RANDD_EGD_H
 #define RANDD_EGD_H
 
@@ -9,6 +10,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "listener.h"
 #include "loop.h"
 #include "pool.h"
 #include "unix_socket.h"
@@ -26,27 +28,23 @@ struct egd_stats {
     uint64_t entropy_bytes_dropped;  /* 0x03 from anyone else */
 };
 
-struct egd_client;
-
 struct egd {
     struct loop *loop;
     struct pool *pool;
     const struct config *config;
-    unsigned *clients_now;           /* shared with the main server: one max_clients */
-    int fds[2];                      /* listeners: Unix, TCP; -1 when off */
+    struct listener listener;        /* the Unix and TCP sockets, when configured */
     struct unix_socket bound;        /* the egd_socket file we bound: unlinked on exit */
-    struct egd_client *clients;
-    struct drain *drain;             /* connections closing after an unknown command */
-    int sweep_timer;                 /* closes idle clients; 0: not armed */
-    unsigned sweep_timeout;          /* the egd_idle_timeout it was armed for */
     struct egd_stats stats;
 };
 
 /* Listens as configured, or on descriptors systemd passed with FileDescriptorName=egd
- * (activated[0..nactivated)). Returns 0, or -1 with why. */
+ * (activated[0..nactivated)). Returns 0, or -1 with why. egd_close is safe on an egd never
+ * opened. */
 int egd_open(struct egd *e, const struct config *config, const int *activated,
              int nactivated, char *why, size_t whylen);
-int egd_start(struct egd *e, struct loop *loop, struct pool *pool, unsigned *clients_now);
+/* Starts accepting on the loop, its connections counted in clients (with the server's). */
+int egd_start(struct egd *e, struct loop *loop, struct pool *pool,
+              struct listener_clients *clients);
 /* After a reload: an egd_idle_timeout that changed applies from now on. */
 void egd_reload(struct egd *e);
 /* The pool became ready: blocking reads waiting for it are served. */

@@ -60,7 +60,7 @@ void health_init(struct health *h, unsigned sample_bytes, double entropy)
     h->rct_cutoff = rct_cutoff(h->entropy);
     h->apt_window = bits == 1 ? 1024 : 512;
     h->apt_cutoff = apt_cutoff(h->apt_window, h->entropy);
-    h->state = HEALTH_STARTUP;
+    h->state = RANDD_SOURCE_STARTUP;
     h->backoff_s = HEALTH_BACKOFF_MIN_S;
 }
 
@@ -72,13 +72,13 @@ void health_enable_lag_test(struct health *h)
 
 static void quarantine(struct health *h, uint64_t now_ns)
 {
-    if (h->state == HEALTH_HEALTHY &&
+    if (h->state == RANDD_SOURCE_HEALTHY &&
         now_ns - h->healthy_since_ns >= HEALTH_FORGIVE_S * NS_PER_S)
         h->backoff_s = HEALTH_BACKOFF_MIN_S;
     else if (h->failures > 0 && h->backoff_s < HEALTH_BACKOFF_MAX_S)
         h->backoff_s = h->backoff_s * 2 > HEALTH_BACKOFF_MAX_S ? HEALTH_BACKOFF_MAX_S
                                                               : h->backoff_s * 2;
-    h->state = HEALTH_QUARANTINED;
+    h->state = RANDD_SOURCE_QUARANTINED;
     h->failures++;
     h->retry_at_ns = now_ns + h->backoff_s * NS_PER_S;
 }
@@ -144,26 +144,26 @@ static int lag_fails(struct health *h, uint64_t sample)
     return 1;
 }
 
-enum health_state health_feed(struct health *h, uint64_t sample, uint64_t now_ns)
+enum randd_source_state health_feed(struct health *h, uint64_t sample, uint64_t now_ns)
 {
-    if (h->state == HEALTH_QUARANTINED)
+    if (h->state == RANDD_SOURCE_QUARANTINED)
         return h->state;
     h->samples++;
     /* The first test to fail names the cause; all restart on re-admission. */
     if (repetition_count_fails(h, sample) || adaptive_proportion_fails(h, sample) ||
         lag_fails(h, sample)) {
         quarantine(h, now_ns);
-    } else if (h->state == HEALTH_STARTUP && ++h->startup_tested >= HEALTH_STARTUP_SAMPLES) {
-        h->state = HEALTH_HEALTHY;
+    } else if (h->state == RANDD_SOURCE_STARTUP && ++h->startup_tested >= HEALTH_STARTUP_SAMPLES) {
+        h->state = RANDD_SOURCE_HEALTHY;
         h->healthy_since_ns = now_ns;
     }
     return h->state;
 }
 
-enum health_state health_feed_buffer(struct health *h, const uint8_t *buf, size_t len,
-                                     uint64_t now_ns)
+enum randd_source_state health_feed_buffer(struct health *h, const uint8_t *buf,
+                                           size_t len, uint64_t now_ns)
 {
-    for (size_t at = 0; at + h->sample_bytes <= len && h->state != HEALTH_QUARANTINED;
+    for (size_t at = 0; at + h->sample_bytes <= len && h->state != RANDD_SOURCE_QUARANTINED;
          at += h->sample_bytes) {
         uint64_t sample = 0;
 
@@ -174,9 +174,9 @@ enum health_state health_feed_buffer(struct health *h, const uint8_t *buf, size_
     return h->state;
 }
 
-enum health_state health_feed_stuck(struct health *h, unsigned run, uint64_t now_ns)
+enum randd_source_state health_feed_stuck(struct health *h, unsigned run, uint64_t now_ns)
 {
-    if (h->state == HEALTH_QUARANTINED || run < h->rct_cutoff)
+    if (h->state == RANDD_SOURCE_QUARANTINED || run < h->rct_cutoff)
         return h->state;
     snprintf(h->reason, sizeof(h->reason),
              "stuck test: %u samples in a row with a zero first, second or third time "
@@ -185,27 +185,25 @@ enum health_state health_feed_stuck(struct health *h, unsigned run, uint64_t now
     return h->state;
 }
 
+void health_disable(struct health *h, const char *why)
+{
+    h->state = RANDD_SOURCE_QUARANTINED;
+    h->retry_at_ns = UINT64_MAX;
+    snprintf(h->reason, sizeof(h->reason), "%s", why);
+}
+
 int health_retry_due(const struct health *h, uint64_t now_ns)
 {
-    return h->state == HEALTH_QUARANTINED && now_ns >= h->retry_at_ns;
+    return h->state == RANDD_SOURCE_QUARANTINED && now_ns >= h->retry_at_ns;
 }
 
 void health_readmit(struct health *h, uint64_t now_ns)
 {
     (void)now_ns;
-    h->state = HEALTH_STARTUP;
+    h->state = RANDD_SOURCE_STARTUP;
     h->startup_tested = 0;
     h->rct_run = 0;
     h->apt_seen = 0;
     h->lag_seen = 0;
     h->lag_filled = 0;
-}
-
-const char *health_state_name(enum health_state state)
-{
-    switch (state) {
-    case HEALTH_STARTUP: return "startup";
-    case HEALTH_HEALTHY: return "healthy";
-    default: return "quarantined";
-    }
 }

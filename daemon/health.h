@@ -8,14 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol.h"               /* enum randd_source_state: the states STATUS names */
+
 #define HEALTH_STARTUP_SAMPLES 1024     /* SP 800-90B 4.3: at least 1024 consecutive samples */
 #define HEALTH_ALPHA_LOG2      40       /* false alarm probability 2^-40 per test */
 #define HEALTH_BACKOFF_MIN_S   1
 #define HEALTH_BACKOFF_MAX_S   300
 #define HEALTH_FORGIVE_S       3600     /* healthy this long: back-off starts over at 1 s */
 #define HEALTH_LAGS            16       /* the lag test looks for periods of 1 to 16 samples */
-
-enum health_state { HEALTH_STARTUP, HEALTH_HEALTHY, HEALTH_QUARANTINED };
 
 struct health {
     unsigned sample_bytes;          /* 1..8, big-endian within the buffer */
@@ -33,7 +33,7 @@ struct health {
     unsigned lag_matches[HEALTH_LAGS];      /* [k - 1]: matches at lag k in this window */
     unsigned lag_seen;                      /* samples in this window */
     unsigned lag_filled;                    /* history entries valid since the (re)start */
-    enum health_state state;
+    enum randd_source_state state;
     uint64_t startup_tested;        /* samples passed since the (re)start */
     uint64_t samples;               /* every sample tested */
     uint64_t failures;
@@ -53,22 +53,24 @@ void health_init(struct health *h, unsigned sample_bytes, double entropy);
 void health_enable_lag_test(struct health *h);
 
 /* Tests one sample; returns the state after it. Ignored while quarantined. */
-enum health_state health_feed(struct health *h, uint64_t sample, uint64_t now_ns);
+enum randd_source_state health_feed(struct health *h, uint64_t sample, uint64_t now_ns);
 
 /* Tests a buffer as whole samples (a trailing partial sample is not tested). */
-enum health_state health_feed_buffer(struct health *h, const uint8_t *buf, size_t len,
-                                     uint64_t now_ns);
+enum randd_source_state health_feed_buffer(struct health *h, const uint8_t *buf,
+                                           size_t len, uint64_t now_ns);
 
 /* A run of run samples that the source itself found stuck (timing jitter: a zero first,
  * second or third time difference) and dropped as carrying no entropy. A run as long as the
  * repetition count test's cutoff fails like a repeated value would. */
-enum health_state health_feed_stuck(struct health *h, unsigned run, uint64_t now_ns);
+enum randd_source_state health_feed_stuck(struct health *h, unsigned run, uint64_t now_ns);
+
+/* Quarantined for good, with why as the reason: no retry is ever due. For a source found
+ * unfit by other means than these tests (an assessment); not counted as a test failure. */
+void health_disable(struct health *h, const char *why);
 
 /* Quarantined and the back-off is over: time to re-run the start-up test. */
 int health_retry_due(const struct health *h, uint64_t now_ns);
 /* Starts a fresh start-up test. */
 void health_readmit(struct health *h, uint64_t now_ns);
-
-const char *health_state_name(enum health_state state);
 
 #endif

@@ -47,6 +47,7 @@ struct randd {
     struct source sources[4];
     struct pool pool;
     struct kernel kernel;
+    struct listener_clients clients;  /* one max_clients over the server and EGD */
     struct server server;
     struct egd egd;
     struct vmgenid vmgenid;
@@ -195,8 +196,7 @@ static void open_jitter(struct randd *r, size_t n)
         log_info("source jitter: off (jitter = auto, and other sources cover the kernel feed)");
     else if (source_jitter_open(&r->sources[n], r->config.jitter_oversampling, why,
                                 sizeof(why)) == 0) {
-        log_info("source jitter: on, crediting %.3g bits a sample until assessed",
-                 r->sources[n].entropy_per_byte);
+        log_info("source jitter: on, crediting nothing until its samples are assessed");
         pool_add_source(&r->pool, &r->sources[n]);
     }
     else
@@ -225,61 +225,35 @@ static void open_sources(struct randd *r)
     else
         log_info("source hwrng: not available: %s", why);
     open_jitter(r, n);
+    for (size_t i = 0; i < r->pool.nsources; i++)   /* off the event loop; in with harvests */
+        source_assess(r->pool.sources[i]);
 }
 
 /* --- status ------------------------------------------------------------------------ */
 
-static const char *init_time(const struct kernel *k, char *buf, size_t len)
+/* What status.c reports from: every module's state, read only. */
+static struct status_view status_of(const struct randd *r)
 {
-    snprintf(buf, len, " %.3f s after randd started", (double)k->init_after_ns / 1e9);
-    return buf;
-}
-
-static void log_status(struct randd *r)
-{
-    char init[64];
-    struct pool *p = &r->pool;
-    struct kernel *k = &r->kernel;
-    uint64_t now = loop_now_ns();
-    const char *why = pool_not_ready_reason(p);
-
-    log_info("status: %s%s", why ? "not ready: " : "ready", why ? why : "");
-    for (size_t i = 0; i < p->nsources; i++) {
-        const struct source *s = p->sources[i];
-
-        log_info("  source %s: %s, %llu bytes read, %llu used, %llu health failures%s%s",
-                 s->name, health_state_name(s->health.state),
-                 (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_used,
-                 (unsigned long long)s->health.failures,
-                 s->health.state == HEALTH_QUARANTINED ? ": " : "",
-                 s->health.state == HEALTH_QUARANTINED ? s->health.reason : "");
-    }
-    log_info("  pool: %s, %llu reseeds, last %.0f s ago, %llu bytes out",
-             p->seeded ? "seeded" : "unseeded", (unsigned long long)p->reseeds,
-             p->seeded ? (double)(now - p->last_reseed_ns) / 1e9 : 0.0,
-             (unsigned long long)p->bytes_served);
-    if (!k->enabled)
-        log_info("  kernel feed: off: %s", k->off_reason);
-    else
-        log_info("  kernel feed: kernel %s%s, %llu top-ups, %llu reseeds, %llu bits offered%s%s",
-                 k->initialised ? "initialised" : "not initialised",
-                 k->init_seen ? init_time(k, init, sizeof(init)) : "",
-                 (unsigned long long)k->topups, (unsigned long long)k->reseeds,
-                 (unsigned long long)k->bits_offered,
-                 k->last_error[0] ? ", last error: " : "", k->last_error);
+    return (struct status_view){
+        .version = RANDD_VERSION, .started_ns = r->started_ns, .config = &r->config,
+        .reread = &r->reread,
+        .pool = &r->pool, .kernel = &r->kernel, .clients = &r->clients,
+        .server = &r->server.stats, .egd = &r->egd.stats,
+    };
 }
 
 static char *status_text(void *arg, size_t *len)
 {
-    struct randd *r = arg;
-    struct status_view view = {
-        .version = RANDD_VERSION, .started_ns = r->started_ns, .config = &r->config,
-        .reread = &r->reread,
-        .pool = &r->pool, .kernel = &r->kernel, .server = &r->server.stats,
-        .egd = &r->egd.stats,
-    };
+    struct status_view view = status_of(arg);
 
     return status_json(&view, loop_now_ns(), len);
+}
+
+static void log_status(const struct randd *r)
+{
+    struct status_view view = status_of(r);
+
+    status_log(&view, loop_now_ns());
 }
 
 /* Logs and tells systemd about readiness changes, and releases waiting clients. */
@@ -450,8 +424,8 @@ static void reload(struct randd *r)
     }
     r->reread = fresh;
     config_apply_live(&r->config, &fresh);
-    r->pool.reseed_interval = r->config.reseed_interval;
-    r->pool.reseed_bytes = r->config.reseed_bytes;
+    pool_set_reseed(&r->pool, r->config.reseed_interval, r->config.reseed_bytes);
+    server_reload(&r->server);
     egd_reload(&r->egd);
     log_pending_restart(r);
     log_notice("reload: %s applied", r->config_path);
@@ -573,9 +547,9 @@ static int start(struct randd *r)
         log_err("pool: %s", strerror(-rc));
         return -1;
     }
-    if (r->config.engine == ENGINE_RANDEN && (rc = pool_use_engine(&r->pool, POOL_RANDEN)) < 0) {
-        log_err("engine = randen: %s", rc == -ENOTSUP ? "this CPU has no AES-NI; use engine = cymric"
-                                                       : strerror(-rc));
+    if ((rc = pool_use_engine(&r->pool, r->config.engine)) < 0) {
+        log_err("engine = %s: %s", randd_engine_name(r->config.engine),
+                rc == -ENOTSUP ? "this CPU has no AES-NI; use engine = cymric" : strerror(-rc));
         return -1;
     }
     log_info("generator: %s", pool_engine_name(&r->pool));
@@ -584,15 +558,14 @@ static int start(struct randd *r)
                     strerror(r->pool.lock_errno));
     open_sources(r);
     r->loop = loop_new();
+    listener_clients_init(&r->clients, &r->config);
     if (!r->loop || (rc = setup_signals(r)) < 0 || (rc = watch_sources(r)) < 0 ||
-        (rc = server_start(&r->server, r->loop, &r->pool)) < 0 ||
-        (rc = egd_start(&r->egd, r->loop, &r->pool, &r->server.stats.clients_now)) < 0) {
+        (rc = server_start(&r->server, r->loop, &r->pool, &r->clients, status_text, r)) < 0 ||
+        (rc = egd_start(&r->egd, r->loop, &r->pool, &r->clients)) < 0) {
         log_err("event loop: %s", strerror(r->loop ? -rc : errno));
         return -1;
     }
     watch_vm_generation(r);
-    r->server.status_json = status_text;
-    r->server.status_ctx = r;
     if (sd_watchdog_enabled(0, &usec) > 0) {
         r->watchdog_ns = usec * 1000 / 2;
         watchdog_timer(r);
@@ -656,9 +629,7 @@ int main(int argc, char **argv)
     if (r.capture_source)
         return run_capture(&r);
     log_info("randd %s starting", RANDD_VERSION);
-    r.server.listen_fd = -1;
-    r.egd.fds[0] = r.egd.fds[1] = -1;
-    r.vmgenid.fd = -1;
+    vmgenid_init(&r.vmgenid);
     if (start(&r) < 0 || loop_run(r.loop) < 0)
         rc = EXIT_FAILURE;
     else

@@ -41,8 +41,7 @@ static int64_t boot_offset_now(void)
 int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
 {
     memset(p, 0, sizeof(*p));
-    p->reseed_interval = reseed_interval;
-    p->reseed_bytes = reseed_bytes;
+    pool_set_reseed(p, reseed_interval, reseed_bytes);
     p->boot_offset_ns = boot_offset_now();
     p->secret = randd_secure_alloc(sizeof(*p->secret), &p->lock_errno);
     if (!p->secret)
@@ -55,19 +54,25 @@ int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
     return 0;
 }
 
+void pool_set_reseed(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
+{
+    p->reseed_interval = reseed_interval;
+    p->reseed_bytes = reseed_bytes;
+}
+
 void pool_add_source(struct pool *p, struct source *s)
 {
     if (p->nsources < POOL_MAX_SOURCES)
         p->sources[p->nsources++] = s;
 }
 
-int pool_use_engine(struct pool *p, enum pool_engine engine)
+int pool_use_engine(struct pool *p, enum randd_engine engine)
 {
     int rc;
 
     if (p->seeded)
         return -EBUSY;
-    if (engine == POOL_RANDEN && (rc = randd_randen_init(&p->secret->randen)) < 0)
+    if (engine == RANDD_ENGINE_RANDEN && (rc = randd_randen_init(&p->secret->randen)) < 0)
         return rc;
     p->engine = engine;
     return 0;
@@ -75,19 +80,19 @@ int pool_use_engine(struct pool *p, enum pool_engine engine)
 
 const char *pool_engine_name(const struct pool *p)
 {
-    return p->engine == POOL_RANDEN ? "randen" : "cymric";
+    return randd_engine_name(p->engine);
 }
 
 /* The engine's seed and output: the rest of the pool does not care which it is. */
 static int engine_seed(struct pool *p, const uint8_t *material, size_t len)
 {
-    return p->engine == POOL_RANDEN ? randd_randen_seed(&p->secret->randen, material, len)
+    return p->engine == RANDD_ENGINE_RANDEN ? randd_randen_seed(&p->secret->randen, material, len)
                                     : randd_cymric_seed(&p->secret->gen, material, len);
 }
 
 static int engine_read(struct pool *p, void *out, size_t n)
 {
-    return p->engine == POOL_RANDEN ? randd_randen_generate(&p->secret->randen, out, n)
+    return p->engine == RANDD_ENGINE_RANDEN ? randd_randen_generate(&p->secret->randen, out, n)
                                     : randd_cymric_read(&p->secret->gen, out, n);
 }
 
@@ -150,7 +155,7 @@ static void harvest_source(struct pool *p, struct source *s, uint64_t now_ns)
             credit_batch(p, s, (size_t)got, now_ns);
         OPENSSL_cleanse(p->secret->raw, sizeof(p->secret->raw));
         if (got != 0 || s->bytes_read == read_before ||
-            s->health.state == HEALTH_QUARANTINED)
+            s->health.state == RANDD_SOURCE_QUARANTINED)
             break;
     }
 }
@@ -180,10 +185,10 @@ static void update_demand(struct pool *p, uint64_t now_ns)
 {
     for (size_t i = 0; i < p->nsources; i++) {
         struct source *s = p->sources[i];
-        enum health_state state = s->health.state;
+        enum randd_source_state state = s->health.state;
 
-        source_want(s, state == HEALTH_STARTUP ||
-                           (state == HEALTH_HEALTHY && (generator_wants_credit(p, now_ns) ||
+        source_want(s, state == RANDD_SOURCE_STARTUP ||
+                           (state == RANDD_SOURCE_HEALTHY && (generator_wants_credit(p, now_ns) ||
                                                         kernel_wants_credit(p, s))));
     }
 }
@@ -229,7 +234,7 @@ void pool_harvest(struct pool *p, uint64_t now_ns)
 bool pool_any_starting(const struct pool *p)
 {
     for (size_t i = 0; i < p->nsources; i++)
-        if (p->sources[i]->health.state == HEALTH_STARTUP)
+        if (p->sources[i]->health.state == RANDD_SOURCE_STARTUP)
             return true;
     return false;
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol.h"               /* enum randd_engine */
 #include "source.h"
 
 #define POOL_SEED_BITS     256     /* credited bits before the first output and each reseed */
@@ -15,9 +16,6 @@
 #define POOL_KERNEL_BYTES  64      /* conditioned bytes per kernel top-up */
 
 struct pool_secrets;
-
-/* The generator output comes from: Cymric (BLAKE2b + ChaCha20, the default) or Randen. */
-enum pool_engine { POOL_CYMRIC, POOL_RANDEN };
 
 struct pool {
     struct source *sources[POOL_MAX_SOURCES];
@@ -27,7 +25,7 @@ struct pool {
     double credit;                   /* bits credited into the seed accumulator */
     double kernel_credit;            /* bits credited into the kernel accumulator */
     double kernel_wanted;            /* bits the kernel feed asked for */
-    enum pool_engine engine;
+    enum randd_engine engine;        /* Cymric (BLAKE2b + ChaCha20, the default) or Randen */
     bool seeded;
     bool must_reseed;                /* clock jump: no output until reseeded */
     int64_t boot_offset_ns;          /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the last check */
@@ -44,10 +42,13 @@ struct pool {
 
 /* Returns 0 or a negative errno. Sources are added afterwards with pool_add_source. */
 int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
+/* The reseed policy from now on (a reload): every reseed_interval seconds, or after
+ * reseed_bytes of output, whichever comes first. */
+void pool_set_reseed(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
 void pool_add_source(struct pool *p, struct source *s);
 /* Chooses the engine before the first seed. Returns 0, -EBUSY once seeded, or -ENOTSUP for
  * Randen on a CPU without AES-NI. */
-int pool_use_engine(struct pool *p, enum pool_engine engine);
+int pool_use_engine(struct pool *p, enum randd_engine engine);
 const char *pool_engine_name(const struct pool *p);
 /* Wipes every secret and closes the sources. */
 void pool_fini(struct pool *p);
@@ -74,7 +75,7 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns);
  * harvest attempts at once. */
 void pool_vm_cloned(struct pool *p, uint64_t now_ns);
 
-/* A byte source (lib/rngbc.h) over the generator, for a reply already cleared by
+/* A byte source (internal/rngbc.h) over the generator, for a reply already cleared by
  * pool_ready(): per-call checks would cost more than RNG-BC-8's one-byte redraws. */
 int pool_fill(void *pool, void *buf, size_t n);
 

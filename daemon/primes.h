@@ -1,7 +1,7 @@
 /* PRIME requests off the event loop: one worker thread finds primes while the loop goes on
  * serving; results come back to the loop through an eventfd. Owns the worker, its queue (a
  * share per peer uid, served in turn) and its own generator; the search itself is
- * lib/prime.c, the reply the server's. */
+ * internal/prime.c, the reply the server's. */
 #ifndef RANDD_PRIMES_H
 #define RANDD_PRIMES_H
 

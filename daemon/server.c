@@ -1,14 +1,13 @@
-/* The connection lifecycle: accept, read one request at a time (pipelined requests wait in
- * the socket buffer, which is the back-pressure), reply, and close (after a framing error,
- * gracefully: drain.c). Replies are produced into a 16 KiB buffer only as the socket
+/* A connection's life once accepted (listener.c): read one request at a time (pipelined
+ * requests wait in the socket buffer, which is the back-pressure), reply, and close (after a
+ * framing error, gracefully). Replies are produced into a 16 KiB buffer only as the socket
  * drains, so a 16 MiB BYTES reply never needs 16 MiB, and a client that stops reading holds
  * one buffer and delays no one.
  *
- * Sections: sockets, connections, requests, replies, accept and limits. */
+ * Sections: sockets, connections, replies, requests, up and down. */
 #include "server.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -23,7 +22,6 @@
 #include <openssl/crypto.h>
 #include <systemd/sd-daemon.h>
 
-#include "drain.h"
 #include "log.h"
 #include "primes.h"
 #include "rngbc.h"
@@ -32,8 +30,6 @@
 #define REPLY_CHUNK       (64u << 10)   /* fewer sends and wakeups; only while replying */
 #define SMALL_BODY        64          /* BYTES and most RANGE bodies fit without malloc */
 #define REQUESTS_PER_TURN 32          /* then let other clients have the loop */
-#define EMFILE_PAUSE_NS   100000000ull
-#define NS_PER_S          1000000000ull
 
 enum client_state { READING, WAITING_READY, WAITING_PRIME, REPLYING };
 
@@ -50,15 +46,11 @@ struct reply {
 };
 
 struct client {
-    struct client *next, **prevp;
+    struct listener_conn conn;        /* fd, peer uid, trusted (may ADD_ENTROPY), progress */
     struct server *srv;
-    int fd;
     enum client_state state;
     bool close_after_reply;           /* framing lost (BAD_VERSION, huge body) */
     bool dead;                        /* out of memory mid-request: close at the next step */
-    uid_t uid;
-    bool trusted;                     /* may ADD_ENTROPY */
-    uint64_t last_progress_ns;
     uint8_t head[RANDD_HEADER_BYTES];
     size_t head_len;
     struct randd_header req;
@@ -108,16 +100,18 @@ static int bind_path(struct server *s, const struct config *cfg, char *why, size
                             whylen);
     if (fd < 0)
         return -1;
-    s->listen_fd = fd;
+    listener_add_fd(&s->listener, fd);
     return 0;
 }
+
+static const struct listener_ops client_ops;
 
 int server_open(struct server *s, const struct config *cfg, int activated_fd, char *why,
                 size_t whylen)
 {
     memset(s, 0, sizeof(*s));
     s->config = cfg;
-    s->listen_fd = -1;
+    listener_init(&s->listener, "socket", &client_ops, s, cfg, &cfg->idle_timeout);
     snprintf(s->path, sizeof(s->path), "%s", cfg->socket);
     if (activated_fd >= 0) {
         struct sockaddr_un sa;
@@ -126,14 +120,12 @@ int server_open(struct server *s, const struct config *cfg, int activated_fd, ch
         if (sd_is_socket_unix(activated_fd, SOCK_STREAM, 1, NULL, 0) <= 0)
             return snprintf(why, whylen, "socket activation: the client socket must be a "
                                          "listening AF_UNIX stream socket"), -1;
-        s->listen_fd = activated_fd;
+        listener_add_fd(&s->listener, activated_fd);
         s->activated = true;
-        if (getsockname(s->listen_fd, (struct sockaddr *)&sa, &len) == 0 &&
+        if (getsockname(activated_fd, (struct sockaddr *)&sa, &len) == 0 &&
             len > offsetof(struct sockaddr_un, sun_path) && sa.sun_path[0])
             snprintf(s->path, sizeof(s->path), "%.*s",
                      (int)(len - offsetof(struct sockaddr_un, sun_path)), sa.sun_path);
-        fcntl(s->listen_fd, F_SETFL, fcntl(s->listen_fd, F_GETFL) | O_NONBLOCK);
-        fcntl(s->listen_fd, F_SETFD, FD_CLOEXEC);
         return 0;
     }
     return bind_path(s, cfg, why, whylen);
@@ -164,36 +156,42 @@ static void free_body(struct client *c)
     c->body_len = 0;
 }
 
-/* Everything of the client but its descriptor, which the caller has closed or handed on. */
-static void client_free(struct client *c)
+static struct client *client_of(const struct listener_conn *conn)
 {
-    struct server *s = c->srv;
+    return LISTENER_CLIENT(conn, struct client, conn);
+}
+
+static void client_open(void *arg, struct listener_conn *conn)
+{
+    struct server *s = arg;
+    struct client *c = client_of(conn);
+
+    c->srv = s;
+    c->events = EPOLLIN;
+    s->stats.clients_accepted++;
+}
+
+/* What the client holds beyond its struct, which the listener wipes and frees. */
+static void client_release(struct listener_conn *conn)
+{
+    struct client *c = client_of(conn);
 
     if (c->prime_job)
-        primes_cancel(s->primes, c->prime_job);
+        primes_cancel(c->srv->primes, c->prime_job);
     free_reply(c);
     free_body(c);
-    *c->prevp = c->next;
-    if (c->next)
-        c->next->prevp = c->prevp;
-    s->stats.clients_now--;
-    free(c);
 }
 
 static void client_close(struct client *c)
 {
-    loop_del_fd(c->srv->loop, c->fd);
-    close(c->fd);
-    client_free(c);
+    listener_close_conn(&c->conn);
 }
 
 /* Framing lost, reply written: the peer must read it and then end-of-file, even with bytes
  * of its request still unread (a plain close would reset the connection). */
 static void client_close_gracefully(struct client *c)
 {
-    loop_del_fd(c->srv->loop, c->fd);
-    drain_close(c->srv->drain, c->fd);
-    client_free(c);
+    listener_close_conn_gracefully(&c->conn);
 }
 
 /* An epoll_ctl only when the interest changes: a client asking for one small request after
@@ -202,7 +200,7 @@ static void want_events(struct client *c, uint32_t events)
 {
     if (c->events == events)
         return;
-    loop_mod_fd(c->srv->loop, c->fd, events);
+    loop_mod_fd(c->srv->loop, c->conn.fd, events);
     c->events = events;
 }
 
@@ -225,7 +223,7 @@ static void send_error_now(int fd, int status, const char *msg)
 static void fail_out_of_memory(struct client *c)
 {
     log_warning("client: out of memory for a request; answering INTERNAL and closing it");
-    send_error_now(c->fd, RANDD_INTERNAL, "out of memory; try again");
+    send_error_now(c->conn.fd, RANDD_INTERNAL, "out of memory; try again");
     c->srv->stats.errors[RANDD_INTERNAL]++;
     c->dead = true;
 }
@@ -314,7 +312,7 @@ static bool flush_reply(struct client *c)
         } else {
             return true;
         }
-        w = send(c->fd, from, n, MSG_NOSIGNAL);
+        w = send(c->conn.fd, from, n, MSG_NOSIGNAL);
         if (w < 0) {
             if (errno == EAGAIN || errno == EINTR) {
                 want_events(c, EPOLLOUT);
@@ -323,7 +321,7 @@ static bool flush_reply(struct client *c)
             client_close(c);           /* EPIPE, ECONNRESET: the client went away */
             return false;
         }
-        c->last_progress_ns = loop_now_ns();
+        listener_progress(&c->conn);
         if (from == r->text + r->text_pos)
             r->text_pos += (size_t)w;
         else
@@ -355,7 +353,7 @@ static void handle_status(struct client *c)
 
 static void handle_add_entropy(struct client *c, const struct randd_request *req)
 {
-    if (!c->trusted) {
+    if (!c->conn.trusted) {
         reply_error(c, RANDD_NOT_PERMITTED, "ADD_ENTROPY needs uid 0 or the trusted_group");
         return;
     }
@@ -364,7 +362,7 @@ static void handle_add_entropy(struct client *c, const struct randd_request *req
         reply_error(c, RANDD_INTERNAL, "conditioning failed");
         return;
     }
-    log_info("client uid %u added %zu bytes credited with %u bits", (unsigned)c->uid,
+    log_info("client uid %u added %zu bytes credited with %u bits", (unsigned)c->conn.uid,
              req->data_len, req->entropy_bits);
     start_reply(c, RANDD_OK, 0);
 }
@@ -383,11 +381,11 @@ static void handle_prime(struct client *c, const struct randd_request *req)
         reply_error(c, RANDD_INTERNAL, "generator failed");
         return;
     }
-    rc = primes_submit(s->primes, req->bits, seed, c->uid, c, &c->prime_job);
+    rc = primes_submit(s->primes, req->bits, seed, c->conn.uid, c, &c->prime_job);
     OPENSSL_cleanse(seed, sizeof(seed));
     if (rc == -EBUSY) {
         snprintf(why, sizeof(why), "uid %u has %d PRIME requests under way already; try again "
-                 "when one is answered", (unsigned)c->uid, RANDD_PRIME_PER_UID);
+                 "when one is answered", (unsigned)c->conn.uid, RANDD_PRIME_PER_UID);
         reply_error(c, RANDD_BUSY, why);
     } else if (rc == -EAGAIN) {
         reply_error(c, RANDD_BUSY, "too many PRIME requests under way; try again");
@@ -470,10 +468,10 @@ static bool read_request(struct client *c)
     ssize_t n;
 
     if (c->head_len < RANDD_HEADER_BYTES) {
-        n = recv(c->fd, c->head + c->head_len, RANDD_HEADER_BYTES - c->head_len, 0);
+        n = recv(c->conn.fd, c->head + c->head_len, RANDD_HEADER_BYTES - c->head_len, 0);
         if (n <= 0)
             goto gone_or_again;
-        c->last_progress_ns = loop_now_ns();
+        listener_progress(&c->conn);
         c->head_len += (size_t)n;
         if (c->head_len < RANDD_HEADER_BYTES)
             return false;
@@ -487,10 +485,10 @@ static bool read_request(struct client *c)
         }
     }
     if (c->body_len < c->req.length) {
-        n = recv(c->fd, c->body + c->body_len, c->req.length - c->body_len, 0);
+        n = recv(c->conn.fd, c->body + c->body_len, c->req.length - c->body_len, 0);
         if (n <= 0)
             goto gone_or_again;
-        c->last_progress_ns = loop_now_ns();
+        listener_progress(&c->conn);
         c->body_len += (size_t)n;
     }
     return c->body_len == c->req.length;
@@ -556,9 +554,10 @@ static void client_serve(struct client *c)
     want_events(c, c->state == REPLYING ? EPOLLOUT : EPOLLIN);
 }
 
+/* The listener hands each connection's events here, with its listener_conn. */
 static void client_event(void *arg, int fd, uint32_t events)
 {
-    struct client *c = arg;
+    struct client *c = client_of(arg);
 
     (void)fd;
     if ((events & (EPOLLERR | EPOLLHUP)) && c->state != READING) {
@@ -568,158 +567,70 @@ static void client_event(void *arg, int fd, uint32_t events)
     client_serve(c);
 }
 
+static void serve_if_waiting(struct listener_conn *conn)
+{
+    struct client *c = client_of(conn);
+
+    if (c->state == WAITING_READY)
+        client_serve(c);
+}
+
 void server_pool_ready(struct server *s)
 {
-    struct client *c = s->clients, *next;
-
-    for (; c; c = next) {
-        next = c->next;
-        if (c->state == WAITING_READY)
-            client_serve(c);
-    }
+    listener_each(&s->listener, serve_if_waiting);
 }
 
-/* --- accept and limits -------------------------------------------------------------- */
+/* --- up and down --------------------------------------------------------------------- */
 
-static bool peer_trusted(int fd, const struct config *cfg, uid_t *uid)
+/* Over max_clients: the peer reads BUSY before the listener closes it. */
+static void turn_away_busy(void *arg, int fd)
 {
-    struct ucred cred;
-    socklen_t len = sizeof(cred);
-    gid_t groups[256];
-    socklen_t glen = sizeof(groups);
-    const struct group *g;
+    struct server *s = arg;
 
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-        return false;
-    *uid = cred.uid;
-    if (cred.uid == 0)
-        return true;
-    if (!cfg->trusted_group[0] || !(g = getgrnam(cfg->trusted_group)))
-        return false;
-    if (cred.gid == g->gr_gid)
-        return true;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) < 0)
-        return false;
-    for (size_t i = 0; i < glen / sizeof(gid_t); i++)
-        if (groups[i] == g->gr_gid)
-            return true;
-    return false;
-}
-
-static void turn_away_busy(struct server *s, int fd)
-{
     send_error_now(fd, RANDD_BUSY, "too many clients");
-    close(fd);
     s->stats.clients_busy++;
     s->stats.errors[RANDD_BUSY]++;
 }
 
-static void listener_event(void *arg, int fd, uint32_t events);
-
-static void resume_accepting(void *arg)
+/* The idle sweep leaves alone a request that waits for the pool. */
+static bool waits_for_pool(const struct listener_conn *conn)
 {
-    struct server *s = arg;
-
-    s->resume_timer = 0;
-    loop_add_fd(s->loop, s->listen_fd, EPOLLIN, listener_event, s);
+    return client_of(conn)->state == WAITING_READY;
 }
 
-static void accept_one(struct server *s, int fd)
-{
-    struct client *c;
+static const struct listener_ops client_ops = {
+    .client_size = sizeof(struct client),
+    .conn_offset = offsetof(struct client, conn),
+    .open = client_open,
+    .event = client_event,
+    .release = client_release,
+    .waiting = waits_for_pool,
+    .refuse = turn_away_busy,
+};
 
-    if (s->stats.clients_now >= s->config->max_clients) {
-        turn_away_busy(s, fd);
-        return;
-    }
-    c = calloc(1, sizeof(*c));
-    if (!c || loop_add_fd(s->loop, fd, EPOLLIN, client_event, c) < 0) {
-        free(c);
-        close(fd);
-        return;
-    }
-    c->events = EPOLLIN;
-    c->srv = s;
-    c->fd = fd;
-    c->trusted = peer_trusted(fd, s->config, &c->uid);
-    c->last_progress_ns = loop_now_ns();
-    c->next = s->clients;
-    c->prevp = &s->clients;
-    if (s->clients)
-        s->clients->prevp = &c->next;
-    s->clients = c;
-    s->stats.clients_now++;
-    s->stats.clients_accepted++;
-}
-
-static void listener_event(void *arg, int lfd, uint32_t events)
-{
-    struct server *s = arg;
-
-    (void)events;
-    for (int i = 0; i < 64; i++) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-        if (fd >= 0) {
-            accept_one(s, fd);
-            continue;
-        }
-        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-            /* Level-triggered accept would spin: stop listening for a moment. */
-            log_warning("accept: %s; pausing new connections for 100 ms", strerror(errno));
-            loop_del_fd(s->loop, lfd);
-            s->resume_timer = loop_add_timer(s->loop, EMFILE_PAUSE_NS, resume_accepting, s);
-        }
-        return;
-    }
-}
-
-/* Closes clients that made no progress for idle_timeout (not those waiting for the pool). */
-static void sweep_idle(void *arg)
-{
-    struct server *s = arg;
-    uint64_t now = loop_now_ns(), limit = (uint64_t)s->config->idle_timeout * NS_PER_S;
-    struct client *c = s->clients, *next;
-
-    s->sweep_timer = 0;
-    for (; c && limit; c = next) {
-        next = c->next;
-        if (c->state != WAITING_READY && now - c->last_progress_ns > limit)
-            client_close(c);
-    }
-    if (s->config->idle_timeout)
-        s->sweep_timer = loop_add_timer(s->loop, limit / 2 + NS_PER_S, sweep_idle, s);
-}
-
-int server_start(struct server *s, struct loop *loop, struct pool *pool)
+int server_start(struct server *s, struct loop *loop, struct pool *pool,
+                 struct listener_clients *clients, server_status_fn *status, void *status_ctx)
 {
     s->loop = loop;
+    s->pool = pool;
+    s->status_json = status;
+    s->status_ctx = status_ctx;
     s->primes = primes_new(loop, prime_found);
     if (!s->primes)
         return -errno;
-    s->drain = drain_new(loop);
-    if (!s->drain)
-        return -ENOMEM;
-    s->pool = pool;
-    if (s->config->idle_timeout)
-        s->sweep_timer = loop_add_timer(loop, (uint64_t)s->config->idle_timeout * NS_PER_S / 2
-                                              + NS_PER_S, sweep_idle, s);
-    return loop_add_fd(loop, s->listen_fd, EPOLLIN, listener_event, s);
+    return listener_start(&s->listener, loop, clients);
 }
 
+void server_reload(struct server *s)
+{
+    listener_reload(&s->listener);
+}
+
+/* The connections first: a PRIME under way is cancelled while the worker still runs. */
 void server_close(struct server *s)
 {
-    while (s->clients)
-        client_close(s->clients);
+    listener_close(&s->listener);
     primes_free(s->primes);
     s->primes = NULL;
-    drain_free(s->drain);
-    s->drain = NULL;
-    if (s->listen_fd >= 0) {
-        if (s->loop)
-            loop_del_fd(s->loop, s->listen_fd);
-        close(s->listen_fd);
-    }
     unix_socket_unlink(&s->bound);
-    s->listen_fd = -1;
 }

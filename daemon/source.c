@@ -1,9 +1,16 @@
 /* What every source shares: set-up, the harvest step (read, health-test, quarantine and
- * re-admission), and close. Per-source reading is in source_<name>.c. */
+ * re-admission), what an assessment's figure does to the credit, and close. Per-source
+ * reading is in source_<name>.c, the assessments' threads in source_assess.c. */
 #include "source.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,7 +36,7 @@ void source_init(struct source *s, const char *name, const struct source_ops *op
 
 bool source_healthy(const struct source *s)
 {
-    return s->health.state == HEALTH_HEALTHY;
+    return s->health.state == RANDD_SOURCE_HEALTHY;
 }
 
 /* A device fed from user space (a FIFO, a pty, a USB TRNG's tty) keeps what its writer
@@ -73,12 +80,84 @@ static void judge_stuck_run(struct source *s, uint64_t now_ns)
     s->stuck_run = 0;
 }
 
+/* --- assessments -----------------------------------------------------------------------------
+ * A source's assessments run off the event loop (source_assess.c, jitter's worker) and their
+ * outcomes are taken in here, with the harvests their wake_fd triggers. A source whose credit
+ * follows them (jitter) credits nothing until the first, and is disabled if that one fails:
+ * unassessed, it has nothing to credit by. */
+
+static void take_finished_assessment(struct source *s)
+{
+    char why[160];
+    double h;
+    int rc;
+
+    if (!s->ops->assessment || (rc = s->ops->assessment(s, &h)) == 0)
+        return;
+    if (rc > 0) {
+        source_set_assessed(s, h);
+        return;
+    }
+    if (s->ops->assessed && s->assessments == 0) {
+        snprintf(why, sizeof(why), "its raw samples could not be assessed (%s), and it "
+                 "credits nothing unassessed", strerror(-rc));
+        source_disable(s, why);
+    } else {
+        log_warning("source %s: assessment of its raw samples failed: %s", s->name,
+                    strerror(-rc));
+    }
+}
+
+static void note_below_credit(struct source *s, double h)
+{
+    snprintf(s->assessment_warning, sizeof(s->assessment_warning),
+             "SP 800-90B assessment found %.3g bits a byte, below the %.3g credited", h,
+             s->entropy_per_byte);
+    log_warning("source %s: %s; keeping the configured credit", s->name,
+                s->assessment_warning);
+}
+
+void source_set_assessed(struct source *s, double h)
+{
+    if (s->assessed_entropy_per_byte == SOURCE_NOT_ASSESSED || h < s->assessed_entropy_per_byte)
+        s->assessed_entropy_per_byte = h;
+    s->assessments++;
+    if (!s->ops->assessed) {
+        if (h < s->entropy_per_byte)
+            note_below_credit(s, h);
+        else
+            log_info("source %s: assessed %.3g bits a byte, credited %.3g", s->name, h,
+                     s->entropy_per_byte);
+        return;
+    }
+    s->ops->assessed(s, s->assessed_entropy_per_byte);   /* the lowest: never a rise */
+    if (s->health.state != RANDD_SOURCE_QUARANTINED)
+        log_info("source %s: assessed %.3g bits a byte (lowest %.3g): crediting %.3g", s->name,
+                 h, s->assessed_entropy_per_byte, s->entropy_per_byte);
+}
+
+void source_assess(struct source *s)
+{
+    if (s->ops->assess)
+        s->ops->assess(s);
+}
+
+void source_disable(struct source *s, const char *why)
+{
+    health_disable(&s->health, why);
+    log_warning("source %s: disabled: %s", s->name, why);
+}
+
+/* --- the harvest -------------------------------------------------------------------------- */
+
 ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns)
 {
-    enum health_state before = s->health.state;
+    enum randd_source_state before;
     ssize_t got;
 
-    if (before == HEALTH_QUARANTINED) {
+    take_finished_assessment(s);
+    before = s->health.state;
+    if (before == RANDD_SOURCE_QUARANTINED) {
         if (!health_retry_due(&s->health, now_ns)) {
             source_discard(s);       /* never used, and must not keep the loop awake */
             return 0;
@@ -96,18 +175,18 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
         return got;
     }
     judge_stuck_run(s, now_ns);
-    if (got == 0 && s->health.state != HEALTH_QUARANTINED) {
+    if (got == 0 && s->health.state != RANDD_SOURCE_QUARANTINED) {
         s->empty_reads++;
         return 0;
     }
     s->bytes_read += (uint64_t)got;
     health_feed_buffer(&s->health, buf, (size_t)got, now_ns);
     switch (s->health.state) {
-    case HEALTH_QUARANTINED:
+    case RANDD_SOURCE_QUARANTINED:
         log_warning("source %s: quarantined: %s", s->name, s->health.reason);
         break;
-    case HEALTH_HEALTHY:
-        if (before == HEALTH_HEALTHY) {
+    case RANDD_SOURCE_HEALTHY:
+        if (before == RANDD_SOURCE_HEALTHY) {
             s->bytes_used += (uint64_t)got;
             s->credited_bits += s->entropy_per_byte * (double)got;
             return got;
@@ -119,6 +198,33 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
     }
     OPENSSL_cleanse(buf, (size_t)got);   /* tested but not trusted: never used */
     return 0;
+}
+
+/* --- threads a source runs besides the event loop ----------------------------------------- */
+
+/* Sources open before main blocks the signals it reads from a signalfd, and a thread inherits
+ * its creator's mask: a thread started with them open would take a SIGHUP meant for the loop,
+ * and its default action ends the daemon. */
+int source_start_thread(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, before;
+    int rc;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    rc = pthread_create(thread, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    return rc;
+}
+
+/* Producing and assessing samples must never take CPU that work wants. Under a seccomp filter
+ * that denies these calls the thread still runs, at the default priority. */
+void source_lower_thread_priority(void)
+{
+    struct sched_param param = { 0 };
+
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+    setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
 }
 
 void source_want(struct source *s, bool wanted)
@@ -135,15 +241,9 @@ void source_discard(struct source *s)
         s->ops->discard(s);
 }
 
-void source_set_assessed(struct source *s, double min_entropy)
-{
-    s->assessed_entropy_per_byte = min_entropy;
-    if (s->ops->assessed)
-        s->ops->assessed(s, min_entropy);
-}
-
 void source_close(struct source *s)
 {
+    source_reader_free(s);       /* it reads through the source: first */
     if (s->ops && s->ops->want)
         source_want(s, false);
     if (s->ops && s->ops->close)

@@ -5,6 +5,7 @@
 #ifndef RANDD_SOURCE_H
 #define RANDD_SOURCE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +17,8 @@ struct source;
 
 struct source_ops {
     /* Reads up to n raw bytes without blocking. Returns the count (0: nothing this round)
-     * or a negative errno. */
+     * or a negative errno. A source assessed by reading (source_assess_by_reading) has it
+     * called on its assessment thread too, at the same time as on the event loop. */
     ssize_t (*read)(struct source *s, uint8_t *buf, size_t n);
     void (*close)(struct source *s);
     /* Optional, for a source that produces on a thread of its own only while its credit is
@@ -24,21 +26,38 @@ struct source_ops {
     void (*want)(struct source *s, bool wanted);
     /* Optional: wipes what was produced but not yet read (a VM clone shares it). */
     void (*discard)(struct source *s);
-    /* Optional: an assessment found min_entropy bits per raw byte; a source whose credit
-     * follows assessments (jitter) sets entropy_per_byte from it. */
+    /* Optional: starts an SP 800-90B assessment of the source's own raw samples off the
+     * event loop (source_assess.c has the one for sources read on a thread). */
+    void (*assess)(struct source *s);
+    /* Optional, with assess: a finished assessment, once. Returns 1 with its min-entropy
+     * per raw byte, 0 while none has finished, or a negative errno when one failed. */
+    int (*assessment)(struct source *s, double *min_entropy);
+    /* Optional: assessments have found at lowest min_entropy bits per raw byte; a source
+     * whose credit follows them (jitter) sets entropy_per_byte from it, or disables itself.
+     * A source without it keeps its configured credit. */
     void (*assessed)(struct source *s, double min_entropy);
 };
 
 /* assessed_entropy_per_byte before an assessment has set it. */
 #define SOURCE_NOT_ASSESSED (-1.0)
 
+/* Raw samples one assessment takes: 8-bit samples, ~0.07 s of CPU and 6.6 MB of heap at the
+ * peak on this project's machine (README.md). SP 800-90B 3.1.1 asks a million of a
+ * validation; fewer widen the estimators' confidence bounds: a small sample assesses lower. */
+#define SOURCE_ASSESS_SAMPLES 8192
+
+struct source_reader;
+
 struct source {
     const char *name;
     const struct source_ops *ops;
     double entropy_per_byte;    /* bits credited per raw byte: the documented estimate, or
                                  * for jitter the credit in force (an assessment may set it) */
-    double assessed_entropy_per_byte;   /* min-entropy an assessment of the raw bytes found;
-                                         * SOURCE_NOT_ASSESSED until one has */
+    double assessed_entropy_per_byte;   /* the lowest min-entropy an assessment of the raw
+                                         * bytes found; SOURCE_NOT_ASSESSED until one has */
+    uint64_t assessments;       /* assessments that finished */
+    char assessment_warning[160];   /* why the credit is above what was assessed; "": none */
+    struct source_reader *reader;   /* the thread reading a sample to assess (rdseed, hwrng) */
     unsigned sample_bytes;      /* width of one health-test sample */
     bool kernel_creditable;     /* may be credited to the kernel (not its own output) */
     int fd;
@@ -77,9 +96,38 @@ int source_jitter_init(struct source *s, unsigned oversampling, jitter_clock_fn 
                        char *why, size_t whylen);
 
 /* Records an assessed min-entropy per raw byte (for jitter, per 8-bit sample) for STATUS,
- * and hands it to the source's assessed op: jitter credits a safety margin below it, the
- * others keep their configured credit. */
+ * keeping the lowest, and hands the lowest to the source's assessed op: jitter credits a
+ * safety margin below it. The others keep their configured credit, and a figure below it
+ * sets assessment_warning and is logged. */
 void source_set_assessed(struct source *s, double min_entropy_per_byte);
+
+/* Starts an assessment of the source's raw output, if it has one (jitter: at once, and again
+ * hourly while it runs; rdseed and hwrng: once, at start). Results arrive with harvests. */
+void source_assess(struct source *s);
+
+/* Takes the source out of use for good, with the reason in STATUS and the log. */
+void source_disable(struct source *s, const char *why);
+
+/* --- source_assess.c: shared by the sources' assessments ---------------------------------- */
+
+/* The estimator: min-entropy per 8-bit sample of n samples (SP 800-90B non-IID), 0 or a
+ * negative errno. Tests put a scripted one in place with source_use_estimator. */
+typedef int source_estimator_fn(const uint8_t *samples, size_t n, double *min_entropy);
+void source_use_estimator(source_estimator_fn *fn);
+
+/* Runs the estimator on n samples and wipes them. One assessment runs at a time in the whole
+ * daemon, and the memory it took goes back to the kernel after. Call it off the event loop. */
+int source_estimate(uint8_t *samples, size_t n, double *min_entropy);
+
+
+/* The assess and assessment ops of a source whose read op may run on a second thread (it
+ * keeps no state between calls: rdseed, hwrng): a thread at the lowest priority reads
+ * SOURCE_ASSESS_SAMPLES raw bytes of its own, never used otherwise, and assesses them; its
+ * eventfd becomes the source's wake_fd, so the event loop hears when it is done. */
+void source_assess_by_reading(struct source *s);
+int source_assessment_by_reading(struct source *s, double *min_entropy);
+/* Stops and frees that thread (source_close does). */
+void source_reader_free(struct source *s);
 /* One RDSEED attempt: true with a value, false when the CPU had none ready (carry clear). */
 typedef bool rdseed_step_fn(uint64_t *value);
 
@@ -100,6 +148,13 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
 
 bool source_healthy(const struct source *s);
 void source_close(struct source *s);
+
+/* A thread a source runs besides the event loop (jitter's worker, an assessment's reader):
+ * started with every signal blocked, since the loop reads them from a signalfd. Returns
+ * pthread_create's 0 or error number. */
+int source_start_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
+/* Called by such a thread first: SCHED_IDLE and nice 19. */
+void source_lower_thread_priority(void);
 
 /* Tells an on-demand source whether its credit is wanted; only a change reaches it. */
 void source_want(struct source *s, bool wanted);

@@ -14,6 +14,7 @@
 /* Devices behind /dev/hwrng vary from excellent to unknown: credit 2 bits a byte. */
 #define HWRNG_ENTROPY_PER_BYTE 2.0
 
+/* No state between calls: the assessment's thread reads through it too. */
 static ssize_t hwrng_read(struct source *s, uint8_t *buf, size_t n)
 {
     ssize_t got = read(s->fd, buf, n);
@@ -23,7 +24,13 @@ static ssize_t hwrng_read(struct source *s, uint8_t *buf, size_t n)
     return got;
 }
 
-static const struct source_ops hwrng_ops = { .read = hwrng_read };
+/* The configured credit stays whatever an assessment finds; one at start takes a sample of
+ * the device's own (8 KiB, about a second of a virtio-rng) and warns if it is below. */
+static const struct source_ops hwrng_ops = {
+    .read = hwrng_read,
+    .assess = source_assess_by_reading,
+    .assessment = source_assessment_by_reading,
+};
 
 static bool read_sysfs_line(const char *path, char *out, size_t len)
 {

@@ -14,24 +14,26 @@
  *  - each kept delta, divided by the clock's step (the GCD found at start: a VM's TSC may
  *    count in 13s or 26s), is reduced to its low 8 bits: one raw sample per byte, the form
  *    SP 800-90B tooling reads and the one that is health-tested, assessed and credited;
- *  - a credit of 1/oversampling bits a sample (0.25 by default) until an assessment sets a
- *    lower one, while the health tests hold the samples to a claim of JITTER_CLAIM_BITS.
+ *  - the health tests hold the samples to a claim of JITTER_CLAIM_BITS;
+ *  - the credit is measured: the worker assesses a sample of its own (SP 800-90B non-IID, on
+ *    SOURCE_ASSESS_SAMPLES samples never handed out) before its first batch and again every
+ *    JITTER_REASSESS_S while it runs, and the source credits a margin below the lowest
+ *    figure so far, at most the claim, over the oversampling (0.25 bits a sample at most by
+ *    default); nothing until the first assessment.
  *
  * Cost: the worker runs only while the pool wants credit (want op), at SCHED_IDLE and nice
  * 19, and sleeps on a condition otherwise: an idle daemon makes no wakeups for it. Batches
  * go through a small ring in locked memory; an eventfd wakes the event loop, whose read op
- * only copies what is ready. */
+ * only copies what is ready. An assessment costs about 0.07 s of the worker's CPU. */
 #include "source.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,9 +53,18 @@
 #define JITTER_MIN_STEPS     8           /* a typical delta must span this many clock steps */
 /* The min-entropy per 8-bit sample the health tests hold the source to (their cutoffs) and
  * the most the credit may follow an assessment up to. On the EPYC VM this was written on,
- * the most-common-value estimate of the samples was 3.2 bits (README.md). */
+ * SP 800-90B assessed 1.7 bits a sample on a million, 1.46 at the lowest on 8192
+ * (README.md). */
 #define JITTER_CLAIM_BITS    1.0
 #define JITTER_ASSESS_MARGIN 0.5         /* bits kept below an assessed figure */
+/* Below this the source is disabled: what the margin leaves (a sixteenth of a bit a sample
+ * at the default oversampling) is not worth its CPU, and the samples are far from the claim
+ * their health tests assume: the clock or the machine is not what the design expects. */
+#define JITTER_ASSESS_FLOOR  0.75
+#define JITTER_REASSESS_S    3600        /* while it runs: an idle worker never wakes for it */
+/* Measurements one assessment may take to keep SOURCE_ASSESS_SAMPLES unstuck samples. */
+#define JITTER_ASSESS_TRIES  (4 * SOURCE_ASSESS_SAMPLES)
+#define NS_PER_S             1000000000ull
 
 struct jitter_batch {
     uint8_t sample[JITTER_BATCH];
@@ -77,6 +88,10 @@ struct jitter {
     bool wanted, stop;
     unsigned head, count;            /* ring[head] is the oldest of count batches */
     double cpu_seconds;              /* the worker's CPU time so far */
+    bool assess_on;                  /* assess op called: reassess every JITTER_REASSESS_S */
+    bool assess_due;                 /* assess before the next batch */
+    int assess_outcome;              /* for the assessment op: 0 none, 1 min_entropy, -errno */
+    double min_entropy;
     /* the worker's own; set before it starts */
     struct jitter_secrets *secret;
     jitter_clock_fn *clock;
@@ -85,6 +100,7 @@ struct jitter {
     uint64_t *memory;                /* the loop's buffer: timing, not secrets */
     bool memory_touched;             /* pages in use since the last release */
     uint64_t walk, walk_index;       /* the loop's state and address generator */
+    uint64_t assessed_at_ns;         /* CLOCK_MONOTONIC of the last assessment */
     uint64_t last_time, last_delta;
     int64_t last_delta2;
     unsigned stuck_run;
@@ -176,17 +192,60 @@ static void fill_batch(struct jitter *j, struct jitter_batch *b)
     }
 }
 
-/* --- the worker --------------------------------------------------------------------------- */
+/* --- assessing its own samples ----------------------------------------------------------- */
 
-/* Jitter is for when nothing else is there; it must never take CPU that work wants. Under
- * a seccomp filter that denies these calls it still runs, at the default priority. */
-static void lower_priority(void)
+static uint64_t monotonic_ns(void)
 {
-    struct sched_param param = { 0 };
+    struct timespec ts;
 
-    pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
-    setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
+
+/* Under the lock. The hourly one only while the worker runs anyway: it is asked before a
+ * batch, never on a timer of its own. */
+static bool assessment_due(const struct jitter *j)
+{
+    return j->assess_due ||
+           (j->assess_on && monotonic_ns() - j->assessed_at_ns >= JITTER_REASSESS_S * NS_PER_S);
+}
+
+/* A sample of its own, measured as batches are (stuck deltas dropped) and never handed out:
+ * the estimators' unlocked working memory holds nothing the pool was given. A clock stuck
+ * through most of it gives no sample (-ENODATA). */
+static int assess_own_samples(struct jitter *j, double *min_entropy)
+{
+    uint8_t *sample = malloc(SOURCE_ASSESS_SAMPLES);
+    size_t kept = 0;
+    int rc;
+
+    if (!sample)
+        return -ENOMEM;
+    for (unsigned i = 0; i < JITTER_ASSESS_TRIES && kept < SOURCE_ASSESS_SAMPLES; i++) {
+        bool stuck;
+        uint64_t delta = measure(j, &stuck);
+
+        if (!stuck)
+            sample[kept++] = reduce(j, delta);
+    }
+    rc = kept < SOURCE_ASSESS_SAMPLES ? -ENODATA : source_estimate(sample, kept, min_entropy);
+    OPENSSL_clear_free(sample, SOURCE_ASSESS_SAMPLES);
+    return rc;
+}
+
+/* Under the lock, for the assessment op. Two outcomes before the loop takes one: the lower
+ * figure wins, and a failure never hides a figure. */
+static void post_assessment(struct jitter *j, int rc, double min_entropy)
+{
+    if (rc == 0 && (j->assess_outcome != 1 || min_entropy < j->min_entropy)) {
+        j->assess_outcome = 1;
+        j->min_entropy = min_entropy;
+    } else if (rc < 0 && j->assess_outcome != 1) {
+        j->assess_outcome = rc;
+    }
+}
+
+/* --- the worker --------------------------------------------------------------------------- */
 
 static double thread_cpu_seconds(void)
 {
@@ -211,11 +270,30 @@ static void release_memory(struct jitter *j)
     j->memory_touched = false;
 }
 
+/* Runs the estimators on a sample of its own; called with the lock held, which it drops
+ * meanwhile. */
+static void assess(struct jitter *j)
+{
+    double min_entropy = 0;
+    int rc;
+
+    j->assess_due = false;
+    pthread_mutex_unlock(&j->lock);
+    j->last_time = j->clock();
+    j->memory_touched = true;
+    rc = assess_own_samples(j, &min_entropy);
+    j->assessed_at_ns = monotonic_ns();
+    pthread_mutex_lock(&j->lock);
+    post_assessment(j, rc, min_entropy);
+    j->cpu_seconds = thread_cpu_seconds();
+    wake_loop(j);
+}
+
 static void *worker(void *arg)
 {
     struct jitter *j = arg;
 
-    lower_priority();
+    source_lower_thread_priority();
     pthread_mutex_lock(&j->lock);
     for (;;) {
         while (!j->stop && (!j->wanted || j->count == JITTER_RING)) {
@@ -225,6 +303,10 @@ static void *worker(void *arg)
         }
         if (j->stop)
             break;
+        if (assessment_due(j)) {
+            assess(j);
+            continue;
+        }
         pthread_mutex_unlock(&j->lock);
         j->last_time = j->clock();   /* a pause since the last batch is not a delta */
         j->memory_touched = true;
@@ -272,7 +354,7 @@ static ssize_t jitter_read(struct source *s, uint8_t *buf, size_t n)
         }
     }
     s->cpu_seconds = j->cpu_seconds;
-    if (j->count > 0)
+    if (j->count > 0 || j->assess_outcome != 0)     /* the next harvest takes it */
         wake_loop(j);
     pthread_mutex_unlock(&j->lock);
     return (ssize_t)done;
@@ -301,14 +383,63 @@ static void jitter_discard(struct source *s)
     pthread_mutex_unlock(&j->lock);
 }
 
-/* The credit follows an assessment down (or back up to its start), a margin below it. */
-static void jitter_assessed(struct source *s, double min_entropy)
+/* Now, before the next batch, and hourly after while it runs. */
+static void jitter_assess(struct source *s)
 {
     struct jitter *j = s->state;
-    double ceiling = JITTER_CLAIM_BITS / j->oversampling, credit;
 
-    credit = (min_entropy - JITTER_ASSESS_MARGIN) / j->oversampling;
-    s->entropy_per_byte = credit < 0 ? 0 : credit > ceiling ? ceiling : credit;
+    pthread_mutex_lock(&j->lock);
+    j->assess_on = true;
+    j->assess_due = true;
+    pthread_cond_signal(&j->cond);
+    pthread_mutex_unlock(&j->lock);
+}
+
+static int jitter_assessment(struct source *s, double *min_entropy)
+{
+    struct jitter *j = s->state;
+    int outcome;
+
+    pthread_mutex_lock(&j->lock);
+    outcome = j->assess_outcome;
+    if (outcome == 1)
+        *min_entropy = j->min_entropy;
+    j->assess_outcome = 0;
+    pthread_mutex_unlock(&j->lock);
+    return outcome;
+}
+
+/* The credit: a margin below the lowest assessment so far, at most the claim the health
+ * tests hold the samples to, over the oversampling. Given the lowest figure, it can only
+ * fall: whoever controls the machine's load may lower the credit, never raise it. */
+static void jitter_assessed(struct source *s, double lowest)
+{
+    struct jitter *j = s->state;
+    double bits = lowest - JITTER_ASSESS_MARGIN;
+    char why[160];
+
+    if (lowest < JITTER_ASSESS_FLOOR) {
+        s->entropy_per_byte = 0;
+        snprintf(why, sizeof(why), "SP 800-90B assessment found %.3g bits a sample, under "
+                 "the floor of %.3g; a restart assesses it again", lowest, JITTER_ASSESS_FLOOR);
+        source_disable(s, why);
+        return;
+    }
+    if (bits > JITTER_CLAIM_BITS)
+        bits = JITTER_CLAIM_BITS;
+    s->entropy_per_byte = bits / j->oversampling;
+}
+
+#define JITTER_STOP_WAIT_S 2
+
+/* pthread_join with a deadline: true once the thread is joined. */
+static bool join_within(pthread_t thread, int seconds)
+{
+    struct timespec deadline;
+
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += seconds;
+    return pthread_timedjoin_np(thread, NULL, &deadline) == 0;
 }
 
 static void free_jitter(struct jitter *j)
@@ -320,7 +451,13 @@ static void free_jitter(struct jitter *j)
         j->stop = true;
         pthread_cond_signal(&j->cond);
         pthread_mutex_unlock(&j->lock);
-        pthread_join(j->thread, NULL);
+        if (!join_within(j->thread, JITTER_STOP_WAIT_S)) {
+            /* Starved at the lowest priority (every core busy), it may take minutes to see
+             * the stop; randd is ending, and must not wait. Its state stays for it to use
+             * until the process ends; nothing else is left behind. */
+            pthread_detach(j->thread);
+            return;
+        }
     }
     pthread_mutex_destroy(&j->lock);
     pthread_cond_destroy(&j->cond);
@@ -346,6 +483,8 @@ static const struct source_ops jitter_ops = {
     .close = jitter_close,
     .want = jitter_want,
     .discard = jitter_discard,
+    .assess = jitter_assess,
+    .assessment = jitter_assessment,
     .assessed = jitter_assessed,
 };
 
@@ -404,7 +543,7 @@ static int check_clock(struct jitter *j, char *why, size_t whylen)
     return 0;
 }
 
-/* --- opening ------------------------------------------------------------------------------- */
+/* --- opening ------------------------------------------------------------------------------ */
 
 int source_jitter_init(struct source *s, unsigned oversampling, jitter_clock_fn *clock,
                        char *why, size_t whylen)
@@ -437,13 +576,14 @@ int source_jitter_init(struct source *s, unsigned oversampling, jitter_clock_fn 
         free_jitter(j);
         return rc;
     }
-    if ((rc = pthread_create(&j->thread, NULL, worker, j)) != 0) {
+    if ((rc = source_start_thread(&j->thread, worker, j)) != 0) {
         snprintf(why, whylen, "worker thread: %s", strerror(rc));
         free_jitter(j);
         return -rc;
     }
     j->thread_started = true;
     source_init(s, "jitter", &jitter_ops, JITTER_CLAIM_BITS / j->oversampling, 1, true);
+    s->entropy_per_byte = 0;         /* until assessed: it must never credit more than that */
     /* Held to the claim, credited less: the tests catch a source that falls below it. */
     health_init(&s->health, 1, JITTER_CLAIM_BITS);
     health_enable_lag_test(&s->health);

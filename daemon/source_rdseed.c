@@ -62,7 +62,8 @@ static bool rdseed64(uint64_t *value)
     return false;
 }
 
-/* Whole 64-bit words only; stops at the first word the CPU will not give this round. */
+/* Whole 64-bit words only; stops at the first word the CPU will not give this round. No state
+ * between calls: the assessment's thread reads through it too. */
 static ssize_t rdseed_read(struct source *s, uint8_t *buf, size_t n)
 {
     size_t done = 0;
@@ -77,7 +78,13 @@ static ssize_t rdseed_read(struct source *s, uint8_t *buf, size_t n)
     return (ssize_t)done;
 }
 
-static const struct source_ops rdseed_ops = { .read = rdseed_read };
+/* Kept whatever an assessment finds (the vendor conditions it; half is credited already),
+ * but assessed at start all the same: a figure below the credit is logged and in STATUS. */
+static const struct source_ops rdseed_ops = {
+    .read = rdseed_read,
+    .assess = source_assess_by_reading,
+    .assessment = source_assessment_by_reading,
+};
 
 void source_rdseed_init(struct source *s, rdseed_step_fn *step)
 {

@@ -1,5 +1,6 @@
-/* STATUS as JSON, written with stdio into a memory stream. Strings that come from outside
- * (paths, reasons) are escaped; everything else is numbers and fixed words. */
+/* STATUS as JSON, written with stdio into a memory stream, and as log lines for SIGUSR1.
+ * Strings that come from outside (paths, reasons) are escaped in the JSON; everything else
+ * is numbers and fixed words. */
 #include "status.h"
 
 #include <limits.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 
 #include "egd.h"
+#include "log.h"
 #include "server.h"
 
 static void json_string(FILE *f, const char *s)
@@ -26,6 +28,23 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The credit in use beside the lowest figure assessments measured (null: not assessed yet),
+ * and why the credit stays above it (null: it does not). */
+static void write_assessment(FILE *f, const struct source *s)
+{
+    fputs(",\"assessed_entropy_per_byte\":", f);
+    if (s->assessed_entropy_per_byte == SOURCE_NOT_ASSESSED)
+        fputs("null", f);
+    else
+        fprintf(f, "%.4g", s->assessed_entropy_per_byte);
+    fprintf(f, ",\"assessments\":%llu,\"assessment_warning\":",
+            (unsigned long long)s->assessments);
+    if (s->assessment_warning[0])
+        json_string(f, s->assessment_warning);
+    else
+        fputs("null", f);
+}
+
 static void write_sources(FILE *f, const struct pool *p)
 {
     fputs("\"sources\":[", f);
@@ -39,19 +58,14 @@ static void write_sources(FILE *f, const struct pool *p)
                    "\"health_failures\":%llu,"
                    "\"entropy_per_byte\":%.4g,\"kernel_creditable\":%s,"
                    "\"rct_cutoff\":%u,\"apt_cutoff\":%u,\"apt_window\":%u,\"reason\":",
-                health_state_name(s->health.state), (unsigned long long)s->bytes_read,
+                randd_source_state_name(s->health.state), (unsigned long long)s->bytes_read,
                 (unsigned long long)s->bytes_used, (unsigned long long)s->empty_reads,
                 (unsigned long long)s->read_errors, (unsigned long long)s->stale_discarded,
                 (unsigned long long)s->health.failures,
                 s->entropy_per_byte, s->kernel_creditable ? "true" : "false",
                 s->health.rct_cutoff, s->health.apt_cutoff, s->health.apt_window);
         json_string(f, s->health.reason);
-        /* The credit in use beside what an assessment measured (null: not assessed yet). */
-        fputs(",\"assessed_entropy_per_byte\":", f);
-        if (s->assessed_entropy_per_byte == SOURCE_NOT_ASSESSED)
-            fputs("null", f);
-        else
-            fprintf(f, "%.4g", s->assessed_entropy_per_byte);
+        write_assessment(f, s);
         fprintf(f, ",\"credited_bits\":%.0f,\"cpu_seconds\":%.6f,\"stuck_discarded\":%llu,"
                    "\"running\":%s",
                 s->credited_bits, s->cpu_seconds, (unsigned long long)s->stuck_discarded,
@@ -86,14 +100,16 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
     fputs("},", f);
 }
 
-static void write_server(FILE *f, const struct server_stats *st)
+/* Requests and replies keyed by protocol.h's names, the ones randctl metrics reads back. */
+static void write_server(FILE *f, const struct server_stats *st,
+                         const struct listener_clients *clients)
 {
     fprintf(f, "\"clients\":{\"connected\":%u,\"accepted\":%llu,\"busy\":%llu},\"requests\":{",
-            st->clients_now, (unsigned long long)st->clients_accepted,
+            clients ? clients->connected : 0, (unsigned long long)st->clients_accepted,
             (unsigned long long)st->clients_busy);
-    for (int i = 0; i <= RANDD_OP_LAST; i++)
-        fprintf(f, "%s\"%s\":%llu", i ? "," : "", randd_op_name(i),
-                (unsigned long long)st->requests[i]);
+    for (int op = 0; op <= RANDD_OP_LAST; op++)
+        fprintf(f, "%s\"%s\":%llu", op ? "," : "", randd_op_name(op),
+                (unsigned long long)st->requests[op]);
     fputs("},\"replies\":{", f);
     for (int i = 0; i < RANDD_STATUS_COUNT; i++)
         fprintf(f, "%s\"%s\":%llu", i ? "," : "", randd_status_name(i),
@@ -175,7 +191,7 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
     write_sources(f, v->pool);
     write_pool_and_kernel(f, v->pool, v->kernel, now_ns);
     if (v->server)
-        write_server(f, v->server);
+        write_server(f, v->server, v->clients);
     if (v->egd)
         write_egd(f, v->egd);
     write_config(f, v->config);
@@ -186,4 +202,45 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
         return NULL;
     }
     return text;
+}
+
+/* --- the report as log lines ----------------------------------------------------------- */
+
+static const char *init_time(const struct kernel *k, char *buf, size_t len)
+{
+    snprintf(buf, len, " %.3f s after randd started", (double)k->init_after_ns / 1e9);
+    return buf;
+}
+
+void status_log(const struct status_view *v, uint64_t now_ns)
+{
+    const struct pool *p = v->pool;
+    const struct kernel *k = v->kernel;
+    const char *why = pool_not_ready_reason(p);
+    char init[64];
+
+    log_info("status: %s%s", why ? "not ready: " : "ready", why ? why : "");
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct source *s = p->sources[i];
+
+        log_info("  source %s: %s, %llu bytes read, %llu used, %llu health failures%s%s",
+                 s->name, randd_source_state_name(s->health.state),
+                 (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_used,
+                 (unsigned long long)s->health.failures,
+                 s->health.state == RANDD_SOURCE_QUARANTINED ? ": " : "",
+                 s->health.state == RANDD_SOURCE_QUARANTINED ? s->health.reason : "");
+    }
+    log_info("  pool: %s, %llu reseeds, last %.0f s ago, %llu bytes out",
+             p->seeded ? "seeded" : "unseeded", (unsigned long long)p->reseeds,
+             p->seeded ? (double)(now_ns - p->last_reseed_ns) / 1e9 : 0.0,
+             (unsigned long long)p->bytes_served);
+    if (!k->enabled)
+        log_info("  kernel feed: off: %s", k->off_reason);
+    else
+        log_info("  kernel feed: kernel %s%s, %llu top-ups, %llu reseeds, %llu bits offered%s%s",
+                 k->initialised ? "initialised" : "not initialised",
+                 k->init_seen ? init_time(k, init, sizeof(init)) : "",
+                 (unsigned long long)k->topups, (unsigned long long)k->reseeds,
+                 (unsigned long long)k->bits_offered,
+                 k->last_error[0] ? ", last error: " : "", k->last_error);
 }

@@ -1,5 +1,5 @@
-/* The STATUS report: everything an operator asks about, as one JSON object. Reads the
- * other modules' status fields; changes nothing. */
+/* The status report: everything an operator asks about, as STATUS's JSON object or as log
+ * lines (SIGUSR1). Reads the other modules' status fields; changes nothing. */
 #ifndef RANDD_STATUS_H
 #define RANDD_STATUS_H
 
@@ -10,6 +10,7 @@
 #include "kernel.h"
 #include "pool.h"
 
+struct listener_clients;
 struct server_stats;
 struct egd_stats;
 
@@ -20,11 +21,16 @@ struct status_view {
     const struct config *reread;       /* as last read: restart-only keys may differ */
     const struct pool *pool;
     const struct kernel *kernel;
+    const struct listener_clients *clients;   /* connected now, protocol v1 and EGD */
     const struct server_stats *server;
     const struct egd_stats *egd;
 };
 
 /* Returns a malloc'd JSON text (its length in *len), or NULL when out of memory. */
 char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len);
+
+/* The same report in a few log lines (SIGUSR1, and once at start): readiness, each source,
+ * the pool and the kernel feed. */
+void status_log(const struct status_view *v, uint64_t now_ns);
 
 #endif

@@ -50,6 +50,12 @@ static int attach_change_filter(int fd)
     return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
+void vmgenid_init(struct vmgenid *v)
+{
+    v->fd = -1;
+    v->kernel_only = true;
+}
+
 int vmgenid_open(struct vmgenid *v)
 {
     struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };   /* the kernel's */

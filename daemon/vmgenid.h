@@ -13,6 +13,8 @@ struct vmgenid {
     bool kernel_only;                /* accept messages from the kernel (port 0) only */
 };
 
+/* Not listening: vmgenid_close is then a no-op (randd may stop before it opens). */
+void vmgenid_init(struct vmgenid *v);
 /* Opens the uevent socket. Returns 0, or a negative errno (randd then relies on the
  * CLOCK_BOOTTIME jump alone, as before). */
 int vmgenid_open(struct vmgenid *v);

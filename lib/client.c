@@ -219,11 +219,13 @@ static int recv_all(randd_handle *h, void *buf, size_t n)
 
 /* --- requests and replies ------------------------------------------------------------- */
 
-static void encode_request(uint8_t *out, uint8_t op, uint16_t flags, uint32_t body_len)
+/* Sends req, encoded by protocol.c's encoder into buf (cap bytes). */
+static int send_request(randd_handle *h, const struct randd_request *req, uint8_t *buf,
+                        size_t cap)
 {
-    struct randd_header hd = { RANDD_PROTOCOL_VERSION, op, flags, body_len };
+    size_t len = randd_request_encode(buf, cap, req);
 
-    randd_header_encode(out, &hd);
+    return len ? send_all(h, buf, len) : -EINVAL;
 }
 
 /* Reads one reply: an OK body of exactly want bytes into out, or an error status (its
@@ -231,46 +233,44 @@ static void encode_request(uint8_t *out, uint8_t op, uint16_t flags, uint32_t bo
 static int read_reply(randd_handle *h, void *out, size_t want, char **text)
 {
     uint8_t head[RANDD_HEADER_BYTES];
-    struct randd_header r;
-    int rc = recv_all(h, head, sizeof(head));
+    uint32_t length;
+    int status, rc = recv_all(h, head, sizeof(head));
 
     if (rc < 0)
         return rc;
-    randd_header_decode(head, &r);
-    if (r.version != RANDD_PROTOCOL_VERSION)
-        return -EPROTO;
-    if (r.code != RANDD_OK) {
-        size_t n = r.length < sizeof(h->message) - 1 ? r.length : sizeof(h->message) - 1;
+    status = randd_reply_decode(head, text ? SIZE_MAX : want, &length);
+    if (status == -EPROTO)
+        return status;
+    if (status < 0) {
+        size_t n = length < sizeof(h->message) - 1 ? length : sizeof(h->message) - 1;
         char sink[256];
 
         rc = recv_all(h, h->message, n);
         h->message[rc < 0 ? 0 : n] = '\0';
-        for (size_t left = r.length - n; rc == 0 && left > 0;) {   /* an overlong message */
+        for (size_t left = length - n; rc == 0 && left > 0;) {   /* an overlong message */
             size_t step = left < sizeof(sink) ? left : sizeof(sink);
 
             rc = recv_all(h, sink, step);
             left -= step;
         }
-        return rc < 0 ? rc : -(RANDD_ERR_STATUS + r.code);
+        return rc < 0 ? rc : status;
     }
     if (text) {
-        if (r.length > MAX_TEXT_REPLY)
+        if (length > MAX_TEXT_REPLY)
             return -EPROTO;
-        *text = malloc((size_t)r.length + 1);
+        *text = malloc((size_t)length + 1);
         if (!*text)
             return -ENOMEM;
-        rc = recv_all(h, *text, r.length);
-        (*text)[r.length] = '\0';
-        if (rc == 0 && memchr(*text, '\0', r.length))
+        rc = recv_all(h, *text, length);
+        (*text)[length] = '\0';
+        if (rc == 0 && memchr(*text, '\0', length))
             rc = -EPROTO;            /* promised as a C string of that length */
         if (rc < 0) {
             free(*text);
             *text = NULL;
         }
-        return rc < 0 ? rc : (int)r.length;
+        return rc < 0 ? rc : (int)length;
     }
-    if (r.length != want)
-        return -EPROTO;
     return recv_all(h, out, want);
 }
 
@@ -313,7 +313,7 @@ struct batch {
 static int run_batches(randd_handle *h, void *arg)
 {
     struct batch *b = arg;
-    uint8_t req[PIPELINE][RANDD_HEADER_BYTES + 4 + RANDD_MAX_RANGE_LEN];
+    uint8_t frame[RANDD_HEADER_BYTES + 4 + RANDD_MAX_RANGE_LEN];
     size_t done = 0;
 
     while (done < b->total) {
@@ -322,26 +322,18 @@ static int run_batches(randd_handle *h, void *arg)
 
         for (; n < PIPELINE && done + req_len < b->total; n++) {
             size_t want = b->total - done - req_len;
-            uint8_t *q = req[n];
-            size_t qlen;
+            struct randd_request req = { .op = b->op, .flags = h->flags };
 
             sizes[n] = want < b->per_request ? want : b->per_request;
             req_len += sizes[n];
             if (b->op != RANDD_OP_RANGE) {                  /* BYTES, SEED: u32 n */
-                encode_request(q, b->op, h->flags, 4);
-                q[8] = (uint8_t)(sizes[n] >> 24), q[9] = (uint8_t)(sizes[n] >> 16);
-                q[10] = (uint8_t)(sizes[n] >> 8), q[11] = (uint8_t)sizes[n];
-                qlen = 12;
+                req.n = (uint32_t)sizes[n];
             } else {
-                size_t count = sizes[n] / b->len;
-
-                encode_request(q, RANDD_OP_RANGE, h->flags, 4u + b->len);
-                q[8] = (uint8_t)(count >> 8), q[9] = (uint8_t)count;
-                q[10] = (uint8_t)(b->len >> 8), q[11] = (uint8_t)b->len;
-                memcpy(q + 12, b->r, b->len);
-                qlen = 12u + b->len;
+                req.count = (uint16_t)(sizes[n] / b->len);
+                req.len = b->len;
+                req.r = b->r;
             }
-            if ((rc = send_all(h, q, qlen)) < 0)
+            if ((rc = send_request(h, &req, frame, sizeof(frame))) < 0)
                 return rc;
         }
         for (size_t i = 0; i < n; i++) {
@@ -407,11 +399,10 @@ int randd_range(randd_handle *h, const uint8_t *r, size_t len, uint8_t *out, siz
 
 static int run_status(randd_handle *h, void *arg)
 {
-    uint8_t req[RANDD_HEADER_BYTES];
-    int rc;
+    struct randd_request req = { .op = RANDD_OP_STATUS, .flags = h->flags };
+    uint8_t frame[RANDD_HEADER_BYTES];
+    int rc = send_request(h, &req, frame, sizeof(frame));
 
-    encode_request(req, RANDD_OP_STATUS, h->flags, 0);
-    rc = send_all(h, req, sizeof(req));
     return rc < 0 ? rc : read_reply(h, NULL, SIZE_MAX, arg);
 }
 
@@ -429,18 +420,22 @@ struct add_entropy {
     unsigned bits;
 };
 
+/* The frame holds the caller's entropy: wiped before it is freed. */
 static int run_add_entropy(randd_handle *h, void *arg)
 {
     struct add_entropy *a = arg;
-    uint8_t req[RANDD_HEADER_BYTES + 4];
+    struct randd_request req = { .op = RANDD_OP_ADD_ENTROPY, .flags = h->flags,
+                                 .entropy_bits = a->bits, .data = a->data, .data_len = a->len };
+    size_t cap = RANDD_HEADER_BYTES + 4 + a->len;
+    uint8_t *frame = malloc(cap);
     int rc;
 
-    encode_request(req, RANDD_OP_ADD_ENTROPY, h->flags, (uint32_t)(4 + a->len));
-    req[8] = (uint8_t)(a->bits >> 24), req[9] = (uint8_t)(a->bits >> 16);
-    req[10] = (uint8_t)(a->bits >> 8), req[11] = (uint8_t)a->bits;
-    if ((rc = send_all(h, req, sizeof(req))) < 0 || (rc = send_all(h, a->data, a->len)) < 0)
-        return rc;
-    return read_reply(h, NULL, 0, NULL);
+    if (!frame)
+        return -ENOMEM;
+    rc = send_request(h, &req, frame, cap);
+    OPENSSL_cleanse(frame, cap);
+    free(frame);
+    return rc < 0 ? rc : read_reply(h, NULL, 0, NULL);
 }
 
 int randd_add_entropy(randd_handle *h, const void *data, size_t len, unsigned bits)
@@ -460,14 +455,12 @@ struct prime {
 static int run_prime(randd_handle *h, void *arg)
 {
     struct prime *p = arg;
-    uint8_t req[RANDD_HEADER_BYTES + 2];
-    int rc;
+    struct randd_request req = { .op = RANDD_OP_PRIME, .flags = h->flags,
+                                 .bits = (uint16_t)p->bits };
+    uint8_t frame[RANDD_HEADER_BYTES + 2];
+    int rc = send_request(h, &req, frame, sizeof(frame));
 
-    encode_request(req, RANDD_OP_PRIME, h->flags, 2);
-    req[8] = (uint8_t)(p->bits >> 8), req[9] = (uint8_t)p->bits;
-    if ((rc = send_all(h, req, sizeof(req))) < 0)
-        return rc;
-    return read_reply(h, p->out, (p->bits + 7) / 8, NULL);
+    return rc < 0 ? rc : read_reply(h, p->out, (p->bits + 7) / 8, NULL);
 }
 
 int randd_prime(randd_handle *h, unsigned bits, uint8_t *out)
@@ -481,23 +474,9 @@ int randd_prime(randd_handle *h, unsigned bits, uint8_t *out)
 
 const char *randd_strerror(int err)
 {
-    static const char *const status_text[RANDD_STATUS_COUNT] = {
-        "success",
-        "protocol version not supported by the daemon",
-        "operation unknown to the daemon",
-        "malformed request",
-        "request too large",
-        "invalid argument",
-        "not permitted",
-        "daemon not ready (not seeded, or no healthy entropy source)",
-        "daemon busy (too many clients, or too many PRIME requests under way); "
-            "try again later",
-        "internal error in the daemon",
-    };
-
     if (err >= 0)
         return "success";
     if (-err >= RANDD_ERR_STATUS && -err < RANDD_ERR_STATUS + RANDD_STATUS_COUNT)
-        return status_text[-err - RANDD_ERR_STATUS];
+        return randd_status_text(-err - RANDD_ERR_STATUS);
     return strerror(-err);
 }

@@ -1,6 +1,6 @@
 /* EVP plumbing for BLAKE2b and ChaCha20. Fetching an algorithm implicitly on every call
  * doubles the cost of a small generate, so each owner fetches once here and reuses the
- * contexts; this is the only file in lib/ that talks to OpenSSL's EVP API. */
+ * contexts; the only file in lib/ and internal/ that talks to OpenSSL's EVP API. */
 #include "crypto.h"
 
 #include <errno.h>

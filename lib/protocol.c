@@ -1,10 +1,18 @@
-/* Protocol v1 framing and request validation, in one place for the daemon, the client and
- * the fuzzers. Every rejection says what was wrong in a short message. */
+/* Protocol v1 in one place for the daemon, the clients, the tests and the fuzzers: framing,
+ * the one request encoder, request validation (every rejection says what was wrong in a
+ * short message), and the tables of names STATUS speaks.
+ *
+ * Sections: framing, requests: encoding (and replies' headers, as clients read them),
+ * requests: validation, names. */
 #include "protocol.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+
+/* --- framing ----------------------------------------------------------------------------- */
 
 static uint16_t be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static uint32_t be32(const uint8_t *p)
@@ -12,16 +20,24 @@ static uint32_t be32(const uint8_t *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    put16(p, (uint16_t)(v >> 16));
+    put16(p + 2, (uint16_t)v);
+}
+
 void randd_header_encode(uint8_t out[RANDD_HEADER_BYTES], const struct randd_header *h)
 {
     out[0] = h->version;
     out[1] = h->code;
-    out[2] = (uint8_t)(h->flags >> 8);
-    out[3] = (uint8_t)h->flags;
-    out[4] = (uint8_t)(h->length >> 24);
-    out[5] = (uint8_t)(h->length >> 16);
-    out[6] = (uint8_t)(h->length >> 8);
-    out[7] = (uint8_t)h->length;
+    put16(out + 2, h->flags);
+    put32(out + 4, h->length);
 }
 
 void randd_header_decode(const uint8_t in[RANDD_HEADER_BYTES], struct randd_header *h)
@@ -31,6 +47,70 @@ void randd_header_decode(const uint8_t in[RANDD_HEADER_BYTES], struct randd_head
     h->flags = be16(in + 2);
     h->length = be32(in + 4);
 }
+
+/* --- requests: encoding ---------------------------------------------------------------- */
+
+/* The body's length for req; false for an op this codec does not know. */
+static bool body_length(const struct randd_request *req, size_t *len)
+{
+    switch (req->op) {
+    case RANDD_OP_BYTES:
+    case RANDD_OP_SEED: *len = 4; return true;
+    case RANDD_OP_RANGE: *len = 4u + req->len; return true;
+    case RANDD_OP_STATUS: *len = 0; return true;
+    case RANDD_OP_ADD_ENTROPY: *len = 4 + req->data_len; return req->data_len < UINT32_MAX - 4;
+    case RANDD_OP_PRIME: *len = 2; return true;
+    default: return false;
+    }
+}
+
+size_t randd_request_encode(uint8_t *out, size_t cap, const struct randd_request *req)
+{
+    uint8_t *b = out + RANDD_HEADER_BYTES;
+    struct randd_header h;
+    size_t body;
+
+    if (!body_length(req, &body) || cap < RANDD_HEADER_BYTES || body > cap - RANDD_HEADER_BYTES)
+        return 0;
+    h = (struct randd_header){ RANDD_PROTOCOL_VERSION, req->op, req->flags, (uint32_t)body };
+    randd_header_encode(out, &h);
+    switch (req->op) {
+    case RANDD_OP_BYTES:
+    case RANDD_OP_SEED:
+        put32(b, req->n);
+        break;
+    case RANDD_OP_RANGE:
+        put16(b, req->count);
+        put16(b + 2, req->len);
+        if (req->len)
+            memcpy(b + 4, req->r, req->len);
+        break;
+    case RANDD_OP_ADD_ENTROPY:
+        put32(b, req->entropy_bits);
+        if (req->data_len)
+            memcpy(b + 4, req->data, req->data_len);
+        break;
+    case RANDD_OP_PRIME:
+        put16(b, req->bits);
+        break;
+    }
+    return RANDD_HEADER_BYTES + body;
+}
+
+int randd_reply_decode(const uint8_t head[RANDD_HEADER_BYTES], size_t want, uint32_t *length)
+{
+    struct randd_header h;
+
+    randd_header_decode(head, &h);
+    *length = h.length;
+    if (h.version != RANDD_PROTOCOL_VERSION)
+        return -EPROTO;
+    if (h.code != RANDD_OK)
+        return RANDD_ERR(h.code);
+    return want == SIZE_MAX || h.length == want ? 0 : -EPROTO;
+}
+
+/* --- requests: validation -------------------------------------------------------------- */
 
 static int reject(int status, char *why, size_t whylen, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -168,21 +248,85 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
     }
 }
 
-const char *randd_status_name(int status)
-{
-    static const char *const names[RANDD_STATUS_COUNT] = {
-        "OK", "BAD_VERSION", "UNKNOWN_OP", "MALFORMED", "TOO_LARGE", "INVALID_ARGUMENT",
-        "NOT_PERMITTED", "NOT_READY", "BUSY", "INTERNAL",
-    };
+/* --- names ---------------------------------------------------------------------------------
+ * One table per set, indexed by the enum it names: a value added to an enum without its row
+ * fails to compile (the static asserts), so no list of names can drift from another. */
 
-    return status >= 0 && status < RANDD_STATUS_COUNT ? names[status] : "UNKNOWN_STATUS";
-}
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *const op_names[] = {
+    [0] = "unknown",
+    [RANDD_OP_BYTES] = "bytes",
+    [RANDD_OP_RANGE] = "range",
+    [RANDD_OP_STATUS] = "status",
+    [RANDD_OP_ADD_ENTROPY] = "add_entropy",
+    [RANDD_OP_PRIME] = "prime",
+    [RANDD_OP_SEED] = "seed",
+};
+_Static_assert(COUNT(op_names) == RANDD_OP_LAST + 1, "an op without a name");
+
+static const struct {
+    const char *name, *text;
+} statuses[] = {
+    [RANDD_OK] = { "OK", "success" },
+    [RANDD_BAD_VERSION] = { "BAD_VERSION", "protocol version not supported by the daemon" },
+    [RANDD_UNKNOWN_OP] = { "UNKNOWN_OP", "operation unknown to the daemon" },
+    [RANDD_MALFORMED] = { "MALFORMED", "malformed request" },
+    [RANDD_TOO_LARGE] = { "TOO_LARGE", "request too large" },
+    [RANDD_INVALID_ARGUMENT] = { "INVALID_ARGUMENT", "invalid argument" },
+    [RANDD_NOT_PERMITTED] = { "NOT_PERMITTED", "not permitted" },
+    [RANDD_NOT_READY] = { "NOT_READY",
+                          "daemon not ready (not seeded, or no healthy entropy source)" },
+    [RANDD_BUSY] = { "BUSY", "daemon busy (too many clients, or too many PRIME requests under "
+                             "way); try again later" },
+    [RANDD_INTERNAL] = { "INTERNAL", "internal error in the daemon" },
+};
+_Static_assert(COUNT(statuses) == RANDD_STATUS_COUNT, "a status without a name");
+
+static const char *const source_states[] = {
+    [RANDD_SOURCE_STARTUP] = "startup",
+    [RANDD_SOURCE_HEALTHY] = "healthy",
+    [RANDD_SOURCE_QUARANTINED] = "quarantined",
+};
+_Static_assert(COUNT(source_states) == RANDD_SOURCE_STATE_COUNT, "a state without a name");
+
+static const char *const engines[] = {
+    [RANDD_ENGINE_CYMRIC] = "cymric",
+    [RANDD_ENGINE_RANDEN] = "randen",
+};
+_Static_assert(COUNT(engines) == RANDD_ENGINE_COUNT, "an engine without a name");
 
 const char *randd_op_name(int op)
 {
-    static const char *const names[RANDD_OP_LAST + 1] = {
-        "unknown", "bytes", "range", "status", "add_entropy", "prime", "seed",
-    };
+    return op > 0 && op <= RANDD_OP_LAST ? op_names[op] : op_names[0];
+}
 
-    return op > 0 && op <= RANDD_OP_LAST ? names[op] : names[0];
+const char *randd_status_name(int status)
+{
+    return status >= 0 && status < RANDD_STATUS_COUNT ? statuses[status].name
+                                                       : "UNKNOWN_STATUS";
+}
+
+const char *randd_status_text(int status)
+{
+    return status >= 0 && status < RANDD_STATUS_COUNT ? statuses[status].text
+                                                       : "unknown status from the daemon";
+}
+
+const char *randd_source_state_name(int state)
+{
+    return state >= 0 && state < RANDD_SOURCE_STATE_COUNT ? source_states[state] : "unknown";
+}
+
+const char *randd_engine_name(int engine)
+{
+    return engine >= 0 && engine < RANDD_ENGINE_COUNT ? engines[engine] : "unknown";
+}
+
+int randd_engine_from_name(const char *name)
+{
+    for (int i = 0; i < RANDD_ENGINE_COUNT; i++)
+        if (!strcmp(name, engines[i]))
+            return i;
+    return -1;
 }

@@ -1,10 +1,14 @@
-/* Wire protocol v1 (lib/PROTOCOL.md): constants, header encoding, and request validation.
- * Shared by the daemon and the client library; pure functions, no I/O. */
+/* Wire protocol v1 (lib/PROTOCOL.md): constants, header encoding, request validation, and
+ * the names STATUS speaks (ops, statuses, source states, engines), each set one enum and one
+ * table in protocol.c that the daemon's STATUS, randctl and the library all read. Shared by
+ * the daemon and the client library; pure functions, no I/O. */
 #ifndef RANDD_PROTOCOL_H
 #define RANDD_PROTOCOL_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "randd.h"                 /* enum randd_status */
 
 #define RANDD_PROTOCOL_VERSION   1
 #define RANDD_HEADER_BYTES       8
@@ -28,19 +32,7 @@ enum randd_op {
 #define RANDD_PRIME_MAX_BITS     4096
 #define RANDD_PRIME_PER_UID      4      /* PRIMEs queued or running per peer uid; more: BUSY */
 
-enum randd_status {
-    RANDD_OK = 0,
-    RANDD_BAD_VERSION = 1,
-    RANDD_UNKNOWN_OP = 2,
-    RANDD_MALFORMED = 3,
-    RANDD_TOO_LARGE = 4,
-    RANDD_INVALID_ARGUMENT = 5,
-    RANDD_NOT_PERMITTED = 6,
-    RANDD_NOT_READY = 7,
-    RANDD_BUSY = 8,
-    RANDD_INTERNAL = 9,
-};
-#define RANDD_STATUS_COUNT 10
+#define RANDD_STATUS_COUNT       (RANDD_INTERNAL + 1)   /* enum randd_status, randd.h */
 
 /* Request: version, op, flags. Reply: version, status, reserved (0). Both: body length. */
 struct randd_header {
@@ -53,7 +45,8 @@ struct randd_header {
 void randd_header_encode(uint8_t out[RANDD_HEADER_BYTES], const struct randd_header *h);
 void randd_header_decode(const uint8_t in[RANDD_HEADER_BYTES], struct randd_header *h);
 
-/* A request that passed validation, with its arguments decoded. */
+/* A request's op, flags and arguments: what randd_parse_request decodes from a valid frame,
+ * and what randd_request_encode turns into one. */
 struct randd_request {
     uint8_t op;
     uint16_t flags;
@@ -65,6 +58,18 @@ struct randd_request {
     const uint8_t *data;            /* ADD_ENTROPY: points into the body */
     size_t data_len;
 };
+
+/* The one request encoder, for every client (librandd, randctl's benchmark, the soak, the
+ * tests): req's op with its arguments as one whole frame (header and body) in out, which has
+ * room for cap bytes. Returns the frame's length, or 0 when it does not fit or req->op is not
+ * an op. The arguments are encoded as they are, not judged: that is the daemon's part (a test
+ * may ask for n = 0 on purpose). */
+size_t randd_request_encode(uint8_t *out, size_t cap, const struct randd_request *req);
+
+/* A reply's header as a client judges it: 0 for an OK reply whose body is want bytes (want
+ * SIZE_MAX: any length), RANDD_ERR(status) for an error reply (the body is its message), or
+ * -EPROTO for what no randd sends. *length is the body's length in every case. */
+int randd_reply_decode(const uint8_t head[RANDD_HEADER_BYTES], size_t want, uint32_t *length);
 
 /* Checks the header alone (before the body is read). Returns RANDD_OK, or the status to
  * reply with and a message in why. BAD_VERSION and an oversized body mean the connection
@@ -78,8 +83,35 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
 /* Whether the framing can no longer be trusted after this header's error. */
 int randd_header_closes(const struct randd_header *h);
 
-const char *randd_status_name(int status);
-/* "bytes", "range", ... for STATUS and metrics; "unknown" for 0 and any op not in the enum. */
+/* --- names -------------------------------------------------------------------------------
+ * Each returns its set's name for a value, or a placeholder for a value outside the set. */
+
+/* STATUS's key for requests of op ("bytes", ...), as counted by op; op 0 stands for the
+ * unknown ops (RANDD_OP_LAST + 1 keys in all). */
 const char *randd_op_name(int op);
+
+/* "OK", "BAD_VERSION", ...: STATUS's key for replies of that status. */
+const char *randd_status_name(int status);
+/* What a status means, for people: randd_strerror's text. */
+const char *randd_status_text(int status);
+
+/* A source's state as STATUS gives it (sources[].state); daemon/health.c's state machine. */
+enum randd_source_state {
+    RANDD_SOURCE_STARTUP,             /* the start-up test (SP 800-90B 4.3) is running */
+    RANDD_SOURCE_HEALTHY,
+    RANDD_SOURCE_QUARANTINED,         /* failed a test; retried after a back-off */
+};
+#define RANDD_SOURCE_STATE_COUNT (RANDD_SOURCE_QUARANTINED + 1)
+const char *randd_source_state_name(int state);
+
+/* The generators the daemon serves from (the engine key, STATUS's pool.engine). */
+enum randd_engine {
+    RANDD_ENGINE_CYMRIC,              /* the default */
+    RANDD_ENGINE_RANDEN,              /* AES-NI only */
+};
+#define RANDD_ENGINE_COUNT (RANDD_ENGINE_RANDEN + 1)
+const char *randd_engine_name(int engine);
+/* The engine called name, or -1. */
+int randd_engine_from_name(const char *name);
 
 #endif

@@ -3,10 +3,11 @@
  * Every function returns 0 (or a count) on success and a negative error code on failure:
  * -errno for system errors (-ENOENT, -ECONNREFUSED: daemon not running; -EACCES;
  * -ETIMEDOUT), -EINVAL for arguments refused before anything is sent (a NULL buffer, a size
- * out of range), or -(RANDD_ERR_STATUS + status) when the daemon answered with an error
- * status. randd_strerror() turns any of them into text; randd_message() gives the daemon's
- * own words for the last error reply. After any error the handle is usable for the next
- * call (over a new connection if the old one could be out of step).
+ * out of range), or RANDD_ERR(status), -(RANDD_ERR_STATUS + status), when the daemon
+ * answered with an error status (enum randd_status below). randd_strerror() turns any of
+ * them into text; randd_message() gives the daemon's own words for the last error reply.
+ * After any error the handle is usable for the next call (over a new connection if the old
+ * one could be out of step).
  *
  * Thread safety: a handle is not thread-safe. Use one handle per thread, or hold a lock
  * around each call. Handles survive fork(): a child's first call opens its own connection
@@ -24,6 +25,22 @@ extern "C" {
 #define RANDD_DEFAULT_SOCKET "/run/randd/randd.sock"
 #define RANDD_ERR_STATUS     1000      /* -(RANDD_ERR_STATUS + status) for daemon errors */
 
+/* The daemon's reply statuses (lib/PROTOCOL.md). A call answered with an error status returns
+ * RANDD_ERR(status): case RANDD_ERR(RANDD_BUSY): try again later. */
+enum randd_status {
+    RANDD_OK = 0,
+    RANDD_BAD_VERSION = 1,
+    RANDD_UNKNOWN_OP = 2,
+    RANDD_MALFORMED = 3,
+    RANDD_TOO_LARGE = 4,
+    RANDD_INVALID_ARGUMENT = 5,
+    RANDD_NOT_PERMITTED = 6,
+    RANDD_NOT_READY = 7,
+    RANDD_BUSY = 8,
+    RANDD_INTERNAL = 9,
+};
+#define RANDD_ERR(status) (-(RANDD_ERR_STATUS + (status)))
+
 typedef struct randd_handle randd_handle;
 
 /* path NULL: $RANDD_SOCKET, else RANDD_DEFAULT_SOCKET. Connects at once. */
@@ -34,7 +51,7 @@ void randd_close(randd_handle *h);
  * call that times out returns -ETIMEDOUT and drops the connection; the next reconnects. */
 void randd_set_timeout(randd_handle *h, int milliseconds);
 /* Nonzero: requests carry NONBLOCK, so a daemon that is not ready answers NOT_READY
- * (-(RANDD_ERR_STATUS + 7)) instead of making the request wait. */
+ * (RANDD_ERR(RANDD_NOT_READY)) instead of making the request wait. */
 void randd_set_nonblock(randd_handle *h, int nonblock);
 
 /* n random bytes, any n: split into requests of at most 16 MiB, pipelined. */
@@ -47,14 +64,14 @@ int randd_range(randd_handle *h, const uint8_t *r, size_t len, uint8_t *out, siz
 /* A random prime of exactly bits bits (16..4096), uniform over the primes of that size,
  * big-endian in (bits + 7) / 8 bytes of out with the top bit set. Large primes take a while
  * (seconds at 4096 bits); the daemon serves others meanwhile. A uid may have 4 under way
- * (over all its handles); one more gets BUSY, -(RANDD_ERR_STATUS + 8): retry later. */
+ * (over all its handles); one more gets RANDD_ERR(RANDD_BUSY): retry later. */
 int randd_prime(randd_handle *h, unsigned bits, uint8_t *out);
 
 /* The daemon's STATUS JSON, NUL-terminated, in *json (free() it). Returns its length. */
 int randd_status(randd_handle *h, char **json);
 
 /* Mixes data into the daemon's pool, crediting bits (<= 8 per byte). Needs uid 0 or the
- * daemon's trusted_group, else -(RANDD_ERR_STATUS + 6). */
+ * daemon's trusted_group, else RANDD_ERR(RANDD_NOT_PERMITTED). */
 int randd_add_entropy(randd_handle *h, const void *data, size_t len, unsigned bits);
 
 /* --- the in-process generator ------------------------------------------------------------

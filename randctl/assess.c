@@ -1,6 +1,6 @@
 /* randctl assess: the SP 800-90B non-IID min-entropy of a file of samples, one per byte, as
  * NIST's ea_non_iid computes it. Owns reading the file and the report; the estimators are
- * lib/entropy_assess.c's. Needs no daemon. */
+ * internal/entropy_assess.c's. Needs no daemon. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>

@@ -56,10 +56,22 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void die(const char *what, int err)
+/* The first thing that failed: every measurement after it returns at once, and the command
+ * reports it and exits 1. */
+static const char *failed_what;
+static int failed_err;
+
+static void failure(const char *what, int err)
 {
-    fprintf(stderr, "\nrandctl: benchmark: %s: %s\n", what, randd_strerror(err));
-    exit(EXIT_FAILED);
+    if (!failed_err) {
+        failed_what = what;
+        failed_err = err < 0 ? err : -EIO;
+    }
+}
+
+static bool failing(void)
+{
+    return failed_err != 0;
 }
 
 /* --- results ---------------------------------------------------------------------------------- */
@@ -129,19 +141,23 @@ static int compare_doubles(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Operations per second over one run of about seconds. */
+/* Operations per second over one run of about seconds; NAN once anything failed. */
 static double rate_once(op_fn op, void *ctx, size_t size, double seconds)
 {
     double start = now(), elapsed;
     uint64_t ops = 0;
     unsigned batch = 1;
 
+    if (failing())
+        return NAN;
     do {
         for (unsigned i = 0; i < batch; i++) {
             int rc = op(ctx, size);
 
-            if (rc < 0)
-                die("request failed", rc);
+            if (rc < 0) {
+                failure("request failed", rc);
+                return NAN;
+            }
         }
         ops += batch;
         elapsed = now() - start;
@@ -203,13 +219,15 @@ static void latency(op_fn op, void *ctx, size_t size, double seconds, struct his
 {
     double end = now() + seconds;
 
-    while (now() < end) {
+    while (!failing() && now() < end) {
         for (int i = 0; i < 64; i++) {
             double t0 = now();
             int rc = op(ctx, size);
 
-            if (rc < 0)
-                die("request failed", rc);
+            if (rc < 0) {
+                failure("request failed", rc);
+                return;
+            }
             hist_add(h, (now() - t0) * 1e9);
         }
     }
@@ -229,6 +247,7 @@ static int conn_open(struct conn *c)
     const char *path = daemon_socket();
 
     c->have = c->pos = 0;
+    c->fd = -1;
     if (strlen(path) >= sizeof(addr.sun_path))
         return -ENAMETOOLONG;
     strcpy(addr.sun_path, path);
@@ -239,6 +258,7 @@ static int conn_open(struct conn *c)
         int err = -errno;
 
         close(c->fd);
+        c->fd = -1;
         return err;
     }
     return 0;
@@ -297,28 +317,16 @@ static int conn_read(struct conn *c, void *dst, size_t n)
     return 0;
 }
 
-static size_t encode_bytes(uint8_t *q, uint32_t n)
-{
-    struct randd_header h = { RANDD_PROTOCOL_VERSION, RANDD_OP_BYTES, 0, 4 };
-
-    randd_header_encode(q, &h);
-    q[8] = (uint8_t)(n >> 24), q[9] = (uint8_t)(n >> 16), q[10] = (uint8_t)(n >> 8), q[11] = (uint8_t)n;
-    return 12;
-}
-
 /* One reply into out (len bytes expected); a non-OK status becomes an error. */
 static int read_reply(struct conn *c, void *out, size_t len)
 {
     uint8_t head[RANDD_HEADER_BYTES];
-    struct randd_header h;
+    uint32_t length;
     int rc = conn_read(c, head, sizeof(head));
 
-    if (rc < 0)
-        return rc;
-    randd_header_decode(head, &h);
-    if (h.code != RANDD_OK || h.length != len)
-        return h.code != RANDD_OK ? -(RANDD_ERR_STATUS + h.code) : -EPROTO;
-    return conn_read(c, out, len);
+    if (rc == 0)
+        rc = randd_reply_decode(head, len, &length);
+    return rc < 0 ? rc : conn_read(c, out, len);
 }
 
 struct randd_ctx {
@@ -327,15 +335,18 @@ struct randd_ctx {
     int depth;                 /* requests sent before the replies are read */
 };
 
+/* depth BYTES requests sent at once, then their replies read: the pipelining librandd does,
+ * with every request the size measured. */
 static int op_randd(void *ctx, size_t size)
 {
     struct randd_ctx *r = ctx;
-    uint8_t req[PIPELINE * 12];
+    struct randd_request bytes = { .op = RANDD_OP_BYTES, .n = (uint32_t)size };
+    uint8_t req[PIPELINE * (RANDD_HEADER_BYTES + 4)];
     size_t len = 0;
     int rc;
 
     for (int i = 0; i < r->depth; i++)
-        len += encode_bytes(req + len, (uint32_t)size);
+        len += randd_request_encode(req + len, sizeof(req) - len, &bytes);
     rc = send_all(r->conn.fd, req, len);
     for (int i = 0; i < r->depth && rc == 0; i++)
         rc = read_reply(&r->conn, r->out, size);
@@ -345,15 +356,13 @@ static int op_randd(void *ctx, size_t size)
 static int op_range(void *ctx, size_t size)
 {
     struct randd_ctx *r = ctx;
+    struct randd_request range = { .op = RANDD_OP_RANGE, .count = RANGE_COUNT,
+                                   .len = sizeof(range_r), .r = range_r };
     uint8_t req[RANDD_HEADER_BYTES + 4 + sizeof(range_r)];
-    struct randd_header h = { RANDD_PROTOCOL_VERSION, RANDD_OP_RANGE, 0, 4 + sizeof(range_r) };
     int rc;
 
     (void)size;
-    randd_header_encode(req, &h);
-    req[8] = RANGE_COUNT >> 8, req[9] = RANGE_COUNT & 0xff, req[10] = 0, req[11] = sizeof(range_r);
-    memcpy(req + 12, range_r, sizeof(range_r));
-    rc = send_all(r->conn.fd, req, sizeof(req));
+    rc = send_all(r->conn.fd, req, randd_request_encode(req, sizeof(req), &range));
     return rc < 0 ? rc : read_reply(&r->conn, r->out, RANGE_COUNT * sizeof(range_r));
 }
 
@@ -640,35 +649,48 @@ static void run_clients(unsigned n, double seconds)
     double start, elapsed;
     char *name;
 
-    if (!clients || !all)
-        die("clients", -ENOMEM);
-    for (unsigned i = 0; i < n; i++) {
-        int rc = conn_open(&clients[i].ctx.conn);
+    unsigned opened = 0, started = 0;
 
-        if (rc < 0)
-            die("connect", rc);
-        clients[i].ctx.out = clients[i].out;
-        clients[i].ctx.depth = 1;
+    if (failing() || !clients || !all) {
+        failure("clients", -ENOMEM);
+        goto out;
+    }
+    for (; opened < n; opened++) {
+        int rc = conn_open(&clients[opened].ctx.conn);
+
+        if (rc < 0) {
+            failure("connect", rc);
+            goto out;
+        }
+        clients[opened].ctx.out = clients[opened].out;
+        clients[opened].ctx.depth = 1;
     }
     start = now();
-    for (unsigned i = 0; i < n; i++) {
-        clients[i].end = start + seconds;
-        if (pthread_create(&clients[i].thread, NULL, client_run, &clients[i]) != 0)
-            die("threads", -EAGAIN);
+    for (; started < n; started++) {
+        clients[started].end = start + seconds;
+        if (pthread_create(&clients[started].thread, NULL, client_run, &clients[started]) != 0) {
+            failure("threads", -EAGAIN);
+            break;
+        }
     }
-    for (unsigned i = 0; i < n; i++) {
+    for (unsigned i = 0; i < started; i++) {
         pthread_join(clients[i].thread, NULL);
-        close(clients[i].ctx.conn.fd);
         requests += clients[i].requests;
         errors += clients[i].errors;
         hist_merge(all, &clients[i].hist);
     }
     elapsed = now() - start;
-    if (asprintf(&name, "randd x%u", n) < 0)
-        die("clients", -ENOMEM);
-    record("clients", name, 32, "aggregate", "req/s", (double)requests / elapsed);
-    record("clients", name, 32, "p99.9", "us", hist_percentile(all, 99.9) / 1e3);
-    record("clients", name, 32, "errors", "", (double)errors);
+    if (!failing() && asprintf(&name, "randd x%u", n) < 0)
+        failure("clients", -ENOMEM);
+    if (!failing()) {
+        record("clients", name, 32, "aggregate", "req/s", (double)requests / elapsed);
+        record("clients", name, 32, "p99.9", "us", hist_percentile(all, 99.9) / 1e3);
+        record("clients", name, 32, "errors", "", (double)errors);
+    }
+out:
+    for (unsigned i = 0; i < opened; i++)
+        if (clients[i].ctx.conn.fd >= 0)
+            close(clients[i].ctx.conn.fd);
     free(clients);
     free(all);
 }
@@ -689,9 +711,16 @@ static void pingpong_floor(const struct options *o)
     struct histogram h = { { 0 }, 0 };
 
     progress("floor: AF_UNIX ping-pong, 8 B request, 32 B reply");
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, e.fds) < 0 ||
-        pthread_create(&e.thread, NULL, echo_run, &e.fds[1]) != 0)
-        die("echo thread", -errno);
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, e.fds) < 0) {
+        failure("echo thread", -errno);
+        return;
+    }
+    if (pthread_create(&e.thread, NULL, echo_run, &e.fds[1]) != 0) {
+        failure("echo thread", -EAGAIN);
+        close(e.fds[0]);
+        close(e.fds[1]);
+        return;
+    }
     latency(op_pingpong, &e, 32, o->seconds, &h);
     record("floor", "AF_UNIX ping-pong", 32, "p50", "us", hist_percentile(&h, 50) / 1e3);
     shutdown(e.fds[0], SHUT_RDWR);
@@ -725,8 +754,11 @@ static void throughput(const struct options *o, struct plain_ctx *p, struct rand
                   (methods[m].op != op_rand_bytes_randd || p->randd_seeded);
 
     p->cipher = EVP_CIPHER_CTX_new();
-    if (!p->cipher || !EVP_EncryptInit_ex2(p->cipher, EVP_chacha20(), key, iv, NULL))
-        die("ChaCha20", -EIO);
+    if (!p->cipher || !EVP_EncryptInit_ex2(p->cipher, EVP_chacha20(), key, iv, NULL)) {
+        failure("ChaCha20", -EIO);
+        EVP_CIPHER_CTX_free(p->cipher);
+        return;
+    }
     for (size_t s = 0; s < NSIZES; s++) {
         progress("throughput: %zu B requests, every method and the ChaCha20 floor", sizes[s]);
         for (int rep = 0; rep < REPS; rep++) {
@@ -800,8 +832,10 @@ static void ranges(const struct options *o, struct plain_ctx *p, struct randd_ct
     p->r = BN_bin2bn(range_r, sizeof(range_r), NULL);
     p->v = BN_new();
     if (!p->r || !p->v)
-        die("BIGNUM", -ENOMEM);
-    record("range", "BN_rand_range", 32, "samples/s", "1/s", rate(op_bn_rand_range, p, 32, o->seconds));
+        failure("BIGNUM", -ENOMEM);
+    else
+        record("range", "BN_rand_range", 32, "samples/s", "1/s",
+               rate(op_bn_rand_range, p, 32, o->seconds));
     BN_free(p->r);
     BN_clear_free(p->v);
 }
@@ -874,10 +908,11 @@ static void engines(const struct options *o, uint8_t *out)
     e.aes = EVP_CIPHER_CTX_new();
     if (!e.aes || !EVP_EncryptInit_ex2(e.aes, EVP_aes_128_ctr(), key, iv, NULL) ||
         randd_cymric_init(&e.cymric, 0) < 0 || randd_cymric_seed(&e.cymric, seed, sizeof(seed)) < 0)
-        die("engines", -EIO);
-    if (randen && (randd_randen_init(&e.randen) < 0 || randd_randen_seed(&e.randen, seed, sizeof(seed)) < 0))
-        die("Randen", -EIO);
-    for (int i = 0; i < REPS; i++) {
+        failure("engines", -EIO);
+    else if (randen && (randd_randen_init(&e.randen) < 0 ||
+                        randd_randen_seed(&e.randen, seed, sizeof(seed)) < 0))
+        failure("Randen", -EIO);
+    for (int i = 0; i < REPS && !failing(); i++) {
         c[i] = rate_once(op_cymric, &e, MIB, o->seconds / REPS) * MIB / 1e6;
         r[i] = randen ? rate_once(op_randen, &e, MIB, o->seconds / REPS) * MIB / 1e6 : NAN;
         a[i] = rate_once(op_aes_ctr, &e, MIB, o->seconds / REPS) * MIB / 1e6;
@@ -1111,12 +1146,17 @@ static int run_benchmark(int argc, char **argv)
     latencies(&o, &plain, daemon_ctx, &vdso);
     ranges(&o, &plain, daemon_ctx);
     engines(&o, out);
-    for (size_t i = 0; i < o.nclients; i++) {
+    for (size_t i = 0; i < o.nclients && !failing(); i++) {
         progress("clients: %u at once, 32 B requests", o.clients[i]);
         run_clients(o.clients[i], 4 * o.seconds);
     }
     if (isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");
+    if (failing()) {
+        fprintf(stderr, "\nrandctl: benchmark: %s: %s\n", failed_what, randd_strerror(failed_err));
+        rc = EXIT_FAILED;
+        goto out;
+    }
     report(&o, &vdso);
     rc = EXIT_OK;
 out:

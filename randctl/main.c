@@ -35,9 +35,9 @@ int fail(const char *what, int err)
     fprintf(stderr, "randctl: %s: %s\n", what, randd_strerror(err));
     switch (err) {
     case -ENOENT: case -ECONNREFUSED: return EXIT_NOT_RUNNING;
-    case -EACCES: case -EPERM: case -(RANDD_ERR_STATUS + 6): return EXIT_DENIED;
-    case -(RANDD_ERR_STATUS + 7): return EXIT_NOT_READY;
-    case -(RANDD_ERR_STATUS + 8): return EXIT_BUSY;
+    case -EACCES: case -EPERM: case RANDD_ERR(RANDD_NOT_PERMITTED): return EXIT_DENIED;
+    case RANDD_ERR(RANDD_NOT_READY): return EXIT_NOT_READY;
+    case RANDD_ERR(RANDD_BUSY): return EXIT_BUSY;
     default: return EXIT_FAILED;
     }
 }

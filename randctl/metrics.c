@@ -37,8 +37,6 @@ static const struct scalar scalars[] = {
       "egd.unknown_commands" },
 };
 
-static const char *const states[] = { "startup", "healthy", "quarantined" };
-
 static const char *number(const char *v)
 {
     return !v || !strcmp(v, "null") ? NULL : !strcmp(v, "true") ? "1" : !strcmp(v, "false") ? "0" : v;
@@ -107,32 +105,58 @@ static void source_states(FILE *out, const struct json_flat *j)
             break;
         snprintf(path, sizeof(path), "sources[%d].state", i);
         state = json_get(j, path);
-        for (size_t s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
+        for (int s = 0; s < RANDD_SOURCE_STATE_COUNT; s++) {
+            const char *name = randd_source_state_name(s);
+
             fputs("randd_source_state{source=\"", out);
             label_value(out, source);
-            fprintf(out, "\",state=\"%s\"} %d\n", states[s], state && !strcmp(state, states[s]));
+            fprintf(out, "\",state=\"%s\"} %d\n", name, state && !strcmp(state, name));
         }
     }
 }
 
+/* 1 for a source whose configured credit is above what its assessment at start found
+ * (STATUS's assessment_warning, a sentence or null), 0 otherwise. */
+static void assessment_warnings(FILE *out, const struct json_flat *j)
+{
+    char path[96];
+
+    header(out, "randd_source_assessment_warning", "gauge",
+           "1 when an assessment of a source's raw bytes found less min-entropy than it is "
+           "credited with (the credit stays; STATUS says by how much).");
+    for (int i = 0;; i++) {
+        const char *source, *warning;
+
+        snprintf(path, sizeof(path), "sources[%d].name", i);
+        if (!(source = json_get(j, path)))
+            break;
+        snprintf(path, sizeof(path), "sources[%d].assessment_warning", i);
+        warning = json_get(j, path);
+        fputs("randd_source_assessment_warning{source=\"", out);
+        label_value(out, source);
+        fprintf(out, "\"} %d\n", warning && strcmp(warning, "null") != 0);
+    }
+}
+
+/* One counter per name of a set (protocol.h's tables: STATUS writes the same keys). */
 static void labelled(FILE *out, const struct json_flat *j, const char *name, const char *help,
-                     const char *label, const char *prefix, const char *const *keys, size_t n)
+                     const char *label, const char *prefix, const char *(*key)(int), int n)
 {
     char path[96];
 
     header(out, name, "counter", help);
-    for (size_t i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) {
         const char *v;
 
-        snprintf(path, sizeof(path), "%s.%s", prefix, keys[i]);
+        snprintf(path, sizeof(path), "%s.%s", prefix, key(i));
         if ((v = number(json_get(j, path))))
-            fprintf(out, "%s{%s=\"%s\"} %s\n", name, label, keys[i], v);
+            fprintf(out, "%s{%s=\"%s\"} %s\n", name, label, key(i), v);
     }
 }
 
 static void write_metrics(FILE *out, const struct json_flat *j)
 {
-    const char *ops[RANDD_OP_LAST + 1], *statuses[RANDD_STATUS_COUNT], *v;
+    const char *v;
 
     for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++) {
         if (!(v = number(json_get(j, scalars[i].path))))
@@ -164,15 +188,14 @@ static void write_metrics(FILE *out, const struct json_flat *j)
     per_source_scaled(out, j, "randd_source_assessed_ratio", "gauge",
                       "Min-entropy an assessment measured per raw byte, as a fraction of 8 bits "
                       "(absent until assessed).", "assessed_entropy_per_byte", 8);
-    /* The names come from the protocol's own tables, so a new op or status shows up here. */
-    for (int i = 0; i <= RANDD_OP_LAST; i++)
-        ops[i] = randd_op_name(i);
-    for (int i = 0; i < RANDD_STATUS_COUNT; i++)
-        statuses[i] = randd_status_name(i);
+    per_source(out, j, "randd_source_assessments_total", "counter",
+               "SP 800-90B assessments of each source's raw bytes that finished.",
+               "assessments");
+    assessment_warnings(out, j);
     labelled(out, j, "randd_requests_total", "Protocol v1 requests, by op.", "op", "requests",
-             ops, sizeof(ops) / sizeof(ops[0]));
+             randd_op_name, RANDD_OP_LAST + 1);
     labelled(out, j, "randd_replies_total", "Protocol v1 replies, by status.", "status",
-             "replies", statuses, sizeof(statuses) / sizeof(statuses[0]));
+             "replies", randd_status_name, RANDD_STATUS_COUNT);
 }
 
 /* Writes next to path and renames over it, so a collector never reads half a file. */

@@ -47,7 +47,7 @@ START_TEST(defaults_are_the_documented_ones)
     ck_assert_uint_eq(c.idle_timeout, 300);
     ck_assert_uint_eq(c.egd_idle_timeout, 0);        /* QEMU's connection lives with its VM */
     ck_assert_str_eq(c.trusted_group, "");
-    ck_assert_int_eq(c.engine, ENGINE_CYMRIC);
+    ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
 }
 END_TEST
 
@@ -72,9 +72,9 @@ START_TEST(values_comments_and_whitespace_are_parsed)
     ck_assert_int_eq(parse(&c, "egd_listen = [::1]:7777\negd_idle_timeout = 3600\n"), 0);
     ck_assert_uint_eq(c.egd_idle_timeout, 3600);
     ck_assert_int_eq(parse(&c, "engine = randen\n"), 0);
-    ck_assert_int_eq(c.engine, ENGINE_RANDEN);
+    ck_assert_int_eq(c.engine, RANDD_ENGINE_RANDEN);
     ck_assert_int_eq(parse(&c, "engine = cymric\n"), 0);
-    ck_assert_int_eq(c.engine, ENGINE_CYMRIC);
+    ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
 }
 END_TEST
 

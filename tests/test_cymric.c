@@ -1,4 +1,4 @@
-/* The Cymric generator (lib/cymric.c): the reference known answers, fast key erasure, seeding,
+/* The Cymric generator (internal/cymric.c): the reference known answers, fast key erasure, seeding,
  * the batched reader and wiping. */
 #include <errno.h>
 #include <string.h>

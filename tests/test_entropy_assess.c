@@ -1,4 +1,4 @@
-/* The SP 800-90B assessment (lib/entropy_assess*.c) against NIST's ea_non_iid: every
+/* The SP 800-90B assessment (internal/entropy_assess*.c) against NIST's ea_non_iid: every
  * estimate, H_original, H_bitstring and the assessed min-entropy of its reference files,
  * parsed from its own `ea_non_iid -vv` output (the .res files beside the samples); the
  * suffix array against a plain sort; the API's edges. RANDD_ASSESS_LONG=1 (make

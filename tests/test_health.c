@@ -47,10 +47,10 @@ START_TEST(cutoffs_follow_sp800_90b_at_alpha_2_to_minus_40)
 }
 END_TEST
 
-static enum health_state feed_words(struct health *h, uint64_t (*next)(uint64_t *), uint64_t *st,
-                                    int n, uint64_t now)
+static enum randd_source_state feed_words(struct health *h, uint64_t (*next)(uint64_t *),
+                                          uint64_t *st, int n, uint64_t now)
 {
-    for (int i = 0; i < n && h->state != HEALTH_QUARANTINED; i++)
+    for (int i = 0; i < n && h->state != RANDD_SOURCE_QUARANTINED; i++)
         health_feed(h, next(st), now);
     return h->state;
 }
@@ -66,11 +66,11 @@ START_TEST(good_data_passes_startup_and_a_million_samples)
 
     health_init(&h, 8, 32);
     feed_words(&h, splitmix64, &st, HEALTH_STARTUP_SAMPLES - 1, 0);
-    ck_assert_str_eq(health_state_name(h.state), "startup");
+    ck_assert_str_eq(randd_source_state_name(h.state), "startup");
     feed_words(&h, splitmix64, &st, 1, 0);
-    ck_assert_str_eq(health_state_name(h.state), "healthy");
+    ck_assert_str_eq(randd_source_state_name(h.state), "healthy");
     feed_words(&h, splitmix64, &st, 1000000, 0);
-    ck_assert_msg(h.state == HEALTH_HEALTHY, "false alarm: %s", h.reason);
+    ck_assert_msg(h.state == RANDD_SOURCE_HEALTHY, "false alarm: %s", h.reason);
 }
 END_TEST
 
@@ -80,10 +80,10 @@ START_TEST(stuck_words_fail_the_repetition_count_test)
     uint64_t st = 0;
 
     health_init(&h, 8, 32);
-    ck_assert_int_eq(feed_words(&h, zero, &st, 3, 0), HEALTH_QUARANTINED);
+    ck_assert_int_eq(feed_words(&h, zero, &st, 3, 0), RANDD_SOURCE_QUARANTINED);
     ck_assert_ptr_nonnull(strstr(h.reason, "repetition count test: 0x0000000000000000"));
     health_init(&h, 8, 32);
-    ck_assert_int_eq(feed_words(&h, ones, &st, 3, 0), HEALTH_QUARANTINED);
+    ck_assert_int_eq(feed_words(&h, ones, &st, 3, 0), RANDD_SOURCE_QUARANTINED);
     ck_assert_ptr_nonnull(strstr(h.reason, "0xffffffffffffffff repeated 3 times"));
 }
 END_TEST
@@ -94,7 +94,7 @@ START_TEST(short_cycles_fail_the_adaptive_proportion_test)
     uint64_t st = 0;
 
     health_init(&h, 8, 32);
-    ck_assert_int_eq(feed_words(&h, period, &st, 100, 0), HEALTH_QUARANTINED);
+    ck_assert_int_eq(feed_words(&h, period, &st, 100, 0), RANDD_SOURCE_QUARANTINED);
     ck_assert_ptr_nonnull(strstr(h.reason, "adaptive proportion test"));
     ck_assert_uint_le(h.samples, 5);
 }
@@ -120,10 +120,10 @@ START_TEST(quarantine_backs_off_and_readmits_only_after_a_fresh_startup)
     }
     ck_assert_uint_eq(h.backoff_s, HEALTH_BACKOFF_MAX_S);
     health_readmit(&h, t);
-    ck_assert_str_eq(health_state_name(h.state), "startup");
-    ck_assert_int_eq(health_feed(&h, 0, t), HEALTH_STARTUP);   /* fresh counters */
+    ck_assert_str_eq(randd_source_state_name(h.state), "startup");
+    ck_assert_int_eq(health_feed(&h, 0, t), RANDD_SOURCE_STARTUP);   /* fresh counters */
     feed_words(&h, splitmix64, &st, HEALTH_STARTUP_SAMPLES, t);
-    ck_assert_str_eq(health_state_name(h.state), "healthy");
+    ck_assert_str_eq(randd_source_state_name(h.state), "healthy");
 }
 END_TEST
 
@@ -135,7 +135,7 @@ START_TEST(samples_while_quarantined_are_ignored)
     health_init(&h, 8, 32);
     feed_words(&h, zero, &st, 3, 0);
     feed_words(&h, splitmix64, &st, 5000, 0);
-    ck_assert_str_eq(health_state_name(h.state), "quarantined");
+    ck_assert_str_eq(randd_source_state_name(h.state), "quarantined");
     ck_assert_uint_eq(h.samples, 3);
 }
 END_TEST
@@ -146,9 +146,9 @@ START_TEST(buffers_are_cut_into_samples_of_the_declared_width)
     uint8_t buf[24] = { 0 };
 
     health_init(&h, 8, 32);
-    ck_assert_int_eq(health_feed_buffer(&h, buf, 23, 0), HEALTH_STARTUP);   /* 2 samples */
+    ck_assert_int_eq(health_feed_buffer(&h, buf, 23, 0), RANDD_SOURCE_STARTUP);   /* 2 samples */
     ck_assert_uint_eq(h.samples, 2);
-    ck_assert_int_eq(health_feed_buffer(&h, buf, 8, 0), HEALTH_QUARANTINED);
+    ck_assert_int_eq(health_feed_buffer(&h, buf, 8, 0), RANDD_SOURCE_QUARANTINED);
 }
 END_TEST
 
@@ -165,12 +165,12 @@ START_TEST(lag_test_catches_a_cycle_the_apt_allows_at_a_low_claim)
     uint64_t st = 0;
 
     health_init(&h, 1, 1);
-    ck_assert_int_eq(feed_words(&h, cycle7, &st, 100000, 0), HEALTH_HEALTHY);
+    ck_assert_int_eq(feed_words(&h, cycle7, &st, 100000, 0), RANDD_SOURCE_HEALTHY);
     health_init(&h, 1, 1);
     health_enable_lag_test(&h);
     ck_assert(h.lag_cutoff > h.apt_window / 2 && h.lag_cutoff < h.apt_window);
     st = 0;
-    ck_assert_int_eq(feed_words(&h, cycle7, &st, 100000, 0), HEALTH_QUARANTINED);
+    ck_assert_int_eq(feed_words(&h, cycle7, &st, 100000, 0), RANDD_SOURCE_QUARANTINED);
     ck_assert_msg(strstr(h.reason, "lag test: samples repeated the one 7 before them"),
                   "reason: %s", h.reason);
     ck_assert_uint_le(h.samples, h.apt_window);
@@ -184,7 +184,7 @@ START_TEST(lag_test_passes_good_bytes_and_restarts_on_readmission)
 
     health_init(&h, 1, 1);
     health_enable_lag_test(&h);
-    ck_assert_int_eq(feed_words(&h, random_byte, &st, 1000000, 0), HEALTH_HEALTHY);
+    ck_assert_int_eq(feed_words(&h, random_byte, &st, 1000000, 0), RANDD_SOURCE_HEALTHY);
     health_readmit(&h, 0);
     ck_assert_uint_eq(h.lag_filled, 0);
     ck_assert_uint_eq(h.lag_seen, 0);
@@ -198,10 +198,25 @@ START_TEST(a_run_of_stuck_samples_as_long_as_the_rct_cutoff_quarantines)
 
     health_init(&h, 1, 1);
     ck_assert_uint_eq(h.rct_cutoff, 41);
-    ck_assert_int_eq(health_feed_stuck(&h, 40, 0), HEALTH_STARTUP);
-    ck_assert_int_eq(health_feed_stuck(&h, 41, 0), HEALTH_QUARANTINED);
+    ck_assert_int_eq(health_feed_stuck(&h, 40, 0), RANDD_SOURCE_STARTUP);
+    ck_assert_int_eq(health_feed_stuck(&h, 41, 0), RANDD_SOURCE_QUARANTINED);
     ck_assert_msg(strstr(h.reason, "stuck test: 41 samples in a row"), "reason: %s", h.reason);
     ck_assert_uint_eq(h.failures, 1);
+}
+END_TEST
+
+/* Disabled (an assessment found the source unfit): out with the reason, no retry ever due,
+ * and not counted as a test failure. */
+START_TEST(disabled_is_never_retried_and_not_a_test_failure)
+{
+    struct health h;
+
+    health_init(&h, 1, 1);
+    health_disable(&h, "assessed too low");
+    ck_assert_int_eq(h.state, RANDD_SOURCE_QUARANTINED);
+    ck_assert_str_eq(h.reason, "assessed too low");
+    ck_assert(!health_retry_due(&h, UINT64_MAX - 1));
+    ck_assert_uint_eq(h.failures, 0);
 }
 END_TEST
 
@@ -221,6 +236,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, lag_test_catches_a_cycle_the_apt_allows_at_a_low_claim);
     tcase_add_test(tc, lag_test_passes_good_bytes_and_restarts_on_readmission);
     tcase_add_test(tc, a_run_of_stuck_samples_as_long_as_the_rct_cutoff_quarantines);
+    tcase_add_test(tc, disabled_is_never_retried_and_not_a_test_failure);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -39,7 +39,8 @@ START_TEST(good_source_passes_startup_and_seeds)
     add(&a, "good", SCRIPT_RANDOM, 1);
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 0), -EAGAIN);
     pool_harvest(&pool, 1 * S);
-    ck_assert_str_eq(health_state_name(a.source.health.state), health_state_name(HEALTH_HEALTHY));
+    ck_assert_str_eq(randd_source_state_name(a.source.health.state),
+                     randd_source_state_name(RANDD_SOURCE_HEALTHY));
     ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 1 * S), 0);
     ck_assert_uint_eq(pool.reseeds, 1);
@@ -52,8 +53,8 @@ static void check_quarantined(enum script_pattern pattern, const char *what)
 
     add(&a, what, pattern, 1);
     pool_harvest(&pool, 1 * S);
-    ck_assert_msg(a.source.health.state == HEALTH_QUARANTINED, "%s source is %s", what,
-                  health_state_name(a.source.health.state));
+    ck_assert_msg(a.source.health.state == RANDD_SOURCE_QUARANTINED, "%s source is %s", what,
+                  randd_source_state_name(a.source.health.state));
     ck_assert_uint_eq(a.source.bytes_used, 0);
     ck_assert(!pool_ready(&pool));
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 1 * S), -EAGAIN);
@@ -87,15 +88,16 @@ START_TEST(healthy_source_failing_at_runtime_is_quarantined_then_readmitted)
     ck_assert(pool_ready(&pool));
     a.pattern = SCRIPT_STUCK_ZERO;                 /* the CPU generator breaks */
     pool_harvest(&pool, t += S);
-    ck_assert(a.source.health.state == HEALTH_QUARANTINED);
+    ck_assert(a.source.health.state == RANDD_SOURCE_QUARANTINED);
     ck_assert_uint_eq(a.source.health.failures, 1);
     ck_assert_msg(!pool_ready(&pool), "served with every source quarantined");
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), -EAGAIN);
     a.pattern = SCRIPT_RANDOM;                     /* recovers */
     pool_harvest(&pool, t + 1);                    /* back-off not over: still out */
-    ck_assert(a.source.health.state == HEALTH_QUARANTINED);
+    ck_assert(a.source.health.state == RANDD_SOURCE_QUARANTINED);
     pool_harvest(&pool, t += 400 * S);             /* past any back-off: fresh start-up test */
-    ck_assert_str_eq(health_state_name(a.source.health.state), health_state_name(HEALTH_HEALTHY));
+    ck_assert_str_eq(randd_source_state_name(a.source.health.state),
+                     randd_source_state_name(RANDD_SOURCE_HEALTHY));
     ck_assert(pool_ready(&pool));
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), 0);
 }
@@ -106,7 +108,7 @@ START_TEST(one_bad_source_does_not_stop_a_good_one)
     add(&a, "good", SCRIPT_RANDOM, 3);
     add(&b, "stuck", SCRIPT_STUCK_ONES, 0);
     pool_harvest(&pool, 1 * S);
-    ck_assert(b.source.health.state == HEALTH_QUARANTINED);
+    ck_assert(b.source.health.state == RANDD_SOURCE_QUARANTINED);
     ck_assert(pool_ready(&pool));
     ck_assert_uint_eq(b.source.bytes_used, 0);
 }
@@ -191,15 +193,15 @@ START_TEST(randen_engine_is_seeded_like_cymric)
 
     if (!randd_randen_available()) {
         fprintf(stderr, "SKIP: randen_engine_is_seeded_like_cymric: no AES-NI\n");
-        ck_assert_int_eq(pool_use_engine(&pool, POOL_RANDEN), -ENOTSUP);
+        ck_assert_int_eq(pool_use_engine(&pool, RANDD_ENGINE_RANDEN), -ENOTSUP);
         return;
     }
-    ck_assert_int_eq(pool_use_engine(&pool, POOL_RANDEN), 0);
+    ck_assert_int_eq(pool_use_engine(&pool, RANDD_ENGINE_RANDEN), 0);
     ck_assert_str_eq(pool_engine_name(&pool), "randen");
     add(&a, "good", SCRIPT_RANDOM, 61);
     ck_assert_int_eq(pool_init(&twin, 60, 1u << 30), 0);
     ck_assert_int_eq(pool_init(&cymric, 60, 1u << 30), 0);
-    ck_assert_int_eq(pool_use_engine(&twin, POOL_RANDEN), 0);
+    ck_assert_int_eq(pool_use_engine(&twin, RANDD_ENGINE_RANDEN), 0);
     scripted_init(&ta, "good", SCRIPT_RANDOM, 61, false);
     scripted_init(&tc, "good", SCRIPT_RANDOM, 61, false);
     pool_add_source(&twin, &ta.source);
@@ -213,7 +215,7 @@ START_TEST(randen_engine_is_seeded_like_cymric)
     ck_assert_int_eq(pool_generate(&cymric, z, sizeof(z), 5 * S), 0);
     ck_assert_mem_eq(x, y, sizeof(x));
     ck_assert_msg(memcmp(x, z, sizeof(x)) != 0, "randen and cymric gave the same bytes");
-    ck_assert_int_eq(pool_use_engine(&pool, POOL_CYMRIC), -EBUSY);
+    ck_assert_int_eq(pool_use_engine(&pool, RANDD_ENGINE_CYMRIC), -EBUSY);
     pool_harvest(&twin, 70 * S);                   /* interval over: twin reseeds */
     ck_assert_uint_eq(twin.reseeds, 2);
     ck_assert_int_eq(pool_generate(&pool, x, sizeof(x), 70 * S), 0);

@@ -1,4 +1,4 @@
-/* Primes (lib/prime.c, lib/montgomery.c): Montgomery exponentiation against BN_mod_exp,
+/* Primes (internal/prime.c, internal/montgomery.c): Montgomery exponentiation against BN_mod_exp,
  * primality at the known hard cases and against BN_check_prime on random odd numbers, and
  * PRIME candidates that are prime, of the exact size, and spread over the primes. */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* The Randen generator (lib/randen.c): google/randen's golden outputs, the pi round keys,
+/* The Randen generator (internal/randen.c): google/randen's golden outputs, the pi round keys,
  * seeding, cutting the stream into calls, wiping of served bytes. Vector files are read
  * from tests/vectors/, relative to the repository root the tests run from. */
 #include <errno.h>

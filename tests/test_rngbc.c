@@ -1,4 +1,4 @@
-/* RNG-BC-8 (lib/rngbc.c): hand-worked cases with a scripted byte source, the bound v < r for
+/* RNG-BC-8 (internal/rngbc.c): hand-worked cases with a scripted byte source, the bound v < r for
  * awkward sizes, uniformity by chi-square with a fixed seed, and the bits it consumes. */
 #include <errno.h>
 #include <math.h>

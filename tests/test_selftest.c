@@ -1,4 +1,4 @@
-/* The start-up self-test (lib/selftest.c) passes on a sound OpenSSL. */
+/* The start-up self-test (internal/selftest.c) passes on a sound OpenSSL. */
 #include "runner.h"
 #include "selftest.h"
 

@@ -1,6 +1,7 @@
 /* The real sources (daemon/source_*.c): RDSEED read and health-tested when the CPU has it,
  * getrandom, /dev/hwrng when present, and CPU timing jitter, with a scripted clock for its
- * faults. Skips say what the machine lacks. */
+ * faults; and their assessments (source_assess.c): jitter's credit from a scripted estimator,
+ * RDSEED's and hwrng's warnings from the real one. Skips say what the machine lacks. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -20,6 +21,7 @@ static struct source src;
 static void teardown(void)
 {
     source_close(&src);
+    source_use_estimator(NULL);
 }
 
 static double seconds_now(void)
@@ -39,15 +41,15 @@ static void check_admitted_and_usable(struct source *s)
     uint8_t buf[512];
     ssize_t got = 0;
 
-    while (s->health.state == HEALTH_STARTUP && seconds_now() < end) {
+    while (s->health.state == RANDD_SOURCE_STARTUP && seconds_now() < end) {
         uint64_t before = s->bytes_read;
 
         ck_assert_int_ge(source_harvest(s, buf, sizeof(buf), 1), 0);
         if (s->bytes_read == before)
             usleep(5000);                /* polling interval */
     }
-    ck_assert_msg(s->health.state == HEALTH_HEALTHY, "%s is %s after %llu bytes: %s", s->name,
-                  health_state_name(s->health.state), (unsigned long long)s->bytes_read,
+    ck_assert_msg(s->health.state == RANDD_SOURCE_HEALTHY, "%s is %s after %llu bytes: %s", s->name,
+                  randd_source_state_name(s->health.state), (unsigned long long)s->bytes_read,
                   s->health.reason);
     for (end = seconds_now() + 60; got == 0 && seconds_now() < end;) {
         got = source_harvest(s, buf, sizeof(buf), 2);
@@ -159,27 +161,28 @@ START_TEST(hwrng_fifo_retry_discards_what_was_queued_while_quarantined)
     rmdir(dir);
 
     write_noise(writer, 2048 + 1024);               /* start-up test and a healthy batch */
-    while (src.health.state == HEALTH_STARTUP && src.bytes_read < 2048)
+    while (src.health.state == RANDD_SOURCE_STARTUP && src.bytes_read < 2048)
         ck_assert_int_ge(source_harvest(&src, buf, sizeof(buf), t), 0);
-    ck_assert_str_eq(health_state_name(src.health.state), "healthy");
+    ck_assert_str_eq(randd_source_state_name(src.health.state), "healthy");
     while (source_harvest(&src, buf, sizeof(buf), t) > 0)
         ;
 
     write_all(writer, zeros, sizeof(zeros));        /* sticks; all of it queued at once */
     ck_assert_int_eq(source_harvest(&src, buf, sizeof(buf), t), 0);
-    ck_assert_str_eq(health_state_name(src.health.state), "quarantined");
+    ck_assert_str_eq(randd_source_state_name(src.health.state), "quarantined");
     ck_assert_uint_eq(src.health.failures, 1);
 
     t += (HEALTH_BACKOFF_MIN_S + 1) * 1000000000ull;  /* the retry: the queue goes first */
     ck_assert_int_eq(source_harvest(&src, buf, sizeof(buf), t), 0);
     ck_assert_uint_eq(src.stale_discarded, sizeof(zeros) - sizeof(buf));
-    ck_assert_str_eq(health_state_name(src.health.state), "startup");
+    ck_assert_str_eq(randd_source_state_name(src.health.state), "startup");
 
     write_noise(writer, 2048);                      /* recovered */
-    while (src.health.state == HEALTH_STARTUP && source_harvest(&src, buf, sizeof(buf), t) == 0)
+    while (src.health.state == RANDD_SOURCE_STARTUP &&
+           source_harvest(&src, buf, sizeof(buf), t) == 0)
         ;
-    ck_assert_msg(src.health.state == HEALTH_HEALTHY, "hwrng is %s after the retry: %s",
-                  health_state_name(src.health.state), src.health.reason);
+    ck_assert_msg(src.health.state == RANDD_SOURCE_HEALTHY, "hwrng is %s after the retry: %s",
+                  randd_source_state_name(src.health.state), src.health.reason);
     ck_assert_uint_eq(src.health.failures, 1);
     close(writer);
 }
@@ -259,7 +262,7 @@ START_TEST(rdseed_stuck_after_n_good_words_is_quarantined_at_runtime)
     check_admitted_and_usable(&src);
     for (int i = 0; i < 100 && source_healthy(&src); i++)
         ck_assert_int_ge(source_harvest(&src, buf, sizeof(buf), 3), 0);
-    ck_assert_str_eq(health_state_name(src.health.state), "quarantined");
+    ck_assert_str_eq(randd_source_state_name(src.health.state), "quarantined");
     ck_assert_msg(strstr(src.health.reason, "repetition"), "reason: %s", src.health.reason);
     ck_assert_uint_eq(src.health.failures, 1);
     ck_assert_uint_le(src.bytes_used, 4000 * 8);          /* good words only, */
@@ -282,7 +285,7 @@ static ssize_t harvest_next_batch(struct source *s, uint8_t *buf, size_t n, uint
     return source_harvest(s, buf, n, now);
 }
 
-START_TEST(jitter_is_read_health_tested_and_credited_only_while_wanted)
+START_TEST(jitter_is_read_only_while_wanted_and_credits_nothing_unassessed)
 {
     char why[256];
     uint8_t buf[512];
@@ -290,26 +293,69 @@ START_TEST(jitter_is_read_health_tested_and_credited_only_while_wanted)
     ssize_t got = 0;
 
     if (source_jitter_open(&src, 4, why, sizeof(why)) < 0) {
-        fprintf(stderr, "SKIP jitter_is_read_health_tested_and_credited: %s\n", why);
+        fprintf(stderr, "SKIP jitter_is_read_only_while_wanted_and_credits_nothing_unassessed: "
+                "%s\n", why);
         return;
     }
     ck_assert(src.kernel_creditable);
     ck_assert_uint_eq(src.sample_bytes, 1);
-    ck_assert_double_eq(src.entropy_per_byte, 0.25);
+    ck_assert_double_eq(src.entropy_per_byte, 0);      /* nothing until assessed */
     ck_assert_int_ge(src.wake_fd, 0);
     pfd = (struct pollfd){ .fd = src.wake_fd, .events = POLLIN };
     ck_assert_int_eq(poll(&pfd, 1, 0), 0);             /* not wanted: nothing produced */
     source_want(&src, true);
-    while (src.health.state == HEALTH_STARTUP)
+    while (src.health.state == RANDD_SOURCE_STARTUP)
         ck_assert_int_ge(harvest_next_batch(&src, buf, sizeof(buf), 1), 0);
-    ck_assert_msg(src.health.state == HEALTH_HEALTHY, "jitter is %s: %s",
-                  health_state_name(src.health.state), src.health.reason);
+    ck_assert_msg(src.health.state == RANDD_SOURCE_HEALTHY, "jitter is %s: %s",
+                  randd_source_state_name(src.health.state), src.health.reason);
     while (got == 0)
         got = harvest_next_batch(&src, buf, sizeof(buf), 2);
     ck_assert_uint_eq(src.bytes_used, (uint64_t)got);
-    ck_assert_double_eq_tol(src.credited_bits, 0.25 * (double)got, 1e-9);
+    ck_assert_double_eq(src.credited_bits, 0);          /* used, but never assessed */
     ck_assert(src.cpu_seconds > 0);
     ck_assert_double_eq(src.assessed_entropy_per_byte, SOURCE_NOT_ASSESSED);
+}
+END_TEST
+
+/* Harvests batches until the source has taken in its assessments'th assessment (or been
+ * disabled by it). */
+static void harvest_until_assessed(uint64_t assessments, uint64_t now)
+{
+    uint8_t buf[512];
+
+    while (src.assessments < assessments && src.health.retry_at_ns != UINT64_MAX)
+        harvest_next_batch(&src, buf, sizeof(buf), now);
+}
+
+/* The real estimator on the real clock: a number within a sample's 8 bits, and a credit half
+ * a bit below it (at most the 1-bit claim) over the oversampling of 4. */
+START_TEST(jitter_credits_a_margin_below_its_own_assessment)
+{
+    char why[256];
+    uint8_t buf[512];
+    ssize_t got = 0;
+    double credit, before;
+
+    if (source_jitter_open(&src, 4, why, sizeof(why)) < 0) {
+        fprintf(stderr, "SKIP jitter_credits_a_margin_below_its_own_assessment: %s\n", why);
+        return;
+    }
+    source_want(&src, true);
+    source_assess(&src);
+    harvest_until_assessed(1, 1);
+    ck_assert_msg(src.health.state != RANDD_SOURCE_QUARANTINED, "jitter disabled: %s",
+                  src.health.reason);
+    ck_assert_msg(src.assessed_entropy_per_byte > 0.75 && src.assessed_entropy_per_byte <= 8,
+                  "assessed %g bits a sample", src.assessed_entropy_per_byte);
+    credit = src.assessed_entropy_per_byte - 0.5;
+    credit = (credit < 1 ? credit : 1) / 4;
+    ck_assert_double_eq_tol(src.entropy_per_byte, credit, 1e-12);
+    while (src.health.state == RANDD_SOURCE_STARTUP)
+        harvest_next_batch(&src, buf, sizeof(buf), 1);
+    before = src.credited_bits;
+    while (got == 0)
+        got = harvest_next_batch(&src, buf, sizeof(buf), 2);
+    ck_assert_double_eq_tol(src.credited_bits - before, credit * (double)got, 1e-9);
 }
 END_TEST
 
@@ -345,6 +391,46 @@ static void set_clock(int mode)
     __atomic_store_n(&clock_mode, mode, __ATOMIC_RELAXED);
 }
 
+/* The scripted estimator: the figures it returns in turn (the last one again after), or an
+ * error. It runs on the worker; what it records is read after the harvest that took the
+ * result in, under the worker's lock. */
+static double script_figure[4];
+static unsigned script_figures, script_calls;
+static int script_error;
+static size_t script_samples;
+
+static int scripted_estimator(const uint8_t *samples, size_t n, double *min_entropy)
+{
+    (void)samples;
+    script_samples = n;
+    if (script_error)
+        return script_error;
+    *min_entropy = script_figure[script_calls < script_figures ? script_calls
+                                                               : script_figures - 1];
+    script_calls++;
+    return 0;
+}
+
+static void script_assessments(int error, unsigned n, const double *figures)
+{
+    script_error = error;
+    script_figures = n;
+    script_calls = 0;
+    script_samples = 0;
+    memcpy(script_figure, figures, n * sizeof(*figures));
+    source_use_estimator(scripted_estimator);
+}
+
+/* A jitter source on the good scripted clock, wanted, its first assessment asked for. */
+static void open_assessed_jitter(void)
+{
+    char why[256];
+
+    ck_assert_int_eq(open_scripted_jitter(CLOCK_GOOD, why, sizeof(why)), 0);
+    source_want(&src, true);
+    source_assess(&src);
+}
+
 /* A clock that counts in large steps (as some VMs' do) resolves no jitter: the source is
  * off from the start, and the reason says so. */
 START_TEST(jitter_with_a_coarse_clock_is_disabled_with_the_reason)
@@ -365,21 +451,21 @@ static void run_until_healthy(uint64_t now)
 
     do
         harvest_next_batch(&src, buf, sizeof(buf), now);
-    while (src.health.state == HEALTH_STARTUP ||
-           (src.health.state == HEALTH_QUARANTINED && src.health.failures == failures &&
+    while (src.health.state == RANDD_SOURCE_STARTUP ||
+           (src.health.state == RANDD_SOURCE_QUARANTINED && src.health.failures == failures &&
             health_retry_due(&src.health, now)));
-    ck_assert_msg(src.health.state == HEALTH_HEALTHY, "jitter is %s: %s",
-                  health_state_name(src.health.state), src.health.reason);
+    ck_assert_msg(src.health.state == RANDD_SOURCE_HEALTHY, "jitter is %s: %s",
+                  randd_source_state_name(src.health.state), src.health.reason);
 }
 
 static void run_until_quarantined(uint64_t now)
 {
     uint8_t buf[512];
 
-    for (int i = 0; i < 64 && src.health.state != HEALTH_QUARANTINED; i++)
+    for (int i = 0; i < 64 && src.health.state != RANDD_SOURCE_QUARANTINED; i++)
         harvest_next_batch(&src, buf, sizeof(buf), now);
-    ck_assert_msg(src.health.state == HEALTH_QUARANTINED, "jitter is still %s after 64 batches",
-                  health_state_name(src.health.state));
+    ck_assert_msg(src.health.state == RANDD_SOURCE_QUARANTINED, "jitter is still %s after 64 batches",
+                  randd_source_state_name(src.health.state));
 }
 
 /* The clock recovers: batches that may hold the faulty mode are discarded while the source
@@ -429,6 +515,214 @@ START_TEST(jitter_periodic_samples_fail_the_lag_test_and_are_readmitted_on_recov
 }
 END_TEST
 
+/* --- measured credit: jitter's assessments ------------------------------------------------ */
+
+/* 1.2 bits a sample assessed: credited 1.2 - 0.5 = 0.7 bits, over the oversampling of 4, on
+ * a sample of the assessment's own size; STATUS's figure is the assessed one. */
+START_TEST(jitter_credit_is_a_margin_below_the_assessment)
+{
+    open_assessed_jitter();
+    script_assessments(0, 1, (double[]){ 1.2 });
+    ck_assert_double_eq(src.entropy_per_byte, 0);
+    harvest_until_assessed(1, 1);
+    ck_assert_uint_eq(script_samples, SOURCE_ASSESS_SAMPLES);
+    ck_assert_double_eq_tol(src.assessed_entropy_per_byte, 1.2, 1e-12);
+    ck_assert_double_eq_tol(src.entropy_per_byte, 0.7 / 4, 1e-12);
+}
+END_TEST
+
+/* Above the claim of 1 bit plus the margin, the claim caps the credit: 1/4 a sample. */
+START_TEST(jitter_credit_is_capped_by_the_claim)
+{
+    open_assessed_jitter();
+    script_assessments(0, 1, (double[]){ 3.5 });
+    harvest_until_assessed(1, 1);
+    ck_assert_double_eq_tol(src.entropy_per_byte, 0.25, 1e-12);
+    ck_assert_str_eq(src.assessment_warning, "");
+}
+END_TEST
+
+/* Reassessments: 1.3 (credit 0.2), then 0.9 lowers it to 0.1, then 2.0 leaves it there, and
+ * STATUS keeps the lowest figure the credit answers to. */
+START_TEST(jitter_lower_reassessment_lowers_credit_and_a_higher_one_does_not_raise_it)
+{
+    open_assessed_jitter();
+    script_assessments(0, 3, (double[]){ 1.3, 0.9, 2.0 });
+    harvest_until_assessed(1, 1);
+    ck_assert_double_eq_tol(src.entropy_per_byte, 0.8 / 4, 1e-12);
+    source_assess(&src);
+    harvest_until_assessed(2, 2);
+    ck_assert_double_eq_tol(src.entropy_per_byte, 0.4 / 4, 1e-12);
+    ck_assert_double_eq_tol(src.assessed_entropy_per_byte, 0.9, 1e-12);
+    source_assess(&src);
+    harvest_until_assessed(3, 3);
+    ck_assert_uint_eq(script_calls, 3);
+    ck_assert_double_eq_tol(src.entropy_per_byte, 0.4 / 4, 1e-12);
+    ck_assert_double_eq_tol(src.assessed_entropy_per_byte, 0.9, 1e-12);
+    ck_assert_msg(src.health.state != RANDD_SOURCE_QUARANTINED, "jitter quarantined: %s",
+                  src.health.reason);
+}
+END_TEST
+
+/* 0.3 bits a sample is under the floor: out for good, the reason says why, nothing credited,
+ * and no retry an hour later; the worker is no longer wanted. */
+START_TEST(jitter_assessed_below_the_floor_is_disabled_with_the_reason)
+{
+    uint8_t buf[512];
+
+    open_assessed_jitter();
+    script_assessments(0, 1, (double[]){ 0.3 });
+    harvest_until_assessed(1, 1);
+    ck_assert_str_eq(randd_source_state_name(src.health.state), "quarantined");
+    ck_assert_msg(strstr(src.health.reason, "found 0.3 bits a sample, under the floor"),
+                  "reason: %s", src.health.reason);
+    ck_assert_double_eq(src.entropy_per_byte, 0);
+    ck_assert_double_eq(src.credited_bits, 0);
+    ck_assert_uint_eq(src.health.failures, 0);            /* not a health test failure */
+    ck_assert_int_eq(source_harvest(&src, buf, sizeof(buf), 3600 * 1000000000ull), 0);
+    ck_assert_str_eq(randd_source_state_name(src.health.state), "quarantined");
+    source_want(&src, false);
+    ck_assert(!src.wanted);
+}
+END_TEST
+
+/* A first assessment that cannot run leaves nothing to credit by: disabled, saying why. */
+START_TEST(jitter_whose_first_assessment_fails_is_disabled_with_the_reason)
+{
+    open_assessed_jitter();
+    script_assessments(-ENOMEM, 0, NULL);
+    harvest_until_assessed(1, 1);
+    ck_assert_str_eq(randd_source_state_name(src.health.state), "quarantined");
+    ck_assert_msg(strstr(src.health.reason, "could not be assessed (Cannot allocate memory)"),
+                  "reason: %s", src.health.reason);
+    ck_assert_double_eq(src.entropy_per_byte, 0);
+    ck_assert_uint_eq(src.assessments, 0);
+}
+END_TEST
+
+/* The samples an assessment took are wiped on the way out, whatever the estimator said. */
+START_TEST(estimate_wipes_the_samples)
+{
+    uint8_t sample[64];
+    double h;
+
+    script_assessments(0, 1, (double[]){ 1.0 });
+    memset(sample, 0xa5, sizeof(sample));
+    ck_assert_int_eq(source_estimate(sample, sizeof(sample), &h), 0);
+    for (size_t i = 0; i < sizeof(sample); i++)
+        ck_assert_uint_eq(sample[i], 0);
+    script_assessments(-EINVAL, 0, NULL);
+    memset(sample, 0xa5, sizeof(sample));
+    ck_assert_int_eq(source_estimate(sample, sizeof(sample), &h), -EINVAL);
+    ck_assert_uint_eq(sample[0], 0);
+}
+END_TEST
+
+/* --- measured credit: RDSEED and hwrng keep theirs, and warn ----------------------------- */
+
+/* Waits for the assessment thread (its eventfd is the source's wake_fd) and takes its outcome
+ * in with a harvest. */
+static void wait_for_assessment(void)
+{
+    struct pollfd pfd = { .fd = src.wake_fd, .events = POLLIN };
+    uint8_t buf[512];
+
+    ck_assert_int_ge(src.wake_fd, 0);
+    ck_assert_msg(poll(&pfd, 1, 60000) == 1, "no assessment of %s within 60 s", src.name);
+    ck_assert_int_ge(source_harvest(&src, buf, sizeof(buf), 1), 0);
+    ck_assert_uint_eq(src.assessments, 1);
+}
+
+/* A file of n bytes standing in for a hardware RNG: urandom's, masked to mask. */
+static void open_file_hwrng(size_t n, uint8_t mask)
+{
+    char path[] = "/tmp/randd-hwrng-XXXXXX", why[256];
+    uint8_t noise[256];
+    int fd = mkstemp(path);
+
+    ck_assert_int_ge(fd, 0);
+    for (size_t done = 0; done < n; done += sizeof(noise)) {
+        ck_assert_int_eq(getentropy(noise, sizeof(noise)), 0);
+        for (size_t i = 0; i < sizeof(noise); i++)
+            noise[i] &= mask;
+        write_all(fd, noise, sizeof(noise));
+    }
+    close(fd);
+    ck_assert_int_eq(source_hwrng_open(&src, path, why, sizeof(why)), 0);
+    unlink(path);
+}
+
+/* Bytes of four values carry at most 2 bits, and an assessment's confidence bound puts them
+ * below: under the 2 bits a byte hwrng is credited. The credit stays; the warning says why. */
+START_TEST(hwrng_assessed_below_its_credit_keeps_it_and_warns)
+{
+    open_file_hwrng(65536, 0x03);
+    source_assess(&src);
+    wait_for_assessment();
+    ck_assert_msg(src.assessed_entropy_per_byte < 2, "assessed %g",
+                  src.assessed_entropy_per_byte);
+    ck_assert_double_eq(src.entropy_per_byte, 2);
+    ck_assert_msg(strstr(src.assessment_warning, "below the 2 credited"), "warning: \"%s\"",
+                  src.assessment_warning);
+    check_admitted_and_usable(&src);      /* and still in use */
+}
+END_TEST
+
+START_TEST(hwrng_assessed_above_its_credit_has_no_warning)
+{
+    open_file_hwrng(65536, 0xff);
+    source_assess(&src);
+    wait_for_assessment();
+    ck_assert_msg(src.assessed_entropy_per_byte > 2, "assessed %g",
+                  src.assessed_entropy_per_byte);
+    ck_assert_str_eq(src.assessment_warning, "");
+}
+END_TEST
+
+/* A device that gives nothing keeps the assessment waiting; closing the source stops it at
+ * once, not at its one-minute deadline. */
+START_TEST(hwrng_assessment_of_a_silent_device_stops_at_close)
+{
+    char dir[] = "/tmp/randd-fifo-XXXXXX", path[64], why[256];
+    double started;
+    int writer;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/hwrng", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_int_eq(source_hwrng_open(&src, path, why, sizeof(why)), 0);
+    writer = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    unlink(path);
+    rmdir(dir);
+    source_assess(&src);
+    usleep(200000);                       /* let it wait on the device (no state to await) */
+    started = seconds_now();
+    source_close(&src);
+    ck_assert_msg(seconds_now() - started < 5, "close took %.1f s", seconds_now() - started);
+    ck_assert_uint_eq(src.assessments, 0);
+    close(writer);
+}
+END_TEST
+
+/* RDSEED words whose bytes take four values: the same warning, and the same kept credit. */
+static bool four_valued_rdseed(uint64_t *value)
+{
+    *value = splitmix64(&rdseed_state) & 0x0303030303030303ull;
+    return true;
+}
+
+START_TEST(rdseed_assessed_below_its_credit_keeps_it_and_warns)
+{
+    rdseed_state = 42;
+    source_rdseed_init(&src, four_valued_rdseed);
+    source_assess(&src);
+    wait_for_assessment();
+    ck_assert_double_eq(src.entropy_per_byte, 4);
+    ck_assert_msg(strstr(src.assessment_warning, "below the 4 credited"), "warning: \"%s\"",
+                  src.assessment_warning);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("source");
@@ -454,10 +748,26 @@ Suite *test_suite(void)
     tc = tcase_create("jitter");
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_set_timeout(tc, 150);          /* waits of a minute at most for a batch */
-    tcase_add_test(tc, jitter_is_read_health_tested_and_credited_only_while_wanted);
+    tcase_add_test(tc, jitter_is_read_only_while_wanted_and_credits_nothing_unassessed);
+    tcase_add_test(tc, jitter_credits_a_margin_below_its_own_assessment);
     tcase_add_test(tc, jitter_with_a_coarse_clock_is_disabled_with_the_reason);
     tcase_add_test(tc, jitter_constant_samples_are_stuck_quarantined_and_readmitted_on_recovery);
     tcase_add_test(tc, jitter_periodic_samples_fail_the_lag_test_and_are_readmitted_on_recovery);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("measured credit");
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_set_timeout(tc, 150);          /* waits of a minute at most */
+    tcase_add_test(tc, jitter_credit_is_a_margin_below_the_assessment);
+    tcase_add_test(tc, jitter_credit_is_capped_by_the_claim);
+    tcase_add_test(tc, jitter_lower_reassessment_lowers_credit_and_a_higher_one_does_not_raise_it);
+    tcase_add_test(tc, jitter_assessed_below_the_floor_is_disabled_with_the_reason);
+    tcase_add_test(tc, jitter_whose_first_assessment_fails_is_disabled_with_the_reason);
+    tcase_add_test(tc, estimate_wipes_the_samples);
+    tcase_add_test(tc, hwrng_assessed_below_its_credit_keeps_it_and_warns);
+    tcase_add_test(tc, hwrng_assessed_above_its_credit_has_no_warning);
+    tcase_add_test(tc, hwrng_assessment_of_a_silent_device_stops_at_close);
+    tcase_add_test(tc, rdseed_assessed_below_its_credit_keeps_it_and_warns);
     suite_add_tcase(s, tc);
     return s;
 }

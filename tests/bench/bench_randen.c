@@ -1,4 +1,4 @@
-/* bench-randen: Randen generate throughput (lib/randen.c) against OpenSSL EVP AES-128-CTR
+/* bench-randen: Randen generate throughput (internal/randen.c) against OpenSSL EVP AES-128-CTR
  * encrypting a buffer of the same size, in one run, on 64 KiB and 1 MiB calls. Each figure is
  * the median of REPS repetitions of 32 MiB each, timed in thread CPU time (so other load on
  * the machine does not count), the two interleaved so that clock changes hit both. Exits 1

@@ -41,6 +41,12 @@ got=$(cd "$dest" && find . ! -type d | sed 's|^\.||' | sort)
 grep -q '^ExecStart=/usr/sbin/randd ' "$dest$unitdir/randd.service" && pass "unit points at the installed randd" || fail "ExecStart"
 [ "$(readelf -d "$dest/usr/lib/librandd.so.0.1.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" = librandd.so.0 ] &&
     pass "soname librandd.so.0" || fail "soname"
+# The .so promises randd.h's functions and nothing else: the engines and the codec stay out.
+declared=$(grep -oE '^[a-z][^(]*\brandd_[a-z0-9_]+\(' lib/randd.h | grep -oE 'randd_[a-z0-9_]+\($' |
+           tr -d '(' | sort)
+exported=$(nm -D --defined-only "$dest/usr/lib/librandd.so.0.1.0" | awk '{print $3}' | sort)
+[ -n "$declared" ] && [ "$exported" = "$declared" ] && pass "librandd.so exports randd.h's functions only" ||
+    fail "exports differ from randd.h: $(diff <(echo "$declared") <(echo "$exported"))"
 
 cat >"$work/client.c" <<'EOF2'
 #include <randd.h>

@@ -30,6 +30,21 @@ after_bytes=$(metric randd_served_bytes_total)
 grep -q '^randd_source_state{source="getrandom",state="healthy"} 1$' "$work/out" &&
     pass "per-source state labelled by source" || fail "no per-source state"
 
+# Every op STATUS counts, and every status it counts replies by, is exported: a list of names
+# of randctl's own once lacked "prime".
+"$RANDCTL" status >"$work/status"
+"$RANDCTL" metrics >"$work/out"
+for set in "requests op" "replies status"; do
+    set -- $set
+    names=$(sed -n "s/^$1\.\([A-Za-z_]*\): .*/\1/p" "$work/status")
+    missing=
+    for name in $names; do
+        grep -q "^randd_$1_total{$2=\"$name\"} " "$work/out" || missing="$missing $name"
+    done
+    [ -n "$names" ] && [ -z "$missing" ] && pass "every $2 STATUS counts is in metrics:" $names ||
+        fail "$2s STATUS counts that metrics lacks:${missing:- (STATUS counts none)}"
+done
+
 mkdir "$work/textfile"
 "$RANDCTL" metrics --output "$work/textfile/randd.prom" && [ -f "$work/textfile/randd.prom" ] &&
     [ "$(ls "$work/textfile")" = randd.prom ] && [ "$(stat -c %a "$work/textfile/randd.prom")" = 644 ] &&

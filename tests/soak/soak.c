@@ -116,17 +116,35 @@ static int recv_all(int fd, void *p, size_t n)
     return 0;
 }
 
-static size_t frame(uint8_t *q, uint8_t version, uint8_t op, uint32_t len)
+/* Requests go through librandd's encoder, as every client's do. */
+static size_t encode(uint8_t *q, size_t cap, const struct randd_request *req)
 {
-    struct randd_header h = { version, op, 0, len };
+    size_t n = randd_request_encode(q, cap, req);
+
+    if (n == 0) {
+        fprintf(stderr, "soak: op %u does not fit in %zu bytes\n", req->op, cap);
+        abort();
+    }
+    return n;
+}
+
+/* A header with no body: unknown ops, a body cut short. */
+static size_t header_only(uint8_t *q, uint8_t op, uint32_t body_length)
+{
+    struct randd_header h = { RANDD_PROTOCOL_VERSION, op, 0, body_length };
 
     randd_header_encode(q, &h);
     return RANDD_HEADER_BYTES;
 }
 
-static void put32(uint8_t *p, uint32_t v)
+/* The frame in q with another version: what a client of some later protocol would send. */
+static void set_version(uint8_t *q, uint8_t version)
 {
-    p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+    struct randd_header h;
+
+    randd_header_decode(q, &h);
+    h.version = version;
+    randd_header_encode(q, &h);
 }
 
 /* --- well-formed and malformed requests, each reply checked ------------------------------- */
@@ -147,67 +165,60 @@ static void make_request(struct request *q, uint64_t *s)
 {
     unsigned kind = (unsigned)(rnd(s) % 100);
 
+    struct randd_request req = { 0 };
+
     memset(q, 0, sizeof(*q));
     q->want = RANDD_OK;
     if (kind < 45) {                       /* BYTES, mostly small; SEED, always small */
-        uint32_t n = kind < 40 ? 1 + (uint32_t)(rnd(s) % RANDD_MAX_SEED)
-                               : 1 + (uint32_t)(rnd(s) % (1u << 20));
-
-        q->op = kind < 3 ? RANDD_OP_SEED : RANDD_OP_BYTES;
-        q->len = frame(q->buf, 1, q->op, 4);
-        put32(q->buf + q->len, n), q->len += 4;
-        q->reply_len = n;
+        req.op = kind < 3 ? RANDD_OP_SEED : RANDD_OP_BYTES;
+        req.n = kind < 40 ? 1 + (uint32_t)(rnd(s) % RANDD_MAX_SEED)
+                          : 1 + (uint32_t)(rnd(s) % (1u << 20));
+        q->reply_len = req.n;
     } else if (kind < 70) {                            /* RANGE with a random r */
-        q->op = RANDD_OP_RANGE;
+        req.op = RANDD_OP_RANGE;
         q->rlen = (uint16_t)(1 + rnd(s) % sizeof(q->r));
         q->count = (uint16_t)(1 + rnd(s) % 200);
         for (unsigned i = 0; i < q->rlen; i++)
             q->r[i] = (uint8_t)rnd(s);
         q->r[0] |= 1;                                  /* r > 0 */
-        q->len = frame(q->buf, 1, q->op, 4u + q->rlen);
-        q->buf[q->len++] = (uint8_t)(q->count >> 8), q->buf[q->len++] = (uint8_t)q->count;
-        q->buf[q->len++] = 0, q->buf[q->len++] = (uint8_t)q->rlen;
-        memcpy(q->buf + q->len, q->r, q->rlen), q->len += q->rlen;
+        req.count = q->count, req.len = q->rlen, req.r = q->r;
         q->reply_len = (uint32_t)q->count * q->rlen;
     } else if (kind < 75) {
-        q->op = RANDD_OP_STATUS;
-        q->len = frame(q->buf, 1, q->op, 0);
+        req.op = RANDD_OP_STATUS;
         q->reply_len = UINT32_MAX;                     /* any length */
     } else if (kind < 80) {
-        q->op = RANDD_OP_PRIME;
+        req.op = RANDD_OP_PRIME;
         q->bits = 16 + (unsigned)(rnd(s) % 241);       /* up to 256 bits: quick */
-        q->len = frame(q->buf, 1, q->op, 2);
-        q->buf[q->len++] = (uint8_t)(q->bits >> 8), q->buf[q->len++] = (uint8_t)q->bits;
+        req.bits = (uint16_t)q->bits;
         q->reply_len = (q->bits + 7) / 8;
     } else {                                           /* malformed, each its own way */
         switch (kind % 5) {
         case 0:
             q->op = (uint8_t)(RANDD_OP_LAST + 1 + rnd(s) % (255 - RANDD_OP_LAST));
             q->want = RANDD_UNKNOWN_OP;
-            q->len = frame(q->buf, 1, q->op, 0);
-            break;
+            q->len = header_only(q->buf, q->op, 0);
+            return;
         case 1:
-            q->op = RANDD_OP_BYTES, q->want = RANDD_INVALID_ARGUMENT;
-            q->len = frame(q->buf, 1, q->op, 4);
-            put32(q->buf + q->len, 0), q->len += 4;
+            req.op = RANDD_OP_BYTES, req.n = 0, q->want = RANDD_INVALID_ARGUMENT;
             break;
         case 2:
-            q->op = RANDD_OP_BYTES, q->want = RANDD_TOO_LARGE;
-            q->len = frame(q->buf, 1, q->op, 4);
-            put32(q->buf + q->len, RANDD_MAX_BYTES + 1), q->len += 4;
+            req.op = RANDD_OP_BYTES, req.n = RANDD_MAX_BYTES + 1, q->want = RANDD_TOO_LARGE;
             break;
-        case 3:
+        case 3:                                        /* a PRIME body one byte too long */
             q->op = RANDD_OP_PRIME, q->want = RANDD_MALFORMED;
-            q->len = frame(q->buf, 1, q->op, 3);
+            q->len = header_only(q->buf, q->op, 3);
             memset(q->buf + q->len, 0, 3), q->len += 3;
-            break;
+            return;
         default:
-            q->op = RANDD_OP_BYTES, q->want = RANDD_BAD_VERSION, q->closes = true;
-            q->len = frame(q->buf, (uint8_t)(2 + rnd(s) % 200), q->op, 4);
-            put32(q->buf + q->len, 16), q->len += 4;
-            break;
+            req.op = RANDD_OP_BYTES, req.n = 16, q->want = RANDD_BAD_VERSION, q->closes = true;
+            q->len = encode(q->buf, sizeof(q->buf), &req);
+            set_version(q->buf, (uint8_t)(2 + rnd(s) % 200));
+            q->op = req.op;
+            return;
         }
     }
+    q->op = req.op;
+    q->len = encode(q->buf, sizeof(q->buf), &req);
 }
 
 /* The clients share one uid: a well-formed PRIME beyond its RANDD_PRIME_PER_UID under way is
@@ -350,13 +361,12 @@ static void *stalled_client(void *arg)
     (void)arg;
     while (now() < deadline) {
         int fd = connect_daemon();
-        uint8_t q[12];
+        struct randd_request req = { .op = RANDD_OP_BYTES, .n = RANDD_MAX_BYTES };
+        uint8_t q[RANDD_HEADER_BYTES + 4];
 
         if (fd < 0)
             return NULL;
-        frame(q, 1, RANDD_OP_BYTES, 4);
-        put32(q + 8, RANDD_MAX_BYTES);
-        if (send_all(fd, q, sizeof(q)) == 0)
+        if (send_all(fd, q, encode(q, sizeof(q), &req)) == 0)
             count(RANDD_OP_BYTES, RANDD_OK);      /* the daemon starts the reply at once */
         while (now() < deadline)
             usleep(100000);                        /* and we never read it */
@@ -369,16 +379,16 @@ static void *stalled_client(void *arg)
 static void *quitter_client(void *arg)
 {
     uint64_t s = (uint64_t)(uintptr_t)arg * 31 + 5;
-    uint8_t q[12], sink[4096];
+    struct randd_request req = { .op = RANDD_OP_BYTES, .n = RANDD_MAX_BYTES };
+    uint8_t q[RANDD_HEADER_BYTES + 4], sink[4096];
 
+    encode(q, sizeof(q), &req);
     while (now() < deadline) {
         int fd = connect_daemon();
         size_t keep;
 
         if (fd < 0)
             return NULL;
-        frame(q, 1, RANDD_OP_BYTES, 4);
-        put32(q + 8, RANDD_MAX_BYTES);
         switch (rnd(&s) % 3) {
         case 0:                                    /* mid-header */
             send_all(fd, q, 1 + rnd(&s) % (RANDD_HEADER_BYTES - 1));
@@ -441,12 +451,12 @@ static int fd_count(const char *pid)
 /* STATUS JSON over a connection the caller keeps, as one string (NULL if none came). */
 static char *status_json(int fd)
 {
+    struct randd_request req = { .op = RANDD_OP_STATUS };
     uint8_t q[RANDD_HEADER_BYTES], head[RANDD_HEADER_BYTES];
     struct randd_header h;
     char *json = NULL;
 
-    frame(q, 1, RANDD_OP_STATUS, 0);
-    if (send_all(fd, q, sizeof(q)) == 0 && recv_all(fd, head, sizeof(head)) == 0) {
+    if (send_all(fd, q, encode(q, sizeof(q), &req)) == 0 && recv_all(fd, head, sizeof(head)) == 0) {
         randd_header_decode(head, &h);
         json = calloc(1, (size_t)h.length + 1);
         if (json && recv_all(fd, json, h.length) < 0)

@@ -1,6 +1,6 @@
 /* Primality tests and uniform random primes. Up to 64 bits: deterministic Miller-Rabin; 65 to
  * 128 bits: Baillie-PSW; above: OpenSSL's BN_check_prime. The small sizes run on
- * lib/montgomery.c. Owns no randomness: candidates come from a caller's byte source. */
+ * internal/montgomery.c. Owns no randomness: candidates come from a caller's byte source. */
 #ifndef RANDD_PRIME_H
 #define RANDD_PRIME_H
 

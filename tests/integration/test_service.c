@@ -1,8 +1,8 @@
 /* The service end to end: build/randd started with a temporary config and socket, driven
  * through librandd and raw protocol frames: every op and limit, malformed input, RANGE
  * bounds and uniformity, pipelining, many clients, a stalled reader, PRIME shared fairly
- * between uids, privileges, stale and live sockets, socket activation, sd_notify, and
- * NOT_READY. */
+ * between uids, privileges, stale and live sockets, socket activation, sd_notify, NOT_READY,
+ * and the EGD sockets beside it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -235,6 +235,27 @@ static void send_frame(int fd, uint8_t version, uint8_t op, uint16_t flags, uint
                      (ssize_t)(RANDD_HEADER_BYTES + body_len));
 }
 
+/* A request as every client encodes it: through librandd's codec (lib/protocol.h). Frames
+ * the daemon must refuse for their framing are built with send_frame instead. */
+static void send_request(int fd, const struct randd_request *req)
+{
+    uint8_t buf[RANDD_HEADER_BYTES + 4 + 2048];
+    size_t n = randd_request_encode(buf, sizeof(buf), req);
+
+    ck_assert_msg(n > 0, "op %u does not fit in %zu bytes", req->op, sizeof(buf));
+    ck_assert_int_eq(send(fd, buf, n, 0), (ssize_t)n);
+}
+
+static void send_bytes(int fd, uint32_t n)
+{
+    send_request(fd, &(struct randd_request){ .op = RANDD_OP_BYTES, .n = n });
+}
+
+static void send_prime(int fd, uint16_t bits)
+{
+    send_request(fd, &(struct randd_request){ .op = RANDD_OP_PRIME, .bits = bits });
+}
+
 static void read_exact(int fd, void *buf, size_t n)
 {
     uint8_t *p = buf;
@@ -295,9 +316,7 @@ static void check_status(int fd, int want, const char *what)
 /* The connection still serves after an error: a BYTES 8 round trip. */
 static void check_still_usable(int fd, const char *after)
 {
-    uint8_t b[4];
-
-    send_frame(fd, 1, RANDD_OP_BYTES, 0, 4, be32(b, 8), 4);
+    send_bytes(fd, 8);
     check_status(fd, RANDD_OK, after);
 }
 
@@ -328,14 +347,14 @@ END_TEST
 
 START_TEST(every_malformed_request_gets_its_status_and_the_connection_lives)
 {
-    uint8_t body[1100] = { 0 };
+    uint8_t body[1100] = { 0 }, r[1025] = { 0 };
     int fd;
 
     start_daemon_with("", NULL);
     fd = connect_raw();
-    send_frame(fd, 1, RANDD_OP_BYTES, 0, 4, be32(body, 0), 4);
+    send_bytes(fd, 0);
     check_status(fd, RANDD_INVALID_ARGUMENT, "BYTES n = 0");
-    send_frame(fd, 1, RANDD_OP_BYTES, 0, 4, be32(body, RANDD_MAX_BYTES + 1), 4);
+    send_bytes(fd, RANDD_MAX_BYTES + 1);
     check_status(fd, RANDD_TOO_LARGE, "BYTES n = 16 MiB + 1");
     send_frame(fd, 1, RANDD_OP_BYTES, 0, 3, body, 3);
     check_status(fd, RANDD_MALFORMED, "BYTES with a 3-byte body");
@@ -345,23 +364,25 @@ START_TEST(every_malformed_request_gets_its_status_and_the_connection_lives)
     check_status(fd, RANDD_UNKNOWN_OP, "op 0x77");
     send_frame(fd, 1, RANDD_OP_BYTES, 0x0100, 4, be32(body, 8), 4);
     check_status(fd, RANDD_MALFORMED, "unknown flag");
-    memset(body, 0, 8);                                     /* count 0, len 2, r 0x0100 */
-    body[3] = 2, body[4] = 1;
-    send_frame(fd, 1, RANDD_OP_RANGE, 0, 6, body, 6);
+    r[0] = 1;                                               /* r 0x0100 */
+    send_request(fd, &(struct randd_request){ .op = RANDD_OP_RANGE, .count = 0, .len = 2, .r = r });
     check_status(fd, RANDD_INVALID_ARGUMENT, "RANGE count = 0");
-    body[1] = 1, body[4] = 0;                               /* count 1, r = 0 */
-    send_frame(fd, 1, RANDD_OP_RANGE, 0, 6, body, 6);
+    r[0] = 0;                                               /* r = 0 */
+    send_request(fd, &(struct randd_request){ .op = RANDD_OP_RANGE, .count = 1, .len = 2, .r = r });
     check_status(fd, RANDD_INVALID_ARGUMENT, "RANGE r = 0");
-    body[2] = 0x04, body[3] = 0x01, body[4] = 1;            /* len 1025 */
-    send_frame(fd, 1, RANDD_OP_RANGE, 0, 4 + 1025, body, 4 + 1025);
+    r[0] = 1;
+    send_request(fd, &(struct randd_request){ .op = RANDD_OP_RANGE, .count = 1, .len = 1025,
+                                              .r = r });
     check_status(fd, RANDD_TOO_LARGE, "RANGE len = 1025");
-    body[0] = 0x04, body[1] = 0x01, body[2] = 0x04, body[3] = 0x00;   /* 1025 * 1024 */
-    send_frame(fd, 1, RANDD_OP_RANGE, 0, 4 + 1024, body, 4 + 1024);
+    send_request(fd, &(struct randd_request){ .op = RANDD_OP_RANGE, .count = 1025, .len = 1024,
+                                              .r = r });
     check_status(fd, RANDD_TOO_LARGE, "RANGE count * len over 1 MiB");
-    body[0] = 0, body[1] = 1, body[2] = 0, body[3] = 3;     /* len says 3, body has 2 */
+    memset(body, 0, 8);
+    body[1] = 1, body[3] = 3, body[4] = 1;                  /* len says 3, body has 2 */
     send_frame(fd, 1, RANDD_OP_RANGE, 0, 6, body, 6);
     check_status(fd, RANDD_MALFORMED, "RANGE len disagreeing with the body");
-    send_frame(fd, 1, RANDD_OP_ADD_ENTROPY, 0, 5, be32(body, 9), 5);
+    send_request(fd, &(struct randd_request){ .op = RANDD_OP_ADD_ENTROPY, .entropy_bits = 9,
+                                              .data = r, .data_len = 1 });
     check_status(fd, RANDD_INVALID_ARGUMENT, "ADD_ENTROPY 9 bits for 1 byte");
     check_still_usable(fd, "after eleven errors");
     close(fd);
@@ -483,17 +504,16 @@ END_TEST
 
 START_TEST(pipelined_requests_are_answered_in_order)
 {
-    uint8_t frames[100 * 12];
+    uint8_t frames[100 * (RANDD_HEADER_BYTES + 4)];
+    size_t at = 0;
     int fd;
 
     start_daemon_with("", NULL);
     fd = connect_raw();
-    for (uint32_t i = 0; i < 100; i++) {
-        struct randd_header h = { 1, RANDD_OP_BYTES, 0, 4 };
-
-        randd_header_encode(frames + 12 * i, &h);
-        be32(frames + 12 * i + 8, i + 1);
-    }
+    for (uint32_t i = 0; i < 100; i++)
+        at += randd_request_encode(frames + at, sizeof(frames) - at,
+                                   &(struct randd_request){ .op = RANDD_OP_BYTES, .n = i + 1 });
+    ck_assert_int_eq(at, sizeof(frames));
     ck_assert_int_eq(send(fd, frames, sizeof(frames), 0), (ssize_t)sizeof(frames));
     for (uint32_t i = 0; i < 100; i++) {
         uint8_t body[128];
@@ -511,7 +531,7 @@ START_TEST(prime_replies_are_primes_of_the_exact_size)
 {
     static const unsigned sizes[] = { 16, 64, 65, 128, 129, 256, 1024 };
     BN_CTX *ctx = BN_CTX_new();
-    uint8_t out[128], b[2];
+    uint8_t out[128], b[2] = { 0 };
     randd_handle *h;
     int fd;
 
@@ -530,11 +550,9 @@ START_TEST(prime_replies_are_primes_of_the_exact_size)
     randd_close(h);
 
     fd = connect_raw();
-    b[0] = 0, b[1] = 15;
-    send_frame(fd, 1, RANDD_OP_PRIME, 0, 2, b, 2);
+    send_prime(fd, 15);
     check_status(fd, RANDD_INVALID_ARGUMENT, "PRIME 15 bits");
-    b[0] = 0x10, b[1] = 0x01;
-    send_frame(fd, 1, RANDD_OP_PRIME, 0, 2, b, 2);
+    send_prime(fd, 4097);
     check_status(fd, RANDD_TOO_LARGE, "PRIME 4097 bits");
     send_frame(fd, 1, RANDD_OP_PRIME, 0, 1, b, 1);
     check_status(fd, RANDD_MALFORMED, "PRIME with a 1-byte body");
@@ -549,7 +567,7 @@ END_TEST
  * nothing but the search. */
 START_TEST(a_long_prime_search_does_not_hold_up_other_clients)
 {
-    uint8_t b[2] = { 0x08, 0x00 }, body[600], small[32];
+    uint8_t body[600], small[32];
     struct pollfd pf;
     randd_handle *h;
     uint32_t len;
@@ -558,8 +576,8 @@ START_TEST(a_long_prime_search_does_not_hold_up_other_clients)
     start_daemon_with("", NULL);
     slow = connect_raw();
     leaver = connect_raw();
-    send_frame(leaver, 1, RANDD_OP_PRIME, 0, 2, b, 2);
-    send_frame(slow, 1, RANDD_OP_PRIME, 0, 2, b, 2);
+    send_prime(leaver, 2048);
+    send_prime(slow, 2048);
     close(leaver);
     ck_assert_int_eq(randd_open(&h, sock), 0);
     for (int i = 0; i < 20; i++)
@@ -605,13 +623,13 @@ START_TEST(two_hundred_concurrent_clients_are_served)
 {
     enum { CLIENTS = 200 };
     int fds[CLIENTS];
-    uint8_t b[4], body[64];
+    uint8_t body[64];
 
     start_daemon_with("", NULL);
     for (int i = 0; i < CLIENTS; i++)
         fds[i] = connect_raw();
     for (int i = 0; i < CLIENTS; i++)
-        send_frame(fds[i], 1, RANDD_OP_BYTES, 0, 4, be32(b, 32), 4);
+        send_bytes(fds[i], 32);
     for (int i = 0; i < CLIENTS; i++) {
         ck_assert_int_eq(read_reply(fds[i], body, sizeof(body), NULL), RANDD_OK);
         close(fds[i]);
@@ -627,17 +645,17 @@ static bool one_bytes_request_taken(const char *json)
 /* A client that asks for 16 MiB and never reads holds one buffer; others are served. */
 START_TEST(a_reader_that_stops_does_not_delay_others)
 {
-    uint8_t b[4], body[64];
+    uint8_t body[64];
     int stalled, fast;
 
     start_daemon_with("", NULL);
     stalled = connect_raw();
-    send_frame(stalled, 1, RANDD_OP_BYTES, 0, 4, be32(b, RANDD_MAX_BYTES), 4);
+    send_bytes(stalled, RANDD_MAX_BYTES);
     free(wait_status(one_bytes_request_taken, "the stalled client's request to be taken"));
     fast = connect_raw();
     /* Liveness, not speed: a blocked server would not answer at all (read_reply fails). */
     for (int i = 0; i < 50; i++) {
-        send_frame(fast, 1, RANDD_OP_BYTES, 0, 4, be32(b, 32), 4);
+        send_bytes(fast, 32);
         ck_assert_int_eq(read_reply(fast, body, sizeof(body), NULL), RANDD_OK);
     }
     close(fast);
@@ -667,7 +685,7 @@ START_TEST(add_entropy_needs_root_or_the_trusted_group)
 
         if (setgid(65534) < 0 || setuid(65534) < 0 || randd_open(&nobody, sock) < 0)
             _exit(10);
-        _exit(randd_add_entropy(nobody, data, sizeof(data), 64) == -(RANDD_ERR_STATUS + 6)
+        _exit(randd_add_entropy(nobody, data, sizeof(data), 64) == RANDD_ERR(RANDD_NOT_PERMITTED)
                   ? 0 : 11);
     }
     ck_assert_int_eq(waitpid(child, &status, 0), child);
@@ -771,15 +789,14 @@ enum { MINE = RANDD_PRIME_PER_UID + 2 };    /* uid 0's PRIME requests: 2 beyond 
  * are closed and set to -1; the others wait in the queue. */
 static void fill_uid0_prime_share(int fds[MINE])
 {
-    static const uint8_t first[2] = { 0x10, 0x00 }, rest[2] = { 0x08, 0x00 };
     int busy = 0, i;
 
     fds[0] = connect_raw();
-    send_frame(fds[0], 1, RANDD_OP_PRIME, 0, 2, first, 2);
+    send_prime(fds[0], 4096);
     wait_prime_requests_read(1);
     for (i = 1; i < MINE; i++) {
         fds[i] = connect_raw();
-        send_frame(fds[i], 1, RANDD_OP_PRIME, 0, 2, rest, 2);
+        send_prime(fds[i], 2048);
     }
     while (busy < MINE - RANDD_PRIME_PER_UID) {
         uint8_t body[600];
@@ -809,7 +826,6 @@ static void close_all(int *fds, int n)
  * served next, before the first uid's queued ones. */
 START_TEST(prime_requests_beyond_a_uids_share_are_busy_and_other_uids_go_first)
 {
-    static const uint8_t small[2] = { 0x00, 0x40 };
     int fds[MINE + 1], answered = 0, theirs, i;
     uint8_t body[600];
     randd_handle *h;
@@ -824,7 +840,7 @@ START_TEST(prime_requests_beyond_a_uids_share_are_busy_and_other_uids_go_first)
     start_daemon_with("", NULL);
     theirs = connect_as_nobody();
     fill_uid0_prime_share(fds);
-    send_frame(theirs, 1, RANDD_OP_PRIME, 0, 2, small, 2);
+    send_prime(theirs, 64);
     wait_prime_requests_read(MINE + 1);
     /* uid 0's running search ends (its client leaves), and uid 65534's request, queued after
      * uid 0's three, goes before them. The 4096-bit search may by luck have found its prime
@@ -999,17 +1015,18 @@ END_TEST
  * waits, and other clients (STATUS) are still answered meanwhile. */
 START_TEST(not_ready_daemon_answers_nonblock_with_not_ready)
 {
-    uint8_t b[4], body[256];
+    uint8_t body[256];
     int waiting, other;
     struct pollfd pf;
 
     start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\njitter = no\n", NULL);
     other = connect_raw();
-    send_frame(other, 1, RANDD_OP_BYTES, RANDD_FLAG_NONBLOCK, 4, be32(b, 32), 4);
+    send_request(other, &(struct randd_request){ .op = RANDD_OP_BYTES, .flags = RANDD_FLAG_NONBLOCK,
+                                                 .n = 32 });
     check_status(other, RANDD_NOT_READY, "NONBLOCK before seeding");
     waiting = connect_raw();
-    send_frame(waiting, 1, RANDD_OP_BYTES, 0, 4, be32(b, 32), 4);
-    send_frame(other, 1, RANDD_OP_STATUS, 0, 0, NULL, 0);
+    send_bytes(waiting, 32);
+    send_request(other, &(struct randd_request){ .op = RANDD_OP_STATUS });
     ck_assert_int_eq(read_reply(other, body, sizeof(body), NULL), RANDD_OK);
     pf = (struct pollfd){ waiting, POLLIN, 0 };
     ck_assert_msg(poll(&pf, 1, 300) == 0, "a request was answered by an unseeded daemon");
@@ -1022,23 +1039,28 @@ END_TEST
  * apart in STATUS so that an operator sees how often OpenSSL's provider seeds from randd. */
 START_TEST(seed_requests_are_served_and_counted_apart_from_bytes)
 {
-    uint8_t b[4], out[RANDD_MAX_SEED], zero[RANDD_MAX_SEED] = { 0 };
+    uint8_t b[4] = { 0 }, out[RANDD_MAX_SEED], zero[RANDD_MAX_SEED] = { 0 };
+    struct randd_request seed = { .op = RANDD_OP_SEED };
     uint32_t len;
     char *json;
     int fd;
 
     start_daemon_with("", NULL);
     fd = connect_raw();
-    send_frame(fd, 1, RANDD_OP_SEED, 0, 4, be32(b, 48), 4);
+    seed.n = 48;
+    send_request(fd, &seed);
     ck_assert_int_eq(read_reply(fd, out, sizeof(out), &len), RANDD_OK);
     ck_assert_uint_eq(len, 48);
-    send_frame(fd, 1, RANDD_OP_SEED, RANDD_FLAG_NONBLOCK, 4, be32(b, RANDD_MAX_SEED), 4);
+    seed.flags = RANDD_FLAG_NONBLOCK, seed.n = RANDD_MAX_SEED;
+    send_request(fd, &seed);
     ck_assert_int_eq(read_reply(fd, out, sizeof(out), &len), RANDD_OK);
     ck_assert_uint_eq(len, RANDD_MAX_SEED);
     ck_assert_msg(memcmp(out + RANDD_MAX_SEED - 64, zero, 64) != 0, "SEED ended in zeros");
-    send_frame(fd, 1, RANDD_OP_SEED, 0, 4, be32(b, RANDD_MAX_SEED + 1), 4);
+    seed.flags = 0, seed.n = RANDD_MAX_SEED + 1;
+    send_request(fd, &seed);
     check_status(fd, RANDD_TOO_LARGE, "SEED n = 4097");
-    send_frame(fd, 1, RANDD_OP_SEED, 0, 4, be32(b, 0), 4);
+    seed.n = 0;
+    send_request(fd, &seed);
     check_status(fd, RANDD_INVALID_ARGUMENT, "SEED n = 0");
     send_frame(fd, 1, RANDD_OP_SEED, 0, 2, b, 2);
     check_status(fd, RANDD_MALFORMED, "SEED with a 2-byte body");
@@ -1104,8 +1126,8 @@ START_TEST(timeout_and_nonblock_options_bound_a_call)
     randd_set_timeout(h, 200);
     ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), -ETIMEDOUT);
     randd_set_nonblock(h, 1);
-    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), -(RANDD_ERR_STATUS + RANDD_NOT_READY));
-    ck_assert_str_eq(randd_strerror(-(RANDD_ERR_STATUS + RANDD_NOT_READY)),
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), RANDD_ERR(RANDD_NOT_READY));
+    ck_assert_str_eq(randd_strerror(RANDD_ERR(RANDD_NOT_READY)),
                      "daemon not ready (not seeded, or no healthy entropy source)");
     ck_assert_ptr_nonnull(strstr(randd_message(h), "no entropy source"));
     randd_close(h);
@@ -1144,7 +1166,7 @@ START_TEST(an_error_reply_mid_pipeline_leaves_the_handle_usable)
     start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\njitter = no\n", NULL);
     ck_assert_int_eq(randd_open(&h, sock), 0);
     randd_set_nonblock(h, 1);
-    ck_assert_int_eq(randd_bytes(h, buf, n), -(RANDD_ERR_STATUS + RANDD_NOT_READY));
+    ck_assert_int_eq(randd_bytes(h, buf, n), RANDD_ERR(RANDD_NOT_READY));
     rc = randd_status(h, &json);
     ck_assert_msg(rc > 0, "STATUS after NOT_READY to three pipelined BYTES: %s",
                   randd_strerror(rc));
@@ -1182,14 +1204,13 @@ START_TEST(stalled_large_replies_keep_memory_small)
 {
     enum { CLIENTS = 50 };
     int fds[CLIENTS];
-    uint8_t b[4];
     long before, after;
 
     start_daemon_with("", NULL);
     before = daemon_rss_kib();
     for (int i = 0; i < CLIENTS; i++) {
         fds[i] = connect_raw();
-        send_frame(fds[i], 1, RANDD_OP_BYTES, 0, 4, be32(b, RANDD_MAX_BYTES), 4);
+        send_bytes(fds[i], RANDD_MAX_BYTES);
     }
     free(wait_status(fifty_bytes_requests_taken, "all 50 stalled requests to be taken"));
     after = daemon_rss_kib();
@@ -1283,23 +1304,22 @@ static int daemon_fd_count(void)
  * The daemon's descriptors go back to the baseline and everyone else is still served. */
 START_TEST(clients_leaving_mid_request_or_mid_reply_leave_nothing_behind)
 {
-    uint8_t b[4], head[RANDD_HEADER_BYTES], part[4096];
-    struct randd_header h = { 1, RANDD_OP_BYTES, 0, 4 };
+    struct randd_request bytes = { .op = RANDD_OP_BYTES, .n = 32 };
+    uint8_t frame[RANDD_HEADER_BYTES + 4], part[4096];
     int baseline, now, fd;
 
     start_daemon_with("", NULL);
     baseline = daemon_fd_count();
-    randd_header_encode(head, &h);
+    ck_assert_int_eq(randd_request_encode(frame, sizeof(frame), &bytes), sizeof(frame));
     for (int i = 0; i < 20; i++) {
         fd = connect_raw();                          /* mid-header */
-        ck_assert_int_eq(send(fd, head, 3, 0), 3);
+        ck_assert_int_eq(send(fd, frame, 3, 0), 3);
         close(fd);
         fd = connect_raw();                          /* mid-body */
-        ck_assert_int_eq(send(fd, head, sizeof(head), 0), (ssize_t)sizeof(head));
-        ck_assert_int_eq(send(fd, be32(b, 32), 2, 0), 2);
+        ck_assert_int_eq(send(fd, frame, RANDD_HEADER_BYTES + 2, 0), RANDD_HEADER_BYTES + 2);
         close(fd);
         fd = connect_raw();                          /* mid-reply */
-        send_frame(fd, 1, RANDD_OP_BYTES, 0, 4, be32(b, RANDD_MAX_BYTES), 4);
+        send_bytes(fd, RANDD_MAX_BYTES);
         read_exact(fd, part, sizeof(part));
         close(fd);
     }
@@ -1453,6 +1473,90 @@ START_TEST(egd_commands_work_over_unix_and_tcp)
                                      : "\"entropy_bytes_added\":2,\"entropy_bytes_dropped\":0"));
         stop_daemon();
     }
+}
+END_TEST
+
+/* Out of descriptors the EGD sockets pause accept as the client socket does (one listener,
+ * listener.c, accepts for both: EGD's own copy once spun at EMFILE), and serve again once
+ * descriptors free up. */
+START_TEST(egd_running_out_of_descriptors_pauses_accept_without_spinning)
+{
+    enum { CLIENTS = 40 };
+    int fds[CLIENTS];
+    uint8_t level[4];
+    double cpu;
+
+    /* As in the client socket's test: valgrind keeps 12 descriptors for itself. */
+    fd_limit = getenv("RANDD_REAL") ? 36 : 24;
+    start_egd_daemon("");
+    fd_limit = 0;
+    for (int i = 0; i < CLIENTS; i++)
+        fds[i] = connect_egd(i % 2);         /* the backlogs take what accept cannot */
+    wait_log("egd: accept: ");
+    cpu = daemon_cpu_seconds();
+    sleep(1);                               /* the window CPU time is measured over */
+    ck_assert_msg(daemon_cpu_seconds() - cpu < 0.3,
+                  "randd used %.2f CPU seconds in 1 s at EMFILE on the EGD sockets: spinning",
+                  daemon_cpu_seconds() - cpu);
+    for (int i = 0; i < CLIENTS; i++)
+        close(fds[i]);
+    for (int tcp = 0; tcp <= 1; tcp++) {    /* served once the closes free descriptors */
+        fds[0] = connect_egd(tcp);
+        ck_assert_int_eq(send(fds[0], "\x00", 1, 0), 1);
+        read_exact(fds[0], level, sizeof(level));
+        close(fds[0]);
+    }
+}
+END_TEST
+
+/* A Unix peer whose trusted_group is one of its supplementary groups, not its primary one,
+ * adds entropy over EGD as it may over protocol v1 (EGD's own check once saw only the
+ * primary group). */
+START_TEST(egd_trusts_the_trusted_group_as_a_supplementary_group)
+{
+    static const uint8_t add[] = { 0x03, 0x00, 0x10, 0x02, 0xaa, 0xbb };
+    const struct group *trusted = getgrnam("nogroup"), *primary = getgrnam("daemon");
+    char st[300], extra[64];
+    int status;
+    pid_t child;
+
+    if (geteuid() != 0 || !trusted || !primary) {
+        fprintf(stderr, "SKIP egd_trusts_the_trusted_group...: needs root and the groups "
+                        "nogroup and daemon\n");
+        return;
+    }
+    snprintf(extra, sizeof(extra), "trusted_group = %s\n", trusted->gr_name);
+    start_egd_daemon(extra);
+    chmod(dir, 0755);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        gid_t groups[1] = { trusted->gr_gid };
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+        strcpy(sa.sun_path, egd_sock);
+        if (setgroups(1, groups) < 0 || setresgid(primary->gr_gid, primary->gr_gid,
+                                                   primary->gr_gid) < 0 ||
+            setresuid(65534, 65534, 65534) < 0)
+            _exit(10);
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+            _exit(11);
+        _exit(send(fd, add, sizeof(add), 0) == (ssize_t)sizeof(add) ? 0 : 12);
+    }
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "uid 65534 in group %s could not send to %s (step %d)", trusted->gr_name,
+                  egd_sock, WEXITSTATUS(status));
+    for (double end = seconds_now() + WAIT_SECONDS;; usleep(50000)) {
+        egd_status(st, sizeof(st));
+        if (!strstr(st, "\"entropy_bytes_added\":0,\"entropy_bytes_dropped\":0"))
+            break;
+        ck_assert_msg(seconds_now() < end, "waited %d s for the 0x03 command: %s",
+                      WAIT_SECONDS, st);
+    }
+    ck_assert_msg(strstr(st, "\"entropy_bytes_added\":2,\"entropy_bytes_dropped\":0"),
+                  "a peer in trusted_group by a supplementary group was not trusted: %s", st);
 }
 END_TEST
 
@@ -1695,7 +1799,7 @@ END_TEST
 START_TEST(ekeyd_egd_linux_draws_from_randd)
 {
     char cmd[256], st[300];
-    uint8_t b[4], body[64];
+    uint8_t body[64];
     const char *served;
     pid_t ekeyd;
     int fd, status;
@@ -1727,7 +1831,7 @@ START_TEST(ekeyd_egd_linux_draws_from_randd)
     kill(ekeyd, SIGTERM);
     waitpid(ekeyd, &status, 0);
     fd = connect_raw();                            /* and randd still serves */
-    send_frame(fd, 1, RANDD_OP_BYTES, 0, 4, be32(b, 32), 4);
+    send_bytes(fd, 32);
     ck_assert_int_eq(read_reply(fd, body, sizeof(body), NULL), RANDD_OK);
     close(fd);
 }
@@ -1770,6 +1874,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, clients_leaving_mid_request_or_mid_reply_leave_nothing_behind);
     tcase_add_test(tc, a_handle_outlives_a_sigkilled_daemon);
     tcase_add_test(tc, egd_and_protocol_clients_share_max_clients);
+    tcase_add_test(tc, egd_running_out_of_descriptors_pauses_accept_without_spinning);
+    tcase_add_test(tc, egd_trusts_the_trusted_group_as_a_supplementary_group);
     tcase_add_test(tc, egd_commands_work_over_unix_and_tcp);
     tcase_add_test(tc, egd_unknown_command_closes_and_is_counted);
     tcase_add_test(tc, egd_unknown_command_closes_with_eof_even_with_bytes_unread);

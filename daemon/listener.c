@@ -1,0 +1,325 @@
+/* One way to accept, for both protocols, so a fix to one is a fix to the other (the EGD
+ * listener once checked only a peer's primary group, and spun when accept failed with
+ * EMFILE). A listener accepts up to ACCEPTS_PER_TURN connections a loop turn; a connection
+ * over max_clients is refused, the others get their peer's credentials and go to the
+ * protocol. Out of descriptors, accept() fails at once every time the level-triggered loop
+ * asks: the listener stops listening for EMFILE_PAUSE_NS instead of spinning. The idle sweep
+ * runs every half timeout plus a second, so an idle connection goes between one and one and
+ * a half timeouts after its last progress.
+ *
+ * Sections: sockets and credentials, connections, accept, the idle sweep, up and down. */
+#include "listener.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "drain.h"
+#include "log.h"
+
+#define ACCEPTS_PER_TURN 64           /* then the loop serves the connections it has */
+#define EMFILE_PAUSE_NS  100000000ull
+#define NS_PER_S         1000000000ull
+
+/* --- sockets and credentials --------------------------------------------------------- */
+
+void listener_clients_init(struct listener_clients *clients, const struct config *config)
+{
+    clients->config = config;
+    clients->connected = 0;
+}
+
+void listener_init(struct listener *l, const char *name, const struct listener_ops *ops,
+                   void *ctx, const struct config *config, const unsigned *idle_timeout)
+{
+    memset(l, 0, sizeof(*l));
+    l->name = name;
+    l->ops = ops;
+    l->ctx = ctx;
+    l->config = config;
+    l->idle_timeout = idle_timeout;
+}
+
+int listener_add_fd(struct listener *l, int fd)
+{
+    struct sockaddr_storage ss = { 0 };
+    socklen_t len = sizeof(ss);
+
+    if (l->nfds >= LISTENER_MAX_FDS)
+        return -ENOSPC;
+    /* Passed sockets may be blocking; the accept loop must never block. */
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    getsockname(fd, (struct sockaddr *)&ss, &len);
+    l->unix_fd[l->nfds] = ss.ss_family == AF_UNIX;
+    l->fds[l->nfds++] = fd;
+    return 0;
+}
+
+bool listener_listening(const struct listener *l)
+{
+    return l->nfds > 0;
+}
+
+/* Root, or the trusted_group as the peer's primary group or one of its supplementary ones. */
+static bool peer_trusted(int fd, const struct ucred *cred, const struct config *cfg)
+{
+    gid_t groups[256];
+    socklen_t glen = sizeof(groups);
+    const struct group *g;
+
+    if (cred->uid == 0)
+        return true;
+    if (!cfg->trusted_group[0] || !(g = getgrnam(cfg->trusted_group)))
+        return false;
+    if (cred->gid == g->gr_gid)
+        return true;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) < 0)
+        return false;
+    for (size_t i = 0; i < glen / sizeof(gid_t); i++)
+        if (groups[i] == g->gr_gid)
+            return true;
+    return false;
+}
+
+/* A TCP peer has no credentials: no uid, never trusted. */
+static void credentials(struct listener_conn *c, bool unix_peer, const struct config *cfg)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+
+    c->uid = (uid_t)-1;
+    c->trusted = false;
+    if (!unix_peer || getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+        return;
+    c->uid = cred.uid;
+    c->trusted = peer_trusted(c->fd, &cred, cfg);
+}
+
+/* --- connections ----------------------------------------------------------------------- */
+
+void listener_progress(struct listener_conn *c)
+{
+    c->last_progress_ns = loop_now_ns();
+}
+
+/* The client around c, wiped (what a connection was sent or sent us may be secret). */
+static void free_client(const struct listener_ops *ops, struct listener_conn *c)
+{
+    char *client = (char *)c - ops->conn_offset;
+
+    explicit_bzero(client, ops->client_size);
+    free(client);
+}
+
+/* Out of the list and the count; the protocol lets go of what its client holds. */
+static void forget(struct listener_conn *c)
+{
+    struct listener *l = c->listener;
+
+    *c->prevp = c->next;
+    if (c->next)
+        c->next->prevp = c->prevp;
+    l->clients->connected--;
+    if (l->ops->release)
+        l->ops->release(c);
+    free_client(l->ops, c);
+}
+
+void listener_close_conn(struct listener_conn *c)
+{
+    loop_del_fd(c->listener->loop, c->fd);
+    close(c->fd);
+    forget(c);
+}
+
+void listener_close_conn_gracefully(struct listener_conn *c)
+{
+    loop_del_fd(c->listener->loop, c->fd);
+    drain_close(c->listener->drain, c->fd);
+    forget(c);
+}
+
+void listener_each(struct listener *l, void (*fn)(struct listener_conn *c))
+{
+    struct listener_conn *c = l->conns, *next;
+
+    for (; c; c = next) {
+        next = c->next;
+        fn(c);
+    }
+}
+
+/* --- accept ---------------------------------------------------------------------------- */
+
+static void accept_one(struct listener *l, int fd, bool unix_peer)
+{
+    char *client;
+    struct listener_conn *c;
+
+    if (l->clients->connected >= l->clients->config->max_clients) {
+        if (l->ops->refuse)
+            l->ops->refuse(l->ctx, fd);
+        close(fd);
+        return;
+    }
+    if (!(client = calloc(1, l->ops->client_size))) {
+        close(fd);
+        return;
+    }
+    c = (struct listener_conn *)(void *)(client + l->ops->conn_offset);
+    c->listener = l;
+    c->fd = fd;
+    credentials(c, unix_peer, l->config);
+    listener_progress(c);
+    if (loop_add_fd(l->loop, fd, EPOLLIN, l->ops->event, c) < 0) {
+        close(fd);
+        free(client);
+        return;
+    }
+    l->ops->open(l->ctx, c);
+    c->next = l->conns;
+    c->prevp = &l->conns;
+    if (l->conns)
+        l->conns->prevp = &c->next;
+    l->conns = c;
+    l->clients->connected++;
+}
+
+static void listener_event(void *arg, int lfd, uint32_t events);
+
+static void listen_on_all(struct listener *l)
+{
+    for (size_t i = 0; i < l->nfds; i++)
+        loop_add_fd(l->loop, l->fds[i], EPOLLIN, listener_event, l);
+}
+
+static void resume_accepting(void *arg)
+{
+    struct listener *l = arg;
+
+    l->resume_timer = 0;
+    listen_on_all(l);
+}
+
+/* Level-triggered accept would spin on a failure that lasts: stop listening for a moment. */
+static void pause_accepting(struct listener *l, int err)
+{
+    int id;
+
+    log_warning("%s: accept: %s; pausing new connections for 100 ms", l->name, strerror(err));
+    for (size_t i = 0; i < l->nfds; i++)
+        loop_del_fd(l->loop, l->fds[i]);
+    id = loop_add_timer(l->loop, EMFILE_PAUSE_NS, resume_accepting, l);
+    if (id > 0)
+        l->resume_timer = id;
+    else
+        listen_on_all(l);            /* no timer: better to spin than to stop for good */
+}
+
+static void listener_event(void *arg, int lfd, uint32_t events)
+{
+    struct listener *l = arg;
+    bool unix_peer = false;
+
+    (void)events;
+    for (size_t i = 0; i < l->nfds; i++)
+        if (l->fds[i] == lfd)
+            unix_peer = l->unix_fd[i];
+    for (int i = 0; i < ACCEPTS_PER_TURN; i++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+        if (fd >= 0) {
+            accept_one(l, fd, unix_peer);
+            continue;
+        }
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+            pause_accepting(l, errno);
+        return;                      /* EAGAIN: all taken; anything else: the next turn */
+    }
+}
+
+/* --- the idle sweep -------------------------------------------------------------------- */
+
+static void arm_sweep(struct listener *l);
+
+/* Closes connections that made no progress for the idle timeout, but not those waiting for
+ * the pool: they wait for randd, not for their peer. */
+static void sweep_idle(void *arg)
+{
+    struct listener *l = arg;
+    uint64_t now = loop_now_ns(), limit = (uint64_t)*l->idle_timeout * NS_PER_S;
+    struct listener_conn *c = l->conns, *next;
+
+    l->sweep_timer = 0;
+    for (; c && limit; c = next) {
+        next = c->next;
+        if (!l->ops->waiting(c) && now - c->last_progress_ns > limit)
+            listener_close_conn(c);
+    }
+    arm_sweep(l);
+}
+
+/* Arms the sweep for the idle timeout in effect (none for 0), replacing an armed one. */
+static void arm_sweep(struct listener *l)
+{
+    unsigned timeout = *l->idle_timeout;
+    int id = 0;
+
+    loop_cancel_timer(l->loop, l->sweep_timer);
+    if (timeout && l->nfds > 0)
+        id = loop_add_timer(l->loop, (uint64_t)timeout * NS_PER_S / 2 + NS_PER_S, sweep_idle, l);
+    l->sweep_timer = id > 0 ? id : 0;
+    l->sweep_timeout = timeout;
+}
+
+void listener_reload(struct listener *l)
+{
+    if (l->loop && *l->idle_timeout != l->sweep_timeout)
+        arm_sweep(l);
+}
+
+/* --- up and down ------------------------------------------------------------------------- */
+
+int listener_start(struct listener *l, struct loop *loop, struct listener_clients *clients)
+{
+    l->loop = loop;
+    l->clients = clients;
+    if (l->nfds == 0)
+        return 0;
+    if (!(l->drain = drain_new(loop)))
+        return -ENOMEM;
+    for (size_t i = 0; i < l->nfds; i++) {
+        int rc = loop_add_fd(loop, l->fds[i], EPOLLIN, listener_event, l);
+
+        if (rc < 0)
+            return rc;
+    }
+    arm_sweep(l);
+    return 0;
+}
+
+void listener_close(struct listener *l)
+{
+    while (l->conns)
+        listener_close_conn(l->conns);
+    drain_free(l->drain);
+    l->drain = NULL;
+    for (size_t i = 0; i < l->nfds; i++) {
+        if (l->loop)
+            loop_del_fd(l->loop, l->fds[i]);
+        close(l->fds[i]);
+    }
+    l->nfds = 0;
+    if (l->loop) {
+        loop_cancel_timer(l->loop, l->resume_timer);
+        loop_cancel_timer(l->loop, l->sweep_timer);
+    }
+    l->resume_timer = l->sweep_timer = 0;
+}

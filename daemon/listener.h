@@ -1,0 +1,116 @@
+/* Accepting connections, for the protocol v1 server and the EGD listener alike: listening
+ * sockets in the event loop, accept with a pause when descriptors run out, one max_clients
+ * over every listener, the idle sweep, the peer's credentials (supplementary groups too), and
+ * the close, plain or graceful (drain.c). Owns the listening descriptors and each
+ * connection's descriptor and place in the count; what a connection says, and its buffers,
+ * are its protocol's (server.c, egd.c). */
+#ifndef RANDD_LISTENER_H
+#define RANDD_LISTENER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "loop.h"
+
+#define LISTENER_MAX_FDS 2              /* EGD: a Unix and a TCP socket */
+
+/* One max_clients over every listener: each counts its connections here. */
+struct listener_clients {
+    const struct config *config;        /* max_clients, live */
+    unsigned connected;                 /* connections open now, every listener's */
+};
+
+struct listener;
+
+/* What the listener keeps of a connection, inside the protocol's own client struct (see
+ * LISTENER_CLIENT). Read freely; written by listener.c only. */
+struct listener_conn {
+    struct listener_conn *next, **prevp;
+    struct listener *listener;
+    int fd;
+    uid_t uid;                          /* SO_PEERCRED on a Unix socket; (uid_t)-1 over TCP */
+    bool trusted;                       /* uid 0, or in trusted_group: may add entropy */
+    uint64_t last_progress_ns;          /* the idle sweep's clock: listener_progress() */
+};
+
+/* The protocol's client struct around c, whose struct listener_conn is member. */
+#define LISTENER_CLIENT(c, type, member) \
+    ((type *)(void *)((char *)(c) - offsetof(type, member)))
+
+struct listener_ops {
+    /* The protocol's client struct: the listener allocates one zeroed for each connection,
+     * and wipes and frees it when the connection is gone. Its struct listener_conn is at
+     * conn_offset (offsetof the member). */
+    size_t client_size, conn_offset;
+    /* A new connection within max_clients, its client zeroed but for c. Its events go to
+     * event, with c as arg, from EPOLLIN on. */
+    void (*open)(void *ctx, struct listener_conn *c);
+    loop_fd_fn *event;
+    /* Lets go of what the client holds beyond its struct, once its descriptor is closed (or
+     * draining) and it is out of the count. May be NULL. */
+    void (*release)(struct listener_conn *c);
+    /* Whether the idle sweep must leave c alone: it waits for the pool, not for its peer. */
+    bool (*waiting)(const struct listener_conn *c);
+    /* Over max_clients: tells the peer, if the protocol can (fd is closed after). May be
+     * NULL: the peer is just closed. */
+    void (*refuse)(void *ctx, int fd);
+};
+
+struct listener {
+    const char *name;                   /* for logs: the config key, "socket" or "egd" */
+    const struct listener_ops *ops;
+    void *ctx;
+    const struct config *config;        /* trusted_group, live */
+    const unsigned *idle_timeout;       /* seconds, a live config key; 0: never */
+    struct loop *loop;
+    struct listener_clients *clients;
+    int fds[LISTENER_MAX_FDS];
+    bool unix_fd[LISTENER_MAX_FDS];     /* peers have credentials (SO_PEERCRED) */
+    size_t nfds;
+    struct listener_conn *conns;
+    struct drain *drain;                /* connections closing gracefully */
+    int resume_timer;                   /* accept paused after EMFILE; 0: not paused */
+    int sweep_timer;                    /* 0: not armed */
+    unsigned sweep_timeout;             /* the idle timeout the sweep was armed for */
+};
+
+void listener_clients_init(struct listener_clients *clients, const struct config *config);
+
+/* A listener with no sockets yet: listener_close is safe on it (and on a zeroed one). */
+void listener_init(struct listener *l, const char *name, const struct listener_ops *ops,
+                   void *ctx, const struct config *config, const unsigned *idle_timeout);
+
+/* Takes over a listening socket (bound, or passed by systemd), made non-blocking and
+ * close-on-exec. Returns 0, or -ENOSPC past LISTENER_MAX_FDS (fd untouched). */
+int listener_add_fd(struct listener *l, int fd);
+
+/* Whether there is a socket to accept on. */
+bool listener_listening(const struct listener *l);
+
+/* Starts accepting on the loop, counting connections in clients, and arms the idle sweep.
+ * Returns 0 or a negative errno. */
+int listener_start(struct listener *l, struct loop *loop, struct listener_clients *clients);
+
+/* After a reload: an idle timeout that changed applies from now on. */
+void listener_reload(struct listener *l);
+
+/* Calls fn for each connection; fn may close the one it is given. */
+void listener_each(struct listener *l, void (*fn)(struct listener_conn *c));
+
+/* The connection made progress (read or wrote): the idle sweep counts from now. */
+void listener_progress(struct listener_conn *c);
+
+/* Closes c's descriptor, and frees its client. */
+void listener_close_conn(struct listener_conn *c);
+
+/* After a framing error, once the reply is written: the peer reads it and then end-of-file
+ * even with bytes of its own unread (drain.c), never a reset. Frees the client too. */
+void listener_close_conn_gracefully(struct listener_conn *c);
+
+/* Closes every connection and the listening sockets. */
+void listener_close(struct listener *l);
+
+#endif

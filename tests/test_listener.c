@@ -1,0 +1,236 @@
+/* The listener (daemon/listener.c) in a loop of this test, with a protocol of the test's own:
+ * one max_clients over two listeners, the refusal beyond it, peers' credentials, the close
+ * that gives the place back, and an idle timeout that a reload changes. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "listener.h"
+#include "runner.h"
+
+#define WAIT_NS (45 * 1000000000ull)   /* a deadline, not a pace: states end the loop */
+
+struct test_client {
+    struct listener_conn conn;
+    int id;
+};
+
+struct proto {
+    struct listener listener;
+    struct test_client *opened[16];
+    int nopened, refused, freed;
+};
+
+static struct loop *loop;
+static int accepted, awaited;           /* connections accepted or refused; the loop's goal */
+
+static void count_accepted(void)
+{
+    if (++accepted == awaited)
+        loop_stop(loop);
+}
+
+static void test_open(void *arg, struct listener_conn *conn)
+{
+    struct proto *p = arg;
+    struct test_client *c = LISTENER_CLIENT(conn, struct test_client, conn);
+
+    c->id = p->nopened;
+    p->opened[p->nopened++] = c;
+    count_accepted();
+}
+
+static void test_event(void *arg, int fd, uint32_t events)
+{
+    (void)arg, (void)fd, (void)events;
+}
+
+static void test_release(struct listener_conn *conn)
+{
+    struct proto *p = conn->listener->ctx;
+
+    p->freed++;
+}
+
+static bool never_waiting(const struct listener_conn *c)
+{
+    (void)c;
+    return false;
+}
+
+static void test_refuse(void *arg, int fd)
+{
+    struct proto *p = arg;
+
+    ck_assert_int_ge(fd, 0);
+    p->refused++;
+    count_accepted();
+}
+
+static const struct listener_ops ops = {
+    .client_size = sizeof(struct test_client), .conn_offset = offsetof(struct test_client, conn),
+    .open = test_open, .event = test_event, .release = test_release, .waiting = never_waiting,
+    .refuse = test_refuse,
+};
+
+static char dir[64];
+
+static int listening(const char *name, struct sockaddr_un *sa)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+    *sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
+    snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/%s", dir, name);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)sa, sizeof(*sa)), 0);
+    ck_assert_int_eq(listen(fd, 16), 0);
+    return fd;
+}
+
+static int connect_to(const struct sockaddr_un *sa)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+    ck_assert_int_eq(connect(fd, (const struct sockaddr *)sa, sizeof(*sa)), 0);
+    return fd;
+}
+
+static void deadline(void *arg)
+{
+    (void)arg;
+    loop_stop(loop);
+}
+
+/* Runs the loop until n connections were accepted or refused, or the deadline passed. */
+static void run_until_accepted(int n)
+{
+    int timer = loop_add_timer(loop, WAIT_NS, deadline, NULL);
+
+    awaited = n;
+    if (accepted < awaited)
+        ck_assert_int_eq(loop_run(loop), 0);
+    loop_cancel_timer(loop, timer);
+    ck_assert_msg(accepted == n, "%d connections accepted or refused in 45 s, wanted %d",
+                  accepted, n);
+}
+
+static struct config config;
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/randd-test-listener-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    config_defaults(&config);
+    accepted = awaited = 0;
+    loop = loop_new();
+    ck_assert_ptr_nonnull(loop);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+
+    loop_free(loop);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(two_listeners_share_one_max_clients_and_refuse_beyond_it)
+{
+    struct listener_clients clients;
+    struct proto a = { 0 }, b = { 0 };
+    struct sockaddr_un sa_a, sb;
+    int peers[4];
+
+    config.max_clients = 3;
+    listener_clients_init(&clients, &config);
+    listener_init(&a.listener, "a", &ops, &a, &config, &config.idle_timeout);
+    listener_init(&b.listener, "b", &ops, &b, &config, &config.idle_timeout);
+    ck_assert_int_eq(listener_add_fd(&a.listener, listening("a", &sa_a)), 0);
+    ck_assert_int_eq(listener_add_fd(&b.listener, listening("b", &sb)), 0);
+    ck_assert_int_eq(listener_start(&a.listener, loop, &clients), 0);
+    ck_assert_int_eq(listener_start(&b.listener, loop, &clients), 0);
+    peers[0] = connect_to(&sa_a);
+    peers[1] = connect_to(&sa_a);
+    run_until_accepted(2);
+    peers[2] = connect_to(&sb);
+    peers[3] = connect_to(&sb);                 /* the fourth of three */
+    run_until_accepted(4);
+    ck_assert_int_eq(a.nopened, 2);
+    ck_assert_int_eq(b.nopened + b.refused, 2);
+    ck_assert_msg(b.nopened == 1 && b.refused == 1, "b opened %d and refused %d: max_clients "
+                  "not shared", b.nopened, b.refused);
+    ck_assert_uint_eq(clients.connected, 3);
+
+    /* Every peer is this test: its uid, and trusted as root only. */
+    for (int i = 0; i < a.nopened; i++) {
+        ck_assert_uint_eq(a.opened[i]->conn.uid, geteuid());
+        ck_assert(a.opened[i]->conn.trusted == (geteuid() == 0));
+    }
+
+    /* A close gives the place back. */
+    listener_close_conn(&a.opened[0]->conn);
+    ck_assert_int_eq(a.freed, 1);
+    ck_assert_uint_eq(clients.connected, 2);
+    listener_close(&a.listener);
+    listener_close(&b.listener);
+    ck_assert_int_eq(a.freed + b.freed, 3);
+    ck_assert_uint_eq(clients.connected, 0);
+    for (int i = 0; i < 4; i++)
+        close(peers[i]);
+}
+END_TEST
+
+START_TEST(a_reload_rearms_the_idle_sweep_for_the_new_timeout)
+{
+    struct listener_clients clients;
+    struct proto a = { 0 };
+    struct sockaddr_un sa;
+
+    config.idle_timeout = 0;
+    listener_clients_init(&clients, &config);
+    listener_init(&a.listener, "a", &ops, &a, &config, &config.idle_timeout);
+    ck_assert_int_eq(listener_add_fd(&a.listener, listening("a", &sa)), 0);
+    ck_assert_int_eq(listener_start(&a.listener, loop, &clients), 0);
+    ck_assert_int_eq(a.listener.sweep_timer, 0);          /* 0: never */
+    config.idle_timeout = 30;
+    listener_reload(&a.listener);
+    ck_assert_int_gt(a.listener.sweep_timer, 0);
+    ck_assert_uint_eq(a.listener.sweep_timeout, 30);
+    config.idle_timeout = 0;
+    listener_reload(&a.listener);
+    ck_assert_int_eq(a.listener.sweep_timer, 0);
+    listener_close(&a.listener);
+}
+END_TEST
+
+START_TEST(a_zeroed_or_socketless_listener_closes_cleanly)
+{
+    struct listener zeroed;
+    struct proto a = { 0 };
+    struct listener_clients clients;
+
+    memset(&zeroed, 0, sizeof(zeroed));
+    listener_close(&zeroed);                               /* randd stopped before opening */
+    listener_clients_init(&clients, &config);
+    listener_init(&a.listener, "a", &ops, &a, &config, &config.idle_timeout);
+    ck_assert(!listener_listening(&a.listener));
+    ck_assert_int_eq(listener_start(&a.listener, loop, &clients), 0);
+    listener_close(&a.listener);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("listener");
+    TCase *tc = tcase_create("accept, limits, sweep");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, two_listeners_share_one_max_clients_and_refuse_beyond_it);
+    tcase_add_test(tc, a_reload_rearms_the_idle_sweep_for_the_new_timeout);
+    tcase_add_test(tc, a_zeroed_or_socketless_listener_closes_cleanly);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,186 @@
+/* The protocol codec (lib/protocol.c): the one request encoder against PROTOCOL.md's example
+ * and against its own decoder, replies' headers as clients judge them, and the tables of
+ * names STATUS, randctl and strerror read. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "protocol.h"
+#include "runner.h"
+
+START_TEST(the_protocol_md_example_encodes_byte_for_byte)
+{
+    static const uint8_t want[] = { 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04,
+                                    0x00, 0x00, 0x00, 0x20 };
+    struct randd_request req = { .op = RANDD_OP_BYTES, .n = 32 };
+    uint8_t out[32];
+
+    ck_assert_uint_eq(randd_request_encode(out, sizeof(out), &req), sizeof(want));
+    ck_assert_mem_eq(out, want, sizeof(want));
+}
+END_TEST
+
+/* Encodes req, decodes the frame with the daemon's decoder, and returns what it decoded. */
+static struct randd_request round_trip(const struct randd_request *req, uint8_t *frame,
+                                       size_t cap)
+{
+    struct randd_request got;
+    struct randd_header h;
+    char why[160] = "";
+    size_t n = randd_request_encode(frame, cap, req);
+    int status;
+
+    ck_assert_msg(n >= RANDD_HEADER_BYTES, "op %u: nothing encoded", req->op);
+    randd_header_decode(frame, &h);
+    ck_assert_uint_eq(h.length, n - RANDD_HEADER_BYTES);
+    status = randd_parse_request(&h, frame + RANDD_HEADER_BYTES, &got, why, sizeof(why));
+    ck_assert_msg(status == RANDD_OK, "op %u: decoded as %s (%s)", req->op,
+                  randd_status_name(status), why);
+    ck_assert_uint_eq(got.op, req->op);
+    ck_assert_uint_eq(got.flags, req->flags);
+    return got;
+}
+
+START_TEST(every_op_round_trips_through_the_decoder)
+{
+    static const uint8_t r[3] = { 0x01, 0x00, 0x01 }, data[5] = { 1, 2, 3, 4, 5 };
+    uint8_t frame[64];
+    struct randd_request got;
+
+    got = round_trip(&(struct randd_request){ .op = RANDD_OP_BYTES, .n = RANDD_MAX_BYTES,
+                                              .flags = RANDD_FLAG_NONBLOCK }, frame,
+                     sizeof(frame));
+    ck_assert_uint_eq(got.n, RANDD_MAX_BYTES);
+    got = round_trip(&(struct randd_request){ .op = RANDD_OP_RANGE, .count = 300, .len = 3,
+                                              .r = r }, frame, sizeof(frame));
+    ck_assert_uint_eq(got.count, 300);
+    ck_assert_uint_eq(got.len, 3);
+    ck_assert_mem_eq(got.r, r, sizeof(r));
+    round_trip(&(struct randd_request){ .op = RANDD_OP_STATUS }, frame, sizeof(frame));
+    got = round_trip(&(struct randd_request){ .op = RANDD_OP_ADD_ENTROPY, .entropy_bits = 40,
+                                              .data = data, .data_len = sizeof(data) },
+                     frame, sizeof(frame));
+    ck_assert_uint_eq(got.entropy_bits, 40);
+    ck_assert_uint_eq(got.data_len, sizeof(data));
+    ck_assert_mem_eq(got.data, data, sizeof(data));
+    got = round_trip(&(struct randd_request){ .op = RANDD_OP_PRIME, .bits = 4096 }, frame,
+                     sizeof(frame));
+    ck_assert_uint_eq(got.bits, 4096);
+    got = round_trip(&(struct randd_request){ .op = RANDD_OP_SEED, .n = RANDD_MAX_SEED }, frame,
+                     sizeof(frame));
+    ck_assert_uint_eq(got.n, RANDD_MAX_SEED);
+}
+END_TEST
+
+/* Arguments are the daemon's to judge: the encoder writes them as given. */
+START_TEST(arguments_the_daemon_refuses_are_encoded_as_given)
+{
+    struct randd_request req = { .op = RANDD_OP_BYTES, .n = 0 }, got;
+    struct randd_header h;
+    uint8_t frame[16];
+    char why[160];
+
+    ck_assert_uint_eq(randd_request_encode(frame, sizeof(frame), &req), 12);
+    randd_header_decode(frame, &h);
+    ck_assert_int_eq(randd_parse_request(&h, frame + RANDD_HEADER_BYTES, &got, why, sizeof(why)),
+                     RANDD_INVALID_ARGUMENT);
+}
+END_TEST
+
+START_TEST(a_frame_that_does_not_fit_or_an_unknown_op_encodes_nothing)
+{
+    static const uint8_t r[32] = { 1 };
+    struct randd_request range = { .op = RANDD_OP_RANGE, .count = 1, .len = 32, .r = r };
+    uint8_t frame[64];
+
+    ck_assert_uint_eq(randd_request_encode(frame, 43, &range), 0);
+    ck_assert_uint_eq(randd_request_encode(frame, 44, &range), 44);
+    ck_assert_uint_eq(randd_request_encode(frame, 4, &(struct randd_request){
+                                               .op = RANDD_OP_STATUS }), 0);
+    ck_assert_uint_eq(randd_request_encode(frame, sizeof(frame), &(struct randd_request){
+                                               .op = 0x77 }), 0);
+    ck_assert_uint_eq(randd_request_encode(frame, sizeof(frame), &(struct randd_request){
+                                               .op = 0 }), 0);
+}
+END_TEST
+
+static int reply(uint8_t version, uint8_t status, uint32_t body, size_t want, uint32_t *length)
+{
+    struct randd_header h = { version, status, 0, body };
+    uint8_t head[RANDD_HEADER_BYTES];
+
+    randd_header_encode(head, &h);
+    return randd_reply_decode(head, want, length);
+}
+
+START_TEST(replies_are_judged_as_a_client_needs)
+{
+    uint32_t length;
+
+    ck_assert_int_eq(reply(1, RANDD_OK, 32, 32, &length), 0);
+    ck_assert_uint_eq(length, 32);
+    ck_assert_int_eq(reply(1, RANDD_OK, 31, 32, &length), -EPROTO);
+    ck_assert_int_eq(reply(1, RANDD_OK, 5000, SIZE_MAX, &length), 0);
+    ck_assert_uint_eq(length, 5000);
+    ck_assert_int_eq(reply(1, RANDD_BUSY, 17, 32, &length), RANDD_ERR(RANDD_BUSY));
+    ck_assert_uint_eq(length, 17);                          /* the message to read */
+    ck_assert_int_eq(reply(2, RANDD_OK, 32, 32, &length), -EPROTO);
+    ck_assert_int_eq(reply(0, RANDD_BUSY, 0, 32, &length), -EPROTO);
+}
+END_TEST
+
+/* Every value of each set has its own name, and a value outside the set a placeholder. */
+static void check_names(const char *set, const char *(*name)(int), int first, int count,
+                        const char *outside)
+{
+    for (int i = first; i < count; i++) {
+        ck_assert_msg(name(i) && *name(i), "%s %d has no name", set, i);
+        ck_assert_msg(strcmp(name(i), outside) != 0, "%s %d is named like no %s", set, i, set);
+        for (int j = first; j < i; j++)
+            ck_assert_msg(strcmp(name(i), name(j)) != 0, "%s %d and %d are both \"%s\"", set,
+                          i, j, name(i));
+    }
+    ck_assert_str_eq(name(count), outside);
+    ck_assert_str_eq(name(-1), outside);
+}
+
+START_TEST(every_name_table_names_each_value_once)
+{
+    check_names("op", randd_op_name, 1, RANDD_OP_LAST + 1, "unknown");
+    check_names("status", randd_status_name, 0, RANDD_STATUS_COUNT, "UNKNOWN_STATUS");
+    check_names("status text", randd_status_text, 0, RANDD_STATUS_COUNT,
+                "unknown status from the daemon");
+    check_names("source state", randd_source_state_name, 0, RANDD_SOURCE_STATE_COUNT,
+                "unknown");
+    check_names("engine", randd_engine_name, 0, RANDD_ENGINE_COUNT, "unknown");
+    ck_assert_str_eq(randd_op_name(RANDD_OP_PRIME), "prime");
+    ck_assert_str_eq(randd_status_name(RANDD_BUSY), "BUSY");
+    ck_assert_str_eq(randd_source_state_name(RANDD_SOURCE_QUARANTINED), "quarantined");
+}
+END_TEST
+
+START_TEST(engines_are_found_by_their_names_only)
+{
+    for (int e = 0; e < RANDD_ENGINE_COUNT; e++)
+        ck_assert_int_eq(randd_engine_from_name(randd_engine_name(e)), e);
+    ck_assert_int_eq(randd_engine_from_name("Randen"), -1);
+    ck_assert_int_eq(randd_engine_from_name(""), -1);
+    ck_assert_int_eq(randd_engine_from_name("unknown"), -1);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("protocol");
+    TCase *tc = tcase_create("codec and names");
+
+    tcase_add_test(tc, the_protocol_md_example_encodes_byte_for_byte);
+    tcase_add_test(tc, every_op_round_trips_through_the_decoder);
+    tcase_add_test(tc, arguments_the_daemon_refuses_are_encoded_as_given);
+    tcase_add_test(tc, a_frame_that_does_not_fit_or_an_unknown_op_encodes_nothing);
+    tcase_add_test(tc, replies_are_judged_as_a_client_needs);
+    tcase_add_test(tc, every_name_table_names_each_value_once);
+    tcase_add_test(tc, engines_are_found_by_their_names_only);
+    suite_add_tcase(s, tc);
+    return s;
+}

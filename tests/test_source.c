@@ -417,7 +417,8 @@ static void script_assessments(int error, unsigned n, const double *figures)
     script_figures = n;
     script_calls = 0;
     script_samples = 0;
-    memcpy(script_figure, figures, n * sizeof(*figures));
+    if (n > 0)
+        memcpy(script_figure, figures, n * sizeof(*figures));
     source_use_estimator(scripted_estimator);
 }
 

@@ -82,6 +82,19 @@ int open_daemon(randd_handle **h)
     return EXIT_OK;
 }
 
+int fetch_status(const char *command, char **json)
+{
+    randd_handle *h;
+    int rc;
+
+    *json = NULL;
+    if ((rc = open_daemon(&h)) != EXIT_OK)
+        return rc;
+    rc = randd_status(h, json);
+    randd_close(h);
+    return rc < 0 ? fail(command, rc) : EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     int i = 1;

@@ -232,20 +232,15 @@ static int run_metrics(int argc, char **argv)
 {
     const char *output = NULL;
     struct json_flat j;
-    randd_handle *h;
-    char *text = NULL;
+    char *text;
     int rc;
 
     if (argc == 3 && !strcmp(argv[1], "--output"))
         output = argv[2];
     else if (argc != 1)
         return usage_error(&cmd_metrics, "bad argument: %s", argv[1]);
-    if ((rc = open_daemon(&h)) != EXIT_OK)
+    if ((rc = fetch_status("metrics", &text)) != EXIT_OK)
         return rc;
-    rc = randd_status(h, &text);
-    randd_close(h);
-    if (rc < 0)
-        return fail("metrics", rc);
     rc = json_flatten(text, &j);
     free(text);
     if (rc < 0) {

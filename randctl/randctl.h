@@ -29,6 +29,9 @@ extern const struct command cmd_status, cmd_bytes, cmd_range, cmd_stream, cmd_ad
 /* Connects to the daemon (after the arguments were checked). Returns EXIT_OK, or prints
  * why not and returns the exit code. */
 int open_daemon(randd_handle **h);
+/* Fetches the daemon's STATUS into *json (the caller frees it). Returns EXIT_OK, or prints
+ * "randctl: command: reason" and returns the exit code. */
+int fetch_status(const char *command, char **json);
 /* The socket path in use: --socket, else $RANDD_SOCKET, else the default. */
 const char *daemon_socket(void);
 /* Prints "randctl: what: reason" and returns the exit code for err. */

@@ -25,19 +25,13 @@ static int summarise(const char *json)
 static int run_status(int argc, char **argv)
 {
     int json = argc == 2 && !strcmp(argv[1], "--json");
-    randd_handle *h;
-    char *text = NULL;
+    char *text;
     int rc;
 
     if (argc > 2 || (argc == 2 && !json))
         return usage_error(&cmd_status, "bad argument: %s", argv[argc - 1]);
-    if ((rc = open_daemon(&h)) != EXIT_OK)
+    if ((rc = fetch_status("status", &text)) != EXIT_OK)
         return rc;
-    rc = randd_status(h, &text);
-    randd_close(h);
-    if (rc < 0)
-        return fail("status", rc);
-    rc = EXIT_OK;
     if (json)
         fputs(text, stdout);
     else

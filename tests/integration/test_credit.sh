@@ -8,13 +8,6 @@
 
 export RANDD_SOCKET=$work/randd.sock
 
-# status_of SOURCE FIELD: the field of the named source in STATUS (empty when absent).
-status_of() {
-    "$RANDCTL" status 2>/dev/null | awk -F': ' -v s="$1" -v f="$2" '
-        $1 ~ /^sources\[[0-9]+\]\.name$/ && $2 == s { split($1, a, "."); p = a[1] }
-        p != "" && $1 == p "." f { print $2; exit }'
-}
-field_is() { [ "$(status_of "$1" "$2")" = "$3" ]; }
 assessed() { [ "$(status_of "$1" assessments)" = 1 ]; }
 
 start() {   # config lines...

@@ -202,7 +202,8 @@ $(BUILD)/bench-prime: $(BUILD)/tests/bench/bench_prime.o $(INTERNAL_LIB) $(BUILD
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/bench-jitter: $(BUILD)/tests/bench/bench_jitter.o $(BUILD)/librandd.a
+$(BUILD)/bench-jitter: $(BUILD)/tests/bench/bench_jitter.o $(BUILD)/tests/bench/proc_threads.o \
+  $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -215,7 +216,7 @@ $(JENT_RNGD): | $(BUILD)/bench/jent/
 	  dpkg-deb --fsys-tarfile jitterentropy-rngd_*.deb | tar -x ./usr/sbin/jitterentropy-rngd || \
 	  echo "bench: could not fetch jitterentropy-rngd"
 
-$(BUILD)/bench-daemon: $(BUILD)/tests/bench/bench_daemon.o
+$(BUILD)/bench-daemon: $(BUILD)/tests/bench/bench_daemon.o $(BUILD)/tests/bench/proc_threads.o
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^
 

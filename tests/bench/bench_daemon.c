@@ -3,7 +3,6 @@
  * its threads) per second over an idle stretch, and RSS with 1,000 idle clients connected.
  * The config is the default but for jitter = yes, so the idle figures include its worker.
  * Usage: bench-daemon [--idle-seconds S] [--clients N]. Exits 1 when a target is missed. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -17,6 +16,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "proc_threads.h"
 
 static double now(void)
 {
@@ -41,35 +42,6 @@ static long proc_status(pid_t pid, const char *field)
             value = strtol(line + strlen(field) + 1, NULL, 10);
     fclose(f);
     return value;
-}
-
-/* Context switches of every thread (the process's own status counts its main thread only):
- * a worker that wakes (jitter, PRIME searches) counts too. */
-static long wakeups(pid_t pid)
-{
-    char path[300], line[256];
-    long total = 0;
-    struct dirent *d;
-    DIR *dir;
-
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-    if (!(dir = opendir(path)))
-        return -1;
-    while ((d = readdir(dir))) {
-        FILE *f;
-
-        if (d->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)pid, d->d_name);
-        if (!(f = fopen(path, "r")))
-            continue;
-        while (fgets(line, sizeof(line), f))
-            if (strstr(line, "ctxt_switches:"))
-                total += strtol(strchr(line, ':') + 1, NULL, 10);
-        fclose(f);
-    }
-    closedir(dir);
-    return total;
 }
 
 static int connect_to(const char *path)
@@ -151,9 +123,9 @@ int main(int argc, char **argv)
 
     sleep(5);           /* past the start-up tests (hwrng answers 64 bytes a read: seconds) */
     rss_idle = proc_status(pid, "VmRSS");
-    w0 = wakeups(pid);
+    w0 = threads_wakeups(pid);
     usleep((useconds_t)(idle_seconds * 1e6));
-    w1 = wakeups(pid);
+    w1 = threads_wakeups(pid);
 
     fds = calloc((size_t)nclients, sizeof(*fds));
     for (int i = 0; i < nclients; i++)

@@ -8,7 +8,6 @@
  *     RNDADDENTROPY with its credit; it tops the kernel up with 256 bits every 5 s): its CPU
  *     time over the bits it credited, across windows after its start-up fill.
  * Medians over WINDOWS windows. Usage: bench-jitter [RANDD [JITTERENTROPY_RNGD]]. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -19,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc_threads.h"
 #include "randd.h"
 
 #define WINDOWS          3
@@ -31,34 +31,6 @@ static void pause_s(double s)
 
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
         ;
-}
-
-/* The process's CPU time in seconds: the sum of its threads' schedstat (nanoseconds; the
- * process's own schedstat is its main thread's only). */
-static double process_cpu_s(pid_t pid)
-{
-    char path[300], line[128];
-    double total = 0;
-    struct dirent *d;
-    DIR *dir;
-
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-    if (!(dir = opendir(path)))
-        return -1;
-    while ((d = readdir(dir))) {
-        FILE *f;
-
-        if (d->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, d->d_name);
-        if (!(f = fopen(path, "r")))
-            continue;
-        if (fgets(line, sizeof(line), f))
-            total += strtod(line, NULL) / 1e9;
-        fclose(f);
-    }
-    closedir(dir);
-    return total;
 }
 
 static double median(double *v, int n)
@@ -129,12 +101,12 @@ static int bench_randd(const char *randd, double *worker_per_256, double *daemon
     }
     for (int i = 0; i < WINDOWS; i++) {
         double bits0 = jitter_field(sock, "credited_bits"), cpu0 = jitter_field(sock, "cpu_seconds");
-        double all0 = process_cpu_s(pid), bits;
+        double all0 = threads_cpu_seconds(pid), bits;
 
         pause_s(RANDD_WINDOW_S);
         bits = jitter_field(sock, "credited_bits") - bits0;
         w[i] = (jitter_field(sock, "cpu_seconds") - cpu0) / bits * 256;
-        d[i] = (process_cpu_s(pid) - all0) / bits * 256;
+        d[i] = (threads_cpu_seconds(pid) - all0) / bits * 256;
     }
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
@@ -187,11 +159,11 @@ static int bench_jent(const char *jent, double *per_256)
         read_jent_log(log, &bits, &filled);
     }
     for (int i = 0; i < WINDOWS && filled; i++) {
-        double bits0 = bits, cpu0 = process_cpu_s(pid);
+        double bits0 = bits, cpu0 = threads_cpu_seconds(pid);
 
         pause_s(JENT_WINDOW_S);
         read_jent_log(log, &bits, &filled);
-        v[i] = bits > bits0 ? (process_cpu_s(pid) - cpu0) / (bits - bits0) * 256 : -1;
+        v[i] = bits > bits0 ? (threads_cpu_seconds(pid) - cpu0) / (bits - bits0) * 256 : -1;
     }
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);

@@ -189,7 +189,12 @@ static int step(randd_rng *rng, uint8_t *out, size_t n)
 
     if (reseed_due(rng) && (rc = randd_rng_reseed(rng)) < 0)
         return rc;
-    rc = randd_chacha20_stream(rng->crypto, s->key, stream_iv, parts, 2);
+    /* A refill's key and batch lie end to end: one run of whole blocks, no split block. */
+    if (out == s->batch && n == sizeof(s->batch)) {
+        parts[0] = (struct iovec){ s->step, sizeof(s->step) };
+        rc = randd_chacha20_stream(rng->crypto, s->key, stream_iv, parts, 1);
+    } else
+        rc = randd_chacha20_stream(rng->crypto, s->key, stream_iv, parts, 2);
     if (rc < 0)
         OPENSSL_cleanse(s, sizeof(*s));      /* unseeded: the next call starts over */
     return rc;

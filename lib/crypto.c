@@ -129,6 +129,39 @@ static int chacha20_keystream(EVP_CIPHER_CTX *ctx, uint8_t *out, size_t n)
     return 1;
 }
 
+int randd_chacha20_stream(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],
+                          const uint8_t iv[RANDD_CHACHA20_IV], const struct iovec *outs,
+                          size_t nouts)
+{
+    uint8_t block[CHACHA20_BLOCK];
+    size_t spare = 0;                     /* keystream at the end of block not yet given out */
+    int ok = EVP_EncryptInit_ex2(c->cipher, NULL, key, iv, NULL);
+
+    for (size_t i = 0; ok && i < nouts; i++) {
+        uint8_t *dst = outs[i].iov_base;
+        size_t n = outs[i].iov_len, early = n < spare ? n : spare, whole;
+
+        if (early) {
+            memcpy(dst, block + sizeof(block) - spare, early);
+            spare -= early;
+            dst += early;
+            n -= early;
+        }
+        whole = n & ~(size_t)(CHACHA20_BLOCK - 1);
+        ok = chacha20_keystream(c->cipher, dst, whole);
+        if (ok && n > whole) {
+            ok = chacha20_keystream(c->cipher, block, sizeof(block));
+            memcpy(dst + whole, block, n - whole);
+            spare = sizeof(block) - (n - whole);
+        }
+    }
+    OPENSSL_cleanse(block, sizeof(block));
+    /* The context's key and counter words are this call's secrets: replace them. */
+    if (!EVP_EncryptInit_ex2(c->cipher, NULL, zero_key, zero_key, NULL))
+        ok = 0;
+    return ok ? 0 : -EIO;
+}
+
 int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],
                    const uint8_t iv[RANDD_CHACHA20_IV], const void *in, void *out, size_t n)
 {
@@ -137,11 +170,15 @@ int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY]
     uint8_t *dst = out;
     int ok;
 
+    if (!in) {
+        struct iovec all = { out, n };
+
+        return randd_chacha20_stream(c, key, iv, &all, 1);
+    }
     ok = EVP_EncryptInit_ex2(c->cipher, NULL, key, iv, NULL) &&
-         (in ? chacha20_blocks(c->cipher, dst, in, whole) : chacha20_keystream(c->cipher, dst, whole));
+         chacha20_blocks(c->cipher, dst, in, whole);
     if (ok && tail) {
-        if (in)
-            memcpy(block, (const uint8_t *)in + whole, tail);
+        memcpy(block, (const uint8_t *)in + whole, tail);
         ok = chacha20_blocks(c->cipher, block, block, sizeof(block));
         memcpy(dst + whole, block, tail);
         OPENSSL_cleanse(block, sizeof(block));

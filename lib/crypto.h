@@ -34,4 +34,12 @@ int randd_blake2b512_keyed(struct randd_crypto *c, uint8_t out[RANDD_BLAKE2B_BYT
 int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],
                    const uint8_t iv[RANDD_CHACHA20_IV], const void *in, void *out, size_t n);
 
+/* One ChaCha20 keystream under key and iv, laid end to end across outs: outs[0] gets its
+ * first bytes, outs[1] the next, and so on. key may lie in outs[0]: it is absorbed before any
+ * byte is written, which is how a generator replaces its key with its own keystream.
+ * Afterwards the cipher context holds a zero key, not this one. Returns 0 or -EIO. */
+int randd_chacha20_stream(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],
+                          const uint8_t iv[RANDD_CHACHA20_IV], const struct iovec *outs,
+                          size_t nouts);
+
 #endif

@@ -2,10 +2,10 @@
  * as in the kernel's and OpenBSD's generators, seeded and reseeded from the daemon. Owns the
  * generator state and its lifetime; the wire protocol belongs to client.c.
  *
- * A batch is RNG_BATCH bytes of keystream under the current key with nonce 0: its first 32
- * bytes become the next key and are wiped at once, the rest is handed out from the end and
- * wiped as it goes. Large requests are written straight into the caller's buffer under nonce
- * 1 of the same key, then a batch is made so the key is replaced before the call returns. */
+ * Each step of the generator is a run of keystream under the current key: its first 32 bytes
+ * replace the key, the rest is output. Small requests are served from a step's batch of
+ * RNG_BATCH - 32 bytes, handed out from the end and wiped as it goes; a large request is a
+ * step of its own written straight into the caller's buffer, in one pass. */
 #include "rng_internal.h"
 
 #include <errno.h>
@@ -174,28 +174,41 @@ static bool reseed_due(const randd_rng *rng)
            monotonic_ms() - s->reseeded_at_ms >= (uint64_t)rng->reseed_seconds * 1000;
 }
 
-/* --- fast key erasure --------------------------------------------------------------------- */
+/* --- fast key erasure ---------------------------------------------------------------------
+ * Every step is one ChaCha20 stream under the current key (counter 0, nonce 0): its first 32
+ * bytes overwrite the key in place, the bytes after them are output. One cipher setup per
+ * step, and the key that made the output is gone before the output is read. */
 
-static const uint8_t batch_iv[RANDD_CHACHA20_IV];                       /* counter 0, nonce 0 */
-static const uint8_t direct_iv[RANDD_CHACHA20_IV] = { [4] = 1 };        /* counter 0, nonce 1 */
+static const uint8_t stream_iv[RANDD_CHACHA20_IV];
 
-/* A new batch under the current key; its first bytes replace the key before anything else. */
-static int refill(randd_rng *rng)
+static int step(randd_rng *rng, uint8_t *out, size_t n)
 {
     struct rng_secret *s = rng->secret;
+    struct iovec parts[] = { { s->key, sizeof(s->key) }, { out, n } };
     int rc;
 
     if (reseed_due(rng) && (rc = randd_rng_reseed(rng)) < 0)
         return rc;
-    rc = randd_chacha20(rng->crypto, s->key, batch_iv, NULL, s->batch, sizeof(s->batch));
-    if (rc < 0) {
+    /* A refill's key and batch lie end to end: one run of whole blocks, no split block. */
+    if (out == s->batch && n == sizeof(s->batch)) {
+        parts[0] = (struct iovec){ s->step, sizeof(s->step) };
+        rc = randd_chacha20_stream(rng->crypto, s->key, stream_iv, parts, 1);
+    } else
+        rc = randd_chacha20_stream(rng->crypto, s->key, stream_iv, parts, 2);
+    if (rc < 0)
         OPENSSL_cleanse(s, sizeof(*s));      /* unseeded: the next call starts over */
-        return rc;
-    }
-    memcpy(s->key, s->batch, sizeof(s->key));
-    OPENSSL_cleanse(s->batch, sizeof(s->key));
-    s->left = sizeof(s->batch) - sizeof(s->key);
-    return 0;
+    return rc;
+}
+
+/* A new batch for small requests. */
+static int refill(randd_rng *rng)
+{
+    struct rng_secret *s = rng->secret;
+    int rc = step(rng, s->batch, sizeof(s->batch));
+
+    if (rc == 0)
+        s->left = sizeof(s->batch);
+    return rc;
 }
 
 /* Hands out n <= left bytes from the end of the batch and wipes them there. */
@@ -209,18 +222,15 @@ static void take(struct rng_secret *s, uint8_t *out, size_t n)
     s->since_reseed += n;
 }
 
-/* n bytes under the current key and nonce 1, then a fresh batch replaces that key. */
+/* A large request is a step of its own, written straight into the caller's buffer; the
+ * batch's unread bytes stay for later small requests. */
 static int direct(randd_rng *rng, uint8_t *out, size_t n)
 {
-    struct rng_secret *s = rng->secret;
-    int rc;
+    int rc = step(rng, out, n);
 
-    if (reseed_due(rng) && (rc = randd_rng_reseed(rng)) < 0)
-        return rc;
-    rc = randd_chacha20(rng->crypto, s->key, direct_iv, NULL, out, n);
-    s->since_reseed += n;
-    s->left = 0;
-    return rc < 0 ? rc : refill(rng);
+    if (rc == 0)
+        rng->secret->since_reseed += n;
+    return rc;
 }
 
 int randd_rng_bytes(randd_rng *rng, void *buf, size_t n)

@@ -17,8 +17,14 @@
 /* Everything secret, in one locked page that a forked child sees as zeros (MADV_WIPEONFORK):
  * a child therefore starts unseeded and never repeats its parent's output. */
 struct rng_secret {
-    uint8_t key[RANDD_CHACHA20_KEY];
-    uint8_t batch[RNG_BATCH];          /* batch[RNG_BATCH - left ..] is unread; the rest zero */
+    union {
+        uint8_t step[RNG_BATCH];       /* a refill's keystream, made in one run: */
+        struct {
+            uint8_t key[RANDD_CHACHA20_KEY];
+            /* batch[sizeof(batch) - left ..] is unread, the rest zero */
+            uint8_t batch[RNG_BATCH - RANDD_CHACHA20_KEY];
+        };
+    };
     size_t left;
     uint64_t since_reseed;             /* bytes handed out since the last reseed */
     uint64_t reseeded_at_ms;           /* CLOCK_MONOTONIC */

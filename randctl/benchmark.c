@@ -1029,6 +1029,13 @@ static int print_targets(const struct options *o)
         TARGET(in32 < vdso32, "in-process: 32 B call %.1f ns vs vDSO getrandom %.1f ns (faster)",
                in32, vdso32);
     TARGET(in1m >= 0.8 * chacha, "in-process: 1 MiB = %.0f%% of ChaCha20 (>= 80%%)", 100 * in1m / chacha);
+    for (size_t i = 1; i < NSIZES; i++) {          /* every bulk size, same calls, same run */
+        double in = value_of("throughput", "in-process", sizes[i], "throughput");
+        double ossl = value_of("throughput", "RAND_bytes", sizes[i], "throughput");
+
+        TARGET(in >= ossl, "in-process: %zu KiB = %.2fx RAND_bytes (>= 1.0x)", sizes[i] >> 10,
+               in / ossl);
+    }
     TARGET(range >= 5 * bn, "range: randd %.0f samples/s = %.1fx BN_rand_range (>= 5x)", range, range / bn);
     if (!isnan(seeded32))
         TARGET(seeded32 >= 0.9 * ossl32, "provider: RAND_bytes 32 B seeded by randd = %.2fx the "

@@ -119,6 +119,27 @@ START_TEST(chacha20_keystream_is_prefix_consistent)
 }
 END_TEST
 
+/* Parts laid end to end get one stream, whatever the splits (mid-block ones included), and
+ * a key among the outputs is read before it is overwritten. */
+START_TEST(chacha20_stream_lays_one_keystream_across_parts)
+{
+    uint8_t key[32], iv[16], whole[300], split[300], rekeyed[32 + 200];
+    struct iovec parts[] = { { split, 5 }, { split + 5, 0 }, { split + 5, 64 },
+                             { split + 69, 131 }, { split + 200, 100 } };
+
+    rfc8439_key_iv(key, iv);
+    ck_assert_int_eq(randd_chacha20(c, key, iv, NULL, whole, sizeof(whole)), 0);
+    ck_assert_int_eq(randd_chacha20_stream(c, key, iv, parts, 5), 0);
+    ck_assert_mem_eq(split, whole, sizeof(whole));
+
+    struct iovec over_key[] = { { key, 32 }, { rekeyed + 32, 200 } };
+
+    ck_assert_int_eq(randd_chacha20_stream(c, key, iv, over_key, 2), 0);
+    memcpy(rekeyed, key, 32);
+    ck_assert_mem_eq(rekeyed, whole, sizeof(rekeyed));
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("crypto");
@@ -131,6 +152,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, blake2b512_keyed_refuses_bad_key_length);
     tcase_add_test(tc, chacha20_matches_rfc8439_2_4_2);
     tcase_add_test(tc, chacha20_keystream_is_prefix_consistent);
+    tcase_add_test(tc, chacha20_stream_lays_one_keystream_across_parts);
     suite_add_tcase(s, tc);
     return s;
 }

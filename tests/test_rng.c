@@ -426,6 +426,36 @@ START_TEST(bytes_handed_out_are_gone_from_its_memory)
 }
 END_TEST
 
+/* The stream for a known key, computed apart with `openssl enc -chacha20` over zeros (key
+ * 00..1f, IV 0): each step's first 32 bytes become the next key and the bytes after them are
+ * output, so a 4 KiB request is keystream bytes 32..4127, and the small request after it
+ * comes from the next key's batch, bytes 32..63. */
+START_TEST(output_is_the_keystream_after_the_next_key)
+{
+    randd_rng *rng = new_rng("/nonexistent/randd.sock", 0, 0);
+    uint8_t key2[32], key3[32], head[16], tail[16], small_want[32], small[32];
+    uint8_t *big = malloc(4096);
+
+    for (int i = 0; i < RANDD_CHACHA20_KEY; i++)
+        rng->secret->key[i] = (uint8_t)i;
+    unhex("39fd2b7dd9c5196a8dbd0377b8dc4a498a35d86fbcde6accb2cc7d4cd8ea2492", key2, 32);
+    unhex("2b23cce7a26023ab3f0eef693ac87f64", head, 16);
+    unhex("884a1f05d04af099998ecacf673c3777", tail, 16);
+    unhex("0ab756b1bffab801632a21c42e6092aff72876f4a1a4b2ba06487fea9267e38d", key3, 32);
+    unhex("2d41a59c90e41a8e7a4dccaa1c46069983b1a333ce25719ec3437768ab57fa42", small_want, 32);
+
+    ck_assert_int_eq(randd_rng_bytes(rng, big, 4096), 0);
+    ck_assert_mem_eq(big, head, 16);
+    ck_assert_mem_eq(big + 4096 - 16, tail, 16);
+    ck_assert_mem_eq(rng->secret->key, key2, 32);
+    ck_assert_int_eq(randd_rng_bytes(rng, small, sizeof(small)), 0);
+    ck_assert_mem_eq(small, small_want, 32);
+    ck_assert_mem_eq(rng->secret->key, key3, 32);
+    free(big);
+    randd_rng_free(rng);
+}
+END_TEST
+
 /* Every size path gives bytes that look uniform: a chi-square over byte values. */
 START_TEST(output_of_every_size_looks_uniform)
 {
@@ -471,6 +501,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_forked_child_never_shares_output_with_its_parent);
     tcase_add_test(tc, each_thread_gets_its_own_generator);
     tcase_add_test(tc, bytes_handed_out_are_gone_from_its_memory);
+    tcase_add_test(tc, output_is_the_keystream_after_the_next_key);
     tcase_add_test(tc, output_of_every_size_looks_uniform);
     suite_add_tcase(s, tc);
     return s;

@@ -196,11 +196,11 @@ $(BUILD)/libfault.so: tests/fault/libfault.c | $(BUILD)/
 
 $(BUILD)/soak: $(BUILD)/tests/soak/soak.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
-	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -pthread
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -pthread -lm
 
 $(BUILD)/bench-prime: $(BUILD)/tests/bench/bench_prime.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
-	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
 
 $(BUILD)/bench-jitter: $(BUILD)/tests/bench/bench_jitter.o $(BUILD)/tests/bench/proc_threads.o \
   $(BUILD)/librandd.a

@@ -5,7 +5,13 @@
  * rejected and replaced by a fresh draw (never stepped from, as an incremental search would,
  * which favours primes after long gaps), so every prime of the size is equally likely.
  * A candidate is sieved by small odd primes before any exponentiation: a fixed few dozen to
- * a few hundred up to 128 bits, more as the size grows above (sieve_groups). */
+ * a few hundred up to 128 bits, more as the size grows above (sieve_groups).
+ *
+ * Above 128 bits a random candidate that survives the sieve takes Miller-Rabin to base 2,
+ * then to randd_prime_rounds(bits) uniform random bases: the average-case bound of
+ * prime_rounds.c, which only fresh uniform candidates earn, keeps OpenSSL 3's 2^-128 (2^-256
+ * above 2048 bits) in 3 to 44 rounds instead of its 64 (128). randd_is_prime_bytes, which
+ * judges numbers nobody drew at random, keeps BN_check_prime and its worst-case rounds. */
 #include "prime.h"
 
 #include <errno.h>
@@ -363,32 +369,145 @@ int randd_is_prime_bytes(const uint8_t *n, size_t len)
     return rc;
 }
 
+/* --- random candidates above 128 bits ----------------------------------------------------- */
+
+/* Everything testing one candidate needs, allocated once per search. BIGNUMs that hold the
+ * candidate come from OpenSSL's secure heap; they and the BN_MONT_CTX (whose copy of n is
+ * overwritten by the next candidate) are cleared when freed. */
+struct big_test {
+    BN_CTX *ctx;
+    BN_MONT_CTX *mont;
+    BIGNUM *n, *n_minus_1, *d, *x, *base;
+    int s;                                           /* n - 1 = d 2^s, d odd */
+    size_t len;
+    struct randd_rngbc_range below_n_minus_3;        /* bases are 2 + [0, n - 3) */
+    uint8_t n_minus_3[RANDD_PRIME_BITS_MAX / 8], drawn[RANDD_PRIME_BITS_MAX / 8];
+};
+
+static void big_test_fini(struct big_test *t)
+{
+    BN_clear_free(t->n), BN_clear_free(t->n_minus_1), BN_clear_free(t->d);
+    BN_clear_free(t->x), BN_clear_free(t->base);
+    BN_MONT_CTX_free(t->mont);
+    BN_CTX_free(t->ctx);
+    OPENSSL_cleanse(t->n_minus_3, sizeof(t->n_minus_3));
+    OPENSSL_cleanse(t->drawn, sizeof(t->drawn));
+}
+
+/* big_test_fini undoes it, whether it failed or not. */
+static int big_test_init(struct big_test *t, size_t len)
+{
+    *t = (struct big_test){ .len = len };
+    t->ctx = BN_CTX_secure_new();
+    t->mont = BN_MONT_CTX_new();
+    t->n = BN_secure_new(), t->n_minus_1 = BN_secure_new(), t->d = BN_secure_new();
+    t->x = BN_secure_new(), t->base = BN_secure_new();
+    return t->ctx && t->mont && t->n && t->n_minus_1 && t->d && t->x && t->base ? 0 : -ENOMEM;
+}
+
+/* Take candidate n (odd, top bit set): 1 when it survives the sieve and is ready for
+ * strong_test, 0 when a small prime divides it, -ENOMEM. */
+static int big_test_take(struct big_test *t, const uint8_t *n)
+{
+    if (!BN_bin2bn(n, (int)t->len, t->n))
+        return -ENOMEM;
+    if (!survives_sieve(t->n, sieve_groups(8 * t->len)))
+        return 0;
+    if (!BN_MONT_CTX_set(t->mont, t->n, t->ctx) || !BN_copy(t->n_minus_1, t->n) ||
+        !BN_sub_word(t->n_minus_1, 1))
+        return -ENOMEM;
+    for (t->s = 1; !BN_is_bit_set(t->n_minus_1, t->s); t->s++)
+        ;
+    return BN_rshift(t->d, t->n_minus_1, t->s) ? 1 : -ENOMEM;
+}
+
+/* Miller-Rabin to base 2 (base NULL) or to base: 1 strong probable prime, 0 composite. */
+static int strong_test(struct big_test *t, const BIGNUM *base)
+{
+    int ok = base ? BN_mod_exp_mont(t->x, base, t->d, t->n, t->ctx, t->mont)
+                  : BN_mod_exp_mont_word(t->x, 2, t->d, t->n, t->ctx, t->mont);
+
+    if (!ok)
+        return -ENOMEM;
+    if (BN_is_one(t->x) || BN_cmp(t->x, t->n_minus_1) == 0)
+        return 1;
+    for (int i = 1; i < t->s; i++) {
+        if (!BN_mod_sqr(t->x, t->x, t->n, t->ctx))
+            return -ENOMEM;
+        if (BN_cmp(t->x, t->n_minus_1) == 0)
+            return 1;
+        if (BN_is_one(t->x))
+            return 0;                    /* a square root of 1 other than +-1 */
+    }
+    return 0;
+}
+
+/* A base uniform in [2, n - 2], as the average-case bound assumes. */
+static int draw_base(struct big_test *t, const struct randd_byte_source *src)
+{
+    int rc;
+
+    if (!BN_copy(t->base, t->n) || !BN_sub_word(t->base, 3) ||
+        BN_bn2binpad(t->base, t->n_minus_3, (int)t->len) < 0)
+        return -ENOMEM;
+    rc = randd_rngbc_prepare(&t->below_n_minus_3, t->n_minus_3, t->len);
+    if (rc == 0)
+        rc = randd_rngbc8(&t->below_n_minus_3, t->drawn, src, NULL);
+    if (rc < 0)
+        return rc;
+    return BN_bin2bn(t->drawn, (int)t->len, t->base) && BN_add_word(t->base, 2) ? 0 : -ENOMEM;
+}
+
+/* 1 prime, 0 composite, negative errno. Sieve, then base 2, which rejects nearly every
+ * composite that is left for the price of squarings alone; a candidate that passes is almost
+ * surely prime and earns its error bound with randd_prime_rounds(bits) random bases. Base 2
+ * cannot loosen that bound: it only turns composites away. */
+static int is_random_candidate_prime(struct big_test *t, const uint8_t *n, unsigned rounds,
+                                     const struct randd_byte_source *src)
+{
+    int rc = big_test_take(t, n);
+
+    if (rc == 1)
+        rc = strong_test(t, NULL);
+    for (unsigned i = 0; rc == 1 && i < rounds; i++) {
+        rc = draw_base(t, src);
+        if (rc == 0)
+            rc = strong_test(t, t->base);
+    }
+    return rc;
+}
+
+/* --- random primes ------------------------------------------------------------------------ */
+
 int randd_prime_generate(unsigned bits, uint8_t *out, const struct randd_byte_source *src)
 {
     size_t len = (bits + 7) / 8;
     uint8_t top = (uint8_t)(1u << ((bits - 1) % 8)), r[RANDD_PRIME_BITS_MAX / 8];
     struct randd_rngbc_range range;
+    struct big_test big = { 0 };
+    unsigned rounds = 0;
     int rc;
 
     if (bits < RANDD_PRIME_BITS_MIN)
         return -EINVAL;
     if (bits > RANDD_PRIME_BITS_MAX)
         return -E2BIG;
-    BN_CTX *ctx = NULL;
-    BIGNUM *bn = NULL;
-
     memset(r, 0, len);
     r[0] = top;                                       /* r = 2^(bits-1) */
     rc = randd_rngbc_prepare(&range, r, len);
-    if (rc == 0 && bits > 128 && (!(ctx = BN_CTX_secure_new()) || !(bn = BN_secure_new())))
-        rc = -ENOMEM;
+    if (rc == 0 && bits > 128) {
+        pthread_once(&tables_once, init_tables);
+        rounds = randd_prime_rounds(bits);
+        rc = big_test_init(&big, len);
+    }
     while (rc == 0) {
         rc = randd_rngbc8(&range, out, src, NULL);
         if (rc < 0)
             break;
         out[0] |= top;
         out[len - 1] |= 1;
-        rc = is_prime_any(out, len, bn, ctx);
+        rc = bits > 128 ? is_random_candidate_prime(&big, out, rounds, src)
+                        : is_prime_any(out, len, NULL, NULL);
         if (rc == 1) {
             rc = 0;
             break;
@@ -396,7 +515,7 @@ int randd_prime_generate(unsigned bits, uint8_t *out, const struct randd_byte_so
     }
     if (rc < 0)
         OPENSSL_cleanse(out, len);
-    BN_clear_free(bn);
-    BN_CTX_free(ctx);
+    if (bits > 128)
+        big_test_fini(&big);
     return rc;
 }

@@ -239,6 +239,60 @@ END_TEST
 START_TEST(agrees_with_bn_check_prime_on_100000_odd_128_bit_numbers) { agree_with_bn(128, 100000); }
 END_TEST
 
+/* --- rounds for random candidates ----------------------------------------------------- */
+
+/* At 2^-80 the average-case bounds give the table OpenSSL 1.1 shipped as
+ * BN_prime_checks_for_size (from the Handbook of Applied Cryptography, Table 4.4): the
+ * rounds at each of its thresholds, and one bit below, where the next row's count holds. */
+START_TEST(rounds_for_2_to_the_minus_80_match_the_published_table)
+{
+    static const struct { unsigned bits, rounds, below; } table[] = {
+        { 1300, 2, 3 }, { 850, 3, 4 }, { 650, 4, 5 }, { 550, 5, 6 }, { 450, 6, 7 },
+        { 400, 7, 8 }, { 350, 8, 9 }, { 300, 9, 10 }, { 250, 12, 12 }, { 200, 15, 15 },
+        { 150, 18, 18 }, { 100, 27, 27 },
+    };
+
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        unsigned got = randd_prime_rounds_for(table[i].bits, 80);
+
+        ck_assert_msg(got == table[i].rounds, "%u bits at 2^-80: expected %u rounds, got %u",
+                      table[i].bits, table[i].rounds, got);
+        got = randd_prime_rounds_for(table[i].bits - 1, 80);
+        ck_assert_msg(got <= table[i].below && got >= table[i].rounds,
+                      "%u bits at 2^-80: expected %u to %u rounds, got %u", table[i].bits - 1,
+                      table[i].rounds, table[i].below, got);
+    }
+}
+END_TEST
+
+/* OpenSSL 3's bound: 2^-128 to 2048 bits, 2^-256 above; never more rounds than its worst-case
+ * 64 (128), fewer as candidates grow (a bigger random odd number is less often a liar's). */
+START_TEST(rounds_keep_openssl_3s_error_bound_and_fall_with_size)
+{
+    static const struct { unsigned bits, rounds; } at[] = {
+        { 129, 44 }, { 256, 29 }, { 512, 12 }, { 1024, 6 }, { 2048, 3 }, { 2049, 10 },
+        { 3072, 7 }, { 4096, 5 },
+    };
+
+    for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+        ck_assert_msg(randd_prime_rounds(at[i].bits) == at[i].rounds,
+                      "%u bits: expected %u rounds, got %u", at[i].bits, at[i].rounds,
+                      randd_prime_rounds(at[i].bits));
+    /* The bounds hand over to one another at t = k/9, so the count may rise by one from one
+     * size to the next; 64 bits on, it never has. */
+    for (unsigned bits = 129; bits <= RANDD_PRIME_BITS_MAX; bits++) {
+        unsigned t = randd_prime_rounds(bits);
+
+        ck_assert_msg(t <= (bits > 2048 ? 128u : 64u), "%u bits: %u rounds", bits, t);
+        if (bits - 64 >= 129 && (bits - 64 > 2048) == (bits > 2048))
+            ck_assert_msg(t <= randd_prime_rounds(bits - 64), "%u bits: %u rounds, %u at 64 "
+                          "bits less", bits, t, randd_prime_rounds(bits - 64));
+    }
+    /* With no help from the average case, 4^-t alone: the worst-case counts. */
+    ck_assert_uint_eq(randd_prime_rounds_for(2, 128), 64);
+}
+END_TEST
+
 /* --- random primes ---------------------------------------------------------------------------- */
 
 static int generator_fill(void *g, void *buf, size_t n)
@@ -257,13 +311,14 @@ static void seed_generator(void)
 
 START_TEST(generated_primes_are_prime_and_exactly_bits_long)
 {
-    static const unsigned sizes[] = { 16, 17, 63, 64, 65, 127, 128, 129, 256, 1024 };
+    static const unsigned sizes[] = { 16, 17, 63, 64, 65, 127, 128, 129, 256, 1024, 2048,
+                                      3000 };
     BN_CTX *ctx = BN_CTX_new();
-    uint8_t out[128];
+    uint8_t out[RANDD_PRIME_BITS_MAX / 8];
 
     seed_generator();
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-        for (int rep = 0; rep < (sizes[i] > 256 ? 2 : 5); rep++) {
+        for (int rep = 0; rep < (sizes[i] > 1024 ? 1 : sizes[i] > 256 ? 2 : 5); rep++) {
             size_t len = (sizes[i] + 7) / 8;
             BIGNUM *bn;
 
@@ -322,6 +377,80 @@ START_TEST(sixteen_bit_primes_are_drawn_uniformly)
 }
 END_TEST
 
+/* Above 128 bits: primes whose p - 1 has many factors of 2 come up as often as the rest, so
+ * the strong test's squarings accept them (p = 1 mod 8 needs two or more), and a composite
+ * that fools base 2 is not let through. */
+START_TEST(large_primes_come_from_every_residue_mod_8)
+{
+    enum { DRAWS = 400 };
+    BN_CTX *ctx = BN_CTX_new();
+    unsigned per_residue[8] = { 0 };
+    uint8_t out[20];
+
+    seed_generator();
+    for (int i = 0; i < DRAWS; i++) {
+        BIGNUM *bn;
+
+        ck_assert_int_eq(randd_prime_generate(160, out, &src), 0);
+        bn = BN_bin2bn(out, sizeof(out), NULL);
+        ck_assert_msg(BN_check_prime(bn, ctx, NULL) == 1, "draw %d is not prime", i);
+        per_residue[out[sizeof(out) - 1] & 7]++;
+        BN_free(bn);
+    }
+    /* Each of 1, 3, 5, 7 expects 100 (binomial sd 8.7). */
+    for (int r = 1; r < 8; r += 2)
+        ck_assert_msg(per_residue[r] > 55 && per_residue[r] < 145, "%u of %d primes are %d "
+                      "mod 8, expected about 100", per_residue[r], DRAWS, r);
+    randd_cymric_fini(&gen);
+    BN_CTX_free(ctx);
+}
+END_TEST
+
+/* A source of splitmix bytes that fails once its budget is spent. */
+struct failing_source {
+    uint64_t seed;
+    size_t left, used;
+};
+
+static int fail_after(void *ctx, void *buf, size_t n)
+{
+    struct failing_source *f = ctx;
+    uint8_t *p = buf;
+
+    if (n > f->left)
+        return -EIO;
+    f->left -= n;
+    f->used += n;
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)splitmix(&f->seed);
+    return 0;
+}
+
+/* A source that fails in the last bytes a search needs (its random bases) or anywhere
+ * before: the source's error, and nothing left in out. With every byte it needs: a prime. */
+START_TEST(a_failing_source_fails_the_search_and_wipes_out)
+{
+    static const uint8_t zero[64];
+    struct failing_source f = { .seed = 5, .left = SIZE_MAX };
+    struct randd_byte_source failing = { fail_after, &f };
+    size_t needed, rounds_bytes = 64 * randd_prime_rounds(512);
+    uint8_t out[64];
+
+    ck_assert_int_eq(randd_prime_generate(512, out, &failing), 0);
+    needed = f.used;
+    ck_assert_msg(needed > rounds_bytes, "a 512-bit search took only %zu bytes", needed);
+    for (size_t short_by = 1; short_by < needed;
+         short_by += short_by < rounds_bytes ? 37 : 997) {
+        f = (struct failing_source){ .seed = 5, .left = needed - short_by };
+        ck_assert_int_eq(randd_prime_generate(512, out, &failing), -EIO);
+        ck_assert_msg(!memcmp(out, zero, sizeof(out)), "%zu bytes short: out not wiped",
+                      short_by);
+    }
+    f = (struct failing_source){ .seed = 5, .left = needed };
+    ck_assert_int_eq(randd_prime_generate(512, out, &failing), 0);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("prime");
@@ -338,6 +467,10 @@ Suite *test_suite(void)
     tcase_add_test(tc, agrees_with_bn_check_prime_on_100000_odd_128_bit_numbers);
     tcase_add_test(tc, generated_primes_are_prime_and_exactly_bits_long);
     tcase_add_test(tc, sixteen_bit_primes_are_drawn_uniformly);
+    tcase_add_test(tc, rounds_for_2_to_the_minus_80_match_the_published_table);
+    tcase_add_test(tc, rounds_keep_openssl_3s_error_bound_and_fall_with_size);
+    tcase_add_test(tc, large_primes_come_from_every_residue_mod_8);
+    tcase_add_test(tc, a_failing_source_fails_the_search_and_wipes_out);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -221,6 +221,7 @@ struct primes *primes_new(struct loop *loop, primes_done_fn *done)
         errno = rc;
         goto fail;
     }
+    pthread_setname_np(p->thread, "randd-prime");   /* for top -H and perf; not vital */
     return p;
 fail:
     if (p->gen) {

@@ -205,7 +205,7 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
 /* Sources open before main blocks the signals it reads from a signalfd, and a thread inherits
  * its creator's mask: a thread started with them open would take a SIGHUP meant for the loop,
  * and its default action ends the daemon. */
-int source_start_thread(pthread_t *thread, void *(*fn)(void *), void *arg)
+int source_start_thread(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg)
 {
     sigset_t all, before;
     int rc;
@@ -214,6 +214,8 @@ int source_start_thread(pthread_t *thread, void *(*fn)(void *), void *arg)
     pthread_sigmask(SIG_SETMASK, &all, &before);
     rc = pthread_create(thread, NULL, fn, arg);
     pthread_sigmask(SIG_SETMASK, &before, NULL);
+    if (rc == 0)
+        pthread_setname_np(*thread, name);  /* a name is a convenience: ERANGE is ignored */
     return rc;
 }
 

@@ -150,9 +150,10 @@ bool source_healthy(const struct source *s);
 void source_close(struct source *s);
 
 /* A thread a source runs besides the event loop (jitter's worker, an assessment's reader):
- * started with every signal blocked, since the loop reads them from a signalfd. Returns
+ * started with every signal blocked, since the loop reads them from a signalfd, and named
+ * (at most 15 characters) so that top -H, perf and ps tell it from the loop. Returns
  * pthread_create's 0 or error number. */
-int source_start_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
+int source_start_thread(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg);
 /* Called by such a thread first: SCHED_IDLE and nice 19. */
 void source_lower_thread_priority(void);
 

@@ -178,7 +178,7 @@ void source_assess_by_reading(struct source *s)
         return;
     r->source = s;
     r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (r->efd < 0 || source_start_thread(&r->thread, reader_main, r) != 0) {
+    if (r->efd < 0 || source_start_thread(&r->thread, "randd-assess", reader_main, r) != 0) {
         if (r->efd >= 0)
             close(r->efd);
         free(r);

@@ -576,7 +576,7 @@ int source_jitter_init(struct source *s, unsigned oversampling, jitter_clock_fn 
         free_jitter(j);
         return rc;
     }
-    if ((rc = source_start_thread(&j->thread, worker, j)) != 0) {
+    if ((rc = source_start_thread(&j->thread, "randd-jitter", worker, j)) != 0) {
         snprintf(why, whylen, "worker thread: %s", strerror(rc));
         free_jitter(j);
         return -rc;

@@ -430,7 +430,7 @@ static const char *const ciphers[] = { "chacha20", "aes256ctr" };
 START_TEST(bytes_handed_out_are_gone_from_its_memory)
 {
     randd_rng *rng = new_rng_running(ciphers[_i], "/nonexistent/randd.sock");
-    uint8_t small[24], key_before[RANDD_CHACHA20_KEY];
+    uint8_t small[24], key_before[RANDD_STREAM_KEY];
     uint8_t *big;
 
     if (!rng)
@@ -470,7 +470,7 @@ START_TEST(output_is_the_keystream_after_the_next_key)
     uint8_t key2[32], key3[32], head[16], tail[16], small_want[32], small[32];
     uint8_t *big = malloc(4096);
 
-    for (int i = 0; i < RANDD_CHACHA20_KEY; i++)
+    for (int i = 0; i < RANDD_STREAM_KEY; i++)
         rng->secret->key[i] = (uint8_t)i;
     unhex("39fd2b7dd9c5196a8dbd0377b8dc4a498a35d86fbcde6accb2cc7d4cd8ea2492", key2, 32);
     unhex("2b23cce7a26023ab3f0eef693ac87f64", head, 16);
@@ -501,7 +501,7 @@ START_TEST(aes_output_is_the_keystream_after_the_next_key)
     if (!rng)
         return;
     big = malloc(4096);
-    for (int i = 0; i < RANDD_CHACHA20_KEY; i++)
+    for (int i = 0; i < RANDD_STREAM_KEY; i++)
         rng->secret->key[i] = (uint8_t)i;
     unhex("f29000b62a499fd0a9f39a6add2e7780f05d76ae4ab99fe5a6f69b3148c2363d", key2, 32);
     unhex("0ebcb5deb52c83bd08a8a935182c9199", head, 16);

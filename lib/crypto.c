@@ -1,4 +1,5 @@
-/* EVP plumbing for BLAKE2b and ChaCha20. Fetching an algorithm implicitly on every call
+/* EVP plumbing for BLAKE2b, ChaCha20 and AES-256-CTR, and whether AES is safe to use here
+ * (hardware AES only). Fetching an algorithm implicitly on every call
  * doubles the cost of a small generate, so each owner fetches once here and reuses the
  * contexts; the only file in lib/ and internal/ that talks to OpenSSL's EVP API. */
 #include "crypto.h"
@@ -12,17 +13,25 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 struct randd_crypto {
     EVP_MD *blake2b;
     EVP_MAC *blake2bmac;
     EVP_CIPHER *chacha20;
+    EVP_CIPHER *aes256ctr;                /* fetched when a generator asks for it */
+    enum randd_stream_cipher stream;      /* what cipher is bound to */
     EVP_MD_CTX *md;
     EVP_MAC_CTX *mac;
     EVP_CIPHER_CTX *cipher;
 };
 
-#define CHACHA20_BLOCK     64
-#define CHACHA20_MAX_CHUNK ((size_t)1 << 30)   /* EVP lengths are int */
+/* Both keystreams run in 64-byte multiples (4 AES blocks), so neither cipher keeps a partial
+ * block of handed-out keystream in its context. */
+#define STREAM_BLOCK     64
+#define EVP_MAX_CHUNK ((size_t)1 << 30)   /* EVP lengths are int */
 
 static const uint8_t zero_key[RANDD_BLAKE2B_BYTES];
 
@@ -45,6 +54,7 @@ struct randd_crypto *randd_crypto_new(void)
     /* Bind the cipher once; later inits pass only key and IV, which is the cheap path. */
     if (!EVP_EncryptInit_ex2(c->cipher, c->chacha20, zero_key, zero_key, NULL))
         goto fail;
+    c->stream = RANDD_STREAM_CHACHA20;
     return c;
 fail:
     randd_crypto_free(c);
@@ -59,6 +69,7 @@ void randd_crypto_free(struct randd_crypto *c)
     EVP_MAC_CTX_free(c->mac);
     EVP_MD_CTX_free(c->md);
     EVP_CIPHER_free(c->chacha20);
+    EVP_CIPHER_free(c->aes256ctr);
     EVP_MAC_free(c->blake2bmac);
     EVP_MD_free(c->blake2b);
     free(c);
@@ -100,10 +111,10 @@ int randd_blake2b512_keyed(struct randd_crypto *c, uint8_t out[RANDD_BLAKE2B_BYT
 
 /* Runs whole 64-byte blocks only: OpenSSL keeps a partial block in the context, and that
  * block holds keystream already handed out. The tail goes through a wiped stack block. */
-static int chacha20_blocks(EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in, size_t n)
+static int cipher_blocks(EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in, size_t n)
 {
     while (n > 0) {
-        size_t chunk = n > CHACHA20_MAX_CHUNK ? CHACHA20_MAX_CHUNK : n;
+        size_t chunk = n > EVP_MAX_CHUNK ? EVP_MAX_CHUNK : n;
         int done = 0;
 
         if (!EVP_EncryptUpdate(ctx, out, &done, in, (int)chunk) || (size_t)done != chunk)
@@ -117,23 +128,67 @@ static int chacha20_blocks(EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in,
 
 /* Keystream = the encryption of zeros, read from a small zero page that stays in cache,
  * so the output is written once rather than cleared first and then rewritten. */
-static int chacha20_keystream(EVP_CIPHER_CTX *ctx, uint8_t *out, size_t n)
+static int keystream_of_zeros(EVP_CIPHER_CTX *ctx, uint8_t *out, size_t n)
 {
     static const uint8_t zeros[4096];
 
     for (size_t chunk; n > 0; out += chunk, n -= chunk) {
         chunk = n < sizeof(zeros) ? n : sizeof(zeros);
-        if (!chacha20_blocks(ctx, out, zeros, chunk))
+        if (!cipher_blocks(ctx, out, zeros, chunk))
             return 0;
     }
     return 1;
 }
 
-int randd_chacha20_stream(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],
-                          const uint8_t iv[RANDD_CHACHA20_IV], const struct iovec *outs,
-                          size_t nouts)
+/* --- keystreams --------------------------------------------------------------------------
+ * OpenSSL's AES is table-based (not constant-time) without AES-NI, and OpenSSL 3 offers no
+ * public capability query, so the CPU is asked directly. OPENSSL_ia32cap can hide AES-NI
+ * from OpenSSL, which would then run table AES under us: with it set, no AES. */
+
+int randd_crypto_has_hardware_aes(void)
 {
-    uint8_t block[CHACHA20_BLOCK];
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned eax, ebx, ecx, edx;
+
+    if (getenv("OPENSSL_ia32cap"))
+        return 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_AES);
+#else
+    return 0;            /* ARMv8 AES exists, but unchecked here: ChaCha20 is the safe side */
+#endif
+}
+
+int randd_crypto_use_stream(struct randd_crypto *c, enum randd_stream_cipher which)
+{
+    EVP_CIPHER *cipher = c->chacha20;
+
+    if (which == RANDD_STREAM_AES256CTR) {
+        if (!randd_crypto_has_hardware_aes())
+            return -ENOTSUP;
+        if (!c->aes256ctr)
+            c->aes256ctr = EVP_CIPHER_fetch(NULL, "AES-256-CTR", NULL);
+        if (!c->aes256ctr)
+            return -EIO;
+        cipher = c->aes256ctr;
+    } else if (which != RANDD_STREAM_CHACHA20)
+        return -EINVAL;
+    if (!EVP_EncryptInit_ex2(c->cipher, cipher, zero_key, zero_key, NULL))
+        return -EIO;
+    c->stream = which;
+    return 0;
+}
+
+enum randd_stream_cipher randd_crypto_stream(const struct randd_crypto *c)
+{
+    return c->stream;
+}
+
+/* The bound cipher's keystream under key and iv, laid across outs (randd_chacha20_stream). */
+static int keystream_across(struct randd_crypto *c, const uint8_t key[RANDD_STREAM_KEY],
+                            const uint8_t iv[RANDD_CHACHA20_IV], const struct iovec *outs,
+                            size_t nouts)
+{
+    uint8_t block[STREAM_BLOCK];
     size_t spare = 0;                     /* keystream at the end of block not yet given out */
     int ok = EVP_EncryptInit_ex2(c->cipher, NULL, key, iv, NULL);
 
@@ -147,10 +202,10 @@ int randd_chacha20_stream(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA
             dst += early;
             n -= early;
         }
-        whole = n & ~(size_t)(CHACHA20_BLOCK - 1);
-        ok = chacha20_keystream(c->cipher, dst, whole);
+        whole = n & ~(size_t)(STREAM_BLOCK - 1);
+        ok = keystream_of_zeros(c->cipher, dst, whole);
         if (ok && n > whole) {
-            ok = chacha20_keystream(c->cipher, block, sizeof(block));
+            ok = keystream_of_zeros(c->cipher, block, sizeof(block));
             memcpy(dst + whole, block, n - whole);
             spare = sizeof(block) - (n - whole);
         }
@@ -162,24 +217,43 @@ int randd_chacha20_stream(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA
     return ok ? 0 : -EIO;
 }
 
+int randd_chacha20_stream(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],
+                          const uint8_t iv[RANDD_CHACHA20_IV], const struct iovec *outs,
+                          size_t nouts)
+{
+    if (c->stream != RANDD_STREAM_CHACHA20)
+        return -EINVAL;
+    return keystream_across(c, key, iv, outs, nouts);
+}
+
+int randd_stream(struct randd_crypto *c, const uint8_t key[RANDD_STREAM_KEY],
+                 const struct iovec *outs, size_t nouts)
+{
+    static const uint8_t zero_iv[RANDD_CHACHA20_IV];
+
+    return keystream_across(c, key, zero_iv, outs, nouts);
+}
+
 int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],
                    const uint8_t iv[RANDD_CHACHA20_IV], const void *in, void *out, size_t n)
 {
-    size_t whole = n & ~(size_t)(CHACHA20_BLOCK - 1), tail = n - whole;
-    uint8_t block[CHACHA20_BLOCK] = { 0 };
+    size_t whole = n & ~(size_t)(STREAM_BLOCK - 1), tail = n - whole;
+    uint8_t block[STREAM_BLOCK] = { 0 };
     uint8_t *dst = out;
     int ok;
 
+    if (c->stream != RANDD_STREAM_CHACHA20)
+        return -EINVAL;
     if (!in) {
         struct iovec all = { out, n };
 
         return randd_chacha20_stream(c, key, iv, &all, 1);
     }
     ok = EVP_EncryptInit_ex2(c->cipher, NULL, key, iv, NULL) &&
-         chacha20_blocks(c->cipher, dst, in, whole);
+         cipher_blocks(c->cipher, dst, in, whole);
     if (ok && tail) {
         memcpy(block, (const uint8_t *)in + whole, tail);
-        ok = chacha20_blocks(c->cipher, block, block, sizeof(block));
+        ok = cipher_blocks(c->cipher, block, block, sizeof(block));
         memcpy(dst + whole, block, tail);
         OPENSSL_cleanse(block, sizeof(block));
     }

@@ -1,5 +1,6 @@
-/* The OpenSSL primitives randd builds on: keyed and unkeyed BLAKE2b-512 and the ChaCha20
- * keystream, through EVP with algorithms fetched and contexts created once per owner.
+/* The OpenSSL primitives randd builds on: keyed and unkeyed BLAKE2b-512 and a keystream
+ * (ChaCha20, or AES-256-CTR where the CPU does AES in hardware), through EVP with algorithms
+ * fetched and contexts created once per owner.
  * Owns no secrets of its own: callers pass keys in and wipe their own buffers. */
 #ifndef RANDD_CRYPTO_H
 #define RANDD_CRYPTO_H
@@ -11,6 +12,13 @@
 #define RANDD_BLAKE2B_BYTES 64   /* BLAKE2b-512 digest, also the largest key (RFC 7693) */
 #define RANDD_CHACHA20_KEY  32
 #define RANDD_CHACHA20_IV   16   /* OpenSSL layout: 32-bit LE counter || 96-bit nonce */
+#define RANDD_STREAM_KEY    32   /* either keystream's key: ChaCha20's, AES-256's */
+
+/* The keystream a context runs: ChaCha20 unless randd_crypto_use_stream says otherwise. */
+enum randd_stream_cipher {
+    RANDD_STREAM_CHACHA20 = 1,
+    RANDD_STREAM_AES256CTR = 2,     /* only where the CPU does AES itself: never table AES */
+};
 
 struct randd_crypto;
 
@@ -34,6 +42,16 @@ int randd_blake2b512_keyed(struct randd_crypto *c, uint8_t out[RANDD_BLAKE2B_BYT
 int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],
                    const uint8_t iv[RANDD_CHACHA20_IV], const void *in, void *out, size_t n);
 
+/* Whether this CPU runs AES in hardware (x86 AES-NI), so OpenSSL's AES is constant-time.
+ * No, too, when OPENSSL_ia32cap is set: it may have masked AES-NI from OpenSSL. */
+int randd_crypto_has_hardware_aes(void);
+
+/* Binds the context's cipher to which (fetched here once). Afterwards randd_chacha20 and
+ * randd_chacha20_stream work only while it is ChaCha20; randd_stream follows it.
+ * Returns 0, -ENOTSUP (AES-256-CTR without hardware AES) or -EIO. */
+int randd_crypto_use_stream(struct randd_crypto *c, enum randd_stream_cipher which);
+enum randd_stream_cipher randd_crypto_stream(const struct randd_crypto *c);
+
 /* One ChaCha20 keystream under key and iv, laid end to end across outs: outs[0] gets its
  * first bytes, outs[1] the next, and so on. key may lie in outs[0]: it is absorbed before any
  * byte is written, which is how a generator replaces its key with its own keystream.
@@ -41,5 +59,11 @@ int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY]
 int randd_chacha20_stream(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],
                           const uint8_t iv[RANDD_CHACHA20_IV], const struct iovec *outs,
                           size_t nouts);
+
+/* As randd_chacha20_stream, with the bound keystream (ChaCha20 or AES-256-CTR), IV zero:
+ * ChaCha20 counter 0 and nonce 0, or AES-CTR's 128-bit counter block from 0. A key is never
+ * used twice, so one stream of it is safe. Returns 0 or -EIO. */
+int randd_stream(struct randd_crypto *c, const uint8_t key[RANDD_STREAM_KEY],
+                 const struct iovec *outs, size_t nouts);
 
 #endif

@@ -76,8 +76,10 @@ int randd_add_entropy(randd_handle *h, const void *data, size_t len, unsigned bi
 
 /* --- the in-process generator ------------------------------------------------------------
  * Random bytes faster than a system call, still drawn from randd's health-checked entropy:
- * a ChaCha20 generator inside this process, seeded with 64 bytes from the daemon and reseeded
- * from it every reseed_bytes bytes or reseed_seconds seconds. When the daemon cannot be
+ * a ChaCha20 generator inside this process (AES-256-CTR instead where the CPU does AES in
+ * hardware: faster there; the environment variable RANDD_RNG_CIPHER=chacha20|aes256ctr forces
+ * one), seeded with 64 bytes from the daemon and reseeded from it every reseed_bytes bytes or
+ * reseed_seconds seconds. When the daemon cannot be
  * reached it seeds from getrandom() instead and says so (randd_rng_seed_source), unless
  * RANDD_RNG_REQUIRE_DAEMON makes that an error.
  * Fast key erasure: keystream is made a batch at a time, the next key is taken from the batch
@@ -105,7 +107,8 @@ struct randd_rng_options {
     unsigned flags;            /* enum randd_rng_flags */
 };
 
-/* options NULL: the defaults. Seeds at once. Returns 0, -ENOMEM, or (with
+/* options NULL: the defaults. Seeds at once. Returns 0, -ENOMEM, -EINVAL (RANDD_RNG_CIPHER
+ * names no cipher), -ENOTSUP (it asks for aes256ctr on a CPU without hardware AES), or (with
  * RANDD_RNG_REQUIRE_DAEMON) the error that kept the daemon from seeding it. */
 int randd_rng_new(randd_rng **rng, const struct randd_rng_options *options);
 /* n random bytes, any n. Returns 0 or a negative error (reseeding failed; buf is zeroed). */
@@ -114,6 +117,8 @@ int randd_rng_bytes(randd_rng *rng, void *buf, size_t n);
 int randd_rng_reseed(randd_rng *rng);
 /* Where the last seed came from: enum randd_rng_seed_source. */
 int randd_rng_seed_source(const randd_rng *rng);
+/* The keystream it runs: "chacha20" or "aes256ctr". */
+const char *randd_rng_cipher(const randd_rng *rng);
 void randd_rng_free(randd_rng *rng);
 
 /* n random bytes from this thread's own generator, created with the default options on the

@@ -20,9 +20,9 @@ struct rng_secret {
     union {
         uint8_t step[RNG_BATCH];       /* a refill's keystream, made in one run: */
         struct {
-            uint8_t key[RANDD_CHACHA20_KEY];
+            uint8_t key[RANDD_STREAM_KEY];
             /* batch[sizeof(batch) - left ..] is unread, the rest zero */
-            uint8_t batch[RNG_BATCH - RANDD_CHACHA20_KEY];
+            uint8_t batch[RNG_BATCH - RANDD_STREAM_KEY];
         };
     };
     size_t left;

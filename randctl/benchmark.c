@@ -1091,15 +1091,17 @@ static int parse_options(int argc, char **argv, struct options *o)
     return EXIT_OK;
 }
 
-static void report(const struct options *o, const struct vdso_ctx *vdso)
+static void report(const struct options *o, const struct vdso_ctx *vdso, const randd_rng *rng)
 {
     if (o->json)
         print_json();
     else if (o->csv)
         print_csv();
     else {
-        printf("randctl benchmark: %.2f s per figure (median of %d runs), %s vDSO getrandom\n\n",
+        printf("randctl benchmark: %.2f s per figure (median of %d runs), %s vDSO getrandom\n",
                o->seconds, REPS, vdso->fn ? "with" : "no");
+        printf("in-process generator: %s (RANDD_RNG_CIPHER=chacha20|aes256ctr forces one)\n\n",
+               randd_rng_cipher(rng));
         print_table();
         print_targets(o);
     }
@@ -1131,7 +1133,11 @@ static int run_benchmark(int argc, char **argv)
         goto out;
     }
     if ((rc = randd_rng_new(&plain.rng, &rng_opt)) < 0) {
-        rc = fail("in-process generator", rc);
+        if (rc == -EINVAL || rc == -ENOTSUP)
+            rc = fail("in-process generator: RANDD_RNG_CIPHER (chacha20, or aes256ctr "
+                      "where the CPU has AES)", rc);
+        else
+            rc = fail("in-process generator", rc);
         goto out;
     }
     plain.out = vdso.out = daemon_ctx->out = out;
@@ -1164,7 +1170,7 @@ static int run_benchmark(int argc, char **argv)
         rc = EXIT_FAILED;
         goto out;
     }
-    report(&o, &vdso);
+    report(&o, &vdso, plain.rng);
     rc = EXIT_OK;
 out:
     if (plain.fd >= 0)

@@ -140,6 +140,66 @@ START_TEST(chacha20_stream_lays_one_keystream_across_parts)
 }
 END_TEST
 
+/* --- the AES-256-CTR keystream: computed apart with `openssl enc -aes-256-ctr -K 0001..1f
+ * -iv 0` over zeros (and checked with Python's cryptography package) --------------------- */
+
+static void counting_key(uint8_t key[32])
+{
+    for (int i = 0; i < 32; i++)
+        key[i] = (uint8_t)i;
+}
+
+START_TEST(aes256ctr_stream_matches_openssl_enc)
+{
+    uint8_t key[32], want_head[32], want_tail[16], got[4128];
+    struct iovec all = { got, sizeof(got) };
+
+    if (!randd_crypto_has_hardware_aes()) {
+        ck_assert_int_eq(randd_crypto_use_stream(c, RANDD_STREAM_AES256CTR), -ENOTSUP);
+        return;                       /* no AES here: refusing it is the behaviour to prove */
+    }
+    counting_key(key);
+    unhex("f29000b62a499fd0a9f39a6add2e7780f05d76ae4ab99fe5a6f69b3148c2363d", want_head, 32);
+    unhex("21cc98e5d32dd49c9ec1f278e2c7b86f", want_tail, 16);
+    ck_assert_int_eq(randd_crypto_use_stream(c, RANDD_STREAM_AES256CTR), 0);
+    ck_assert_int_eq(randd_crypto_stream(c), RANDD_STREAM_AES256CTR);
+    ck_assert_int_eq(randd_stream(c, key, &all, 1), 0);
+    ck_assert_mem_eq(got, want_head, 32);
+    ck_assert_mem_eq(got + sizeof(got) - 16, want_tail, 16);
+}
+END_TEST
+
+/* The same key under each cipher: ChaCha20's stream is randd_chacha20's with IV 0, AES's is
+ * another, and parts split mid-block still make one stream. */
+START_TEST(each_cipher_gives_its_own_stream)
+{
+    static const uint8_t zero_iv[16];
+    uint8_t key[32], chacha[300], chacha_split[300], aes[300], aes_split[300];
+    struct iovec all = { chacha_split, sizeof(chacha_split) };
+    struct iovec parts[] = { { aes_split, 5 }, { aes_split + 5, 131 }, { aes_split + 136, 164 } };
+
+    counting_key(key);
+    ck_assert_int_eq(randd_chacha20(c, key, zero_iv, NULL, chacha, sizeof(chacha)), 0);
+    ck_assert_int_eq(randd_stream(c, key, &all, 1), 0);
+    ck_assert_mem_eq(chacha_split, chacha, sizeof(chacha));
+    if (!randd_crypto_has_hardware_aes())
+        return;
+    ck_assert_int_eq(randd_crypto_use_stream(c, RANDD_STREAM_AES256CTR), 0);
+    all.iov_base = aes;
+    ck_assert_int_eq(randd_stream(c, key, &all, 1), 0);
+    ck_assert_int_eq(randd_stream(c, key, parts, 3), 0);
+    ck_assert_mem_eq(aes_split, aes, sizeof(aes));
+    ck_assert_msg(memcmp(aes, chacha, sizeof(aes)) != 0, "AES-256-CTR gave ChaCha20's stream");
+    /* Bound to AES, the ChaCha20 calls refuse rather than run the wrong cipher. */
+    ck_assert_int_eq(randd_chacha20(c, key, zero_iv, NULL, chacha, 64), -EINVAL);
+    ck_assert_int_eq(randd_chacha20_stream(c, key, zero_iv, &all, 1), -EINVAL);
+    ck_assert_int_eq(randd_crypto_use_stream(c, RANDD_STREAM_CHACHA20), 0);
+    all.iov_base = chacha_split;
+    ck_assert_int_eq(randd_stream(c, key, &all, 1), 0);
+    ck_assert_mem_eq(chacha_split, chacha, sizeof(chacha));
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("crypto");
@@ -153,6 +213,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, chacha20_matches_rfc8439_2_4_2);
     tcase_add_test(tc, chacha20_keystream_is_prefix_consistent);
     tcase_add_test(tc, chacha20_stream_lays_one_keystream_across_parts);
+    tcase_add_test(tc, aes256ctr_stream_matches_openssl_enc);
+    tcase_add_test(tc, each_cipher_gives_its_own_stream);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -134,6 +134,26 @@ static randd_rng *new_rng(const char *socket, uint64_t reseed_bytes, unsigned re
     return rng;
 }
 
+/* A generator forced onto one cipher through RANDD_RNG_CIPHER; NULL means AES was asked for
+ * on a CPU without it, which randd_rng_new must refuse (the caller skips then). */
+static randd_rng *new_rng_running(const char *cipher, const char *socket)
+{
+    struct randd_rng_options opt = { socket, 0, 0, 0 };
+    randd_rng *rng;
+    int rc;
+
+    setenv("RANDD_RNG_CIPHER", cipher, 1);
+    rc = randd_rng_new(&rng, &opt);
+    unsetenv("RANDD_RNG_CIPHER");
+    if (strcmp(cipher, "aes256ctr") == 0 && !randd_crypto_has_hardware_aes()) {
+        ck_assert_msg(rc == -ENOTSUP, "AES without hardware AES: want -ENOTSUP, got %d", rc);
+        return NULL;
+    }
+    ck_assert_msg(rc == 0, "randd_rng_new (%s): %s", cipher, randd_strerror(rc));
+    ck_assert_str_eq(randd_rng_cipher(rng), cipher);
+    return rng;
+}
+
 /* --- seeding -------------------------------------------------------------------------------- */
 
 START_TEST(seeds_with_64_bytes_from_the_daemon)
@@ -403,11 +423,23 @@ static int contains(const void *hay, size_t hlen, const void *needle, size_t nle
     return memmem(hay, hlen, needle, nlen) != NULL;
 }
 
+static const char *const ciphers[] = { "chacha20", "aes256ctr" };
+
+/* Under each cipher (_i indexes ciphers): the key moves on at every call, and neither the
+ * bytes handed out nor the key that made them stay in the generator. */
 START_TEST(bytes_handed_out_are_gone_from_its_memory)
 {
-    randd_rng *rng = new_rng("/nonexistent/randd.sock", 0, 0);
-    uint8_t small[24], key_before[RANDD_CHACHA20_KEY];
-    uint8_t *big = malloc(1 << 16);
+    randd_rng *rng = new_rng_running(ciphers[_i], "/nonexistent/randd.sock");
+    uint8_t small[24], key_before[RANDD_STREAM_KEY];
+    uint8_t *big;
+
+    if (!rng)
+        return;
+    big = malloc(1 << 16);
+    memcpy(key_before, rng->secret->key, sizeof(key_before));
+    ck_assert_int_eq(randd_rng_bytes(rng, small, 1), 0);         /* a refill: a new key */
+    ck_assert_msg(memcmp(rng->secret->key, key_before, sizeof(key_before)) != 0,
+                  "%s: the key did not change at a refill", ciphers[_i]);
 
     ck_assert_int_eq(randd_rng_bytes(rng, small, sizeof(small)), 0);
     ck_assert_msg(!contains(rng->secret, rng->secret_len, small, sizeof(small)),
@@ -421,6 +453,8 @@ START_TEST(bytes_handed_out_are_gone_from_its_memory)
                   "the key that made a large request's bytes is still there");
     ck_assert_msg(!contains(rng->secret, rng->secret_len, big + 1000, 16),
                   "a large request's bytes are in the generator");
+    ck_assert_msg(memcmp(rng->secret->key, key_before, sizeof(key_before)) != 0,
+                  "%s: the key did not change at a large request", ciphers[_i]);
     free(big);
     randd_rng_free(rng);
 }
@@ -432,11 +466,11 @@ END_TEST
  * comes from the next key's batch, bytes 32..63. */
 START_TEST(output_is_the_keystream_after_the_next_key)
 {
-    randd_rng *rng = new_rng("/nonexistent/randd.sock", 0, 0);
+    randd_rng *rng = new_rng_running("chacha20", "/nonexistent/randd.sock");
     uint8_t key2[32], key3[32], head[16], tail[16], small_want[32], small[32];
     uint8_t *big = malloc(4096);
 
-    for (int i = 0; i < RANDD_CHACHA20_KEY; i++)
+    for (int i = 0; i < RANDD_STREAM_KEY; i++)
         rng->secret->key[i] = (uint8_t)i;
     unhex("39fd2b7dd9c5196a8dbd0377b8dc4a498a35d86fbcde6accb2cc7d4cd8ea2492", key2, 32);
     unhex("2b23cce7a26023ab3f0eef693ac87f64", head, 16);
@@ -453,6 +487,86 @@ START_TEST(output_is_the_keystream_after_the_next_key)
     ck_assert_mem_eq(rng->secret->key, key3, 32);
     free(big);
     randd_rng_free(rng);
+}
+END_TEST
+
+/* The AES-256-CTR stream for the same key, computed apart with `openssl enc -aes-256-ctr -K
+ * 0001..1f -iv 0` over zeros: the same steps as above, under AES. */
+START_TEST(aes_output_is_the_keystream_after_the_next_key)
+{
+    randd_rng *rng = new_rng_running("aes256ctr", "/nonexistent/randd.sock");
+    uint8_t key2[32], key3[32], head[16], tail[16], small_want[32], small[32];
+    uint8_t *big;
+
+    if (!rng)
+        return;
+    big = malloc(4096);
+    for (int i = 0; i < RANDD_STREAM_KEY; i++)
+        rng->secret->key[i] = (uint8_t)i;
+    unhex("f29000b62a499fd0a9f39a6add2e7780f05d76ae4ab99fe5a6f69b3148c2363d", key2, 32);
+    unhex("0ebcb5deb52c83bd08a8a935182c9199", head, 16);
+    unhex("21cc98e5d32dd49c9ec1f278e2c7b86f", tail, 16);
+    unhex("166b2877842f585616323fba042dc3cfed0ee625e5e03a7c33bdfd7424792666", key3, 32);
+    unhex("9720e40516407d2c249a9b756a46f71a80de909711cfa30bcd151fce144c5d56", small_want, 32);
+
+    ck_assert_int_eq(randd_rng_bytes(rng, big, 4096), 0);
+    ck_assert_mem_eq(big, head, 16);
+    ck_assert_mem_eq(big + 4096 - 16, tail, 16);
+    ck_assert_mem_eq(rng->secret->key, key2, 32);
+    ck_assert_int_eq(randd_rng_bytes(rng, small, sizeof(small)), 0);
+    ck_assert_mem_eq(small, small_want, 32);
+    ck_assert_mem_eq(rng->secret->key, key3, 32);
+    free(big);
+    randd_rng_free(rng);
+}
+END_TEST
+
+/* One seed, two ciphers, two different streams; and AES is the default exactly where the CPU
+ * has it. */
+START_TEST(the_cipher_is_aes_where_the_cpu_has_it_and_can_be_forced)
+{
+    struct fake_daemon f1, f2;
+    randd_rng *dflt, *chacha, *aes;
+    uint8_t a[100], b[100];
+
+    unsetenv("RANDD_RNG_CIPHER");
+    dflt = new_rng("/nonexistent/randd.sock", 0, 0);
+    ck_assert_str_eq(randd_rng_cipher(dflt),
+                     randd_crypto_has_hardware_aes() ? "aes256ctr" : "chacha20");
+    randd_rng_free(dflt);
+
+    fake_daemon_start(&f1, 0x33);
+    fake_daemon_start(&f2, 0x33);
+    chacha = new_rng_running("chacha20", f1.path);
+    aes = new_rng_running("aes256ctr", f2.path);
+    if (aes) {
+        ck_assert_int_eq(randd_rng_bytes(chacha, a, sizeof(a)), 0);
+        ck_assert_int_eq(randd_rng_bytes(aes, b, sizeof(b)), 0);
+        ck_assert_msg(memcmp(a, b, sizeof(a)) != 0, "same seed, same stream under both");
+        randd_rng_free(aes);
+    }
+    randd_rng_free(chacha);
+    fake_daemon_stop(&f1);
+    fake_daemon_stop(&f2);
+}
+END_TEST
+
+/* A value we do not know is refused, not quietly replaced by the default. */
+START_TEST(an_unknown_cipher_is_refused)
+{
+    static const char *const bad[] = { "aes", "ChaCha20", "aes256ctr ", "rc4" };
+    randd_rng *rng;
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        rng = (randd_rng *)1;
+        setenv("RANDD_RNG_CIPHER", bad[i], 1);
+        int rc = randd_rng_new(&rng, NULL);
+
+        unsetenv("RANDD_RNG_CIPHER");
+        ck_assert_msg(rc == -EINVAL, "RANDD_RNG_CIPHER=\"%s\": want -EINVAL, got %d",
+                      bad[i], rc);
+        ck_assert_ptr_null(rng);
+    }
 }
 END_TEST
 
@@ -500,8 +614,11 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_new_vm_generation_reseeds_before_the_next_output);
     tcase_add_test(tc, a_forked_child_never_shares_output_with_its_parent);
     tcase_add_test(tc, each_thread_gets_its_own_generator);
-    tcase_add_test(tc, bytes_handed_out_are_gone_from_its_memory);
+    tcase_add_loop_test(tc, bytes_handed_out_are_gone_from_its_memory, 0, 2);
     tcase_add_test(tc, output_is_the_keystream_after_the_next_key);
+    tcase_add_test(tc, aes_output_is_the_keystream_after_the_next_key);
+    tcase_add_test(tc, the_cipher_is_aes_where_the_cpu_has_it_and_can_be_forced);
+    tcase_add_test(tc, an_unknown_cipher_is_refused);
     tcase_add_test(tc, output_of_every_size_looks_uniform);
     suite_add_tcase(s, tc);
     return s;

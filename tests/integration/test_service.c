@@ -1074,7 +1074,7 @@ START_TEST(seed_requests_are_served_and_counted_apart_from_bytes)
     check_still_usable(fd, "SEED errors");
     close(fd);
     json = wait_status(one_bytes_request_taken, "the BYTES request to be counted");
-    ck_assert_msg(strstr(json, "\"seed\":5}") && strstr(json, "\"bytes\":1,"),
+    ck_assert_msg(json_number(json, "\"seed\":") == 5 && json_number(json, "\"bytes\":") == 1,
                   "STATUS should count 5 SEED requests and 1 BYTES: %s", json);
     free(json);
 }

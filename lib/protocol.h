@@ -17,7 +17,7 @@
 #define RANDD_MAX_RANGE_LEN      1024          /* bytes of r: 8192 bits */
 #define RANDD_MAX_RANGE_REPLY    (1u << 20)    /* count * len */
 #define RANDD_MAX_SEED           4096          /* one SEED request: a seed, not a stream */
-#define RANDD_MEMFD_SLOT_BYTES   (1u << 20)    /* one BYTES_MEMFD request; a slot of the arena */
+#define RANDD_MEMFD_SLOT_BYTES   (1u << 20)    /* one BYTES_MEMFD request: a slot */
 #define RANDD_MEMFD_SLOTS        2             /* written in turn: one filled, one being read */
 #define RANDD_MEMFD_ARENA_BYTES  (RANDD_MEMFD_SLOTS * RANDD_MEMFD_SLOT_BYTES)
 #define RANDD_MEMFD_REPLY_BODY   8             /* u32 offset, u32 n */

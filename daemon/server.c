@@ -23,6 +23,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
+#include "memfd_arena.h"
 #include "primes.h"
 #include "rngbc.h"
 #include "unix_socket.h"
@@ -42,6 +43,7 @@ struct reply {
     uint8_t r[RANDD_MAX_RANGE_LEN];
     uint8_t *text;                    /* STATUS JSON, sent after the header */
     size_t text_len, text_pos;
+    bool passes_arena;                /* BYTES_MEMFD: the first send carries the memfd */
     uint8_t buf[REPLY_CHUNK];         /* last, so a new reply clears only the fields above */
 };
 
@@ -59,6 +61,7 @@ struct client {
     size_t body_len;
     struct reply *reply;
     struct prime_job *prime_job;      /* WAITING_PRIME: the search under way */
+    struct memfd_arena *arena;        /* BYTES_MEMFD's shared pages, from its first request */
     uint32_t events;                  /* what epoll watches for now */
 };
 
@@ -180,6 +183,7 @@ static void client_release(struct listener_conn *conn)
         primes_cancel(c->srv->primes, c->prime_job);
     free_reply(c);
     free_body(c);
+    memfd_arena_close(c->arena);
 }
 
 static void client_close(struct client *c)
@@ -312,7 +316,8 @@ static bool flush_reply(struct client *c)
         } else {
             return true;
         }
-        w = send(c->conn.fd, from, n, MSG_NOSIGNAL);
+        w = r->passes_arena ? memfd_arena_send(c->arena, c->conn.fd, from, n)
+                            : send(c->conn.fd, from, n, MSG_NOSIGNAL);
         if (w < 0) {
             if (errno == EAGAIN || errno == EINTR) {
                 want_events(c, EPOLLOUT);
@@ -322,6 +327,7 @@ static bool flush_reply(struct client *c)
             return false;
         }
         listener_progress(&c->conn);
+        r->passes_arena = false;
         if (from == r->text + r->text_pos)
             r->text_pos += (size_t)w;
         else
@@ -412,6 +418,45 @@ static void prime_found(void *cookie, int rc, const uint8_t *prime, size_t len)
     client_serve(c);
 }
 
+/* The bytes go straight into the next slot of the connection's arena; the reply says where,
+ * and its first send carries the memfd if the client does not have it yet. */
+static void handle_bytes_memfd(struct client *c, const struct randd_request *req)
+{
+    struct server *s = c->srv;
+    int rc = c->arena ? 0 : memfd_arena_open(&c->arena);
+    uint32_t offset;
+    uint8_t *slot;
+    struct reply *r;
+    char why[96];
+
+    if (rc == -EBUSY) {
+        reply_error(c, RANDD_BUSY, "every BYTES_MEMFD arena is in use; use BYTES");
+        return;
+    }
+    if (rc < 0) {
+        /* No memfd (or sealing) in this kernel, or a filter forbids it: as if the op were
+         * unknown, so that clients stop asking; short of memory or fds: this time only. */
+        bool never = rc == -ENOSYS || rc == -EPERM || rc == -EINVAL;
+
+        snprintf(why, sizeof(why), "no memfd for BYTES_MEMFD (%s); use BYTES", strerror(-rc));
+        reply_error(c, never ? RANDD_UNKNOWN_OP : RANDD_INTERNAL, why);
+        return;
+    }
+    slot = memfd_arena_next_slot(c->arena, &offset);
+    if (pool_generate(s->pool, slot, req->n, loop_now_ns()) < 0) {
+        explicit_bzero(slot, req->n);
+        reply_error(c, RANDD_INTERNAL, "generator failed");
+        return;
+    }
+    r = start_reply(c, RANDD_OK, RANDD_MEMFD_REPLY_BODY);
+    if (!r)
+        return;
+    randd_memfd_reply_encode(r->buf + r->len, offset, req->n);
+    r->len += RANDD_MEMFD_REPLY_BODY;
+    r->passes_arena = memfd_arena_unsent(c->arena);
+    s->stats.bytes_served += req->n;
+}
+
 /* Output ops wait for readiness (or get NOT_READY with NONBLOCK). True if handled now. */
 static bool handle_output(struct client *c, const struct randd_request *req)
 {
@@ -426,6 +471,10 @@ static bool handle_output(struct client *c, const struct randd_request *req)
     }
     if (req->op == RANDD_OP_PRIME) {
         handle_prime(c, req);
+        return true;
+    }
+    if (req->op == RANDD_OP_BYTES_MEMFD) {
+        handle_bytes_memfd(c, req);
         return true;
     }
     bytes = req->op == RANDD_OP_BYTES || req->op == RANDD_OP_SEED;  /* SEED: only counted apart */

@@ -1,13 +1,17 @@
 /* librandd's connection handling: connect, deadlines, request/reply exchange with one
  * reconnect when the daemon went away (a restart), a fresh connection after fork(), and
- * never a write into a descriptor the program closed under us and reused. */
+ * never a write into a descriptor the program closed under us and reused. Large randd_bytes
+ * calls take the bytes from the connection's BYTES_MEMFD arena, or over the socket from a
+ * daemon (or kernel) without it. */
 #include "randd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -21,6 +25,9 @@
 
 #define PIPELINE 8                   /* requests in flight in randd_bytes/randd_range */
 #define MAX_TEXT_REPLY (1u << 20)    /* STATUS is a few KiB; more is not a randd talking */
+/* From here up randd_bytes asks for BYTES_MEMFD: the arena costs its mapping once per
+ * connection, then each byte one copy instead of two (randctl benchmark, "randd_bytes()"). */
+#define MEMFD_MIN_BYTES (64u << 10)
 
 struct randd_handle {
     int fd;
@@ -31,6 +38,8 @@ struct randd_handle {
     dev_t dev;                       /* fd's socket, to tell it from a reused number */
     ino_t ino;
     uint64_t deadline_ns;
+    uint8_t *arena;                  /* the connection's BYTES_MEMFD memfd, mapped; or NULL */
+    bool no_memfd;                   /* the daemon cannot: BYTES only, for the handle's life */
     char path[108];
     char message[256];
 };
@@ -62,11 +71,20 @@ static bool fd_still_ours(const randd_handle *h)
            st.st_ino == h->ino;
 }
 
+/* The arena belongs to the connection: a new one comes with the next's first BYTES_MEMFD. */
+static void drop_arena(randd_handle *h)
+{
+    if (h->arena)
+        munmap(h->arena, RANDD_MEMFD_ARENA_BYTES);
+    h->arena = NULL;
+}
+
 static void disconnect(randd_handle *h)
 {
     if (h->fd >= 0 && fd_still_ours(h))
         close(h->fd);
     h->fd = -1;
+    drop_arena(h);
 }
 
 static int connect_socket(randd_handle *h)
@@ -228,17 +246,15 @@ static int send_request(randd_handle *h, const struct randd_request *req, uint8_
     return len ? send_all(h, buf, len) : -EINVAL;
 }
 
-/* Reads one reply: an OK body of exactly want bytes into out, or an error status (its
- * message kept in h->message). want == SIZE_MAX: any length, malloc'd into *text. */
-static int read_reply(randd_handle *h, void *out, size_t want, char **text)
+/* The rest of a reply whose header is in head: an OK body of exactly want bytes into out, or
+ * an error status (its message kept in h->message). want == SIZE_MAX: any length, malloc'd
+ * into *text. */
+static int read_body(randd_handle *h, const uint8_t head[RANDD_HEADER_BYTES], void *out,
+                     size_t want, char **text)
 {
-    uint8_t head[RANDD_HEADER_BYTES];
     uint32_t length;
-    int status, rc = recv_all(h, head, sizeof(head));
+    int rc, status = randd_reply_decode(head, text ? SIZE_MAX : want, &length);
 
-    if (rc < 0)
-        return rc;
-    status = randd_reply_decode(head, text ? SIZE_MAX : want, &length);
     if (status == -EPROTO)
         return status;
     if (status < 0) {
@@ -274,6 +290,14 @@ static int read_reply(randd_handle *h, void *out, size_t want, char **text)
     return recv_all(h, out, want);
 }
 
+static int read_reply(randd_handle *h, void *out, size_t want, char **text)
+{
+    uint8_t head[RANDD_HEADER_BYTES];
+    int rc = recv_all(h, head, sizeof(head));
+
+    return rc < 0 ? rc : read_body(h, head, out, want, text);
+}
+
 /* Runs fn once; if the daemon went away (restart) retries once on a new connection. Only an
  * error status leaves the connection in step (its reply was read whole); after a timeout, a
  * protocol error or anything else replies may be left unread, so the connection is dropped. */
@@ -283,8 +307,10 @@ static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), v
 
     h->message[0] = '\0';
     h->deadline_ns = h->timeout_ms ? now_ns() + (uint64_t)h->timeout_ms * 1000000u : 0;
-    if (h->fd >= 0 && !fd_still_ours(h))
+    if (h->fd >= 0 && !fd_still_ours(h)) {
         h->fd = -1;                  /* closed and reused by the program: not ours to close */
+        drop_arena(h);
+    }
     if (h->pid != getpid())
         disconnect(h);               /* the parent's: closing our copy leaves it intact */
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -349,12 +375,166 @@ static int run_batches(randd_handle *h, void *arg)
     return 0;
 }
 
+/* --- BYTES_MEMFD: the bytes in a memfd the daemon shares ------------------------------ */
+
+/* The descriptors that came with one recvmsg: at most one is kept in *fd. Any more, or one
+ * cut off (MSG_CTRUNC), is not randd talking. */
+static int take_fds(struct msghdr *msg, int *fd)
+{
+    int rc = msg->msg_flags & MSG_CTRUNC ? -EPROTO : 0;
+
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+            int got;
+
+            memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+            if (*fd < 0) {
+                *fd = got;
+            } else {
+                close(got);
+                rc = -EPROTO;
+            }
+        }
+    }
+    return rc;
+}
+
+/* A reply's header, and the memfd that comes with the first BYTES_MEMFD reply (else -1). */
+static int recv_head_with_fd(randd_handle *h, uint8_t head[RANDD_HEADER_BYTES], int *fd)
+{
+    size_t got = 0;
+    int rc = 0;
+
+    *fd = -1;
+    while (got < RANDD_HEADER_BYTES && rc == 0) {
+        union {
+            struct cmsghdr align;
+            char buf[CMSG_SPACE(sizeof(int))];
+        } control;
+        struct iovec iov = { head + got, RANDD_HEADER_BYTES - got };
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                              .msg_controllen = sizeof(control.buf) };
+        ssize_t n;
+
+        if ((rc = wait_for(h, POLLIN)) < 0)
+            break;
+        n = recvmsg(h->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n == 0)
+            rc = -ECONNRESET;
+        else if (n < 0)
+            rc = errno == EINTR || errno == EAGAIN ? 0 : -errno;
+        else
+            rc = take_fds(&msg, fd), got += (size_t)n;
+    }
+    if (rc < 0 && *fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    return rc;
+}
+
+/* Maps the arena the daemon sent, after checking it is one: its size, and sealed so that
+ * nobody can shrink it under the mapping (a read past the end would be SIGBUS). */
+static int map_arena(randd_handle *h, int fd)
+{
+    struct stat st;
+    int seals = fcntl(fd, F_GET_SEALS), rc = 0;
+
+    if (h->arena || seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0 ||
+        st.st_size != RANDD_MEMFD_ARENA_BYTES) {
+        rc = -EPROTO;
+    } else {
+        h->arena = mmap(NULL, RANDD_MEMFD_ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+                        fd, 0);
+        if (h->arena == MAP_FAILED) {
+            rc = -errno;
+            h->arena = NULL;
+        }
+    }
+    close(fd);                       /* the mapping keeps the file */
+    return rc;
+}
+
+/* One BYTES_MEMFD reply: want bytes copied out of the arena into out, and wiped there at
+ * once, so the shared pages hold no output that was handed over. */
+static int read_memfd_reply(randd_handle *h, uint8_t *out, uint32_t want)
+{
+    uint8_t head[RANDD_HEADER_BYTES], body[RANDD_MEMFD_REPLY_BODY];
+    uint32_t offset;
+    int fd, rc = recv_head_with_fd(h, head, &fd);
+
+    if (rc == 0 && fd >= 0)
+        rc = map_arena(h, fd);
+    if (rc == 0)
+        rc = read_body(h, head, body, sizeof(body), NULL);
+    if (rc == 0 && !h->arena)
+        rc = -EPROTO;                /* OK, but no arena ever came */
+    if (rc == 0)
+        rc = randd_memfd_reply_decode(body, want, RANDD_MEMFD_ARENA_BYTES, &offset);
+    if (rc < 0)
+        return rc;
+    memcpy(out, h->arena + offset, want);
+    explicit_bzero(h->arena + offset, want);
+    return 0;
+}
+
+/* Requests of at most a slot each, never more than RANDD_MEMFD_SLOTS unanswered: the daemon
+ * fills a slot while we copy the other, and writes a slot again only after we read it. */
+static int run_memfd(randd_handle *h, void *arg)
+{
+    struct batch *b = arg;
+    uint8_t frame[RANDD_HEADER_BYTES + 4];
+    uint32_t in_flight[RANDD_MEMFD_SLOTS];
+    size_t sent = 0, done = 0, first = 0, pending = 0;
+    int rc;
+
+    for (;;) {
+        for (; pending < RANDD_MEMFD_SLOTS && sent < b->total; pending++) {
+            size_t n = b->total - sent < RANDD_MEMFD_SLOT_BYTES ? b->total - sent
+                                                                : RANDD_MEMFD_SLOT_BYTES;
+            struct randd_request req = { .op = RANDD_OP_BYTES_MEMFD, .flags = h->flags,
+                                         .n = (uint32_t)n };
+
+            if ((rc = send_request(h, &req, frame, sizeof(frame))) < 0)
+                return rc;
+            in_flight[(first + pending) % RANDD_MEMFD_SLOTS] = (uint32_t)n;
+            sent += n;
+        }
+        if (pending == 0)
+            return 0;
+        rc = read_memfd_reply(h, b->out + done, in_flight[first]);
+        if (rc < 0)
+            break;
+        done += in_flight[first];
+        first = (first + 1) % RANDD_MEMFD_SLOTS;
+        pending--;
+    }
+    OPENSSL_cleanse(b->out, done);
+    /* An error status leaves the connection in step once the replies still due are read. */
+    for (size_t i = 1; i < pending && rc <= -RANDD_ERR_STATUS; i++) {
+        uint32_t n = in_flight[(first + i) % RANDD_MEMFD_SLOTS];
+        int drained = read_memfd_reply(h, b->out, n);
+
+        OPENSSL_cleanse(b->out, n);
+        if (drained < 0 && drained > -RANDD_ERR_STATUS) {
+            disconnect(h);
+            break;
+        }
+    }
+    return rc;
+}
+
 /* --- the calls ------------------------------------------------------------------------- */
 
 /* Each call checks its arguments before anything is sent: a request whose reply the call
  * cannot take (no buffer to read it into), or one the daemon would refuse in every pipelined
  * copy, would leave replies unread, and the handle's next call would read them as its own. */
 
+/* Large calls try BYTES_MEMFD first. A daemon that cannot (UNKNOWN_OP: too old, or its kernel
+ * has no memfd) is asked with BYTES from then on; one short of arenas or memory (BUSY,
+ * INTERNAL) only for this call. */
 int randd_bytes(randd_handle *h, void *buf, size_t n)
 {
     struct batch b = { RANDD_OP_BYTES, buf, n, RANDD_MAX_BYTES, NULL, 0 };
@@ -363,6 +543,14 @@ int randd_bytes(randd_handle *h, void *buf, size_t n)
         return 0;
     if (!buf)
         return -EINVAL;
+    if (n >= MEMFD_MIN_BYTES && !h->no_memfd) {
+        int rc = with_connection(h, run_memfd, &b);
+
+        if (rc == RANDD_ERR(RANDD_UNKNOWN_OP))
+            h->no_memfd = true;
+        else if (rc != RANDD_ERR(RANDD_BUSY) && rc != RANDD_ERR(RANDD_INTERNAL))
+            return rc;
+    }
     return with_connection(h, run_batches, &b);
 }
 

@@ -55,7 +55,8 @@ static bool body_length(const struct randd_request *req, size_t *len)
 {
     switch (req->op) {
     case RANDD_OP_BYTES:
-    case RANDD_OP_SEED: *len = 4; return true;
+    case RANDD_OP_SEED:
+    case RANDD_OP_BYTES_MEMFD: *len = 4; return true;
     case RANDD_OP_RANGE: *len = 4u + req->len; return true;
     case RANDD_OP_STATUS: *len = 0; return true;
     case RANDD_OP_ADD_ENTROPY: *len = 4 + req->data_len; return req->data_len < UINT32_MAX - 4;
@@ -77,6 +78,7 @@ size_t randd_request_encode(uint8_t *out, size_t cap, const struct randd_request
     switch (req->op) {
     case RANDD_OP_BYTES:
     case RANDD_OP_SEED:
+    case RANDD_OP_BYTES_MEMFD:
         put32(b, req->n);
         break;
     case RANDD_OP_RANGE:
@@ -108,6 +110,22 @@ int randd_reply_decode(const uint8_t head[RANDD_HEADER_BYTES], size_t want, uint
     if (h.code != RANDD_OK)
         return RANDD_ERR(h.code);
     return want == SIZE_MAX || h.length == want ? 0 : -EPROTO;
+}
+
+int randd_memfd_reply_decode(const uint8_t body[RANDD_MEMFD_REPLY_BODY], uint32_t want,
+                             uint64_t arena_bytes, uint32_t *offset)
+{
+    *offset = be32(body);
+    if (be32(body + 4) != want || *offset > arena_bytes || want > arena_bytes - *offset)
+        return -EPROTO;
+    return 0;
+}
+
+void randd_memfd_reply_encode(uint8_t out[RANDD_MEMFD_REPLY_BODY], uint32_t offset,
+                              uint32_t n)
+{
+    put32(out, offset);
+    put32(out + 4, n);
 }
 
 /* --- requests: validation -------------------------------------------------------------- */
@@ -146,11 +164,12 @@ int randd_check_header(const struct randd_header *h, char *why, size_t whylen)
     return RANDD_OK;
 }
 
-/* BYTES and SEED: one u32 n, 1 <= n <= max. */
+/* BYTES, SEED and BYTES_MEMFD: one u32 n, 1 <= n <= max. */
 static int parse_count(const struct randd_header *h, const uint8_t *body,
                        struct randd_request *req, uint32_t max, char *why, size_t whylen)
 {
-    const char *name = h->code == RANDD_OP_SEED ? "SEED" : "BYTES";
+    const char *name = h->code == RANDD_OP_SEED ? "SEED"
+                     : h->code == RANDD_OP_BYTES_MEMFD ? "BYTES_MEMFD" : "BYTES";
 
     if (h->length != 4)
         return reject(RANDD_MALFORMED, why, whylen, "%s body is %u bytes, not 4", name,
@@ -237,6 +256,8 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
     switch (h->code) {
     case RANDD_OP_BYTES: return parse_count(h, body, req, RANDD_MAX_BYTES, why, whylen);
     case RANDD_OP_SEED: return parse_count(h, body, req, RANDD_MAX_SEED, why, whylen);
+    case RANDD_OP_BYTES_MEMFD:
+        return parse_count(h, body, req, RANDD_MEMFD_SLOT_BYTES, why, whylen);
     case RANDD_OP_RANGE: return parse_range(h, body, req, why, whylen);
     case RANDD_OP_ADD_ENTROPY: return parse_add_entropy(h, body, req, why, whylen);
     case RANDD_OP_PRIME: return parse_prime(h, body, req, why, whylen);
@@ -262,6 +283,7 @@ static const char *const op_names[] = {
     [RANDD_OP_ADD_ENTROPY] = "add_entropy",
     [RANDD_OP_PRIME] = "prime",
     [RANDD_OP_SEED] = "seed",
+    [RANDD_OP_BYTES_MEMFD] = "bytes_memfd",
 };
 _Static_assert(COUNT(op_names) == RANDD_OP_LAST + 1, "an op without a name");
 

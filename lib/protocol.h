@@ -17,6 +17,10 @@
 #define RANDD_MAX_RANGE_LEN      1024          /* bytes of r: 8192 bits */
 #define RANDD_MAX_RANGE_REPLY    (1u << 20)    /* count * len */
 #define RANDD_MAX_SEED           4096          /* one SEED request: a seed, not a stream */
+#define RANDD_MEMFD_SLOT_BYTES   (1u << 20)    /* one BYTES_MEMFD request: a slot */
+#define RANDD_MEMFD_SLOTS        2             /* written in turn: one filled, one being read */
+#define RANDD_MEMFD_ARENA_BYTES  (RANDD_MEMFD_SLOTS * RANDD_MEMFD_SLOT_BYTES)
+#define RANDD_MEMFD_REPLY_BODY   8             /* u32 offset, u32 n */
 #define RANDD_FLAG_NONBLOCK      0x0001
 
 enum randd_op {
@@ -26,8 +30,9 @@ enum randd_op {
     RANDD_OP_ADD_ENTROPY = 0x04,
     RANDD_OP_PRIME = 0x05,
     RANDD_OP_SEED = 0x06,          /* BYTES to seed another generator, counted apart */
+    RANDD_OP_BYTES_MEMFD = 0x07,   /* BYTES written into a memfd shared with the client */
 };
-#define RANDD_OP_LAST            RANDD_OP_SEED
+#define RANDD_OP_LAST            RANDD_OP_BYTES_MEMFD
 #define RANDD_PRIME_MIN_BITS     16
 #define RANDD_PRIME_MAX_BITS     4096
 #define RANDD_PRIME_PER_UID      4      /* PRIMEs queued or running per peer uid; more: BUSY */
@@ -50,7 +55,7 @@ void randd_header_decode(const uint8_t in[RANDD_HEADER_BYTES], struct randd_head
 struct randd_request {
     uint8_t op;
     uint16_t flags;
-    uint32_t n;                     /* BYTES, SEED */
+    uint32_t n;                     /* BYTES, SEED, BYTES_MEMFD */
     uint16_t count, len;            /* RANGE */
     const uint8_t *r;               /* RANGE: points into the body */
     uint32_t entropy_bits;          /* ADD_ENTROPY */
@@ -70,6 +75,15 @@ size_t randd_request_encode(uint8_t *out, size_t cap, const struct randd_request
  * SIZE_MAX: any length), RANDD_ERR(status) for an error reply (the body is its message), or
  * -EPROTO for what no randd sends. *length is the body's length in every case. */
 int randd_reply_decode(const uint8_t head[RANDD_HEADER_BYTES], size_t want, uint32_t *length);
+
+/* A BYTES_MEMFD reply's OK body as a client judges it: 0 when it places want bytes inside an
+ * arena of arena_bytes (the memfd's size), with their offset in *offset; -EPROTO otherwise. */
+int randd_memfd_reply_decode(const uint8_t body[RANDD_MEMFD_REPLY_BODY], uint32_t want,
+                             uint64_t arena_bytes, uint32_t *offset);
+
+/* The OK body of a BYTES_MEMFD reply: the n bytes are at offset in the connection's arena. */
+void randd_memfd_reply_encode(uint8_t out[RANDD_MEMFD_REPLY_BODY], uint32_t offset,
+                              uint32_t n);
 
 /* Checks the header alone (before the body is read). Returns RANDD_OK, or the status to
  * reply with and a message in why. BAD_VERSION and an oversized body mean the connection

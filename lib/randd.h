@@ -54,7 +54,9 @@ void randd_set_timeout(randd_handle *h, int milliseconds);
  * (RANDD_ERR(RANDD_NOT_READY)) instead of making the request wait. */
 void randd_set_nonblock(randd_handle *h, int nonblock);
 
-/* n random bytes, any n: split into requests of at most 16 MiB, pipelined. */
+/* n random bytes, any n: split into requests of at most 16 MiB, pipelined. From 64 KiB up,
+ * copied out of a memfd the daemon shares with the connection (and wiped there), or over the
+ * socket when the daemon cannot. */
 int randd_bytes(randd_handle *h, void *buf, size_t n);
 
 /* count values uniform in [0, r), r big-endian in len bytes (1..1024), written to out as

@@ -3,9 +3,11 @@
  * found by tests/fuzz/fuzz_reply.c); a call with bad arguments sends nothing, so the handle's
  * next call still gets its own reply; and a descriptor the program took back is left alone. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -201,6 +203,131 @@ START_TEST(a_descriptor_closed_and_reused_by_the_program_is_neither_written_nor_
 }
 END_TEST
 
+/* --- BYTES_MEMFD ----------------------------------------------------------------------- */
+
+#define BIG (64u << 10)                 /* where randd_bytes starts asking for BYTES_MEMFD */
+
+static void put_header(uint8_t *p, uint8_t status, uint32_t length)
+{
+    struct randd_header h = { RANDD_PROTOCOL_VERSION, status, 0, length };
+
+    randd_header_encode(p, &h);
+}
+
+/* The op of the next request the "daemon" receives; its body is read and dropped. */
+static uint8_t next_op(int peer)
+{
+    uint8_t head[RANDD_HEADER_BYTES + 4];
+
+    ck_assert_int_eq(recv(peer, head, sizeof(head), MSG_WAITALL), sizeof(head));
+    return head[1];
+}
+
+/* A daemon without the op (UNKNOWN_OP) still serves a large call, over BYTES; the handle
+ * remembers and asks with BYTES from then on. */
+START_TEST(a_daemon_without_bytes_memfd_is_asked_with_bytes_once_told)
+{
+    static uint8_t body[BIG], out[BIG];
+    static const char unknown[] = "unknown op 0x07";
+    uint8_t frame[RANDD_HEADER_BYTES + sizeof(unknown)];
+    randd_handle *h;
+    int sv[2];
+
+    memset(body, 0xa5, sizeof(body));
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(randd_handle_from_fd(&h, sv[0]), 0);
+    randd_set_timeout(h, 10000);
+    put_header(frame, RANDD_UNKNOWN_OP, sizeof(unknown));
+    memcpy(frame + RANDD_HEADER_BYTES, unknown, sizeof(unknown));
+    ck_assert_int_eq(write(sv[1], frame, sizeof(frame)), sizeof(frame));
+    put_header(frame, RANDD_OK, BIG);
+    for (int call = 0; call < 2; call++) {
+        ck_assert_int_eq(write(sv[1], frame, RANDD_HEADER_BYTES), RANDD_HEADER_BYTES);
+        ck_assert_int_eq(write(sv[1], body, sizeof(body)), sizeof(body));
+        ck_assert_int_eq(randd_bytes(h, out, sizeof(out)), 0);
+        ck_assert_mem_eq(out, body, sizeof(body));
+        if (call == 0)
+            ck_assert_uint_eq(next_op(sv[1]), RANDD_OP_BYTES_MEMFD);
+        ck_assert_uint_eq(next_op(sv[1]), RANDD_OP_BYTES);
+    }
+    randd_close(h);
+    close(sv[1]);
+}
+END_TEST
+
+/* Sends an OK BYTES_MEMFD reply for n bytes at offset 0, with fd attached (-1: none). */
+static void send_memfd_reply(int peer, uint32_t n, int fd)
+{
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    uint8_t frame[RANDD_HEADER_BYTES + RANDD_MEMFD_REPLY_BODY];
+    struct iovec iov = { frame, sizeof(frame) };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+    put_header(frame, RANDD_OK, RANDD_MEMFD_REPLY_BODY);
+    randd_memfd_reply_encode(frame + RANDD_HEADER_BYTES, 0, n);
+    if (fd >= 0) {
+        struct cmsghdr *c;
+
+        memset(&control, 0, sizeof(control));
+        msg.msg_control = control.buf;
+        msg.msg_controllen = sizeof(control.buf);
+        c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    ck_assert_int_eq(sendmsg(peer, &msg, 0), sizeof(frame));
+}
+
+/* What a large randd_bytes returns when the "daemon" answers OK with fd attached. */
+static int big_call_with_arena(int fd)
+{
+    static uint8_t out[BIG];
+    randd_handle *h;
+    int sv[2], rc;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(randd_handle_from_fd(&h, sv[0]), 0);
+    randd_set_timeout(h, 10000);
+    send_memfd_reply(sv[1], BIG, fd);
+    rc = randd_bytes(h, out, sizeof(out));
+    randd_close(h);
+    close(sv[1]);
+    return rc;
+}
+
+/* Only a memfd of the arena's size, sealed against shrinking, is mapped: a file that could
+ * shrink under the mapping would turn a read into SIGBUS. An OK reply without any is a lie. */
+START_TEST(an_arena_that_is_missing_unsealed_or_the_wrong_size_is_refused)
+{
+    int pipes[2], unsealed, small, good;
+
+    ck_assert_int_eq(big_call_with_arena(-1), -EPROTO);
+    ck_assert_int_eq(pipe(pipes), 0);
+    ck_assert_int_eq(big_call_with_arena(pipes[0]), -EPROTO);
+    unsealed = memfd_create("test", MFD_CLOEXEC);
+    ck_assert_int_eq(ftruncate(unsealed, RANDD_MEMFD_ARENA_BYTES), 0);
+    ck_assert_int_eq(big_call_with_arena(unsealed), -EPROTO);
+    small = memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    ck_assert_int_eq(ftruncate(small, BIG), 0);
+    ck_assert_int_eq(fcntl(small, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+    ck_assert_int_eq(big_call_with_arena(small), -EPROTO);
+    good = memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    ck_assert_int_eq(ftruncate(good, RANDD_MEMFD_ARENA_BYTES), 0);
+    ck_assert_int_eq(fcntl(good, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+    ck_assert_int_eq(big_call_with_arena(good), 0);
+    close(pipes[0]);
+    close(pipes[1]);
+    close(unsealed);
+    close(small);
+    close(good);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("client");
@@ -211,6 +338,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, status_reply_claiming_gigabytes_is_refused_before_allocating);
     tcase_add_test(tc, a_well_formed_status_reply_is_returned_whole);
     tcase_add_test(tc, a_descriptor_closed_and_reused_by_the_program_is_neither_written_nor_closed);
+    tcase_add_test(tc, a_daemon_without_bytes_memfd_is_asked_with_bytes_once_told);
+    tcase_add_test(tc, an_arena_that_is_missing_unsealed_or_the_wrong_size_is_refused);
     suite_add_tcase(s, tc);
     tcase_add_test(args, bytes_into_null_sends_nothing_and_the_next_call_is_served);
     tcase_add_test(args, range_with_bad_arguments_sends_nothing_and_the_next_call_is_served);

@@ -69,6 +69,53 @@ START_TEST(every_op_round_trips_through_the_decoder)
     got = round_trip(&(struct randd_request){ .op = RANDD_OP_SEED, .n = RANDD_MAX_SEED }, frame,
                      sizeof(frame));
     ck_assert_uint_eq(got.n, RANDD_MAX_SEED);
+    got = round_trip(&(struct randd_request){ .op = RANDD_OP_BYTES_MEMFD,
+                                              .n = RANDD_MEMFD_SLOT_BYTES }, frame,
+                     sizeof(frame));
+    ck_assert_uint_eq(got.n, RANDD_MEMFD_SLOT_BYTES);
+}
+END_TEST
+
+/* BYTES_MEMFD's n is 1 up to one slot: the arena holds two replies, not a 16 MiB BYTES. */
+START_TEST(bytes_memfd_asks_for_one_slot_at_most)
+{
+    struct randd_request req = { .op = RANDD_OP_BYTES_MEMFD }, got;
+    static const uint32_t n[] = { 0, 1, RANDD_MEMFD_SLOT_BYTES, RANDD_MEMFD_SLOT_BYTES + 1 };
+    static const int want[] = { RANDD_INVALID_ARGUMENT, RANDD_OK, RANDD_OK, RANDD_TOO_LARGE };
+    struct randd_header h;
+    uint8_t frame[16];
+    char why[160];
+
+    for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
+        req.n = n[i];
+        ck_assert_uint_eq(randd_request_encode(frame, sizeof(frame), &req), 12);
+        randd_header_decode(frame, &h);
+        ck_assert_msg(randd_parse_request(&h, frame + RANDD_HEADER_BYTES, &got, why,
+                                          sizeof(why)) == want[i],
+                      "BYTES_MEMFD n = %u: not %s (%s)", n[i], randd_status_name(want[i]), why);
+    }
+    ck_assert_ptr_nonnull(strstr(why, "BYTES_MEMFD"));
+}
+END_TEST
+
+/* The reply's offset and n must place the bytes inside the arena: anything else would have
+ * a client read past its mapping. */
+START_TEST(memfd_replies_outside_the_arena_are_refused)
+{
+    uint8_t body[RANDD_MEMFD_REPLY_BODY];
+    uint32_t offset;
+
+    randd_memfd_reply_encode(body, RANDD_MEMFD_SLOT_BYTES, 100);
+    ck_assert_int_eq(randd_memfd_reply_decode(body, 100, RANDD_MEMFD_ARENA_BYTES, &offset), 0);
+    ck_assert_uint_eq(offset, RANDD_MEMFD_SLOT_BYTES);
+    ck_assert_int_eq(randd_memfd_reply_decode(body, 99, RANDD_MEMFD_ARENA_BYTES, &offset),
+                     -EPROTO);                                 /* not the n asked for */
+    randd_memfd_reply_encode(body, RANDD_MEMFD_ARENA_BYTES - 99, 100);
+    ck_assert_int_eq(randd_memfd_reply_decode(body, 100, RANDD_MEMFD_ARENA_BYTES, &offset),
+                     -EPROTO);                                 /* one byte past the end */
+    randd_memfd_reply_encode(body, UINT32_MAX, 100);
+    ck_assert_int_eq(randd_memfd_reply_decode(body, 100, RANDD_MEMFD_ARENA_BYTES, &offset),
+                     -EPROTO);
 }
 END_TEST
 
@@ -179,6 +226,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, arguments_the_daemon_refuses_are_encoded_as_given);
     tcase_add_test(tc, a_frame_that_does_not_fit_or_an_unknown_op_encodes_nothing);
     tcase_add_test(tc, replies_are_judged_as_a_client_needs);
+    tcase_add_test(tc, bytes_memfd_asks_for_one_slot_at_most);
+    tcase_add_test(tc, memfd_replies_outside_the_arena_are_refused);
     tcase_add_test(tc, every_name_table_names_each_value_once);
     tcase_add_test(tc, engines_are_found_by_their_names_only);
     suite_add_tcase(s, tc);

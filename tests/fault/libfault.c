@@ -5,6 +5,8 @@
  *   getrandom=short       getrandom() returns at most 3 bytes a call
  *   ioctl=eperm|einval    RNDADDENTROPY and RNDRESEEDCRNG fail so (no CAP_SYS_ADMIN, a
  *                         kernel that refuses the request)
+ *   memfd_create=enosys   memfd_create() fails with ENOSYS (a kernel before 3.17, or a
+ *                         seccomp filter that forbids it): BYTES_MEMFD is unknown
  *   malloc=large          malloc of 64 KiB or more fails (a reply or a large request body),
  *                         only while the file named by RANDD_FAULTS_SWITCH exists, if set
  * Test-only: never installed. */
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -41,6 +44,17 @@ void *malloc(size_t n)
         (!(sw = getenv("RANDD_FAULTS_SWITCH")) || access(sw, F_OK) == 0))
         return errno = ENOMEM, NULL;
     return __libc_malloc(n);
+}
+
+int memfd_create(const char *name, unsigned flags)
+{
+    static int (*real)(const char *, unsigned);
+
+    if (has_fault("memfd_create=enosys"))
+        return errno = ENOSYS, -1;
+    if (!real)
+        real = (int (*)(const char *, unsigned))dlsym(RTLD_NEXT, "memfd_create");
+    return real(name, flags);
 }
 
 ssize_t getrandom(void *buf, size_t len, unsigned flags)

@@ -30,6 +30,10 @@ static void check_request(const struct randd_header *h, const uint8_t *body)
         if (req.n == 0 || req.n > RANDD_MAX_SEED || h->length != 4)
             abort();
         break;
+    case RANDD_OP_BYTES_MEMFD:
+        if (req.n == 0 || req.n > RANDD_MEMFD_SLOT_BYTES || h->length != 4)
+            abort();
+        break;
     case RANDD_OP_RANGE:
         if (!req.count || !req.len || req.len > RANDD_MAX_RANGE_LEN ||
             (uint32_t)req.count * req.len > RANDD_MAX_RANGE_REPLY || req.r != body + 4 ||

@@ -148,6 +148,21 @@ allocation_faults() {
     unset RANDD_FAULTS_SWITCH
 }
 
+# A kernel without memfd_create: BYTES_MEMFD is answered UNKNOWN_OP, and librandd takes the
+# bytes over the socket instead, asking once per handle (randctl bytes: 1 MiB calls, one
+# handle).
+memfd_faults() {
+    start memfd_create=enosys ''
+    n=$("$RANDCTL" bytes 3145728 --raw | wc -c)
+    check "memfd_create ENOSYS: 3 MiB served all the same" '[ "$n" = 3145728 ]'
+    json=$("$RANDCTL" status --json)
+    check "memfd_create ENOSYS: BYTES_MEMFD asked once, answered UNKNOWN_OP, then BYTES" \
+        'grep -q "\"bytes\":3," <<<"$json" && grep -qE "\"bytes_memfd\":1[,}]" <<<"$json" &&
+         grep -q "\"UNKNOWN_OP\":1," <<<"$json"'
+    check "memfd_create ENOSYS: the daemon is still running" 'kill -0 $pid'
+    stop
+}
+
 # SIGKILL under load: the socket file stays behind; a new daemon replaces it and serves (a
 # librandd handle that lives through it: test_service.c).
 signal_faults() {
@@ -189,6 +204,7 @@ with_shim getrandom_faults
 hwrng_fifo_faults
 with_shim kernel_faults
 with_shim allocation_faults
+with_shim memfd_faults
 signal_faults
 
 finish test_faults.sh

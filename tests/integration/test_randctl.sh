@@ -73,7 +73,7 @@ fi
 OPENSSL_MODULES=$(cd "$(dirname "${RANDD_PROVIDER:-build/randd.so}")" && pwd) "$RANDCTL" benchmark --seconds 0.05 --clients 1,4 --csv >"$work/bench.csv" 2>"$work/bench.err"; rc=$?
 check "benchmark --csv: exit 0 with progress on stderr" '[ $rc = 0 ] && grep -q "\[ *1/" "$work/bench.err"'
 check "benchmark --csv: header" '[ "$(head -1 "$work/bench.csv")" = section,method,size,metric,value,unit ]'
-for m in randd in-process getrandom /dev/urandom RAND_bytes RAND_bytes+randd; do
+for m in randd "randd_bytes()" in-process getrandom /dev/urandom RAND_bytes RAND_bytes+randd; do
     for size in 32 4096 65536 1048576; do
         check "benchmark: $m at $size B has a positive throughput" \
             'awk -F, -v m="$m" -v s=$size "\$1 == \"throughput\" && \$2 == m && \$3 == s && \$5 > 0 { ok = 1 } END { exit !ok }" "$work/bench.csv"'

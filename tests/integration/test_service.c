@@ -16,6 +16,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,6 +27,7 @@
 
 #include <openssl/bn.h>
 
+#include "memfd_arena.h"
 #include "protocol.h"
 #include "randen.h"
 #include "randd.h"
@@ -294,6 +296,11 @@ static int read_reply(int fd, void *body, size_t cap, uint32_t *length)
     if (length)
         *length = h.length;
     return h.code;
+}
+
+static uint32_t be32toh_(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 static uint8_t *be32(uint8_t *p, uint32_t v)
@@ -1067,7 +1074,7 @@ START_TEST(seed_requests_are_served_and_counted_apart_from_bytes)
     check_still_usable(fd, "SEED errors");
     close(fd);
     json = wait_status(one_bytes_request_taken, "the BYTES request to be counted");
-    ck_assert_msg(strstr(json, "\"seed\":5}") && strstr(json, "\"bytes\":1,"),
+    ck_assert_msg(json_number(json, "\"seed\":") == 5 && json_number(json, "\"bytes\":") == 1,
                   "STATUS should count 5 SEED requests and 1 BYTES: %s", json);
     free(json);
 }
@@ -1362,6 +1369,262 @@ START_TEST(clients_leaving_mid_request_or_mid_reply_leave_nothing_behind)
     check_still_usable(fd, "a client after 60 that hung up early");
     close(fd);
     ck_assert_int_eq(kill(daemon_pid, 0), 0);
+}
+END_TEST
+
+/* --- BYTES_MEMFD ------------------------------------------------------------------------ */
+
+/* Reads a BYTES_MEMFD reply: its status, and for OK the offset, n, and the memfd that came
+ * with it (-1 if none did). */
+static int read_memfd_reply(int fd, uint32_t *offset, uint32_t *n, int *memfd)
+{
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    uint8_t head[RANDD_HEADER_BYTES], body[256];
+    struct iovec iov = { head, sizeof(head) };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                          .msg_controllen = sizeof(control.buf) };
+    struct pollfd pf = { fd, POLLIN, 0 };
+    struct cmsghdr *c;
+    struct randd_header h;
+    ssize_t got;
+
+    *memfd = -1;
+    ck_assert_msg(poll(&pf, 1, 30000) == 1, "no reply within 30 s");
+    got = recvmsg(fd, &msg, MSG_WAITALL | MSG_CMSG_CLOEXEC);
+    ck_assert_int_eq(got, sizeof(head));
+    ck_assert_msg(!(msg.msg_flags & MSG_CTRUNC), "more than one descriptor came with a reply");
+    if ((c = CMSG_FIRSTHDR(&msg)) && c->cmsg_type == SCM_RIGHTS)
+        memcpy(memfd, CMSG_DATA(c), sizeof(int));
+    randd_header_decode(head, &h);
+    ck_assert_uint_le(h.length, sizeof(body));
+    read_exact(fd, body, h.length);
+    if (h.code == RANDD_OK) {
+        ck_assert_uint_eq(h.length, RANDD_MEMFD_REPLY_BODY);
+        ck_assert_int_eq(randd_memfd_reply_decode(body, be32toh_(body + 4),
+                                                  RANDD_MEMFD_ARENA_BYTES, offset), 0);
+        *n = be32toh_(body + 4);
+    }
+    return h.code;
+}
+
+static void send_bytes_memfd(int fd, uint32_t n)
+{
+    send_request(fd, &(struct randd_request){ .op = RANDD_OP_BYTES_MEMFD, .n = n });
+}
+
+/* How many of the daemon's mappings are of the arena memfd (/proc/PID/maps). */
+static int daemon_arena_mappings(void)
+{
+    char path[64], line[512];
+    int n = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)daemon_pid);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof(line), f))
+        n += strstr(line, "memfd:randd-bytes") != NULL;
+    fclose(f);
+    return n;
+}
+
+/* How many of the daemon's descriptors are arena memfds (/proc/PID/fd). */
+static int daemon_arena_fds(void)
+{
+    char path[320], target[256];
+    struct dirent *e;
+    DIR *d;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/fd", (int)daemon_pid);
+    d = opendir(path);
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d))) {
+        ssize_t len;
+
+        snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)daemon_pid, e->d_name);
+        len = readlink(path, target, sizeof(target) - 1);
+        if (len > 0) {
+            target[len] = '\0';
+            n += strstr(target, "memfd:randd-bytes") != NULL;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+static size_t zero_bytes(const uint8_t *p, size_t n)
+{
+    size_t zeros = 0;
+
+    for (size_t i = 0; i < n; i++)
+        zeros += p[i] == 0;
+    return zeros;
+}
+
+/* One memfd per connection, sealed so that no one can shrink or grow it or change the seals,
+ * its slots filled in turn with fresh bytes; the limits of the op answered like BYTES's. */
+START_TEST(bytes_memfd_hands_over_one_sealed_memfd_filled_slot_by_slot)
+{
+    uint32_t offset[3], n;
+    uint8_t body[4] = { 0 };
+    const uint8_t *map;
+    struct stat st;
+    int fd, memfd, again;
+
+    start_daemon_with("", NULL);
+    fd = connect_raw();
+    send_bytes_memfd(fd, RANDD_MEMFD_SLOT_BYTES);
+    ck_assert_int_eq(read_memfd_reply(fd, &offset[0], &n, &memfd), RANDD_OK);
+    ck_assert_msg(memfd >= 0, "the first BYTES_MEMFD reply came without the memfd");
+    ck_assert_int_eq(fcntl(memfd, F_GET_SEALS),
+                     F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+    ck_assert_int_eq(fstat(memfd, &st), 0);
+    ck_assert_int_eq(st.st_size, RANDD_MEMFD_ARENA_BYTES);
+    ck_assert_int_lt(ftruncate(memfd, 4096), 0);            /* sealed: SIGBUS is not ours */
+    map = mmap(NULL, RANDD_MEMFD_ARENA_BYTES, PROT_READ, MAP_SHARED, memfd, 0);
+    ck_assert_ptr_ne(map, MAP_FAILED);
+    ck_assert_uint_eq(n, RANDD_MEMFD_SLOT_BYTES);
+    /* Random: about 1 in 256 bytes is zero, never a page of them. */
+    ck_assert_uint_lt(zero_bytes(map + offset[0], n), n / 128);
+
+    send_bytes_memfd(fd, 1000);
+    ck_assert_int_eq(read_memfd_reply(fd, &offset[1], &n, &again), RANDD_OK);
+    ck_assert_msg(again < 0, "a second memfd came on the same connection");
+    ck_assert_msg(offset[1] != offset[0], "the next reply overwrote the slot just handed out");
+    ck_assert_uint_lt(zero_bytes(map + offset[1], 1000), 50);
+    send_bytes_memfd(fd, 32);
+    ck_assert_int_eq(read_memfd_reply(fd, &offset[2], &n, &again), RANDD_OK);
+    ck_assert_uint_eq(offset[2], offset[0]);                   /* two slots, in turn */
+    ck_assert_msg(memcmp(map + offset[2], map + offset[1], 32) != 0, "the same bytes twice");
+
+    send_bytes_memfd(fd, 0);
+    check_status(fd, RANDD_INVALID_ARGUMENT, "BYTES_MEMFD n = 0");
+    send_bytes_memfd(fd, RANDD_MEMFD_SLOT_BYTES + 1);
+    check_status(fd, RANDD_TOO_LARGE, "BYTES_MEMFD n over a slot");
+    send_frame(fd, 1, RANDD_OP_BYTES_MEMFD, 0, 3, body, 3);
+    check_status(fd, RANDD_MALFORMED, "BYTES_MEMFD body of 3 bytes");
+    check_still_usable(fd, "BYTES_MEMFD errors");
+    munmap((void *)map, RANDD_MEMFD_ARENA_BYTES);
+    close(memfd);
+    close(fd);
+}
+END_TEST
+
+/* The bytes a librandd caller took are wiped from the shared pages at once: read through the
+ * daemon's own mapping (/proc/PID/mem). When the connection goes, the daemon unmaps the arena
+ * and frees its pages, even those of a client that keeps the memfd. */
+START_TEST(memfd_pages_are_wiped_after_use_and_unmapped_when_the_client_goes)
+{
+    char path[64], line[512];
+    unsigned long start = 0, end = 0;
+    uint8_t *buf = malloc(3 * RANDD_MEMFD_SLOT_BYTES), *seen = malloc(RANDD_MEMFD_ARENA_BYTES);
+    uint32_t offset, n;
+    randd_handle *h;
+    struct stat st;
+    int fd, memfd, mem;
+    FILE *f;
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_bytes(h, buf, 3 * RANDD_MEMFD_SLOT_BYTES), 0);
+    ck_assert_uint_lt(zero_bytes(buf, 3 * RANDD_MEMFD_SLOT_BYTES), RANDD_MEMFD_SLOT_BYTES / 64);
+    ck_assert_int_eq(daemon_arena_mappings(), 1);
+    ck_assert_int_eq(daemon_arena_fds(), 0);    /* closed once the client had its copy */
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)daemon_pid);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof(line), f))
+        if (strstr(line, "memfd:randd-bytes"))
+            ck_assert_int_eq(sscanf(line, "%lx-%lx", &start, &end), 2);
+    fclose(f);
+    ck_assert_uint_eq(end - start, RANDD_MEMFD_ARENA_BYTES);
+    snprintf(path, sizeof(path), "/proc/%d/mem", (int)daemon_pid);
+    mem = open(path, O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(mem, 0);
+    ck_assert_int_eq(pread(mem, seen, RANDD_MEMFD_ARENA_BYTES, (off_t)start),
+                     RANDD_MEMFD_ARENA_BYTES);
+    close(mem);
+    ck_assert_msg(zero_bytes(seen, RANDD_MEMFD_ARENA_BYTES) == RANDD_MEMFD_ARENA_BYTES,
+                  "%zu bytes handed to the caller are still in the shared pages",
+                  RANDD_MEMFD_ARENA_BYTES - zero_bytes(seen, RANDD_MEMFD_ARENA_BYTES));
+    randd_close(h);
+
+    fd = connect_raw();                        /* a client that keeps its memfd */
+    send_bytes_memfd(fd, RANDD_MEMFD_SLOT_BYTES);
+    ck_assert_int_eq(read_memfd_reply(fd, &offset, &n, &memfd), RANDD_OK);
+    ck_assert_int_ge(memfd, 0);
+    close(fd);
+    daemon_fd_count();                          /* waits until the daemon closed both */
+    ck_assert_int_eq(daemon_arena_mappings(), 0);
+    ck_assert_int_eq(fstat(memfd, &st), 0);
+    ck_assert_msg(st.st_blocks == 0, "the kept memfd still holds %lld KiB of pages",
+                  (long long)st.st_blocks / 2);
+    ck_assert_int_eq(pread(memfd, seen, RANDD_MEMFD_SLOT_BYTES, offset),
+                     RANDD_MEMFD_SLOT_BYTES);
+    ck_assert_uint_eq(zero_bytes(seen, RANDD_MEMFD_SLOT_BYTES), RANDD_MEMFD_SLOT_BYTES);
+    close(memfd);
+    free(buf);
+    free(seen);
+}
+END_TEST
+
+static bool a_busy_memfd_request_answered(const char *json)
+{
+    return json_number(json, "\"BUSY\":") >= 1;
+}
+
+/* A client that takes arenas and never closes a descriptor: at most MEMFD_ARENA_MAX are alive
+ * (then BUSY, and BYTES still serves), the daemon holds no memfd descriptor, and once the
+ * connections close its descriptors and memory are back where they were, although the client
+ * still holds every memfd. */
+START_TEST(memfd_hoarders_hit_the_arena_cap_and_leave_nothing_behind)
+{
+    enum { HOARD = MEMFD_ARENA_MAX };
+    int socks[HOARD], memfds[HOARD], extra, baseline, fresh;
+    uint32_t offset, n;
+    long rss;
+
+    start_daemon_with("", NULL);
+    baseline = daemon_fd_count();
+    rss = daemon_rss_kib();
+    for (int i = 0; i < HOARD; i++) {
+        socks[i] = connect_raw();
+        send_bytes_memfd(socks[i], RANDD_MEMFD_SLOT_BYTES);
+        ck_assert_int_eq(read_memfd_reply(socks[i], &offset, &n, &memfds[i]), RANDD_OK);
+        ck_assert_int_ge(memfds[i], 0);
+    }
+    extra = connect_raw();
+    send_bytes_memfd(extra, 64);
+    check_status(extra, RANDD_BUSY, "BYTES_MEMFD beyond the arena cap");
+    check_still_usable(extra, "a BUSY BYTES_MEMFD");
+    free(wait_status(a_busy_memfd_request_answered, "the BUSY reply counted"));
+    ck_assert_int_eq(daemon_arena_fds(), 0);
+    ck_assert_int_eq(daemon_arena_mappings(), HOARD);
+    close(extra);
+    for (int i = 0; i < HOARD; i++)
+        close(socks[i]);
+    ck_assert_int_eq(daemon_fd_count(), baseline);
+    ck_assert_int_eq(daemon_arena_mappings(), 0);
+    check_rss_growth(rss, "16 hoarded arenas after their connections closed");
+    for (int i = 0; i < HOARD; i++) {
+        struct stat st;
+
+        ck_assert_int_eq(fstat(memfds[i], &st), 0);
+        ck_assert_msg(st.st_blocks == 0, "hoarded memfd %d holds %lld KiB", i,
+                      (long long)st.st_blocks / 2);
+    }
+    extra = connect_raw();                    /* the cap counts live arenas only */
+    send_bytes_memfd(extra, 64);
+    ck_assert_int_eq(read_memfd_reply(extra, &offset, &n, &fresh), RANDD_OK);
+    ck_assert_int_ge(fresh, 0);
+    close(fresh);
+    close(extra);
+    for (int i = 0; i < HOARD; i++)
+        close(memfds[i]);
 }
 END_TEST
 
@@ -1903,6 +2166,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, stalled_large_replies_keep_memory_small);
     tcase_add_test(tc, clients_leaving_mid_request_or_mid_reply_leave_nothing_behind);
     tcase_add_test(tc, a_handle_outlives_a_sigkilled_daemon);
+    tcase_add_test(tc, bytes_memfd_hands_over_one_sealed_memfd_filled_slot_by_slot);
+    tcase_add_test(tc, memfd_pages_are_wiped_after_use_and_unmapped_when_the_client_goes);
+    tcase_add_test(tc, memfd_hoarders_hit_the_arena_cap_and_leave_nothing_behind);
     tcase_add_test(tc, egd_and_protocol_clients_share_max_clients);
     tcase_add_test(tc, egd_running_out_of_descriptors_pauses_accept_without_spinning);
     tcase_add_test(tc, egd_trusts_the_trusted_group_as_a_supplementary_group);

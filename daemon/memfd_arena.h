@@ -1,0 +1,41 @@
+/* BYTES_MEMFD's shared pages: one sealed memfd per connection that asks for it, mapped by the
+ * daemon, handed to the client once over SCM_RIGHTS, its slots filled by the generator in
+ * turn. Owns the memfd, its mapping, the fd passing and the wipe at close; not what goes in
+ * the slots (server.c) nor the wire format (lib/protocol.c). */
+#ifndef RANDD_MEMFD_ARENA_H
+#define RANDD_MEMFD_ARENA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Arenas alive at once over all connections: each may hold RANDD_MEMFD_ARENA_BYTES of pages
+ * charged to randd's memory cgroup, so at most 32 MiB. More: BUSY, and clients use BYTES. */
+#define MEMFD_ARENA_MAX 16
+
+struct memfd_arena;
+
+/* A new arena: memfd created, sized, sealed (no shrinking, no growing, no more seals) and
+ * mapped. Returns 0, -EBUSY when MEMFD_ARENA_MAX are alive, or a negative errno (-ENOSYS: a
+ * kernel without memfd_create). */
+int memfd_arena_open(struct memfd_arena **arena);
+
+/* The slot the next reply's bytes go in (RANDD_MEMFD_SLOT_BYTES long), and its offset. Slots
+ * are taken in turn, so the one before stays as the client may still be copying it. */
+uint8_t *memfd_arena_next_slot(struct memfd_arena *a, uint32_t *offset);
+
+/* Whether the client still has to be given the memfd (with the next reply). */
+bool memfd_arena_unsent(const struct memfd_arena *a);
+
+/* send() of buf with the memfd attached; once it went, the daemon closes its descriptor and
+ * keeps only the mapping. Returns what send() returns. */
+ssize_t memfd_arena_send(struct memfd_arena *a, int sock, const void *buf, size_t n);
+
+/* Frees the pages (the client's copy of the fd then reads zeros: nothing of the output stays
+ * behind in memory the client keeps), unmaps them and forgets the arena. NULL: nothing. */
+void memfd_arena_close(struct memfd_arena *a);
+
+/* Arenas alive now (for tests and STATUS-minded callers). */
+unsigned memfd_arena_count(void);
+
+#endif

@@ -620,12 +620,13 @@ static int start(struct randd *r)
     open_sources(r);
     r->loop = loop_new();
     listener_clients_init(&r->clients);
-    r->primes = primes_new();
-    if (!r->loop || !r->primes) {
+    if (!r->loop) {
         log_err("event loop: %s", strerror(errno));
         return -1;
     }
+    /* Signals blocked first: threads inherit the mask, and signals must come to signal_fd. */
     if ((rc = setup_signals(r)) < 0 || (rc = watch_sources(r)) < 0 ||
+        (!(r->primes = primes_new()) && (rc = -errno) < 0) ||
         (r->workers.n == 0 && (rc = serve_here(r)) < 0) ||
         (rc = egd_start(&r->egd, r->loop, &r->pool, &r->clients)) < 0) {
         log_err("event loop: %s", strerror(-rc));

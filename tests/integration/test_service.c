@@ -168,11 +168,25 @@ static void wait_log(const char *needle)
     }
 }
 
+/* RANDD_TEST_WORKERS=N runs every test's daemon with workers = N (unless the test sets
+ * workers itself): the whole suite against several serving loops. */
+static void write_config(const char *config_text)
+{
+    const char *workers = getenv("RANDD_TEST_WORKERS");
+    char text[4096];
+
+    if (workers && *workers && !strstr(config_text, "workers =")) {
+        snprintf(text, sizeof(text), "workers = %s\n%s", workers, config_text);
+        config_text = text;
+    }
+    write_file(conf, config_text);
+}
+
 static void start_daemon_with(const char *config_text, const char *notify)
 {
     char *argv[] = { randd_path(), "--foreground", "--config", conf, "--socket", sock, NULL };
 
-    write_file(conf, config_text);
+    write_config(config_text);
     daemon_pid = spawn(argv, notify);
     wait_listening(sock);
 }
@@ -942,7 +956,7 @@ START_TEST(systemd_socket_activation_is_used)
         fprintf(stderr, "SKIP systemd_socket_activation_is_used: no systemd-socket-activate\n");
         return;
     }
-    write_file(conf, "socket = /nonexistent/never-bound.sock\n");
+    write_config("socket = /nonexistent/never-bound.sock\n");
     daemon_pid = spawn(argv, NULL);
     wait_listening(sock);                        /* it serves on the socket it was given */
     ck_assert_int_ne(access("/nonexistent/never-bound.sock", F_OK), 0);
@@ -1353,6 +1367,215 @@ static bool a_mebibyte_served(const char *json)
 /* SIGKILL in the middle of a stream: the socket file stays behind, a call while the daemon is
  * down fails cleanly, and once a new daemon replaces the stale socket the same librandd handle
  * is served again. */
+/* --- workers = 2: two serving loops ------------------------------------------------------ */
+
+/* key's value in the i-th object of STATUS's "workers" array (one per serving loop); fails
+ * when there is no such loop. */
+static unsigned long long loop_figure(const char *json, int i, const char *key)
+{
+    const char *at = strstr(json, "\"workers\":[");
+
+    ck_assert_msg(at, "STATUS has no workers array: %s", json);
+    for (int n = 0; n <= i; n++) {
+        at = strchr(at + 1, '{');
+        ck_assert_msg(at && at < strchr(strstr(json, "\"workers\":["), ']'),
+                      "STATUS lists fewer than %d serving loops: %s", i + 1, json);
+    }
+    return json_number(at, key);
+}
+
+static char *status_now(void)
+{
+    randd_handle *h;
+    char *json = NULL;
+
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_gt(randd_status(h, &json), 0);
+    randd_close(h);
+    return json;
+}
+
+/* STATUS, once the daemon has seen clients go and a new one is not BUSY. */
+static char *status_once_there_is_room(void)
+{
+    for (double end = seconds_now() + WAIT_SECONDS;; usleep(20000)) {
+        randd_handle *h;
+        char *json = NULL;
+        int rc;
+
+        ck_assert_int_eq(randd_open(&h, sock), 0);
+        rc = randd_status(h, &json);
+        randd_close(h);
+        if (rc > 0)
+            return json;
+        ck_assert_msg(rc == RANDD_ERR(RANDD_BUSY) && seconds_now() < end, "STATUS: %s, after %d s "
+                      "waiting for room under max_clients", randd_strerror(rc), WAIT_SECONDS);
+    }
+}
+
+/* Connections accepted by each of the two loops, as STATUS says now. */
+static void accepted_by_loop(unsigned long long out[2])
+{
+    char *json = status_now();
+
+    for (int i = 0; i < 2; i++)
+        out[i] = loop_figure(json, i, "\"accepted\":");
+    free(json);
+}
+
+static bool forty_clients_and_the_status_one(const char *json)
+{
+    return json_number(json, "\"connected\":") == 41;
+}
+
+/* Clients connect one after the other, as most do, and both loops take a share; STATUS's
+ * totals are the sums of the loops' figures and of what the clients asked. */
+START_TEST(with_two_workers_both_loops_serve_and_status_adds_up)
+{
+    enum { CLIENTS = 40 };           /* as forty_clients_and_the_status_one expects */
+    int fds[CLIENTS];
+    uint8_t body[256];
+    uint32_t len;
+    unsigned long long asked = 0, ops = 0, loops_requests = 0, loops_bytes = 0;
+    unsigned long long loops_connected = 0;
+    char *json, key[64];
+
+    start_daemon_with("workers = 2\n", NULL);
+    for (int i = 0; i < CLIENTS; i++) {
+        fds[i] = connect_raw();
+        send_bytes(fds[i], 100 + (uint32_t)i);
+        ck_assert_int_eq(read_reply(fds[i], body, sizeof(body), &len), RANDD_OK);
+        ck_assert_uint_eq(len, 100 + (uint32_t)i);
+        asked += len;
+    }
+    json = wait_status(forty_clients_and_the_status_one, "40 clients and STATUS's connected");
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(loop_figure(json, i, "\"requests\":") > 0, "loop %d served nothing of "
+                      "%d clients: accepts not spread: %s", i, CLIENTS, json);
+        loops_requests += loop_figure(json, i, "\"requests\":");
+        loops_bytes += loop_figure(json, i, "\"bytes_served\":");
+        loops_connected += loop_figure(json, i, "\"connected\":");
+    }
+    for (int op = 0; op <= RANDD_OP_LAST; op++) {
+        snprintf(key, sizeof(key), "\"%s\":", randd_op_name(op));
+        ops += json_number(strstr(json, "\"requests\":{"), key);
+    }
+    ck_assert_msg(loops_requests == ops, "loops' requests %llu, STATUS's total %llu: %s",
+                  loops_requests, ops, json);
+    ck_assert_uint_eq(json_number(json, "\"bytes_served\":"), asked);
+    ck_assert_uint_eq(loops_bytes, asked);
+    ck_assert_uint_eq(json_number(json, "\"connected\":"), CLIENTS + 1);   /* and STATUS's */
+    ck_assert_uint_eq(loops_connected, CLIENTS + 1);
+    ck_assert_msg(strstr(json, "\"workers\":\"2\""), "config in effect lacks workers: %s", json);
+    free(json);
+    for (int i = 0; i < CLIENTS; i++)
+        close(fds[i]);
+}
+END_TEST
+
+/* max_clients = 7 over both loops: neither reaches 7 alone, yet the eighth client is BUSY. */
+START_TEST(with_two_workers_max_clients_holds_across_loops)
+{
+    enum { LIMIT = 7 };
+    int fds[LIMIT + 1];
+    uint8_t byte;
+    char *json;
+
+    start_daemon_with("workers = 2\nmax_clients = 7\n", NULL);
+    for (int i = 0; i < LIMIT; i++) {
+        fds[i] = connect_raw();
+        check_still_usable(fds[i], "a client within max_clients");
+    }
+    fds[LIMIT] = connect_raw();
+    check_status(fds[LIMIT], RANDD_BUSY, "the eighth client with max_clients = 7, two loops");
+    ck_assert_int_le(recv(fds[LIMIT], &byte, 1, 0), 0);
+    close(fds[LIMIT]);
+    close(fds[0]);
+    close(fds[1]);
+    json = status_once_there_is_room();
+    ck_assert_msg(loop_figure(json, 0, "\"connected\":") > 0 &&
+                  loop_figure(json, 1, "\"connected\":") > 0,
+                  "the clients were all on one loop: %s", json);
+    ck_assert_uint_eq(json_number(json, "\"busy\":"), 1);
+    free(json);
+    for (int i = 2; i < LIMIT; i++)
+        close(fds[i]);
+}
+END_TEST
+
+/* Waits until every fd reads end-of-file (closed by the daemon), failing with what. */
+static void wait_all_closed(const int *fds, int n, const char *what)
+{
+    uint8_t byte;
+
+    for (int i = 0; i < n; i++) {
+        struct pollfd pf = { fds[i], POLLIN, 0 };
+
+        ck_assert_msg(poll(&pf, 1, WAIT_SECONDS * 1000) == 1, "%s: client %d not closed "
+                      "within %d s", what, i, WAIT_SECONDS);
+        ck_assert_msg(recv(fds[i], &byte, 1, 0) == 0, "%s: client %d got data, not "
+                      "end-of-file", what, i);
+    }
+}
+
+static bool only_the_status_client_left(const char *json)
+{
+    return json_number(json, "\"connected\":") == 1;
+}
+
+/* Idle clients on both loops are closed: each loop sweeps its own, and the counts agree. */
+START_TEST(with_two_workers_idle_clients_on_every_loop_are_closed)
+{
+    enum { CLIENTS = 8 };
+    unsigned long long before[2], after[2];
+    int fds[CLIENTS];
+    char *json;
+
+    start_daemon_with("workers = 2\nidle_timeout = 1\n", NULL);
+    accepted_by_loop(before);
+    for (int i = 0; i < CLIENTS; i++) {
+        fds[i] = connect_raw();
+        check_still_usable(fds[i], "a new client");
+    }
+    wait_all_closed(fds, CLIENTS, "idle_timeout = 1 with two loops");
+    accepted_by_loop(after);
+    ck_assert_msg(after[0] > before[0] && after[1] > before[1], "idle clients were all on "
+                  "one loop (accepted %llu and %llu)", after[0] - before[0],
+                  after[1] - before[1]);
+    json = wait_status(only_the_status_client_left, "the loops' counts to drop");
+    ck_assert_uint_eq(loop_figure(json, 0, "\"connected\":") +
+                      loop_figure(json, 1, "\"connected\":"), 1);
+    free(json);
+    for (int i = 0; i < CLIENTS; i++)
+        close(fds[i]);
+}
+END_TEST
+
+/* A reload reaches every loop: idle_timeout set by SIGHUP closes idle clients on both. */
+START_TEST(with_two_workers_a_reload_reaches_every_loop)
+{
+    enum { CLIENTS = 8 };
+    unsigned long long before[2], after[2];
+    int fds[CLIENTS];
+
+    start_daemon_with("workers = 2\nidle_timeout = 0\n", NULL);
+    accepted_by_loop(before);
+    for (int i = 0; i < CLIENTS; i++) {
+        fds[i] = connect_raw();
+        check_still_usable(fds[i], "a new client");
+    }
+    accepted_by_loop(after);
+    ck_assert_msg(after[0] > before[0] && after[1] > before[1], "the clients were all on one "
+                  "loop (accepted %llu and %llu)", after[0] - before[0], after[1] - before[1]);
+    write_config("workers = 2\nidle_timeout = 1\n");
+    kill(daemon_pid, SIGHUP);
+    wait_log("reload: ");
+    wait_all_closed(fds, CLIENTS, "idle_timeout = 1 by a reload, two loops");
+    for (int i = 0; i < CLIENTS; i++)
+        close(fds[i]);
+}
+END_TEST
+
 START_TEST(a_handle_outlives_a_sigkilled_daemon)
 {
     randd_handle *h, *streamer;
@@ -1712,7 +1935,7 @@ START_TEST(egd_idle_timeout_set_by_a_reload_closes_idle_egd_clients)
     read_exact(idle, buf, 16);
     snprintf(text, sizeof(text), "egd_socket = %s\negd_listen = 127.0.0.1:%d\n"
              "idle_timeout = 0\negd_idle_timeout = 1\n", egd_sock, egd_port);
-    write_file(conf, text);
+    write_config(text);
     kill(daemon_pid, SIGHUP);
     wait_log("reload: ");
     pf.fd = idle;
@@ -1792,7 +2015,7 @@ START_TEST(egd_sockets_come_through_socket_activation_by_name)
     }
     egd_port = free_tcp_port();
     snprintf(listen_tcp, sizeof(listen_tcp), "127.0.0.1:%d", egd_port);
-    write_file(conf, "");                       /* no egd_* keys: only what systemd passed */
+    write_config("");                           /* no egd_* keys: only what systemd passed */
     daemon_pid = spawn(argv, NULL);
     wait_listening(sock);
     fd = connect_egd(true);
@@ -1883,6 +2106,10 @@ Suite *test_suite(void)
     tcase_add_test(tc, stalled_large_replies_keep_memory_small);
     tcase_add_test(tc, clients_leaving_mid_request_or_mid_reply_leave_nothing_behind);
     tcase_add_test(tc, a_handle_outlives_a_sigkilled_daemon);
+    tcase_add_test(tc, with_two_workers_both_loops_serve_and_status_adds_up);
+    tcase_add_test(tc, with_two_workers_max_clients_holds_across_loops);
+    tcase_add_test(tc, with_two_workers_idle_clients_on_every_loop_are_closed);
+    tcase_add_test(tc, with_two_workers_a_reload_reaches_every_loop);
     tcase_add_test(tc, egd_and_protocol_clients_share_max_clients);
     tcase_add_test(tc, egd_running_out_of_descriptors_pauses_accept_without_spinning);
     tcase_add_test(tc, egd_trusts_the_trusted_group_as_a_supplementary_group);

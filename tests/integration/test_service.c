@@ -1373,13 +1373,13 @@ static bool a_mebibyte_served(const char *json)
  * when there is no such loop. */
 static unsigned long long loop_figure(const char *json, int i, const char *key)
 {
-    const char *at = strstr(json, "\"workers\":[");
+    const char *array = strstr(json, "\"workers\":["), *at = array;
 
-    ck_assert_msg(at, "STATUS has no workers array: %s", json);
+    ck_assert_msg(array, "STATUS has no workers array: %s", json);
     for (int n = 0; n <= i; n++) {
         at = strchr(at + 1, '{');
-        ck_assert_msg(at && at < strchr(strstr(json, "\"workers\":["), ']'),
-                      "STATUS lists fewer than %d serving loops: %s", i + 1, json);
+        ck_assert_msg(at && at < strchr(array, ']'), "STATUS lists fewer than %d serving "
+                      "loops: %s", i + 1, json);
     }
     return json_number(at, key);
 }
@@ -1408,50 +1408,99 @@ static char *status_once_there_is_room(void)
         randd_close(h);
         if (rc > 0)
             return json;
-        ck_assert_msg(rc == RANDD_ERR(RANDD_BUSY) && seconds_now() < end, "STATUS: %s, after %d s "
-                      "waiting for room under max_clients", randd_strerror(rc), WAIT_SECONDS);
+        ck_assert_msg(rc == RANDD_ERR(RANDD_BUSY) && seconds_now() < end, "STATUS: %s, after "
+                      "%d s waiting for room under max_clients", randd_strerror(rc),
+                      WAIT_SECONDS);
     }
 }
 
-/* Connections accepted by each of the two loops, as STATUS says now. */
-static void accepted_by_loop(unsigned long long out[2])
+/* A client that got a place: one BUSY while the daemon has yet to see an earlier client
+ * (STATUS's) go tries again. */
+static int connect_when_room(void)
+{
+    uint8_t body[64];
+
+    for (double end = seconds_now() + WAIT_SECONDS;; usleep(20000)) {
+        int fd = connect_raw(), status;
+
+        send_bytes(fd, 8);
+        if ((status = read_reply(fd, body, sizeof(body), NULL)) == RANDD_OK)
+            return fd;
+        close(fd);
+        ck_assert_msg(status == RANDD_BUSY && seconds_now() < end, "a client under "
+                      "max_clients: %s after %d s", randd_status_name(status), WAIT_SECONDS);
+    }
+}
+
+/* BYTES served by each of the two loops so far: only test clients ask for bytes. */
+static void bytes_by_loop(unsigned long long out[2])
 {
     char *json = status_now();
 
     for (int i = 0; i < 2; i++)
-        out[i] = loop_figure(json, i, "\"accepted\":");
+        out[i] = loop_figure(json, i, "\"bytes_served\":");
     free(json);
 }
 
-static bool forty_clients_and_the_status_one(const char *json)
+#define SPREAD_MAX 200
+
+/* Connects clients one after the other, as most clients come, each with a BYTES round trip,
+ * at least min of them and until both loops have served one (a loop that is busy, or not
+ * scheduled on a loaded machine, is passed over by accepts: so this waits for the state).
+ * Returns how many; their descriptors stay open in fds[SPREAD_MAX]. */
+static int connect_on_both_loops(int *fds, int min)
 {
-    return json_number(json, "\"connected\":") == 41;
+    unsigned long long before[2], now[2] = { 0, 0 };
+    int n = 0;
+
+    bytes_by_loop(before);
+    while (n < min || now[0] == before[0] || now[1] == before[1]) {
+        ck_assert_msg(n < SPREAD_MAX, "%d clients, and a loop served none of them (%llu and "
+                      "%llu bytes)", n, now[0] - before[0], now[1] - before[1]);
+        fds[n] = connect_raw();
+        check_still_usable(fds[n++], "a new client");
+        if (n >= min && n % 4 == 0)
+            bytes_by_loop(now);
+    }
+    return n;
 }
 
-/* Clients connect one after the other, as most do, and both loops take a share; STATUS's
- * totals are the sums of the loops' figures and of what the clients asked. */
+static void close_all_of(const int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+}
+
+static int expected_connected;             /* for connected_as_expected */
+
+static bool connected_as_expected(const char *json)
+{
+    return json_number(json, "\"connected\":") == (unsigned long long)expected_connected;
+}
+
+/* Clients on both loops; STATUS's totals are the sums of the loops' figures and of what the
+ * clients asked. */
 START_TEST(with_two_workers_both_loops_serve_and_status_adds_up)
 {
-    enum { CLIENTS = 40 };           /* as forty_clients_and_the_status_one expects */
-    int fds[CLIENTS];
+    int fds[SPREAD_MAX], n;
     uint8_t body[256];
     uint32_t len;
-    unsigned long long asked = 0, ops = 0, loops_requests = 0, loops_bytes = 0;
+    unsigned long long asked, ops = 0, loops_requests = 0, loops_bytes = 0;
     unsigned long long loops_connected = 0;
     char *json, key[64];
 
     start_daemon_with("workers = 2\n", NULL);
-    for (int i = 0; i < CLIENTS; i++) {
-        fds[i] = connect_raw();
+    n = connect_on_both_loops(fds, 20);
+    asked = 8ull * (unsigned)n;
+    for (int i = 0; i < n; i++) {
         send_bytes(fds[i], 100 + (uint32_t)i);
         ck_assert_int_eq(read_reply(fds[i], body, sizeof(body), &len), RANDD_OK);
         ck_assert_uint_eq(len, 100 + (uint32_t)i);
         asked += len;
     }
-    json = wait_status(forty_clients_and_the_status_one, "40 clients and STATUS's connected");
+    expected_connected = n + 1;                  /* and the STATUS client */
+    json = wait_status(connected_as_expected, "the clients and STATUS's, connected");
     for (int i = 0; i < 2; i++) {
-        ck_assert_msg(loop_figure(json, i, "\"requests\":") > 0, "loop %d served nothing of "
-                      "%d clients: accepts not spread: %s", i, CLIENTS, json);
         loops_requests += loop_figure(json, i, "\"requests\":");
         loops_bytes += loop_figure(json, i, "\"bytes_served\":");
         loops_connected += loop_figure(json, i, "\"connected\":");
@@ -1464,42 +1513,37 @@ START_TEST(with_two_workers_both_loops_serve_and_status_adds_up)
                   loops_requests, ops, json);
     ck_assert_uint_eq(json_number(json, "\"bytes_served\":"), asked);
     ck_assert_uint_eq(loops_bytes, asked);
-    ck_assert_uint_eq(json_number(json, "\"connected\":"), CLIENTS + 1);   /* and STATUS's */
-    ck_assert_uint_eq(loops_connected, CLIENTS + 1);
+    ck_assert_uint_eq(loops_connected, (unsigned)n + 1);
     ck_assert_msg(strstr(json, "\"workers\":\"2\""), "config in effect lacks workers: %s", json);
     free(json);
-    for (int i = 0; i < CLIENTS; i++)
-        close(fds[i]);
+    close_all_of(fds, n);
 }
 END_TEST
 
-/* max_clients = 7 over both loops: neither reaches 7 alone, yet the eighth client is BUSY. */
+/* max_clients set (by a reload) to what both loops hold together: neither holds it alone,
+ * yet one client more is BUSY, and room made on either loop lets one in again. */
 START_TEST(with_two_workers_max_clients_holds_across_loops)
 {
-    enum { LIMIT = 7 };
-    int fds[LIMIT + 1];
+    int fds[SPREAD_MAX], n, extra;
+    char text[128];
     uint8_t byte;
-    char *json;
 
-    start_daemon_with("workers = 2\nmax_clients = 7\n", NULL);
-    for (int i = 0; i < LIMIT; i++) {
-        fds[i] = connect_raw();
-        check_still_usable(fds[i], "a client within max_clients");
-    }
-    fds[LIMIT] = connect_raw();
-    check_status(fds[LIMIT], RANDD_BUSY, "the eighth client with max_clients = 7, two loops");
-    ck_assert_int_le(recv(fds[LIMIT], &byte, 1, 0), 0);
-    close(fds[LIMIT]);
-    close(fds[0]);
-    close(fds[1]);
-    json = status_once_there_is_room();
-    ck_assert_msg(loop_figure(json, 0, "\"connected\":") > 0 &&
-                  loop_figure(json, 1, "\"connected\":") > 0,
-                  "the clients were all on one loop: %s", json);
-    ck_assert_uint_eq(json_number(json, "\"busy\":"), 1);
-    free(json);
-    for (int i = 2; i < LIMIT; i++)
-        close(fds[i]);
+    start_daemon_with("workers = 2\n", NULL);
+    n = connect_on_both_loops(fds, 4);
+    expected_connected = n + 1;                  /* and the STATUS client */
+    free(wait_status(connected_as_expected, "only the clients and STATUS's connected"));
+    snprintf(text, sizeof(text), "workers = 2\nmax_clients = %d\n", n + 1);
+    write_config(text);
+    kill(daemon_pid, SIGHUP);
+    wait_log("reload: ");
+    extra = connect_when_room();                 /* the (n + 1)th: within the limit */
+    fds[n] = connect_raw();
+    check_status(fds[n], RANDD_BUSY, "one client past max_clients over two loops");
+    ck_assert_int_le(recv(fds[n], &byte, 1, 0), 0);
+    close(fds[n]);
+    close(extra);
+    free(status_once_there_is_room());
+    close_all_of(fds, n);
 }
 END_TEST
 
@@ -1518,61 +1562,36 @@ static void wait_all_closed(const int *fds, int n, const char *what)
     }
 }
 
-static bool only_the_status_client_left(const char *json)
-{
-    return json_number(json, "\"connected\":") == 1;
-}
-
 /* Idle clients on both loops are closed: each loop sweeps its own, and the counts agree. */
 START_TEST(with_two_workers_idle_clients_on_every_loop_are_closed)
 {
-    enum { CLIENTS = 8 };
-    unsigned long long before[2], after[2];
-    int fds[CLIENTS];
+    int fds[SPREAD_MAX], n;
     char *json;
 
     start_daemon_with("workers = 2\nidle_timeout = 1\n", NULL);
-    accepted_by_loop(before);
-    for (int i = 0; i < CLIENTS; i++) {
-        fds[i] = connect_raw();
-        check_still_usable(fds[i], "a new client");
-    }
-    wait_all_closed(fds, CLIENTS, "idle_timeout = 1 with two loops");
-    accepted_by_loop(after);
-    ck_assert_msg(after[0] > before[0] && after[1] > before[1], "idle clients were all on "
-                  "one loop (accepted %llu and %llu)", after[0] - before[0],
-                  after[1] - before[1]);
-    json = wait_status(only_the_status_client_left, "the loops' counts to drop");
+    n = connect_on_both_loops(fds, 4);
+    wait_all_closed(fds, n, "idle_timeout = 1 with two loops");
+    expected_connected = 1;                      /* STATUS's own */
+    json = wait_status(connected_as_expected, "the loops' counts to drop");
     ck_assert_uint_eq(loop_figure(json, 0, "\"connected\":") +
                       loop_figure(json, 1, "\"connected\":"), 1);
     free(json);
-    for (int i = 0; i < CLIENTS; i++)
-        close(fds[i]);
+    close_all_of(fds, n);
 }
 END_TEST
 
 /* A reload reaches every loop: idle_timeout set by SIGHUP closes idle clients on both. */
 START_TEST(with_two_workers_a_reload_reaches_every_loop)
 {
-    enum { CLIENTS = 8 };
-    unsigned long long before[2], after[2];
-    int fds[CLIENTS];
+    int fds[SPREAD_MAX], n;
 
     start_daemon_with("workers = 2\nidle_timeout = 0\n", NULL);
-    accepted_by_loop(before);
-    for (int i = 0; i < CLIENTS; i++) {
-        fds[i] = connect_raw();
-        check_still_usable(fds[i], "a new client");
-    }
-    accepted_by_loop(after);
-    ck_assert_msg(after[0] > before[0] && after[1] > before[1], "the clients were all on one "
-                  "loop (accepted %llu and %llu)", after[0] - before[0], after[1] - before[1]);
+    n = connect_on_both_loops(fds, 4);
     write_config("workers = 2\nidle_timeout = 1\n");
     kill(daemon_pid, SIGHUP);
     wait_log("reload: ");
-    wait_all_closed(fds, CLIENTS, "idle_timeout = 1 by a reload, two loops");
-    for (int i = 0; i < CLIENTS; i++)
-        close(fds[i]);
+    wait_all_closed(fds, n, "idle_timeout = 1 by a reload, two loops");
+    close_all_of(fds, n);
 }
 END_TEST
 

@@ -28,7 +28,7 @@ struct branch_secrets {
     struct randd_randen randen;         /* with engine = randen, as the pool's */
 };
 
-/* --- the engine: the pool's, so engine = randen holds for every loop ------------------------ */
+/* --- the engine: the pool's, so engine = randen holds for every loop ---------------------- */
 
 static int engine_seed(struct branch *b, const uint8_t *material, size_t len)
 {
@@ -79,7 +79,8 @@ int branch_init(struct branch *b, struct pool *pool, pthread_mutex_t *pool_lock)
         branch_fini(b);
         return -ENOMEM;
     }
-    if (pool->engine == RANDD_ENGINE_RANDEN && (rc = randd_randen_init(&b->secret->randen)) < 0) {
+    if (pool->engine == RANDD_ENGINE_RANDEN &&
+        (rc = randd_randen_init(&b->secret->randen)) < 0) {
         branch_fini(b);
         return rc;
     }
@@ -97,7 +98,7 @@ void branch_fini(struct branch *b)
     b->seeded = false;
 }
 
-/* --- seeding -------------------------------------------------------------------------------- */
+/* --- seeding ------------------------------------------------------------------------------ */
 
 /* From the pool, under its lock; the output given since the last seeding is counted there
  * first, so the pool's reseed_bytes covers every loop's output. */
@@ -150,7 +151,7 @@ static void check_clock_jump(struct branch *b)
     b->boot_offset_ns = offset;
 }
 
-/* --- output --------------------------------------------------------------------------------- */
+/* --- output ------------------------------------------------------------------------------- */
 
 int branch_generate(struct branch *b, void *out, size_t n, uint64_t now_ns)
 {

@@ -79,7 +79,7 @@ static void job_free(struct prime_job *job)
     free(job);
 }
 
-/* --- the worker thread ---------------------------------------------------------------------- */
+/* --- the worker thread -------------------------------------------------------------------- */
 
 struct draw {
     struct primes *p;
@@ -180,7 +180,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* --- the loop side ---------------------------------------------------------------------------- */
+/* --- the loop side ------------------------------------------------------------------------ */
 
 static void deliver(void *arg, int fd, uint32_t events)
 {

@@ -35,8 +35,9 @@ void primes_port_free(struct primes_port *port);
  * primes_cancel. The worker's generator is reseeded with seed (pool output; the caller wipes
  * its copy). Returns 0, -EBUSY when uid has RANDD_PRIME_PER_UID searches queued or running,
  * -EAGAIN when every uid together has PRIMES_MAX_QUEUED, or -ENOMEM. */
-int primes_submit(struct primes_port *port, unsigned bits, const uint8_t seed[PRIMES_SEED_BYTES],
-                  uid_t uid, void *cookie, struct prime_job **job);
+int primes_submit(struct primes_port *port, unsigned bits,
+                  const uint8_t seed[PRIMES_SEED_BYTES], uid_t uid, void *cookie,
+                  struct prime_job **job);
 
 /* The cookie is going away: a queued search is dropped (its uid's place freed at once), a
  * running one stops at its next draw, and done is not called. */

@@ -33,8 +33,9 @@
 #define REQUESTS_PER_TURN 32          /* then let other clients have the loop */
 
 /* One writer per count: a plain load and store, atomic only so other threads may read. */
-#define SERVER_STAT_ADD(count, n) \
-    atomic_store_explicit(&(count), atomic_load_explicit(&(count), memory_order_relaxed) + (n), \
+#define SERVER_STAT_ADD(count, n)                                                       \
+    atomic_store_explicit(&(count),                                                     \
+                          atomic_load_explicit(&(count), memory_order_relaxed) + (n),   \
                           memory_order_relaxed)
 
 enum client_state { READING, WAITING_READY, WAITING_PRIME, REPLYING };

@@ -22,7 +22,7 @@ enum worker_news {
     WORKER_NEWS_STOP = 1u << 2,
 };
 
-/* --- news ----------------------------------------------------------------------------------- */
+/* --- news --------------------------------------------------------------------------------- */
 
 static void tell(struct worker *w, unsigned news)
 {
@@ -73,7 +73,7 @@ void workers_pool_ready(struct workers *ws)
     tell_all(ws, WORKER_NEWS_POOL_READY);
 }
 
-/* --- up and down ---------------------------------------------------------------------------- */
+/* --- up and down -------------------------------------------------------------------------- */
 
 int workers_open(struct workers *ws, unsigned n, const struct config *config,
                  struct server *socket_owner, char *why, size_t whylen)

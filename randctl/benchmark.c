@@ -76,7 +76,7 @@ static bool failing(void)
     return failed_err != 0;
 }
 
-/* --- results ---------------------------------------------------------------------------------- */
+/* --- results ------------------------------------------------------------------------------ */
 
 struct result {
     const char *section, *method;
@@ -114,7 +114,7 @@ static double value_of(const char *section, const char *method, size_t size, con
     return r ? r->value : NAN;
 }
 
-/* --- progress ------------------------------------------------------------------------------- */
+/* --- progress ----------------------------------------------------------------------------- */
 
 static int step, steps;
 
@@ -371,7 +371,7 @@ static int op_range(void *ctx, size_t size)
     return rc < 0 ? rc : read_reply(&r->conn, r->out, RANGE_COUNT * sizeof(range_r));
 }
 
-/* --- the alternatives ------------------------------------------------------------------------ */
+/* --- the alternatives --------------------------------------------------------------------- */
 
 struct plain_ctx {
     uint8_t *out;
@@ -778,13 +778,14 @@ static int start_randd(const char *randd, unsigned workers, struct started *d)
 
         if (fd >= 0)
             dup2(fd, STDERR_FILENO);
-        execl(randd, randd, "--foreground", "--config", conf, "--socket", d->sock, (char *)NULL);
+        execl(randd, randd, "--foreground", "--config", conf, "--socket", d->sock,
+              (char *)NULL);
         _exit(127);
     }
     return wait_ready(d);
 }
 
-/* --- the sections -------------------------------------------------------------------------- */
+/* --- the sections ------------------------------------------------------------------------- */
 
 struct options {
     double seconds;
@@ -985,7 +986,7 @@ static void reseeds(const struct options *o, struct plain_ctx *p)
         record("seeding", "RAND_bytes+randd", 0, "reseed", "us", 1e6 / median(randd, REPS));
 }
 
-/* --- the engines' raw rates beside AES-128-CTR on the same AES-NI units ------------------------- */
+/* --- the engines' raw rates beside AES-128-CTR on the same AES-NI units ------------------- */
 
 struct engines {
     struct randd_cymric cymric;
@@ -1045,7 +1046,7 @@ static void engines(const struct options *o, uint8_t *out)
     EVP_CIPHER_CTX_free(e.aes);
 }
 
-/* --- report ----------------------------------------------------------------------------------- */
+/* --- report ------------------------------------------------------------------------------- */
 
 static void print_csv(void)
 {
@@ -1170,7 +1171,7 @@ static int print_targets(const struct options *o)
     return missed;
 }
 
-/* --- the command ------------------------------------------------------------------------------ */
+/* --- the command -------------------------------------------------------------------------- */
 
 static int parse_clients(const char *s, struct options *o)
 {

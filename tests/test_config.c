@@ -150,7 +150,8 @@ START_TEST(workers_is_auto_or_a_count_within_its_limits)
     ck_assert_uint_eq(c.workers, CONFIG_WORKERS_AUTO);
     ck_assert_int_eq(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
     ck_assert_uint_eq(config_workers(&c), (unsigned)CPU_COUNT(&cpus) > CONFIG_WORKERS_MAX
-                                              ? CONFIG_WORKERS_MAX : (unsigned)CPU_COUNT(&cpus));
+                                              ? CONFIG_WORKERS_MAX
+                                              : (unsigned)CPU_COUNT(&cpus));
     while (config_key(i, &key) && strcmp(key.name, "workers"))
         i++;
     ck_assert_str_eq(config_value_text(&c, i, buf, sizeof(buf)), "auto");

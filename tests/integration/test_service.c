@@ -1514,7 +1514,8 @@ START_TEST(with_two_workers_both_loops_serve_and_status_adds_up)
     ck_assert_uint_eq(json_number(json, "\"bytes_served\":"), asked);
     ck_assert_uint_eq(loops_bytes, asked);
     ck_assert_uint_eq(loops_connected, (unsigned)n + 1);
-    ck_assert_msg(strstr(json, "\"workers\":\"2\""), "config in effect lacks workers: %s", json);
+    ck_assert_msg(strstr(json, "\"workers\":\"2\""), "config in effect lacks workers: %s",
+                  json);
     free(json);
     close_all_of(fds, n);
 }

@@ -67,6 +67,7 @@ struct randd {
     struct loop *loop;
     int signal_fd;
     bool was_ready;
+    uint64_t released_at_unready;     /* pool.times_unready when waiting clients were let go */
     bool notified_ready;
     uint64_t started_ns;
     uint64_t watchdog_ns;           /* half the systemd watchdog interval; 0: none */
@@ -280,13 +281,27 @@ static void log_status(const struct randd *r)
     status_log(&view, loop_now_ns());
 }
 
-/* Logs and tells systemd about readiness changes, and releases waiting clients. */
+/* Requests that wait for the pool are served: on this loop, the workers' and EGD's. */
+static void release_waiting(struct randd *r)
+{
+    r->released_at_unready = r->pool.times_unready;
+    server_pool_ready(&r->server);
+    workers_pool_ready(&r->workers);
+    egd_pool_ready(&r->egd);
+}
+
+/* Logs and tells systemd about readiness changes, and releases waiting clients. The pool can
+ * also stop being ready and be ready again between two looks from here (a clock jump seen
+ * while serving, reseeded at once or by the next harvest): times_unready tells. */
 static void note_readiness(struct randd *r)
 {
     bool ready = pool_ready(&r->pool);
 
-    if (ready == r->was_ready)
+    if (ready == r->was_ready) {
+        if (ready && r->pool.times_unready != r->released_at_unready)
+            release_waiting(r);
         return;
+    }
     r->was_ready = ready;
     if (ready) {
         log_notice("ready: generator seeded from healthy sources, serving on %s",
@@ -294,9 +309,7 @@ static void note_readiness(struct randd *r)
         sd_notifyf(0, "%sSTATUS=Serving on %s", r->notified_ready ? "" : "READY=1\n",
                    r->server.path);
         r->notified_ready = true;
-        server_pool_ready(&r->server);
-        workers_pool_ready(&r->workers);
-        egd_pool_ready(&r->egd);
+        release_waiting(r);
     } else {
         log_warning("not serving: %s", pool_not_ready_reason(&r->pool));
         sd_notifyf(0, "STATUS=Not serving: %s", pool_not_ready_reason(&r->pool));

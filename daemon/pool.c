@@ -231,6 +231,7 @@ static void publish(struct pool *p)
         return;
     p->published_ready = ready;
     p->published_reseeds = p->reseeds;
+    p->times_unready += !ready;
     atomic_fetch_add_explicit(&p->epoch, 1, memory_order_release);
 }
 

@@ -43,6 +43,7 @@ struct pool {
      * VM clone, a clock jump, no healthy source). Serving loops' generators reseed when it
      * moves (branch.c): read by them without a lock, written under their owner's. */
     _Atomic uint64_t epoch;
+    uint64_t times_unready;          /* the epoch moved to not ready: requests may wait */
     bool published_ready;
     uint64_t published_reseeds;
 };

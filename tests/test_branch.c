@@ -74,6 +74,9 @@ START_TEST(a_vm_clone_stops_output_until_the_pool_reseeds_from_fresh_input)
     ck_assert_msg(branch_generate(&one, out, sizeof(out), 2 * S) == -EAGAIN,
                   "a loop served from its state of before the clone");
     ck_assert(!branch_ready(&one));
+    ck_assert_msg(pool.times_unready == 1, "readiness lost %llu times, want 1: the main loop "
+                  "would not know to release requests waiting for the pool",
+                  (unsigned long long)pool.times_unready);
     src.pattern = SCRIPT_RANDOM;
     reseeds = pool.reseeds;
     pool_vm_cloned(&pool, 3 * S);                /* fresh input: the pool reseeds at once */

@@ -716,22 +716,27 @@ struct started {
     char dir[40], sock[96];
 };
 
-static void stop_started(struct started *d)
+static void remove_in(const char *dir, const char *name)
 {
     char path[128];
 
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    unlink(path);
+}
+
+static void stop_started(struct started *d)
+{
     if (d->pid > 0) {
         kill(d->pid, SIGTERM);
         waitpid(d->pid, NULL, 0);
     }
     d->pid = 0;
-    for (size_t i = 0; d->dir[0] && i < 3; i++) {
-        snprintf(path, sizeof(path), "%s/%s", d->dir, (const char *[]){ "randd.conf", "log",
-                                                                      "randd.sock" }[i]);
-        unlink(path);
-    }
-    if (d->dir[0])
-        rmdir(d->dir);
+    if (!d->dir[0])
+        return;
+    remove_in(d->dir, "randd.conf");
+    remove_in(d->dir, "log");
+    remove_in(d->dir, "randd.sock");
+    rmdir(d->dir);
     d->dir[0] = '\0';
 }
 

@@ -762,15 +762,15 @@ static int wait_ready(const struct started *d)
 
 static int start_randd(const char *randd, unsigned workers, struct started *d)
 {
-    char conf[128], log[128];
+    char dir[] = "/tmp/randctl-bench-XXXXXX", conf[128], log[128];
     FILE *f;
 
-    strcpy(d->dir, "/tmp/randctl-bench-XXXXXX");
-    if (!mkdtemp(d->dir))
-        return d->dir[0] = '\0', -errno;
-    snprintf(conf, sizeof(conf), "%s/randd.conf", d->dir);
-    snprintf(log, sizeof(log), "%s/log", d->dir);
-    snprintf(d->sock, sizeof(d->sock), "%s/randd.sock", d->dir);
+    if (!mkdtemp(dir))
+        return -errno;
+    snprintf(d->dir, sizeof(d->dir), "%s", dir);
+    snprintf(conf, sizeof(conf), "%s/randd.conf", dir);
+    snprintf(log, sizeof(log), "%s/log", dir);
+    snprintf(d->sock, sizeof(d->sock), "%s/randd.sock", dir);
     if (!(f = fopen(conf, "w")))
         return -errno;
     fprintf(f, "workers = %u\nkernel_topup = no\n", workers);

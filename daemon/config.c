@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <arpa/inet.h>
 #include <grp.h>
 #include <netdb.h>
@@ -17,7 +18,7 @@
 #define MAX_LINE 1024
 
 enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP, KEY_USER,
-                KEY_LOOPBACK, KEY_ENGINE, KEY_JITTER };
+                KEY_LOOPBACK, KEY_ENGINE, KEY_JITTER, KEY_WORKERS };
 
 /* What a reload does with a key: apply it at once, or leave it for the next start (it named a
  * socket, a source or a user the daemon already opened or became). */
@@ -57,6 +58,7 @@ static const struct key keys[] = {
     { "egd_socket", AT_RESTART, KEY_PATH, FIELD(egd_socket), 0, 0, "" },
     { "egd_listen", AT_RESTART, KEY_LOOPBACK, FIELD(egd_listen), 0, 0, "" },
     { "egd_idle_timeout", LIVE, KEY_UINT, FIELD(egd_idle_timeout), 0, 86400, "0" },
+    { "workers", AT_RESTART, KEY_WORKERS, FIELD(workers), 1, CONFIG_WORKERS_MAX, "1" },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -76,7 +78,8 @@ bool config_key(size_t i, struct config_key_info *out)
     out->default_text = keys[i].default_text;
     out->at_restart = keys[i].applies == AT_RESTART;
     out->quoted = is_string(keys[i].type) || keys[i].type == KEY_MODE ||
-                  keys[i].type == KEY_ENGINE || keys[i].type == KEY_JITTER;
+                  keys[i].type == KEY_ENGINE || keys[i].type == KEY_JITTER ||
+                  keys[i].type == KEY_WORKERS;
     return true;
 }
 
@@ -88,6 +91,12 @@ const char *config_value_text(const struct config *c, size_t i, char *buf, size_
     switch (k->type) {
     case KEY_BOOL: snprintf(buf, len, "%s", *(const bool *)field ? "true" : "false"); break;
     case KEY_UINT: snprintf(buf, len, "%u", *(const unsigned *)field); break;
+    case KEY_WORKERS:
+        if (*(const unsigned *)field == CONFIG_WORKERS_AUTO)
+            snprintf(buf, len, "auto");
+        else
+            snprintf(buf, len, "%u", *(const unsigned *)field);
+        break;
     case KEY_SIZE: snprintf(buf, len, "%" PRIu64, *(const uint64_t *)field); break;
     case KEY_MODE: snprintf(buf, len, "%04o", *(const unsigned *)field); break;
     case KEY_ENGINE:
@@ -117,6 +126,18 @@ bool config_pending_restart(const struct config *in_effect, const struct config 
 {
     return i < NKEYS && keys[i].applies == AT_RESTART &&
            values_differ(&keys[i], in_effect, reread);
+}
+
+unsigned config_workers(const struct config *c)
+{
+    cpu_set_t cpus;
+    int n;
+
+    if (c->workers != CONFIG_WORKERS_AUTO)
+        return c->workers;
+    if (sched_getaffinity(0, sizeof(cpus), &cpus) < 0 || (n = CPU_COUNT(&cpus)) < 1)
+        return 1;
+    return n > CONFIG_WORKERS_MAX ? CONFIG_WORKERS_MAX : (unsigned)n;
 }
 
 void config_apply_live(struct config *in_effect, const struct config *reread)
@@ -217,6 +238,16 @@ static const char *set_value(const struct key *k, struct config *c, const char *
         if (strlen(v) >= k->size)
             return "group name too long";
         strcpy(field, v);
+        return NULL;
+    case KEY_WORKERS:
+        if (!strcmp(v, "auto"))
+            return *(unsigned *)field = CONFIG_WORKERS_AUTO, NULL;
+        if (parse_number(v, false, &n) || n < k->min || n > k->max) {
+            snprintf(why, whylen, "not auto or a number of serving loops (%" PRIu64 " to %"
+                     PRIu64 ")", k->min, k->max);
+            return why;
+        }
+        *(unsigned *)field = (unsigned)n;
         return NULL;
     case KEY_UINT:
     case KEY_SIZE:

@@ -37,7 +37,11 @@ struct config {
     char egd_socket[108];              /* EGD on a Unix socket; empty: off */
     char egd_listen[64];               /* EGD on loopback TCP, "127.0.0.1:8888"; empty: off */
     unsigned egd_idle_timeout;         /* idle_timeout for EGD clients; 0 = never (QEMU) */
+    unsigned workers;                  /* serving loops; CONFIG_WORKERS_AUTO: one per CPU */
 };
+
+#define CONFIG_WORKERS_AUTO 0
+#define CONFIG_WORKERS_MAX  64         /* a thread, a loop and a generator each */
 
 void config_defaults(struct config *c);
 
@@ -71,6 +75,10 @@ const char *config_value_text(const struct config *c, size_t i, char *buf, size_
  * at restart only, and reread's value differs from the one in effect. */
 bool config_pending_restart(const struct config *in_effect, const struct config *reread,
                             size_t i);
+
+/* workers as configured, with auto resolved to the CPUs this process may run on (its
+ * affinity mask), at most CONFIG_WORKERS_MAX. */
+unsigned config_workers(const struct config *c);
 
 /* Takes the keys a reload applies at once from reread; the others keep their values. */
 void config_apply_live(struct config *in_effect, const struct config *reread);

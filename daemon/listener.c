@@ -29,10 +29,9 @@
 
 /* --- sockets and credentials --------------------------------------------------------- */
 
-void listener_clients_init(struct listener_clients *clients, const struct config *config)
+void listener_clients_init(struct listener_clients *clients)
 {
-    clients->config = config;
-    clients->connected = 0;
+    atomic_init(&clients->connected, 0);
 }
 
 void listener_init(struct listener *l, const char *name, const struct listener_ops *ops,
@@ -44,6 +43,12 @@ void listener_init(struct listener *l, const char *name, const struct listener_o
     l->ctx = ctx;
     l->config = config;
     l->idle_timeout = idle_timeout;
+    l->accept_events = EPOLLIN;
+}
+
+void listener_share_accepts(struct listener *l)
+{
+    l->accept_events = EPOLLIN | EPOLLEXCLUSIVE;
 }
 
 int listener_add_fd(struct listener *l, int fd)
@@ -67,23 +72,42 @@ bool listener_listening(const struct listener *l)
     return l->nfds > 0;
 }
 
+/* The group's id, or false. getgrnam_r: loops on other threads look groups up too, and
+ * getgrnam's one static result would be theirs as well. */
+static bool group_id(const char *name, gid_t *gid)
+{
+    size_t size = 16384;
+
+    for (;;) {
+        char *buf = malloc(size);
+        struct group g, *found = NULL;
+        int rc = buf ? getgrnam_r(name, &g, buf, size, &found) : ENOMEM;
+
+        if (found)
+            *gid = g.gr_gid;
+        free(buf);
+        if (rc != ERANGE || size >= (1u << 24))
+            return found != NULL;
+        size *= 4;
+    }
+}
+
 /* Root, or the trusted_group as the peer's primary group or one of its supplementary ones. */
 static bool peer_trusted(int fd, const struct ucred *cred, const struct config *cfg)
 {
-    gid_t groups[256];
+    gid_t groups[256], trusted = (gid_t)-1;
     socklen_t glen = sizeof(groups);
-    const struct group *g;
 
     if (cred->uid == 0)
         return true;
-    if (!cfg->trusted_group[0] || !(g = getgrnam(cfg->trusted_group)))
+    if (!cfg->trusted_group[0] || !group_id(cfg->trusted_group, &trusted))
         return false;
-    if (cred->gid == g->gr_gid)
+    if (cred->gid == trusted)
         return true;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) < 0)
         return false;
     for (size_t i = 0; i < glen / sizeof(gid_t); i++)
-        if (groups[i] == g->gr_gid)
+        if (groups[i] == trusted)
             return true;
     return false;
 }
@@ -126,7 +150,7 @@ static void forget(struct listener_conn *c)
     *c->prevp = c->next;
     if (c->next)
         c->next->prevp = c->prevp;
-    l->clients->connected--;
+    atomic_fetch_sub(&l->clients->connected, 1);
     if (l->ops->release)
         l->ops->release(c);
     free_client(l->ops, c);
@@ -163,13 +187,17 @@ static void accept_one(struct listener *l, int fd, bool unix_peer)
     char *client;
     struct listener_conn *c;
 
-    if (l->clients->connected >= l->clients->config->max_clients) {
+    /* A place is taken before anything else, so loops accepting at once never pass
+     * max_clients together. */
+    if (atomic_fetch_add(&l->clients->connected, 1) >= l->config->max_clients) {
+        atomic_fetch_sub(&l->clients->connected, 1);
         if (l->ops->refuse)
             l->ops->refuse(l->ctx, fd);
         close(fd);
         return;
     }
     if (!(client = calloc(1, l->ops->client_size))) {
+        atomic_fetch_sub(&l->clients->connected, 1);
         close(fd);
         return;
     }
@@ -179,6 +207,7 @@ static void accept_one(struct listener *l, int fd, bool unix_peer)
     credentials(c, unix_peer, l->config);
     listener_progress(c);
     if (loop_add_fd(l->loop, fd, EPOLLIN, l->ops->event, c) < 0) {
+        atomic_fetch_sub(&l->clients->connected, 1);
         close(fd);
         free(client);
         return;
@@ -189,7 +218,6 @@ static void accept_one(struct listener *l, int fd, bool unix_peer)
     if (l->conns)
         l->conns->prevp = &c->next;
     l->conns = c;
-    l->clients->connected++;
 }
 
 static void listener_event(void *arg, int lfd, uint32_t events);
@@ -197,7 +225,7 @@ static void listener_event(void *arg, int lfd, uint32_t events);
 static void listen_on_all(struct listener *l)
 {
     for (size_t i = 0; i < l->nfds; i++)
-        loop_add_fd(l->loop, l->fds[i], EPOLLIN, listener_event, l);
+        loop_add_fd(l->loop, l->fds[i], l->accept_events, listener_event, l);
 }
 
 static void resume_accepting(void *arg)
@@ -223,16 +251,28 @@ static void pause_accepting(struct listener *l, int err)
         listen_on_all(l);            /* no timer: better to spin than to stop for good */
 }
 
+/* Loops sharing a socket wait on it in a queue, and each connection wakes the first loop in
+ * it that sleeps: the same one, every time the loops are idle. Having accepted, a loop goes
+ * to the back of the queue, so connections that come one by one go round the loops. */
+static void requeue(struct listener *l, int lfd)
+{
+    loop_del_fd(l->loop, lfd);
+    if (loop_add_fd(l->loop, lfd, l->accept_events, listener_event, l) < 0)
+        log_warning("%s: back to accepting: %s", l->name, strerror(errno));
+}
+
 static void listener_event(void *arg, int lfd, uint32_t events)
 {
     struct listener *l = arg;
-    bool unix_peer = false;
+    bool unix_peer = false, shared = l->accept_events & EPOLLEXCLUSIVE;
+    int accepted = 0;
 
     (void)events;
     for (size_t i = 0; i < l->nfds; i++)
         if (l->fds[i] == lfd)
             unix_peer = l->unix_fd[i];
-    for (int i = 0; i < ACCEPTS_PER_TURN; i++) {
+    /* A shared socket: one at a time, so that a burst is spread too. */
+    for (; accepted < (shared ? 1 : ACCEPTS_PER_TURN); accepted++) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
         if (fd >= 0) {
@@ -243,6 +283,8 @@ static void listener_event(void *arg, int lfd, uint32_t events)
             pause_accepting(l, errno);
         return;                      /* EAGAIN: all taken; anything else: the next turn */
     }
+    if (shared)
+        requeue(l, lfd);
 }
 
 /* --- the idle sweep -------------------------------------------------------------------- */
@@ -296,7 +338,7 @@ int listener_start(struct listener *l, struct loop *loop, struct listener_client
     if (!(l->drain = drain_new(loop)))
         return -ENOMEM;
     for (size_t i = 0; i < l->nfds; i++) {
-        int rc = loop_add_fd(loop, l->fds[i], EPOLLIN, listener_event, l);
+        int rc = loop_add_fd(loop, l->fds[i], l->accept_events, listener_event, l);
 
         if (rc < 0)
             return rc;

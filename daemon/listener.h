@@ -7,6 +7,7 @@
 #ifndef RANDD_LISTENER_H
 #define RANDD_LISTENER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,10 +18,10 @@
 
 #define LISTENER_MAX_FDS 2              /* EGD: a Unix and a TCP socket */
 
-/* One max_clients over every listener: each counts its connections here. */
+/* One max_clients over every listener, whatever loop or thread it accepts on: each counts
+ * its connections here, and a connection past its listener's max_clients is refused. */
 struct listener_clients {
-    const struct config *config;        /* max_clients, live */
-    unsigned connected;                 /* connections open now, every listener's */
+    _Atomic unsigned connected;         /* connections open now, every listener's */
 };
 
 struct listener;
@@ -63,7 +64,7 @@ struct listener {
     const char *name;                   /* for logs: the config key, "socket" or "egd" */
     const struct listener_ops *ops;
     void *ctx;
-    const struct config *config;        /* trusted_group, live */
+    const struct config *config;        /* max_clients and trusted_group, live */
     const unsigned *idle_timeout;       /* seconds, a live config key; 0: never */
     struct loop *loop;
     struct listener_clients *clients;
@@ -75,9 +76,10 @@ struct listener {
     int resume_timer;                   /* accept paused after EMFILE; 0: not paused */
     int sweep_timer;                    /* 0: not armed */
     unsigned sweep_timeout;             /* the idle timeout the sweep was armed for */
+    uint32_t accept_events;             /* EPOLLIN, and EPOLLEXCLUSIVE when loops share */
 };
 
-void listener_clients_init(struct listener_clients *clients, const struct config *config);
+void listener_clients_init(struct listener_clients *clients);
 
 /* A listener with no sockets yet: listener_close is safe on it (and on a zeroed one). */
 void listener_init(struct listener *l, const char *name, const struct listener_ops *ops,
@@ -86,6 +88,10 @@ void listener_init(struct listener *l, const char *name, const struct listener_o
 /* Takes over a listening socket (bound, or passed by systemd), made non-blocking and
  * close-on-exec. Returns 0, or -ENOSPC past LISTENER_MAX_FDS (fd untouched). */
 int listener_add_fd(struct listener *l, int fd);
+
+/* Other loops accept on the same sockets (workers > 1): each connection wakes one of them,
+ * not all (EPOLLEXCLUSIVE). Before listener_start. */
+void listener_share_accepts(struct listener *l);
 
 /* Whether there is a socket to accept on. */
 bool listener_listening(const struct listener *l);

@@ -32,6 +32,7 @@ struct loop {
     size_t nfds;
     struct timer timers[LOOP_TIMERS];
     int next_timer_id;
+    pthread_mutex_t *dispatch_lock;     /* held while callbacks run; NULL: none */
 };
 
 uint64_t loop_now_ns(void)
@@ -163,6 +164,11 @@ static void run_due_timers(struct loop *l)
     }
 }
 
+void loop_set_dispatch_lock(struct loop *l, pthread_mutex_t *lock)
+{
+    l->dispatch_lock = lock;
+}
+
 int loop_run(struct loop *l)
 {
     struct epoll_event events[LOOP_BATCH];
@@ -176,6 +182,8 @@ int loop_run(struct loop *l)
                 continue;
             return -errno;
         }
+        if (l->dispatch_lock)
+            pthread_mutex_lock(l->dispatch_lock);
         for (int i = 0; i < n && l->running; i++) {
             int fd = events[i].data.fd;
 
@@ -183,6 +191,8 @@ int loop_run(struct loop *l)
                 l->fds[fd].fn(l->fds[fd].arg, fd, events[i].events);
         }
         run_due_timers(l);
+        if (l->dispatch_lock)
+            pthread_mutex_unlock(l->dispatch_lock);
     }
     return 0;
 }

@@ -1,5 +1,10 @@
 /* randd's main: the command line, then the modules in the order they come up (config,
- * self-test, sources, pool, kernel feed, event loop) and, in reverse, go down. */
+ * self-test, sources, pool, kernel feed, event loop, serving loops) and, in reverse, go down.
+ *
+ * Threads: this one owns the sources, the pool, the kernel feed, EGD, signals and reloads.
+ * With workers = 1 it serves protocol v1 clients too, and nothing else runs but the PRIME
+ * search thread. With workers > 1, that many worker threads serve them (workers.c), and this
+ * thread runs its callbacks under pool_lock, the one lock they share. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -24,6 +29,7 @@
 #include "source.h"
 #include "status.h"
 #include "vmgenid.h"
+#include "workers.h"
 #include "generation.h"
 
 #include <systemd/sd-daemon.h>
@@ -48,13 +54,20 @@ struct randd {
     struct pool pool;
     struct kernel kernel;
     struct listener_clients clients;  /* one max_clients over the server and EGD */
-    struct server server;
+    struct server server;             /* workers > 1: owns the socket, serves nothing */
+    struct branch branch;             /* workers = 1: the server's output, the pool itself */
+    struct primes *primes;            /* the PRIME search thread, every loop's */
+    struct workers workers;           /* workers > 1: the serving loops */
+    pthread_mutex_t pool_lock;        /* workers > 1: the pool and what STATUS reads */
+    const struct server_stats *loop_stats[CONFIG_WORKERS_MAX];   /* each serving loop's */
+    size_t nloops;
     struct egd egd;
     struct vmgenid vmgenid;
     uint64_t *generation;           /* published beside the socket for librandd */
     struct loop *loop;
     int signal_fd;
     bool was_ready;
+    uint64_t released_at_unready;     /* pool.times_unready when waiting clients were let go */
     bool notified_ready;
     uint64_t started_ns;
     uint64_t watchdog_ns;           /* half the systemd watchdog interval; 0: none */
@@ -238,7 +251,7 @@ static struct status_view status_of(const struct randd *r)
         .version = RANDD_VERSION, .started_ns = r->started_ns, .config = &r->config,
         .reread = &r->reread,
         .pool = &r->pool, .kernel = &r->kernel, .clients = &r->clients,
-        .server = &r->server.stats, .egd = &r->egd.stats,
+        .loops = r->loop_stats, .nloops = r->nloops, .egd = &r->egd.stats,
     };
 }
 
@@ -249,6 +262,18 @@ static char *status_text(void *arg, size_t *len)
     return status_json(&view, loop_now_ns(), len);
 }
 
+/* STATUS asked on a worker's loop: the main thread's state is read under its lock. */
+static char *status_text_locked(void *arg, size_t *len)
+{
+    struct randd *r = arg;
+    char *text;
+
+    pthread_mutex_lock(&r->pool_lock);
+    text = status_text(r, len);
+    pthread_mutex_unlock(&r->pool_lock);
+    return text;
+}
+
 static void log_status(const struct randd *r)
 {
     struct status_view view = status_of(r);
@@ -256,13 +281,27 @@ static void log_status(const struct randd *r)
     status_log(&view, loop_now_ns());
 }
 
-/* Logs and tells systemd about readiness changes, and releases waiting clients. */
+/* Requests that wait for the pool are served: on this loop, the workers' and EGD's. */
+static void release_waiting(struct randd *r)
+{
+    r->released_at_unready = r->pool.times_unready;
+    server_pool_ready(&r->server);
+    workers_pool_ready(&r->workers);
+    egd_pool_ready(&r->egd);
+}
+
+/* Logs and tells systemd about readiness changes, and releases waiting clients. The pool can
+ * also stop being ready and be ready again between two looks from here (a clock jump seen
+ * while serving, reseeded at once or by the next harvest): times_unready tells. */
 static void note_readiness(struct randd *r)
 {
     bool ready = pool_ready(&r->pool);
 
-    if (ready == r->was_ready)
+    if (ready == r->was_ready) {
+        if (ready && r->pool.times_unready != r->released_at_unready)
+            release_waiting(r);
         return;
+    }
     r->was_ready = ready;
     if (ready) {
         log_notice("ready: generator seeded from healthy sources, serving on %s",
@@ -270,8 +309,7 @@ static void note_readiness(struct randd *r)
         sd_notifyf(0, "%sSTATUS=Serving on %s", r->notified_ready ? "" : "READY=1\n",
                    r->server.path);
         r->notified_ready = true;
-        server_pool_ready(&r->server);
-        egd_pool_ready(&r->egd);
+        release_waiting(r);
     } else {
         log_warning("not serving: %s", pool_not_ready_reason(&r->pool));
         sd_notifyf(0, "STATUS=Not serving: %s", pool_not_ready_reason(&r->pool));
@@ -426,6 +464,7 @@ static void reload(struct randd *r)
     config_apply_live(&r->config, &fresh);
     pool_set_reseed(&r->pool, r->config.reseed_interval, r->config.reseed_bytes);
     server_reload(&r->server);
+    workers_reload(&r->workers);
     egd_reload(&r->egd);
     log_pending_restart(r);
     log_notice("reload: %s applied", r->config_path);
@@ -523,10 +562,43 @@ static void raise_fd_limit(unsigned max_clients)
                    (unsigned long long)rl.rlim_cur, max_clients);
 }
 
+/* workers = 1: this loop serves. Returns 0 or a negative errno. */
+static int serve_here(struct randd *r)
+{
+    int rc = branch_init(&r->branch, &r->pool, NULL);
+
+    r->loop_stats[r->nloops++] = &r->server.stats;
+    return rc < 0 ? rc : server_start(&r->server, r->loop, &r->branch, r->primes, &r->clients,
+                                      status_text, r);
+}
+
+/* workers > 1: the worker threads serve, once privileges are dropped, and from then on this
+ * loop's callbacks hold the pool lock. */
+static int start_workers(struct randd *r)
+{
+    int rc;
+
+    if (r->workers.n == 0)
+        return 0;
+    loop_set_dispatch_lock(r->loop, &r->pool_lock);
+    for (size_t i = 0; i < r->workers.n; i++)
+        r->loop_stats[r->nloops++] = &r->workers.w[i].server.stats;
+    pthread_mutex_lock(&r->pool_lock);
+    rc = workers_start(&r->workers, &r->pool, &r->pool_lock, r->primes, &r->clients,
+                       status_text_locked, r);
+    pthread_mutex_unlock(&r->pool_lock);
+    if (rc < 0)
+        log_err("workers: %s", strerror(-rc));
+    else
+        log_info("serving from %zu loops", r->workers.n);
+    return rc;
+}
+
 static int start(struct randd *r)
 {
     char why[256];
     uint64_t now, usec = 0;
+    unsigned workers = config_workers(&r->config);
     int rc, client_fd, egd_fds[2], negd;
 
     r->started_ns = loop_now_ns();
@@ -534,6 +606,8 @@ static int start(struct randd *r)
     /* The sockets first: a second randd is refused before it does anything else. */
     if (take_activated(&client_fd, egd_fds, &negd, why, sizeof(why)) < 0 ||
         server_open(&r->server, &r->config, client_fd, why, sizeof(why)) < 0 ||
+        (workers > 1 &&
+         workers_open(&r->workers, workers, &r->config, &r->server, why, sizeof(why)) < 0) ||
         egd_open(&r->egd, &r->config, egd_fds, negd, why, sizeof(why)) < 0) {
         log_err("%s", why);
         return -1;
@@ -558,11 +632,17 @@ static int start(struct randd *r)
                     strerror(r->pool.lock_errno));
     open_sources(r);
     r->loop = loop_new();
-    listener_clients_init(&r->clients, &r->config);
-    if (!r->loop || (rc = setup_signals(r)) < 0 || (rc = watch_sources(r)) < 0 ||
-        (rc = server_start(&r->server, r->loop, &r->pool, &r->clients, status_text, r)) < 0 ||
+    listener_clients_init(&r->clients);
+    if (!r->loop) {
+        log_err("event loop: %s", strerror(errno));
+        return -1;
+    }
+    /* Signals blocked first: threads inherit the mask, and signals must come to signal_fd. */
+    if ((rc = setup_signals(r)) < 0 || (rc = watch_sources(r)) < 0 ||
+        (!(r->primes = primes_new()) && (rc = -errno) < 0) ||
+        (r->workers.n == 0 && (rc = serve_here(r)) < 0) ||
         (rc = egd_start(&r->egd, r->loop, &r->pool, &r->clients)) < 0) {
-        log_err("event loop: %s", strerror(r->loop ? -rc : errno));
+        log_err("event loop: %s", strerror(-rc));
         return -1;
     }
     watch_vm_generation(r);
@@ -587,14 +667,18 @@ static int start(struct randd *r)
     }
     schedule_kernel_feed(r);
     log_status(r);
-    return 0;
+    return start_workers(r);
 }
 
+/* Not holding the pool lock: the loop let go of it, and a worker may be waiting for it. */
 static void stop(struct randd *r)
 {
     sd_notify(0, "STOPPING=1");
+    workers_close(&r->workers);
     egd_close(&r->egd);
     server_close(&r->server);
+    branch_fini(&r->branch);
+    primes_free(r->primes);
     vmgenid_close(&r->vmgenid);
     kernel_fini(&r->kernel);
     pool_fini(&r->pool);     /* wipes the generator and accumulators */
@@ -629,6 +713,7 @@ int main(int argc, char **argv)
     if (r.capture_source)
         return run_capture(&r);
     log_info("randd %s starting", RANDD_VERSION);
+    pthread_mutex_init(&r.pool_lock, NULL);
     vmgenid_init(&r.vmgenid);
     if (start(&r) < 0 || loop_run(r.loop) < 0)
         rc = EXIT_FAILURE;

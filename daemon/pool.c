@@ -222,6 +222,19 @@ static void reseed(struct pool *p, uint64_t now_ns)
         log_info("generator seeded with %d credited bits", POOL_SEED_BITS);
 }
 
+/* Moves the epoch when a serving loop's generator must reseed before its next output. */
+static void publish(struct pool *p)
+{
+    bool ready = pool_ready(p);
+
+    if (ready == p->published_ready && p->reseeds == p->published_reseeds)
+        return;
+    p->published_ready = ready;
+    p->published_reseeds = p->reseeds;
+    p->times_unready += !ready;
+    atomic_fetch_add_explicit(&p->epoch, 1, memory_order_release);
+}
+
 void pool_harvest(struct pool *p, uint64_t now_ns)
 {
     for (size_t i = 0; i < p->nsources; i++)
@@ -229,6 +242,7 @@ void pool_harvest(struct pool *p, uint64_t now_ns)
     if (p->credit >= POOL_SEED_BITS && reseed_due(p, now_ns))
         reseed(p, now_ns);
     update_demand(p, now_ns);
+    publish(p);
 }
 
 bool pool_any_starting(const struct pool *p)
@@ -272,6 +286,7 @@ static void check_clock_jump(struct pool *p)
         log_notice("clock jump of %.1f s (suspend or snapshot restore): reseeding before output",
                    (double)(offset - p->boot_offset_ns) / 1e9);
         p->must_reseed = true;
+        publish(p);
     }
     p->boot_offset_ns = offset;
 }
@@ -303,11 +318,18 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
     if (rc < 0) {
         log_err("generator failed (%s): output stays off until reseeded", strerror(-rc));
         p->seeded = false;
+        publish(p);
         return rc;
     }
     p->bytes_since_reseed += n;
     p->bytes_served += n;
     return 0;
+}
+
+void pool_note_output(struct pool *p, uint64_t n)
+{
+    p->bytes_since_reseed += n;
+    p->bytes_served += n;
 }
 
 int pool_fill(void *pool, void *buf, size_t n)

@@ -4,6 +4,7 @@
 #ifndef RANDD_POOL_H
 #define RANDD_POOL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,13 @@ struct pool {
     uint64_t bytes_served;
     uint64_t vm_generations;         /* new VM generations (clones, restores) announced */
     int lock_errno;                  /* 0 when the secrets are locked in memory */
+    /* Moves whenever what the pool gives changes: a reseed, or readiness gained or lost (a
+     * VM clone, a clock jump, no healthy source). Serving loops' generators reseed when it
+     * moves (branch.c): read by them without a lock, written under their owner's. */
+    _Atomic uint64_t epoch;
+    uint64_t times_unready;          /* the epoch moved to not ready: requests may wait */
+    bool published_ready;
+    uint64_t published_reseeds;
 };
 
 /* Returns 0 or a negative errno. Sources are added afterwards with pool_add_source. */
@@ -74,6 +82,10 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns);
  * they produced before, and no output is given until a reseed from fresh input, which a
  * harvest attempts at once. */
 void pool_vm_cloned(struct pool *p, uint64_t now_ns);
+
+/* Output a serving loop's own generator gave (branch.c) since it last said: counts toward
+ * reseed_bytes and the bytes served, as if the pool's generator had given it. */
+void pool_note_output(struct pool *p, uint64_t n);
 
 /* A byte source (internal/rngbc.h) over the generator, for a reply already cleared by
  * pool_ready(): per-call checks would cost more than RNG-BC-8's one-byte redraws. */

@@ -32,7 +32,8 @@ enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_FINISHED };
 struct prime_lane;
 
 struct prime_job {
-    struct prime_job *next;               /* in its lane's queue, then in finished */
+    struct prime_job *next;               /* in its lane's queue, then in its port's finished */
+    struct primes_port *port;             /* where it is delivered */
     struct prime_lane *lane;              /* while queued or running */
     enum job_state state;                 /* both under the lock */
     unsigned bits;
@@ -52,15 +53,20 @@ struct prime_lane {
     struct prime_job *queue, **queue_tail;
 };
 
-struct primes {
+/* A loop's way back: finished searches wait in finished until the eventfd wakes the loop. */
+struct primes_port {
+    struct primes *primes;
     struct loop *loop;
     primes_done_fn *done;
     int event_fd;
+    struct prime_job *finished;           /* under primes->lock */
+};
+
+struct primes {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
     struct prime_lane *lanes;             /* in order of arrival */
-    struct prime_job *finished;
     unsigned jobs;                        /* queued + running, every uid */
     uint64_t turns;                       /* searches started */
     bool stopping;
@@ -73,7 +79,7 @@ static void job_free(struct prime_job *job)
     free(job);
 }
 
-/* --- the worker thread ---------------------------------------------------------------------- */
+/* --- the worker thread -------------------------------------------------------------------- */
 
 struct draw {
     struct primes *p;
@@ -161,63 +167,58 @@ static void *worker(void *arg)
         lane_release(p, job->lane);
         job->lane = NULL;
         job->state = JOB_FINISHED;
-        job->next = p->finished;
-        p->finished = job;
-        if (write(p->event_fd, &one, sizeof(one)) < 0)
+        if (job->cancelled) {            /* its port may be gone: nothing to deliver */
+            job_free(job);
+            continue;
+        }
+        job->next = job->port->finished;
+        job->port->finished = job;
+        if (write(job->port->event_fd, &one, sizeof(one)) < 0)
             log_err("primes: eventfd: %s", strerror(errno));
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
 }
 
-/* --- the loop side ---------------------------------------------------------------------------- */
+/* --- the loop side ------------------------------------------------------------------------ */
 
 static void deliver(void *arg, int fd, uint32_t events)
 {
-    struct primes *p = arg;
+    struct primes_port *port = arg;
     struct prime_job *done;
     uint64_t n;
 
     (void)events;
     if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
         log_err("primes: eventfd: %s", strerror(errno));
-    pthread_mutex_lock(&p->lock);
-    done = p->finished;
-    p->finished = NULL;
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_lock(&port->primes->lock);
+    done = port->finished;
+    port->finished = NULL;
+    pthread_mutex_unlock(&port->primes->lock);
     while (done) {
         struct prime_job *next = done->next;
 
         if (!done->cancelled)
-            p->done(done->cookie, done->rc, done->prime, (done->bits + 7) / 8);
+            port->done(done->cookie, done->rc, done->prime, (done->bits + 7) / 8);
         job_free(done);
         done = next;
     }
 }
 
-struct primes *primes_new(struct loop *loop, primes_done_fn *done)
+struct primes *primes_new(void)
 {
     struct primes *p = calloc(1, sizeof(*p));
     int lock_errno, rc;
 
     if (!p)
         return NULL;
-    p->loop = loop;
-    p->done = done;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
-    p->event_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     p->gen = randd_secure_alloc(sizeof(*p->gen), &lock_errno);
-    if (p->event_fd < 0 || !p->gen || randd_cymric_init(p->gen, 0) < 0)
+    if (!p->gen || randd_cymric_init(p->gen, 0) < 0)
         goto fail;
-    rc = loop_add_fd(loop, p->event_fd, EPOLLIN, deliver, p);
-    if (rc < 0) {
-        errno = -rc;
-        goto fail;
-    }
     rc = pthread_create(&p->thread, NULL, worker, p);
     if (rc != 0) {
-        loop_del_fd(loop, p->event_fd);
         errno = rc;
         goto fail;
     }
@@ -228,10 +229,48 @@ fail:
         randd_cymric_fini(p->gen);
         randd_secure_free(p->gen, sizeof(*p->gen));
     }
-    if (p->event_fd >= 0)
-        close(p->event_fd);
     free(p);
     return NULL;
+}
+
+struct primes_port *primes_port_new(struct primes *p, struct loop *loop, primes_done_fn *done)
+{
+    struct primes_port *port = calloc(1, sizeof(*port));
+    int rc;
+
+    if (!port)
+        return NULL;
+    *port = (struct primes_port){ p, loop, done, eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), NULL };
+    if (port->event_fd < 0) {
+        free(port);
+        return NULL;
+    }
+    if ((rc = loop_add_fd(loop, port->event_fd, EPOLLIN, deliver, port)) < 0) {
+        close(port->event_fd);
+        free(port);
+        errno = -rc;
+        return NULL;
+    }
+    return port;
+}
+
+void primes_port_free(struct primes_port *port)
+{
+    struct prime_job *job, *next;
+
+    if (!port)
+        return;
+    loop_del_fd(port->loop, port->event_fd);
+    close(port->event_fd);
+    pthread_mutex_lock(&port->primes->lock);
+    job = port->finished;
+    port->finished = NULL;
+    pthread_mutex_unlock(&port->primes->lock);
+    for (; job; job = next) {
+        next = job->next;
+        job_free(job);
+    }
+    free(port);
 }
 
 /* The uid's lane, or NULL with *end at the end of the list, where its lane would go. */
@@ -272,14 +311,17 @@ static int enqueue(struct primes *p, struct prime_job *job, uid_t uid)
     return 0;
 }
 
-int primes_submit(struct primes *p, unsigned bits, const uint8_t seed[PRIMES_SEED_BYTES],
-                  uid_t uid, void *cookie, struct prime_job **out)
+int primes_submit(struct primes_port *port, unsigned bits,
+                  const uint8_t seed[PRIMES_SEED_BYTES], uid_t uid, void *cookie,
+                  struct prime_job **out)
 {
+    struct primes *p = port->primes;
     struct prime_job *job = calloc(1, sizeof(*job));
     int rc;
 
     if (!job)
         return -ENOMEM;
+    job->port = port;
     job->bits = bits;
     job->cookie = cookie;
     memcpy(job->seed, seed, sizeof(job->seed));
@@ -311,8 +353,9 @@ static void unqueue(struct primes *p, struct prime_job *job)
     lane_release(p, lane);
 }
 
-void primes_cancel(struct primes *p, struct prime_job *job)
+void primes_cancel(struct primes_port *port, struct prime_job *job)
 {
+    struct primes *p = port->primes;
     bool queued;
 
     pthread_mutex_lock(&p->lock);
@@ -337,8 +380,6 @@ void primes_free(struct primes *p)
     pthread_cond_signal(&p->wake);
     pthread_mutex_unlock(&p->lock);
     pthread_join(p->thread, NULL);
-    loop_del_fd(p->loop, p->event_fd);
-    close(p->event_fd);
     while (p->lanes) {
         struct prime_lane *lane = p->lanes;
 
@@ -348,10 +389,6 @@ void primes_free(struct primes *p)
         }
         p->lanes = lane->next;
         free(lane);
-    }
-    for (job = p->finished; job; job = next) {
-        next = job->next;
-        job_free(job);
     }
     randd_cymric_fini(p->gen);
     randd_secure_free(p->gen, sizeof(*p->gen));

@@ -8,6 +8,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -31,6 +32,12 @@
 #define REPLY_CHUNK       (64u << 10)   /* fewer sends and wakeups; only while replying */
 #define SMALL_BODY        64          /* BYTES and most RANGE bodies fit without malloc */
 #define REQUESTS_PER_TURN 32          /* then let other clients have the loop */
+
+/* One writer per count: a plain load and store, atomic only so other threads may read. */
+#define SERVER_STAT_ADD(count, n)                                                       \
+    atomic_store_explicit(&(count),                                                     \
+                          atomic_load_explicit(&(count), memory_order_relaxed) + (n),   \
+                          memory_order_relaxed)
 
 enum client_state { READING, WAITING_READY, WAITING_PRIME, REPLYING };
 
@@ -134,6 +141,27 @@ int server_open(struct server *s, const struct config *cfg, int activated_fd, ch
     return bind_path(s, cfg, why, whylen);
 }
 
+int server_open_beside(struct server *s, const struct config *cfg, struct server *first,
+                       char *why, size_t whylen)
+{
+    memset(s, 0, sizeof(*s));
+    s->config = cfg;
+    listener_init(&s->listener, "socket", &client_ops, s, cfg, &cfg->idle_timeout);
+    snprintf(s->path, sizeof(s->path), "%s", first->path);
+    s->activated = first->activated;
+    for (size_t i = 0; i < first->listener.nfds; i++) {
+        int fd = fcntl(first->listener.fds[i], F_DUPFD_CLOEXEC, 0);
+
+        if (fd < 0)
+            return snprintf(why, whylen, "socket: another loop's descriptor: %s",
+                            strerror(errno)), -1;
+        listener_add_fd(&s->listener, fd);
+    }
+    listener_share_accepts(&first->listener);
+    listener_share_accepts(&s->listener);
+    return 0;
+}
+
 /* --- connections ------------------------------------------------------------------- */
 
 static void free_reply(struct client *c)
@@ -171,7 +199,8 @@ static void client_open(void *arg, struct listener_conn *conn)
 
     c->srv = s;
     c->events = EPOLLIN;
-    s->stats.clients_accepted++;
+    SERVER_STAT_ADD(s->stats.clients_accepted, 1);
+    SERVER_STAT_ADD(s->stats.connected, 1);
 }
 
 /* What the client holds beyond its struct, which the listener wipes and frees. */
@@ -184,6 +213,7 @@ static void client_release(struct listener_conn *conn)
     free_reply(c);
     free_body(c);
     memfd_arena_close(c->arena);
+    SERVER_STAT_ADD(c->srv->stats.connected, -1);
 }
 
 static void client_close(struct client *c)
@@ -228,7 +258,7 @@ static void fail_out_of_memory(struct client *c)
 {
     log_warning("client: out of memory for a request; answering INTERNAL and closing it");
     send_error_now(c->conn.fd, RANDD_INTERNAL, "out of memory; try again");
-    c->srv->stats.errors[RANDD_INTERNAL]++;
+    SERVER_STAT_ADD(c->srv->stats.errors[RANDD_INTERNAL], 1);
     c->dead = true;
 }
 
@@ -246,7 +276,7 @@ static struct reply *start_reply(struct client *c, int status, size_t body_len)
     r->len = RANDD_HEADER_BYTES;
     c->reply = r;
     c->state = REPLYING;
-    c->srv->stats.errors[status]++;
+    SERVER_STAT_ADD(c->srv->stats.errors[status], 1);
     return r;
 }
 
@@ -266,25 +296,25 @@ static void reply_error(struct client *c, int status, const char *message)
 static int generate_more(struct client *c, struct reply *r)
 {
     struct server *s = c->srv;
-    struct randd_byte_source src = { pool_fill, s->pool };
+    struct randd_byte_source src = { branch_fill, s->branch };
 
-    if (!pool_ready(s->pool))
-        return -1;
     if (r->op == RANDD_OP_BYTES) {
         size_t n = r->left < REPLY_CHUNK ? (size_t)r->left : REPLY_CHUNK;
 
-        if (pool_generate(s->pool, r->buf, n, loop_now_ns()) < 0)
+        if (branch_generate(s->branch, r->buf, n, loop_now_ns()) < 0)
             return -1;
         r->len = n;
         r->left -= n;
     } else {
         size_t per = REPLY_CHUNK / r->range.len;
 
+        if (!branch_ready(s->branch))
+            return -1;
         for (r->len = 0; r->left > 0 && per-- > 0; r->left--, r->len += r->range.len)
             if (randd_rngbc8(&r->range, r->buf + r->len, &src, NULL) < 0)
                 return -1;
     }
-    s->stats.bytes_served += r->len;
+    SERVER_STAT_ADD(s->stats.bytes_served, r->len);
     return 0;
 }
 
@@ -363,7 +393,7 @@ static void handle_add_entropy(struct client *c, const struct randd_request *req
         reply_error(c, RANDD_NOT_PERMITTED, "ADD_ENTROPY needs uid 0 or the trusted_group");
         return;
     }
-    if (pool_add_entropy(c->srv->pool, req->data, req->data_len, req->entropy_bits,
+    if (branch_add_entropy(c->srv->branch, req->data, req->data_len, req->entropy_bits,
                          loop_now_ns()) < 0) {
         reply_error(c, RANDD_INTERNAL, "conditioning failed");
         return;
@@ -383,7 +413,7 @@ static void handle_prime(struct client *c, const struct randd_request *req)
     char why[128];
     int rc;
 
-    if (pool_generate(s->pool, seed, sizeof(seed), loop_now_ns()) < 0) {
+    if (branch_generate(s->branch, seed, sizeof(seed), loop_now_ns()) < 0) {
         reply_error(c, RANDD_INTERNAL, "generator failed");
         return;
     }
@@ -463,10 +493,10 @@ static bool handle_output(struct client *c, const struct randd_request *req)
     struct reply *r;
     bool bytes;
 
-    if (!pool_ready(c->srv->pool)) {
+    if (!branch_ready(c->srv->branch)) {
         if (!(req->flags & RANDD_FLAG_NONBLOCK))
             return false;
-        reply_error(c, RANDD_NOT_READY, pool_not_ready_reason(c->srv->pool));
+        reply_error(c, RANDD_NOT_READY, branch_not_ready_reason(c->srv->branch));
         return true;
     }
     if (req->op == RANDD_OP_PRIME) {
@@ -574,7 +604,7 @@ static void client_serve(struct client *c)
             want_events(c, EPOLLIN);
         }
         if (c->state == WAITING_READY) {
-            if (!pool_ready(s->pool))
+            if (!branch_ready(s->branch))
                 return;
             handle_request(c);
         } else {
@@ -582,7 +612,8 @@ static void client_serve(struct client *c)
                 return;              /* needs more input, or closed */
             if (c->dead)
                 continue;
-            s->stats.requests[c->req.code <= RANDD_OP_LAST ? c->req.code : 0]++;
+            SERVER_STAT_ADD(s->stats.requests[c->req.code <= RANDD_OP_LAST ? c->req.code : 0],
+                            1);
             if (randd_header_closes(&c->req)) {
                 char why[160];
 
@@ -637,8 +668,8 @@ static void turn_away_busy(void *arg, int fd)
     struct server *s = arg;
 
     send_error_now(fd, RANDD_BUSY, "too many clients");
-    s->stats.clients_busy++;
-    s->stats.errors[RANDD_BUSY]++;
+    SERVER_STAT_ADD(s->stats.clients_busy, 1);
+    SERVER_STAT_ADD(s->stats.errors[RANDD_BUSY], 1);
 }
 
 /* The idle sweep leaves alone a request that waits for the pool. */
@@ -657,14 +688,15 @@ static const struct listener_ops client_ops = {
     .refuse = turn_away_busy,
 };
 
-int server_start(struct server *s, struct loop *loop, struct pool *pool,
-                 struct listener_clients *clients, server_status_fn *status, void *status_ctx)
+int server_start(struct server *s, struct loop *loop, struct branch *branch,
+                 struct primes *primes, struct listener_clients *clients,
+                 server_status_fn *status, void *status_ctx)
 {
     s->loop = loop;
-    s->pool = pool;
+    s->branch = branch;
     s->status_json = status;
     s->status_ctx = status_ctx;
-    s->primes = primes_new(loop, prime_found);
+    s->primes = primes_port_new(primes, loop, prime_found);
     if (!s->primes)
         return -errno;
     return listener_start(&s->listener, loop, clients);
@@ -675,11 +707,11 @@ void server_reload(struct server *s)
     listener_reload(&s->listener);
 }
 
-/* The connections first: a PRIME under way is cancelled while the worker still runs. */
+/* The connections first: a PRIME under way is cancelled before its port goes. */
 void server_close(struct server *s)
 {
     listener_close(&s->listener);
-    primes_free(s->primes);
+    primes_port_free(s->primes);
     s->primes = NULL;
     unix_socket_unlink(&s->bound);
 }

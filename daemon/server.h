@@ -4,6 +4,7 @@
 #ifndef RANDD_SERVER_H
 #define RANDD_SERVER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,16 +12,21 @@
 #include "config.h"
 #include "listener.h"
 #include "loop.h"
+#include "branch.h"
 #include "pool.h"
+#include "primes.h"
 #include "protocol.h"
 #include "unix_socket.h"
 
+/* Written by the server's loop thread alone (SERVER_STAT_ADD), read by any (STATUS sums
+ * every loop's): atomics, so a reader never sees a torn count, at the cost of none. */
 struct server_stats {
-    uint64_t clients_accepted;
-    uint64_t clients_busy;             /* turned away with BUSY */
-    uint64_t requests[RANDD_OP_LAST + 1];   /* by op; [0]: unknown op */
-    uint64_t errors[RANDD_STATUS_COUNT];           /* replies by status */
-    uint64_t bytes_served;             /* reply bodies of BYTES, RANGE and SEED */
+    _Atomic uint64_t clients_accepted;
+    _Atomic uint64_t clients_busy;     /* turned away with BUSY */
+    _Atomic uint64_t connected;        /* this loop's connections now */
+    _Atomic uint64_t requests[RANDD_OP_LAST + 1];   /* by op; [0]: unknown op */
+    _Atomic uint64_t errors[RANDD_STATUS_COUNT];    /* replies by status */
+    _Atomic uint64_t bytes_served;     /* reply bodies of BYTES, RANGE and SEED */
 };
 
 /* STATUS's JSON: from the caller, which sees every module. */
@@ -28,13 +34,13 @@ typedef char *server_status_fn(void *ctx, size_t *len);
 
 struct server {
     struct loop *loop;
-    struct pool *pool;
+    struct branch *branch;             /* this loop's generator: the pool, or seeded from it */
     const struct config *config;       /* the live config: reloads apply to limits */
     struct listener listener;          /* accept, max_clients, idle_timeout, peers */
     bool activated;                    /* the socket came from systemd */
     struct unix_socket bound;          /* the socket file we bound: unlinked on exit */
     char path[108];
-    struct primes *primes;             /* PRIME searches, off the loop thread */
+    struct primes_port *primes;        /* PRIME searches, off the loop thread */
     struct server_stats stats;
     server_status_fn *status_json;
     void *status_ctx;
@@ -46,10 +52,18 @@ struct server {
 int server_open(struct server *s, const struct config *config, int activated_fd, char *why,
                 size_t whylen);
 
-/* Starts accepting on the loop, its connections counted in clients (with EGD's); STATUS
- * requests are answered with status(status_ctx). Returns 0 or a negative errno. */
-int server_start(struct server *s, struct loop *loop, struct pool *pool,
-                 struct listener_clients *clients, server_status_fn *status, void *status_ctx);
+/* Another loop's server on the same socket (workers > 1): a descriptor of its own for
+ * first's socket; the file stays first's to remove. Both accept with EPOLLEXCLUSIVE. Returns
+ * 0, or -1 with why. */
+int server_open_beside(struct server *s, const struct config *config, struct server *first,
+                       char *why, size_t whylen);
+
+/* Starts accepting on the loop, its connections counted in clients (with EGD's and other
+ * loops'), output from branch, PRIME searches on primes; STATUS requests are answered with
+ * status(status_ctx). Returns 0 or a negative errno. */
+int server_start(struct server *s, struct loop *loop, struct branch *branch,
+                 struct primes *primes, struct listener_clients *clients,
+                 server_status_fn *status, void *status_ctx);
 
 /* After a reload: idle_timeout's new value applies (max_clients and trusted_group are read
  * live). */

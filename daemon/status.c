@@ -100,21 +100,63 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
     fputs("},", f);
 }
 
-/* Requests and replies keyed by protocol.h's names, the ones randctl metrics reads back. */
-static void write_server(FILE *f, const struct server_stats *st,
-                         const struct listener_clients *clients)
+/* Every serving loop's counts, summed: what STATUS reports for the daemon as a whole. */
+struct server_totals {
+    uint64_t accepted, busy, requests[RANDD_OP_LAST + 1], replies[RANDD_STATUS_COUNT], bytes;
+};
+
+static void sum_loops(const struct status_view *v, struct server_totals *t)
 {
+    *t = (struct server_totals){ 0 };
+    for (size_t i = 0; i < v->nloops; i++) {
+        const struct server_stats *st = v->loops[i];
+
+        t->accepted += st->clients_accepted;
+        t->busy += st->clients_busy;
+        t->bytes += st->bytes_served;
+        for (int op = 0; op <= RANDD_OP_LAST; op++)
+            t->requests[op] += st->requests[op];
+        for (int s = 0; s < RANDD_STATUS_COUNT; s++)
+            t->replies[s] += st->errors[s];
+    }
+}
+
+/* Each loop's share, so an operator sees whether accepts spread across them. */
+static void write_loops(FILE *f, const struct status_view *v)
+{
+    fputs("\"workers\":[", f);
+    for (size_t i = 0; i < v->nloops; i++) {
+        const struct server_stats *st = v->loops[i];
+        uint64_t requests = 0;
+
+        for (int op = 0; op <= RANDD_OP_LAST; op++)
+            requests += st->requests[op];
+        fprintf(f, "%s{\"connected\":%llu,\"accepted\":%llu,\"requests\":%llu,"
+                   "\"bytes_served\":%llu}", i ? "," : "",
+                (unsigned long long)st->connected, (unsigned long long)st->clients_accepted,
+                (unsigned long long)requests, (unsigned long long)st->bytes_served);
+    }
+    fputs("],", f);
+}
+
+/* Requests and replies keyed by protocol.h's names, the ones randctl metrics reads back. */
+static void write_server(FILE *f, const struct status_view *v)
+{
+    struct server_totals t;
+
+    sum_loops(v, &t);
     fprintf(f, "\"clients\":{\"connected\":%u,\"accepted\":%llu,\"busy\":%llu},\"requests\":{",
-            clients ? clients->connected : 0, (unsigned long long)st->clients_accepted,
-            (unsigned long long)st->clients_busy);
+            v->clients ? (unsigned)v->clients->connected : 0, (unsigned long long)t.accepted,
+            (unsigned long long)t.busy);
     for (int op = 0; op <= RANDD_OP_LAST; op++)
         fprintf(f, "%s\"%s\":%llu", op ? "," : "", randd_op_name(op),
-                (unsigned long long)st->requests[op]);
+                (unsigned long long)t.requests[op]);
     fputs("},\"replies\":{", f);
     for (int i = 0; i < RANDD_STATUS_COUNT; i++)
         fprintf(f, "%s\"%s\":%llu", i ? "," : "", randd_status_name(i),
-                (unsigned long long)st->errors[i]);
-    fprintf(f, "},\"bytes_served\":%llu,", (unsigned long long)st->bytes_served);
+                (unsigned long long)t.replies[i]);
+    fprintf(f, "},\"bytes_served\":%llu,", (unsigned long long)t.bytes);
+    write_loops(f, v);
 }
 
 static void write_egd(FILE *f, const struct egd_stats *st)
@@ -190,8 +232,8 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
     }
     write_sources(f, v->pool);
     write_pool_and_kernel(f, v->pool, v->kernel, now_ns);
-    if (v->server)
-        write_server(f, v->server, v->clients);
+    if (v->nloops)
+        write_server(f, v);
     if (v->egd)
         write_egd(f, v->egd);
     write_config(f, v->config);

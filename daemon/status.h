@@ -22,7 +22,8 @@ struct status_view {
     const struct pool *pool;
     const struct kernel *kernel;
     const struct listener_clients *clients;   /* connected now, protocol v1 and EGD */
-    const struct server_stats *server;
+    const struct server_stats *const *loops;  /* each serving loop's (workers) */
+    size_t nloops;
     const struct egd_stats *egd;
 };
 

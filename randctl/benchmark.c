@@ -17,6 +17,8 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <link.h>
 #include <time.h>
@@ -74,7 +76,7 @@ static bool failing(void)
     return failed_err != 0;
 }
 
-/* --- results ---------------------------------------------------------------------------------- */
+/* --- results ------------------------------------------------------------------------------ */
 
 struct result {
     const char *section, *method;
@@ -112,7 +114,7 @@ static double value_of(const char *section, const char *method, size_t size, con
     return r ? r->value : NAN;
 }
 
-/* --- progress ------------------------------------------------------------------------------- */
+/* --- progress ----------------------------------------------------------------------------- */
 
 static int step, steps;
 
@@ -241,10 +243,13 @@ struct conn {
     uint8_t buf[64 << 10];
 };
 
+/* A daemon the benchmark started itself (--compare-workers); NULL: the running one. */
+static const char *started_socket;
+
 static int conn_open(struct conn *c)
 {
     struct sockaddr_un addr = { .sun_family = AF_UNIX };
-    const char *path = daemon_socket();
+    const char *path = started_socket ? started_socket : daemon_socket();
 
     c->have = c->pos = 0;
     c->fd = -1;
@@ -366,7 +371,7 @@ static int op_range(void *ctx, size_t size)
     return rc < 0 ? rc : read_reply(&r->conn, r->out, RANGE_COUNT * sizeof(range_r));
 }
 
-/* --- the alternatives ------------------------------------------------------------------------ */
+/* --- the alternatives --------------------------------------------------------------------- */
 
 struct plain_ctx {
     uint8_t *out;
@@ -650,12 +655,14 @@ static void *client_run(void *arg)
     return NULL;
 }
 
-static void run_clients(unsigned n, double seconds)
+/* n clients at once for seconds: returns the aggregate requests a second (NAN on failure),
+ * and records it, p99.9 and errors as "randd xN" when asked. */
+static double run_clients(unsigned n, double seconds, bool record_them)
 {
     struct client *clients = calloc(n, sizeof(*clients));
     struct histogram *all = calloc(1, sizeof(*all));
     uint64_t requests = 0, errors = 0;
-    double start, elapsed;
+    double start, elapsed, aggregate = NAN;
     char *name;
 
     unsigned opened = 0, started = 0;
@@ -689,6 +696,9 @@ static void run_clients(unsigned n, double seconds)
         hist_merge(all, &clients[i].hist);
     }
     elapsed = now() - start;
+    aggregate = errors ? NAN : (double)requests / elapsed;
+    if (!record_them)
+        goto out;
     if (!failing() && asprintf(&name, "randd x%u", n) < 0)
         failure("clients", -ENOMEM);
     if (!failing()) {
@@ -702,16 +712,131 @@ out:
             close(clients[i].ctx.conn.fd);
     free(clients);
     free(all);
+    return aggregate;
 }
 
-/* --- the sections -------------------------------------------------------------------------- */
+/* --- serving loops: the same randd with workers = 1 and with workers = 2 ---------------------
+ * Both daemons run at once from a directory of their own (kernel_topup = no: no privilege
+ * needed), and the rows are taken in turns, REPS times, so a noisy neighbour slows both
+ * alike and the ratio of the medians holds. */
+
+struct started {
+    pid_t pid;
+    char dir[40], sock[96];
+};
+
+static void remove_in(const char *dir, const char *name)
+{
+    char path[128];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    unlink(path);
+}
+
+static void stop_started(struct started *d)
+{
+    if (d->pid > 0) {
+        kill(d->pid, SIGTERM);
+        waitpid(d->pid, NULL, 0);
+    }
+    d->pid = 0;
+    if (!d->dir[0])
+        return;
+    remove_in(d->dir, "randd.conf");
+    remove_in(d->dir, "log");
+    remove_in(d->dir, "randd.sock");
+    rmdir(d->dir);
+    d->dir[0] = '\0';
+}
+
+/* Waits until it answers STATUS ready, for up to 30 s. */
+static int wait_ready(const struct started *d)
+{
+    for (double end = now() + 30; now() < end; usleep(20000)) {
+        randd_handle *h;
+        char *json = NULL;
+        bool ready = false;
+
+        if (randd_open(&h, d->sock) < 0)
+            continue;
+        if (randd_status(h, &json) > 0)
+            ready = strstr(json, "\"ready\":true") != NULL;
+        free(json);
+        randd_close(h);
+        if (ready)
+            return 0;
+    }
+    return -ETIMEDOUT;
+}
+
+static int start_randd(const char *randd, unsigned workers, struct started *d)
+{
+    char dir[] = "/tmp/randctl-bench-XXXXXX", conf[128], log[128];
+    FILE *f;
+
+    if (!mkdtemp(dir))
+        return -errno;
+    snprintf(d->dir, sizeof(d->dir), "%s", dir);
+    snprintf(conf, sizeof(conf), "%s/randd.conf", dir);
+    snprintf(log, sizeof(log), "%s/log", dir);
+    snprintf(d->sock, sizeof(d->sock), "%s/randd.sock", dir);
+    if (!(f = fopen(conf, "w")))
+        return -errno;
+    fprintf(f, "workers = %u\nkernel_topup = no\n", workers);
+    if (fclose(f) != 0)
+        return -errno;
+    if ((d->pid = fork()) < 0)
+        return -errno;
+    if (d->pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        if (fd >= 0)
+            dup2(fd, STDERR_FILENO);
+        execl(randd, randd, "--foreground", "--config", conf, "--socket", d->sock,
+              (char *)NULL);
+        _exit(127);
+    }
+    return wait_ready(d);
+}
+
+/* --- the sections ------------------------------------------------------------------------- */
 
 struct options {
     double seconds;
     unsigned clients[8];
     size_t nclients;
     int json, csv;
+    const char *compare_workers;      /* a randd to start with workers = 1 and 2; NULL: no */
 };
+
+static void compare_workers(const struct options *o)
+{
+    static const unsigned loops[2] = { 1, 2 }, nclients[2] = { 1, 64 };
+    struct started d[2] = { { 0 }, { 0 } };
+    double rates[2][2][REPS];
+    static char names[2][2][40];       /* results keep a pointer to their method's name */
+    int rc = 0;
+
+    progress("workers: %s with workers = 1 and 2, 1 and 64 clients", o->compare_workers);
+    for (int w = 0; w < 2 && rc == 0; w++)
+        if ((rc = start_randd(o->compare_workers, loops[w], &d[w])) < 0)
+            failure(o->compare_workers, rc);
+    for (int rep = 0; rep < REPS && !failing(); rep++)
+        for (int w = 0; w < 2; w++)
+            for (int c = 0; c < 2; c++) {
+                started_socket = d[w].sock;
+                rates[w][c][rep] = run_clients(nclients[c], o->seconds, false);
+                started_socket = NULL;
+            }
+    for (int w = 0; w < 2; w++)
+        stop_started(&d[w]);
+    for (int w = 0; w < 2 && !failing(); w++)
+        for (int c = 0; c < 2; c++) {
+            snprintf(names[w][c], sizeof(names[w][c]), "randd workers=%u x%u", loops[w],
+                     nclients[c]);
+            record("workers", names[w][c], 32, "aggregate", "req/s", median(rates[w][c], REPS));
+        }
+}
 
 /* The ping-pong floor; the ChaCha20 floor is measured among the throughput runs. */
 static void pingpong_floor(const struct options *o)
@@ -876,7 +1001,7 @@ static void reseeds(const struct options *o, struct plain_ctx *p)
         record("seeding", "RAND_bytes+randd", 0, "reseed", "us", 1e6 / median(randd, REPS));
 }
 
-/* --- the engines' raw rates beside AES-128-CTR on the same AES-NI units ------------------------- */
+/* --- the engines' raw rates beside AES-128-CTR on the same AES-NI units ------------------- */
 
 struct engines {
     struct randd_cymric cymric;
@@ -936,7 +1061,7 @@ static void engines(const struct options *o, uint8_t *out)
     EVP_CIPHER_CTX_free(e.aes);
 }
 
-/* --- report ----------------------------------------------------------------------------------- */
+/* --- report ------------------------------------------------------------------------------- */
 
 static void print_csv(void)
 {
@@ -1056,11 +1181,22 @@ static int print_targets(const struct options *o)
     if (!isnan(randen))
         TARGET(randen >= 0.2 * aes, "engine: Randen %.0f MB/s = %.2fx AES-128-CTR (>= 0.2x)", randen,
                randen / aes);
+    if (o->compare_workers) {
+        double one1 = value_of("workers", "randd workers=1 x1", 32, "aggregate");
+        double two1 = value_of("workers", "randd workers=2 x1", 32, "aggregate");
+        double one64 = value_of("workers", "randd workers=1 x64", 32, "aggregate");
+        double two64 = value_of("workers", "randd workers=2 x64", 32, "aggregate");
+
+        TARGET(two64 >= 1.25 * one64, "workers: 64 clients, workers = 2 = %.2fx workers = 1 "
+               "(>= 1.25x)", two64 / one64);
+        TARGET(two1 >= 0.95 * one1, "workers: 1 client, workers = 2 = %.2fx workers = 1 "
+               "(>= 0.95x: no regression)", two1 / one1);
+    }
 #undef TARGET
     return missed;
 }
 
-/* --- the command ------------------------------------------------------------------------------ */
+/* --- the command -------------------------------------------------------------------------- */
 
 static int parse_clients(const char *s, struct options *o)
 {
@@ -1092,6 +1228,11 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->seconds = strtod(argv[++i], &end);
             if (*end || !(o->seconds >= 0.05 && o->seconds <= 60))
                 return usage_error(&cmd_benchmark, "--seconds: not between 0.05 and 60: %s", argv[i]);
+        } else if (!strcmp(argv[i], "--compare-workers") && i + 1 < argc) {
+            o->compare_workers = argv[++i];
+            if (access(o->compare_workers, X_OK) < 0)
+                return usage_error(&cmd_benchmark, "--compare-workers: not an executable "
+                                   "randd: %s", o->compare_workers);
         } else if (!strcmp(argv[i], "--clients") && i + 1 < argc) {
             if (!parse_clients(argv[++i], o))
                 return usage_error(&cmd_benchmark, "--clients: want N,... with 1 <= N <= %d: %s",
@@ -1122,7 +1263,7 @@ static void report(const struct options *o, const struct vdso_ctx *vdso, const r
 
 static int run_benchmark(int argc, char **argv)
 {
-    struct options o = { 0.5, { 1, 16, 64 }, 3, 0, 0 };
+    struct options o = { 0.5, { 1, 16, 64 }, 3, 0, 0, NULL };
     struct plain_ctx plain = { .fd = -1 };
     struct randd_ctx *daemon_ctx = NULL;
     struct vdso_ctx vdso = { 0 };
@@ -1169,7 +1310,7 @@ static int run_benchmark(int argc, char **argv)
     if (seeded_open(&seeded) == 0)
         plain.randd_seeded = seeded.libctx;
 
-    steps = (int)NSIZES + 1 + 1 + 3 + 2 + 1 + (int)o.nclients;
+    steps = (int)NSIZES + 1 + 1 + 3 + 2 + 1 + (int)o.nclients + (o.compare_workers != NULL);
     throughput(&o, &plain, daemon_ctx, &vdso);
     reseeds(&o, &plain);
     pingpong_floor(&o);
@@ -1178,8 +1319,10 @@ static int run_benchmark(int argc, char **argv)
     engines(&o, out);
     for (size_t i = 0; i < o.nclients && !failing(); i++) {
         progress("clients: %u at once, 32 B requests", o.clients[i]);
-        run_clients(o.clients[i], 4 * o.seconds);
+        run_clients(o.clients[i], 4 * o.seconds, true);
     }
+    if (o.compare_workers && !failing())
+        compare_workers(&o);
     if (isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");
     if (failing()) {
@@ -1203,5 +1346,6 @@ out:
 }
 
 const struct command cmd_benchmark = {
-    "benchmark", "benchmark [--seconds S] [--clients N,...] [--json | --csv]", run_benchmark,
+    "benchmark", "benchmark [--seconds S] [--clients N,...] [--compare-workers RANDD] "
+                 "[--json | --csv]", run_benchmark,
 };

@@ -1,6 +1,7 @@
 /* The config parser (daemon/config.c): defaults, every error class with its file:line
  * message, untouched config on failure, edges, the shipped conf/randd.conf, and what a
  * reload applies at once or leaves for a restart. */
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -126,6 +127,43 @@ START_TEST(each_error_names_file_line_and_key)
                 "t.conf:1: user: no such user: \"no-such-user-here\"");
     check_error("trusted_group = no-such-group-here\n",
                 "t.conf:1: trusted_group: no such group: \"no-such-group-here\"");
+}
+END_TEST
+
+START_TEST(workers_is_auto_or_a_count_within_its_limits)
+{
+    struct config c;
+    char buf[16];
+    size_t i = 0;
+    struct config_key_info key;
+    cpu_set_t cpus;
+
+    config_defaults(&c);
+    ck_assert_msg(c.workers == 1, "default workers: want 1 (one loop, as before), got %u",
+                  c.workers);
+    ck_assert_uint_eq(config_workers(&c), 1);
+    ck_assert_int_eq(parse(&c, "workers = 2\n"), 0);
+    ck_assert_uint_eq(config_workers(&c), 2);
+    ck_assert_int_eq(parse(&c, "workers = 64\n"), 0);
+    ck_assert_uint_eq(config_workers(&c), 64);
+    ck_assert_int_eq(parse(&c, "workers = auto\n"), 0);
+    ck_assert_uint_eq(c.workers, CONFIG_WORKERS_AUTO);
+    ck_assert_int_eq(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
+    ck_assert_uint_eq(config_workers(&c), (unsigned)CPU_COUNT(&cpus) > CONFIG_WORKERS_MAX
+                                              ? CONFIG_WORKERS_MAX
+                                              : (unsigned)CPU_COUNT(&cpus));
+    while (config_key(i, &key) && strcmp(key.name, "workers"))
+        i++;
+    ck_assert_str_eq(config_value_text(&c, i, buf, sizeof(buf)), "auto");
+    ck_assert(key.at_restart && key.quoted);
+    check_error("workers = 0\n",
+                "t.conf:1: workers: not auto or a number of serving loops (1 to 64): \"0\"");
+    check_error("workers = 65\n",
+                "t.conf:1: workers: not auto or a number of serving loops (1 to 64): \"65\"");
+    check_error("\nworkers = many\n",
+                "t.conf:2: workers: not auto or a number of serving loops (1 to 64): \"many\"");
+    check_error("workers = -1\n",
+                "t.conf:1: workers: not auto or a number of serving loops (1 to 64): \"-1\"");
 }
 END_TEST
 
@@ -265,6 +303,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, values_comments_and_whitespace_are_parsed);
     tcase_add_test(tc, limits_are_inclusive);
     tcase_add_test(tc, each_error_names_file_line_and_key);
+    tcase_add_test(tc, workers_is_auto_or_a_count_within_its_limits);
     tcase_add_test(tc, overlong_values_and_lines_are_refused);
     tcase_add_test(tc, failed_parse_leaves_the_config_untouched);
     tcase_add_test(tc, missing_file_is_defaults_only_when_allowed);

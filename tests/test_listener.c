@@ -144,7 +144,7 @@ START_TEST(two_listeners_share_one_max_clients_and_refuse_beyond_it)
     int peers[4];
 
     config.max_clients = 3;
-    listener_clients_init(&clients, &config);
+    listener_clients_init(&clients);
     listener_init(&a.listener, "a", &ops, &a, &config, &config.idle_timeout);
     listener_init(&b.listener, "b", &ops, &b, &config, &config.idle_timeout);
     ck_assert_int_eq(listener_add_fd(&a.listener, listening("a", &sa_a)), 0);
@@ -189,7 +189,7 @@ START_TEST(a_reload_rearms_the_idle_sweep_for_the_new_timeout)
     struct sockaddr_un sa;
 
     config.idle_timeout = 0;
-    listener_clients_init(&clients, &config);
+    listener_clients_init(&clients);
     listener_init(&a.listener, "a", &ops, &a, &config, &config.idle_timeout);
     ck_assert_int_eq(listener_add_fd(&a.listener, listening("a", &sa)), 0);
     ck_assert_int_eq(listener_start(&a.listener, loop, &clients), 0);
@@ -213,7 +213,7 @@ START_TEST(a_zeroed_or_socketless_listener_closes_cleanly)
 
     memset(&zeroed, 0, sizeof(zeroed));
     listener_close(&zeroed);                               /* randd stopped before opening */
-    listener_clients_init(&clients, &config);
+    listener_clients_init(&clients);
     listener_init(&a.listener, "a", &ops, &a, &config, &config.idle_timeout);
     ck_assert(!listener_listening(&a.listener));
     ck_assert_int_eq(listener_start(&a.listener, loop, &clients), 0);

@@ -1,8 +1,10 @@
 /* bench-daemon: the idle daemon's targets. Starts build/randd (or $RANDD) with a NOTIFY_SOCKET
  * of its own and measures the time to READY=1, RSS when idle, wakeups (context switches of all
  * its threads) per second over an idle stretch, and RSS with 1,000 idle clients connected.
- * The config is the default but for jitter = yes, so the idle figures include its worker.
- * Usage: bench-daemon [--idle-seconds S] [--clients N]. Exits 1 when a target is missed. */
+ * The config is the default but for jitter = yes, so the idle figures include its worker,
+ * and workers = N with --workers N (the idle serving loops must cost nothing either).
+ * Usage: bench-daemon [--idle-seconds S] [--clients N] [--workers N]. Exits 1 when a target
+ * is missed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -61,7 +63,7 @@ int main(int argc, char **argv)
 {
     const char *randd = getenv("RANDD") ? getenv("RANDD") : "build/randd";
     double idle_seconds = 30, t0, ready_ms;
-    int nclients = 1000, missed = 0, notify_fd, *fds;
+    int nclients = 1000, missed = 0, notify_fd, *fds, workers = 1;
     char dir[] = "/tmp/randd-bench-XXXXXX", notify[128], sock[128], conf[128], logpath[128];
     char msg[512];
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -75,6 +77,8 @@ int main(int argc, char **argv)
             idle_seconds = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--clients"))
             nclients = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--workers"))
+            workers = atoi(argv[i + 1]);
     }
     if (!mkdtemp(dir))
         return perror("mkdtemp"), 2;
@@ -85,7 +89,8 @@ int main(int argc, char **argv)
     if (!(f = fopen(conf, "w")))
         return perror(conf), 2;
     fputs("jitter = yes\n", f);                 /* every other key at its default: an idle */
-    fclose(f);                                   /* jitter source must cost no wakeups */
+    fprintf(f, "workers = %d\n", workers);      /* jitter source must cost no wakeups */
+    fclose(f);
     strcpy(sa.sun_path, notify);
     notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (notify_fd < 0 || bind(notify_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
@@ -144,7 +149,7 @@ int main(int argc, char **argv)
     unlink(logpath);
     rmdir(dir);
 
-    printf("bench-daemon: %s, default config but jitter = yes\n", randd);
+    printf("bench-daemon: %s, default config but jitter = yes, workers = %d\n", randd, workers);
     printf("  ready after            %8.1f ms       (target <= 100 ms with RDSEED)\n", ready_ms);
     printf("  idle RSS               %8.1f MiB      (target <= 8 MiB)\n", rss_idle / 1024.0);
     printf("  idle wakeups           %8.3f /s over %.0f s (target <= 0.2/s)\n",

@@ -170,11 +170,25 @@ static void wait_log(const char *needle)
     }
 }
 
+/* RANDD_TEST_WORKERS=N runs every test's daemon with workers = N (unless the test sets
+ * workers itself): the whole suite against several serving loops. */
+static void write_config(const char *config_text)
+{
+    const char *workers = getenv("RANDD_TEST_WORKERS");
+    char text[4096];
+
+    if (workers && *workers && !strstr(config_text, "workers =")) {
+        snprintf(text, sizeof(text), "workers = %s\n%s", workers, config_text);
+        config_text = text;
+    }
+    write_file(conf, config_text);
+}
+
 static void start_daemon_with(const char *config_text, const char *notify)
 {
     char *argv[] = { randd_path(), "--foreground", "--config", conf, "--socket", sock, NULL };
 
-    write_file(conf, config_text);
+    write_config(config_text);
     daemon_pid = spawn(argv, notify);
     wait_listening(sock);
 }
@@ -949,7 +963,7 @@ START_TEST(systemd_socket_activation_is_used)
         fprintf(stderr, "SKIP systemd_socket_activation_is_used: no systemd-socket-activate\n");
         return;
     }
-    write_file(conf, "socket = /nonexistent/never-bound.sock\n");
+    write_config("socket = /nonexistent/never-bound.sock\n");
     daemon_pid = spawn(argv, NULL);
     wait_listening(sock);                        /* it serves on the socket it was given */
     ck_assert_int_ne(access("/nonexistent/never-bound.sock", F_OK), 0);
@@ -1080,16 +1094,37 @@ START_TEST(seed_requests_are_served_and_counted_apart_from_bytes)
 }
 END_TEST
 
+/* A client that got a place: one BUSY while the daemon has yet to see an earlier client
+ * (STATUS's) go tries again. */
+static int connect_when_room(void)
+{
+    uint8_t body[64];
+
+    uint8_t request[RANDD_HEADER_BYTES + 4];
+    size_t n = randd_request_encode(request, sizeof(request),
+                                    &(struct randd_request){ .op = RANDD_OP_BYTES, .n = 8 });
+
+    for (double end = seconds_now() + WAIT_SECONDS;; usleep(20000)) {
+        int fd = connect_raw(), status = RANDD_BUSY;
+
+        /* Turned away, the daemon may have closed before the request is sent (EPIPE). */
+        if (send(fd, request, n, MSG_NOSIGNAL) == (ssize_t)n &&
+            (status = read_reply(fd, body, sizeof(body), NULL)) == RANDD_OK)
+            return fd;
+        close(fd);
+        ck_assert_msg(status == RANDD_BUSY && seconds_now() < end, "a client under "
+                      "max_clients: %s after %d s", randd_status_name(status), WAIT_SECONDS);
+    }
+}
+
 START_TEST(clients_over_max_clients_are_told_busy)
 {
     uint8_t body[64];
     int a, b, c;
 
     start_daemon_with("max_clients = 2\n", NULL);
-    a = connect_raw();
-    b = connect_raw();
-    check_still_usable(a, "the first client");       /* both accepted */
-    check_still_usable(b, "the second client");
+    a = connect_when_room();                         /* once STATUS's client is seen gone */
+    b = connect_when_room();
     c = connect_raw();
     check_status(c, RANDD_BUSY, "third client with max_clients = 2");
     ck_assert_int_le(recv(c, body, 1, 0), 0);
@@ -1636,6 +1671,218 @@ static bool a_mebibyte_served(const char *json)
 /* SIGKILL in the middle of a stream: the socket file stays behind, a call while the daemon is
  * down fails cleanly, and once a new daemon replaces the stale socket the same librandd handle
  * is served again. */
+/* --- workers = 2: two serving loops ------------------------------------------------------ */
+
+/* key's value in the i-th object of STATUS's "workers" array (one per serving loop); fails
+ * when there is no such loop. */
+static unsigned long long loop_figure(const char *json, int i, const char *key)
+{
+    const char *array = strstr(json, "\"workers\":["), *at = array;
+
+    ck_assert_msg(array, "STATUS has no workers array: %s", json);
+    for (int n = 0; n <= i; n++) {
+        at = strchr(at + 1, '{');
+        ck_assert_msg(at && at < strchr(array, ']'), "STATUS lists fewer than %d serving "
+                      "loops: %s", i + 1, json);
+    }
+    return json_number(at, key);
+}
+
+static char *status_now(void)
+{
+    randd_handle *h;
+    char *json = NULL;
+
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_gt(randd_status(h, &json), 0);
+    randd_close(h);
+    return json;
+}
+
+/* STATUS, once the daemon has seen clients go and a new one is not BUSY. */
+static char *status_once_there_is_room(void)
+{
+    for (double end = seconds_now() + WAIT_SECONDS;; usleep(20000)) {
+        randd_handle *h;
+        char *json = NULL;
+        int rc;
+
+        ck_assert_int_eq(randd_open(&h, sock), 0);
+        rc = randd_status(h, &json);
+        randd_close(h);
+        if (rc > 0)
+            return json;
+        /* Turned away: BUSY, or the close that follows it, if that came first. */
+        ck_assert_msg((rc == RANDD_ERR(RANDD_BUSY) || rc == -EPIPE || rc == -ECONNRESET) &&
+                      seconds_now() < end, "STATUS: %s, after %d s waiting for room under "
+                      "max_clients", randd_strerror(rc), WAIT_SECONDS);
+    }
+}
+
+/* BYTES served by each of the two loops so far: only test clients ask for bytes. */
+static void bytes_by_loop(unsigned long long out[2])
+{
+    char *json = status_now();
+
+    for (int i = 0; i < 2; i++)
+        out[i] = loop_figure(json, i, "\"bytes_served\":");
+    free(json);
+}
+
+#define SPREAD_MAX 200
+
+/* Connects clients one after the other, as most clients come, each with a BYTES round trip,
+ * at least min of them and until both loops have served one (a loop that is busy, or not
+ * scheduled on a loaded machine, is passed over by accepts: so this waits for the state).
+ * Returns how many; their descriptors stay open in fds[SPREAD_MAX]. */
+static int connect_on_both_loops(int *fds, int min)
+{
+    unsigned long long before[2], now[2] = { 0, 0 };
+    int n = 0;
+
+    bytes_by_loop(before);
+    while (n < min || now[0] == before[0] || now[1] == before[1]) {
+        ck_assert_msg(n < SPREAD_MAX, "%d clients, and a loop served none of them (%llu and "
+                      "%llu bytes)", n, now[0] - before[0], now[1] - before[1]);
+        fds[n] = connect_raw();
+        check_still_usable(fds[n++], "a new client");
+        if (n >= min && n % 4 == 0)
+            bytes_by_loop(now);
+    }
+    return n;
+}
+
+static void close_all_of(const int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+}
+
+static int expected_connected;             /* for connected_as_expected */
+
+static bool connected_as_expected(const char *json)
+{
+    return json_number(json, "\"connected\":") == (unsigned long long)expected_connected;
+}
+
+/* Clients on both loops; STATUS's totals are the sums of the loops' figures and of what the
+ * clients asked. */
+START_TEST(with_two_workers_both_loops_serve_and_status_adds_up)
+{
+    int fds[SPREAD_MAX], n;
+    uint8_t body[256];
+    uint32_t len;
+    unsigned long long asked, ops = 0, loops_requests = 0, loops_bytes = 0;
+    unsigned long long loops_connected = 0;
+    char *json, key[64];
+
+    start_daemon_with("workers = 2\n", NULL);
+    n = connect_on_both_loops(fds, 20);
+    asked = 8ull * (unsigned)n;
+    for (int i = 0; i < n; i++) {
+        send_bytes(fds[i], 100 + (uint32_t)i);
+        ck_assert_int_eq(read_reply(fds[i], body, sizeof(body), &len), RANDD_OK);
+        ck_assert_uint_eq(len, 100 + (uint32_t)i);
+        asked += len;
+    }
+    expected_connected = n + 1;                  /* and the STATUS client */
+    json = wait_status(connected_as_expected, "the clients and STATUS's, connected");
+    for (int i = 0; i < 2; i++) {
+        loops_requests += loop_figure(json, i, "\"requests\":");
+        loops_bytes += loop_figure(json, i, "\"bytes_served\":");
+        loops_connected += loop_figure(json, i, "\"connected\":");
+    }
+    for (int op = 0; op <= RANDD_OP_LAST; op++) {
+        snprintf(key, sizeof(key), "\"%s\":", randd_op_name(op));
+        ops += json_number(strstr(json, "\"requests\":{"), key);
+    }
+    ck_assert_msg(loops_requests == ops, "loops' requests %llu, STATUS's total %llu: %s",
+                  loops_requests, ops, json);
+    ck_assert_uint_eq(json_number(json, "\"bytes_served\":"), asked);
+    ck_assert_uint_eq(loops_bytes, asked);
+    ck_assert_uint_eq(loops_connected, (unsigned)n + 1);
+    ck_assert_msg(strstr(json, "\"workers\":\"2\""), "config in effect lacks workers: %s",
+                  json);
+    free(json);
+    close_all_of(fds, n);
+}
+END_TEST
+
+/* max_clients set (by a reload) to what both loops hold together: neither holds it alone,
+ * yet one client more is BUSY, and room made on either loop lets one in again. */
+START_TEST(with_two_workers_max_clients_holds_across_loops)
+{
+    int fds[SPREAD_MAX], n, extra;
+    char text[128];
+    uint8_t byte;
+
+    start_daemon_with("workers = 2\n", NULL);
+    n = connect_on_both_loops(fds, 4);
+    expected_connected = n + 1;                  /* and the STATUS client */
+    free(wait_status(connected_as_expected, "only the clients and STATUS's connected"));
+    snprintf(text, sizeof(text), "workers = 2\nmax_clients = %d\n", n + 1);
+    write_config(text);
+    kill(daemon_pid, SIGHUP);
+    wait_log("reload: ");
+    extra = connect_when_room();                 /* the (n + 1)th: within the limit */
+    fds[n] = connect_raw();
+    check_status(fds[n], RANDD_BUSY, "one client past max_clients over two loops");
+    ck_assert_int_le(recv(fds[n], &byte, 1, 0), 0);
+    close(fds[n]);
+    close(extra);
+    free(status_once_there_is_room());
+    close_all_of(fds, n);
+}
+END_TEST
+
+/* Waits until every fd reads end-of-file (closed by the daemon), failing with what. */
+static void wait_all_closed(const int *fds, int n, const char *what)
+{
+    uint8_t byte;
+
+    for (int i = 0; i < n; i++) {
+        struct pollfd pf = { fds[i], POLLIN, 0 };
+
+        ck_assert_msg(poll(&pf, 1, WAIT_SECONDS * 1000) == 1, "%s: client %d not closed "
+                      "within %d s", what, i, WAIT_SECONDS);
+        ck_assert_msg(recv(fds[i], &byte, 1, 0) == 0, "%s: client %d got data, not "
+                      "end-of-file", what, i);
+    }
+}
+
+/* Idle clients on both loops are closed: each loop sweeps its own, and the counts agree. */
+START_TEST(with_two_workers_idle_clients_on_every_loop_are_closed)
+{
+    int fds[SPREAD_MAX], n;
+    char *json;
+
+    start_daemon_with("workers = 2\nidle_timeout = 1\n", NULL);
+    n = connect_on_both_loops(fds, 4);
+    wait_all_closed(fds, n, "idle_timeout = 1 with two loops");
+    expected_connected = 1;                      /* STATUS's own */
+    json = wait_status(connected_as_expected, "the loops' counts to drop");
+    ck_assert_uint_eq(loop_figure(json, 0, "\"connected\":") +
+                      loop_figure(json, 1, "\"connected\":"), 1);
+    free(json);
+    close_all_of(fds, n);
+}
+END_TEST
+
+/* A reload reaches every loop: idle_timeout set by SIGHUP closes idle clients on both. */
+START_TEST(with_two_workers_a_reload_reaches_every_loop)
+{
+    int fds[SPREAD_MAX], n;
+
+    start_daemon_with("workers = 2\nidle_timeout = 0\n", NULL);
+    n = connect_on_both_loops(fds, 4);
+    write_config("workers = 2\nidle_timeout = 1\n");
+    kill(daemon_pid, SIGHUP);
+    wait_log("reload: ");
+    wait_all_closed(fds, n, "idle_timeout = 1 by a reload, two loops");
+    close_all_of(fds, n);
+}
+END_TEST
+
 START_TEST(a_handle_outlives_a_sigkilled_daemon)
 {
     randd_handle *h, *streamer;
@@ -1995,7 +2242,7 @@ START_TEST(egd_idle_timeout_set_by_a_reload_closes_idle_egd_clients)
     read_exact(idle, buf, 16);
     snprintf(text, sizeof(text), "egd_socket = %s\negd_listen = 127.0.0.1:%d\n"
              "idle_timeout = 0\negd_idle_timeout = 1\n", egd_sock, egd_port);
-    write_file(conf, text);
+    write_config(text);
     kill(daemon_pid, SIGHUP);
     wait_log("reload: ");
     pf.fd = idle;
@@ -2075,7 +2322,7 @@ START_TEST(egd_sockets_come_through_socket_activation_by_name)
     }
     egd_port = free_tcp_port();
     snprintf(listen_tcp, sizeof(listen_tcp), "127.0.0.1:%d", egd_port);
-    write_file(conf, "");                       /* no egd_* keys: only what systemd passed */
+    write_config("");                           /* no egd_* keys: only what systemd passed */
     daemon_pid = spawn(argv, NULL);
     wait_listening(sock);
     fd = connect_egd(true);
@@ -2169,6 +2416,10 @@ Suite *test_suite(void)
     tcase_add_test(tc, bytes_memfd_hands_over_one_sealed_memfd_filled_slot_by_slot);
     tcase_add_test(tc, memfd_pages_are_wiped_after_use_and_unmapped_when_the_client_goes);
     tcase_add_test(tc, memfd_hoarders_hit_the_arena_cap_and_leave_nothing_behind);
+    tcase_add_test(tc, with_two_workers_both_loops_serve_and_status_adds_up);
+    tcase_add_test(tc, with_two_workers_max_clients_holds_across_loops);
+    tcase_add_test(tc, with_two_workers_idle_clients_on_every_loop_are_closed);
+    tcase_add_test(tc, with_two_workers_a_reload_reaches_every_loop);
     tcase_add_test(tc, egd_and_protocol_clients_share_max_clients);
     tcase_add_test(tc, egd_running_out_of_descriptors_pauses_accept_without_spinning);
     tcase_add_test(tc, egd_trusts_the_trusted_group_as_a_supplementary_group);

@@ -1,0 +1,203 @@
+/* Per-loop generators (see branch.h). The hot path reads one atomic, the pool's epoch, and
+ * takes the pool's lock only to seed: before the first output, when the epoch moved, after
+ * reseed_bytes of its own output, and after a clock jump this loop noticed itself (a resumed
+ * suspend or a restored snapshot may replay its state, as it may the pool's). Seeding takes
+ * 64 bytes of pool output, which never leave locked memory but on the stack, wiped at once.
+ *
+ * Sections: the engine, seeding, output. */
+#include "branch.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+
+#include "cymric.h"
+#include "log.h"
+#include "loop.h"
+#include "randen.h"
+#include "secmem.h"
+
+#define BRANCH_SEED_BYTES 64
+#define CLOCK_JUMP_NS     1000000000    /* as the pool's: BOOTTIME ran ahead of MONOTONIC */
+#define EPOCH_STALE       UINT64_MAX    /* equals no epoch the pool ever publishes */
+
+struct branch_secrets {
+    struct randd_cymric cymric;
+    struct randd_randen randen;         /* with engine = randen, as the pool's */
+};
+
+/* --- the engine: the pool's, so engine = randen holds for every loop ---------------------- */
+
+static int engine_seed(struct branch *b, const uint8_t *material, size_t len)
+{
+    return b->pool->engine == RANDD_ENGINE_RANDEN
+               ? randd_randen_seed(&b->secret->randen, material, len)
+               : randd_cymric_seed(&b->secret->cymric, material, len);
+}
+
+static int engine_read(struct branch *b, void *out, size_t n)
+{
+    return b->pool->engine == RANDD_ENGINE_RANDEN
+               ? randd_randen_generate(&b->secret->randen, out, n)
+               : randd_cymric_read(&b->secret->cymric, out, n);
+}
+
+static void engine_wipe(struct branch *b)
+{
+    randd_cymric_wipe(&b->secret->cymric);
+    randd_randen_wipe(&b->secret->randen);
+    if (b->pool->engine == RANDD_ENGINE_RANDEN)
+        randd_randen_init(&b->secret->randen);   /* wiped is unusable: ready to seed again */
+}
+
+static int64_t boot_offset_now(void)
+{
+    struct timespec boot, mono;
+
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    return (int64_t)(boot.tv_sec - mono.tv_sec) * 1000000000 + (boot.tv_nsec - mono.tv_nsec);
+}
+
+int branch_init(struct branch *b, struct pool *pool, pthread_mutex_t *pool_lock)
+{
+    int lock_errno, rc;
+
+    memset(b, 0, sizeof(*b));
+    b->pool = pool;
+    b->pool_lock = pool_lock;
+    b->epoch = EPOCH_STALE;
+    b->boot_offset_ns = boot_offset_now();
+    if (!pool_lock)
+        return 0;
+    b->secret = randd_secure_alloc(sizeof(*b->secret), &lock_errno);
+    if (!b->secret)
+        return -ENOMEM;
+    if (randd_cymric_init(&b->secret->cymric, 0) < 0) {
+        branch_fini(b);
+        return -ENOMEM;
+    }
+    if (pool->engine == RANDD_ENGINE_RANDEN &&
+        (rc = randd_randen_init(&b->secret->randen)) < 0) {
+        branch_fini(b);
+        return rc;
+    }
+    return 0;
+}
+
+void branch_fini(struct branch *b)
+{
+    if (b->secret) {
+        randd_cymric_fini(&b->secret->cymric);
+        randd_randen_wipe(&b->secret->randen);
+        randd_secure_free(b->secret, sizeof(*b->secret));
+    }
+    b->secret = NULL;
+    b->seeded = false;
+}
+
+/* --- seeding ------------------------------------------------------------------------------ */
+
+/* From the pool, under its lock; the output given since the last seeding is counted there
+ * first, so the pool's reseed_bytes covers every loop's output. */
+static void seed_from_pool(struct branch *b, uint64_t now_ns)
+{
+    uint8_t material[BRANCH_SEED_BYTES];
+
+    pthread_mutex_lock(b->pool_lock);
+    pool_note_output(b->pool, b->bytes_since_seed);
+    b->seeded = pool_generate(b->pool, material, sizeof(material), now_ns) == 0 &&
+                engine_seed(b, material, sizeof(material)) == 0;
+    b->epoch = atomic_load_explicit(&b->pool->epoch, memory_order_acquire);
+    b->reseed_bytes = b->pool->reseed_bytes;
+    pthread_mutex_unlock(b->pool_lock);
+    OPENSSL_cleanse(material, sizeof(material));
+    b->bytes_since_seed = 0;
+    if (!b->seeded)
+        engine_wipe(b);
+}
+
+bool branch_ready(struct branch *b)
+{
+    if (!b->pool_lock)
+        return pool_ready(b->pool);
+    if (atomic_load_explicit(&b->pool->epoch, memory_order_acquire) != b->epoch)
+        seed_from_pool(b, loop_now_ns());
+    return b->seeded;
+}
+
+const char *branch_not_ready_reason(struct branch *b)
+{
+    const char *why;
+
+    if (!b->pool_lock)
+        return pool_not_ready_reason(b->pool);
+    pthread_mutex_lock(b->pool_lock);
+    why = pool_not_ready_reason(b->pool);
+    pthread_mutex_unlock(b->pool_lock);
+    return why ? why : "this loop's generator is reseeding from the pool";
+}
+
+/* A clock jump this loop saw: seed again, which has the pool check too (and refuse output
+ * until it has reseeded from fresh input). */
+static void check_clock_jump(struct branch *b)
+{
+    int64_t offset = boot_offset_now();
+
+    if (offset - b->boot_offset_ns > CLOCK_JUMP_NS)
+        b->epoch = EPOCH_STALE;
+    b->boot_offset_ns = offset;
+}
+
+/* --- output ------------------------------------------------------------------------------- */
+
+int branch_generate(struct branch *b, void *out, size_t n, uint64_t now_ns)
+{
+    int rc;
+
+    if (!b->pool_lock)
+        return pool_generate(b->pool, out, n, now_ns);
+    check_clock_jump(b);
+    if (b->bytes_since_seed >= b->reseed_bytes)
+        b->epoch = EPOCH_STALE;
+    if (!branch_ready(b))
+        return -EAGAIN;
+    rc = engine_read(b, out, n);
+    if (rc < 0) {
+        log_err("generator failed (%s): this loop's output stays off until reseeded",
+                strerror(-rc));
+        b->seeded = false;
+        b->epoch = EPOCH_STALE;
+        return rc;
+    }
+    b->bytes_since_seed += n;
+    return 0;
+}
+
+int branch_fill(void *branch, void *buf, size_t n)
+{
+    struct branch *b = branch;
+    int rc;
+
+    if (!b->pool_lock)
+        return pool_fill(b->pool, buf, n);
+    rc = engine_read(b, buf, n);
+    if (rc == 0)
+        b->bytes_since_seed += n;
+    return rc;
+}
+
+int branch_add_entropy(struct branch *b, const void *data, size_t len, unsigned bits,
+                       uint64_t now_ns)
+{
+    int rc;
+
+    if (!b->pool_lock)
+        return pool_add_entropy(b->pool, data, len, bits, now_ns);
+    pthread_mutex_lock(b->pool_lock);
+    rc = pool_add_entropy(b->pool, data, len, bits, now_ns);
+    pthread_mutex_unlock(b->pool_lock);
+    return rc;
+}

@@ -1,0 +1,152 @@
+/* A serving loop's generator (daemon/branch.c) over a pool with scripted sources: no output
+ * before the pool is ready, a stream of its own once it is, and no output after a VM clone
+ * until the pool has reseeded from fresh input; its output counts toward the pool's
+ * reseed_bytes. Threads are not needed to prove these: the lock is only taken. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "branch.h"
+#include "pool.h"
+#include "runner.h"
+#include "scripted_source.h"
+
+#define S 1000000000ull     /* one second in ns */
+
+static struct pool pool;
+static struct scripted src;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct branch one, two;
+
+static void setup(void)
+{
+    ck_assert_int_eq(pool_init(&pool, 60, 1u << 20), 0);
+    scripted_init(&src, "good", SCRIPT_RANDOM, 1, false);
+    pool_add_source(&pool, &src.source);
+    ck_assert_int_eq(branch_init(&one, &pool, &lock), 0);
+    ck_assert_int_eq(branch_init(&two, &pool, &lock), 0);
+}
+
+static void teardown(void)
+{
+    branch_fini(&one);
+    branch_fini(&two);
+    pool_fini(&pool);
+}
+
+START_TEST(no_output_before_the_pool_is_ready)
+{
+    uint8_t out[32];
+
+    ck_assert(!branch_ready(&one));
+    ck_assert_int_eq(branch_generate(&one, out, sizeof(out), 0), -EAGAIN);
+    ck_assert_str_eq(branch_not_ready_reason(&one), "no healthy entropy source");
+    pool_harvest(&pool, 1 * S);
+    ck_assert_msg(branch_ready(&one), "pool ready, branch not: %s",
+                  branch_not_ready_reason(&one));
+    ck_assert_int_eq(branch_generate(&one, out, sizeof(out), 1 * S), 0);
+}
+END_TEST
+
+START_TEST(each_loop_has_a_stream_of_its_own)
+{
+    uint8_t a[64], b[64], p[64];
+
+    pool_harvest(&pool, 1 * S);
+    ck_assert_int_eq(branch_generate(&one, a, sizeof(a), 1 * S), 0);
+    ck_assert_int_eq(branch_generate(&two, b, sizeof(b), 1 * S), 0);
+    ck_assert_int_eq(pool_generate(&pool, p, sizeof(p), 1 * S), 0);
+    ck_assert_msg(memcmp(a, b, sizeof(a)) != 0, "two loops gave the same bytes");
+    ck_assert_msg(memcmp(a, p, sizeof(a)) != 0 && memcmp(b, p, sizeof(b)) != 0,
+                  "a loop gave the pool's own bytes");
+}
+END_TEST
+
+START_TEST(a_vm_clone_stops_output_until_the_pool_reseeds_from_fresh_input)
+{
+    uint8_t out[32];
+    uint64_t reseeds;
+
+    pool_harvest(&pool, 1 * S);
+    ck_assert_int_eq(branch_generate(&one, out, sizeof(out), 1 * S), 0);
+    src.pattern = SCRIPT_EMPTY;                  /* nothing fresh yet */
+    pool_vm_cloned(&pool, 2 * S);
+    ck_assert_msg(branch_generate(&one, out, sizeof(out), 2 * S) == -EAGAIN,
+                  "a loop served from its state of before the clone");
+    ck_assert(!branch_ready(&one));
+    ck_assert_msg(pool.times_unready == 1, "readiness lost %llu times, want 1: the main loop "
+                  "would not know to release requests waiting for the pool",
+                  (unsigned long long)pool.times_unready);
+    src.pattern = SCRIPT_RANDOM;
+    reseeds = pool.reseeds;
+    pool_vm_cloned(&pool, 3 * S);                /* fresh input: the pool reseeds at once */
+    ck_assert_uint_eq(pool.reseeds, reseeds + 1);
+    ck_assert_int_eq(branch_generate(&one, out, sizeof(out), 3 * S), 0);
+}
+END_TEST
+
+START_TEST(a_pool_reseed_reaches_the_loop_before_its_next_output)
+{
+    uint8_t out[32];
+    uint64_t epoch;
+
+    pool_harvest(&pool, 1 * S);
+    ck_assert_int_eq(branch_generate(&one, out, sizeof(out), 1 * S), 0);
+    epoch = one.epoch;
+    pool_harvest(&pool, 70 * S);                 /* past reseed_interval: reseeds */
+    ck_assert_uint_eq(pool.reseeds, 2);
+    ck_assert_int_eq(branch_generate(&one, out, sizeof(out), 70 * S), 0);
+    ck_assert_msg(one.epoch != epoch, "the loop served on without reseeding from the pool");
+}
+END_TEST
+
+START_TEST(loop_output_counts_toward_the_pools_reseed_bytes)
+{
+    static uint8_t out[64 << 10];
+    uint64_t served;
+
+    pool_harvest(&pool, 1 * S);
+    served = pool.bytes_served;
+    /* reseed_bytes is 1 MiB: 16 x 64 KiB reach it, and before the next output the loop
+     * reseeds, telling the pool what it gave. */
+    for (int i = 0; i < 17; i++)
+        ck_assert_int_eq(branch_generate(&one, out, sizeof(out), 1 * S), 0);
+    ck_assert_msg(pool.bytes_served >= served + (16u << 16),
+                  "pool counted %llu bytes served, want >= %llu",
+                  (unsigned long long)(pool.bytes_served - served), 16ull << 16);
+    ck_assert_uint_eq(one.bytes_since_seed, sizeof(out));
+}
+END_TEST
+
+START_TEST(with_one_loop_the_pool_itself_serves)
+{
+    struct branch direct;
+    uint8_t out[32];
+    uint64_t served;
+
+    ck_assert_int_eq(branch_init(&direct, &pool, NULL), 0);
+    ck_assert_int_eq(branch_generate(&direct, out, sizeof(out), 0), -EAGAIN);
+    pool_harvest(&pool, 1 * S);
+    served = pool.bytes_served;
+    ck_assert_int_eq(branch_generate(&direct, out, sizeof(out), 1 * S), 0);
+    ck_assert_uint_eq(pool.bytes_served, served + sizeof(out));
+    ck_assert_ptr_null(direct.secret);
+    branch_fini(&direct);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("branch");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, no_output_before_the_pool_is_ready);
+    tcase_add_test(tc, each_loop_has_a_stream_of_its_own);
+    tcase_add_test(tc, a_vm_clone_stops_output_until_the_pool_reseeds_from_fresh_input);
+    tcase_add_test(tc, a_pool_reseed_reaches_the_loop_before_its_next_output);
+    tcase_add_test(tc, loop_output_counts_toward_the_pools_reseed_bytes);
+    tcase_add_test(tc, with_one_loop_the_pool_itself_serves);
+    suite_add_tcase(s, tc);
+    return s;
+}

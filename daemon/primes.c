@@ -22,6 +22,7 @@
 #include "cymric.h"
 #include "log.h"
 #include "prime.h"
+#include "privileges.h"
 #include "protocol.h"
 #include "secmem.h"
 
@@ -151,6 +152,7 @@ static void *worker(void *arg)
     struct primes *p = arg;
     uint64_t one = 1;
 
+    privileges_drop_thread("randd-prime");
     pthread_mutex_lock(&p->lock);
     while (!p->stopping) {
         struct prime_job *job = next_job(p);

@@ -3,6 +3,8 @@
  * the final permitted/effective sets, then no-new-privs and non-dumpable. */
 #include "privileges.h"
 
+#include "log.h"
+
 #include <errno.h>
 #include <grp.h>
 #include <linux/capability.h>
@@ -79,6 +81,40 @@ static int set_final_caps(bool keep_sys_admin, char *why, size_t whylen)
     /* Ambient capabilities would survive an exec; randd never execs, but be exact. */
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
     return 0;
+}
+
+/* A thread's sets down to CAP_SETUID and CAP_SETGID where it holds them. glibc applies the
+ * main thread's setresuid and setgroups to every thread, and aborts randd if one of them
+ * lacks the capability; the switch to a user then clears both, as for any thread. */
+static int keep_only_setxid(char *why, size_t whylen)
+{
+    cap_value_t setxid[] = { CAP_SETUID, CAP_SETGID };
+    cap_t caps = cap_init();
+    int rc;
+
+    if (!caps)
+        return failed(why, whylen, "cap_init");
+    for (size_t i = 0; i < sizeof(setxid) / sizeof(setxid[0]); i++)
+        if (have_cap(setxid[i])) {
+            cap_set_flag(caps, CAP_PERMITTED, 1, &setxid[i], CAP_SET);
+            cap_set_flag(caps, CAP_EFFECTIVE, 1, &setxid[i], CAP_SET);
+        }
+    rc = cap_set_proc(caps);
+    cap_free(caps);
+    if (rc < 0)
+        return failed(why, whylen, "setting the thread's capability sets");
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    return 0;
+}
+
+void privileges_drop_thread(const char *thread)
+{
+    char why[128];
+
+    if (drop_bounding_set(false, why, sizeof(why)) < 0 || keep_only_setxid(why, sizeof(why)) < 0 ||
+        (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 &&
+         failed(why, sizeof(why), "PR_SET_NO_NEW_PRIVS") < 0))
+        log_err("%s: dropping its privileges failed: %s", thread, why);
 }
 
 int privileges_drop(bool keep_sys_admin, const char *user, char *why, size_t whylen)

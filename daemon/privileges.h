@@ -11,4 +11,15 @@
  * why (the daemon must not go on half-dropped). */
 int privileges_drop(bool keep_sys_admin, const char *user, char *why, size_t whylen);
 
+/* Called first by every thread randd starts (sources' workers, PRIME searches, serving
+ * loops): capabilities, the bounding set and no-new-privileges belong to each thread, so a
+ * thread started before privileges_drop would keep all of root's. None of them needs one
+ * (the kernel feed runs on the main loop): the calling thread keeps only CAP_SETUID and
+ * CAP_SETGID, which glibc needs to apply a `user =` switch to every thread and which that
+ * switch then clears. Without `user =` (systemd's DynamicUser starts randd as its user)
+ * the thread keeps those two, never CAP_SYS_ADMIN. A failure is
+ * logged, naming the thread: it cannot happen short of a kernel that refuses to take
+ * capabilities away, and the thread runs only randd's own code. */
+void privileges_drop_thread(const char *thread);
+
 #endif

@@ -473,7 +473,7 @@ static void handle_bytes_memfd(struct client *c, const struct randd_request *req
         return;
     }
     slot = memfd_arena_next_slot(c->arena, &offset);
-    if (pool_generate(s->pool, slot, req->n, loop_now_ns()) < 0) {
+    if (branch_generate(s->branch, slot, req->n, loop_now_ns()) < 0) {
         explicit_bzero(slot, req->n);
         reply_error(c, RANDD_INTERNAL, "generator failed");
         return;
@@ -484,7 +484,7 @@ static void handle_bytes_memfd(struct client *c, const struct randd_request *req
     randd_memfd_reply_encode(r->buf + r->len, offset, req->n);
     r->len += RANDD_MEMFD_REPLY_BODY;
     r->passes_arena = memfd_arena_unsent(c->arena);
-    s->stats.bytes_served += req->n;
+    SERVER_STAT_ADD(s->stats.bytes_served, req->n);
 }
 
 /* Output ops wait for readiness (or get NOT_READY with NONBLOCK). True if handled now. */

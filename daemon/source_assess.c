@@ -23,6 +23,7 @@
 #include <openssl/crypto.h>
 
 #include "entropy_assess.h"
+#include "privileges.h"
 
 #define READ_DEADLINE_S 60       /* less than a sample in this: the device is not assessed */
 #define READ_WAIT_MS    100      /* polling a device; also how soon a stop is seen */
@@ -152,8 +153,12 @@ static int read_sample(struct source_reader *r, uint8_t *buf, size_t n)
 static void *reader_main(void *arg)
 {
     struct source_reader *r = arg;
-    uint8_t *sample = malloc(SOURCE_ASSESS_SAMPLES);
-    int rc = sample ? 0 : -ENOMEM;
+    uint8_t *sample;
+    int rc;
+
+    privileges_drop_thread("randd-assess");
+    sample = malloc(SOURCE_ASSESS_SAMPLES);
+    rc = sample ? 0 : -ENOMEM;
 
     /* Not at the lowest priority, unlike jitter's worker: this is bounded work, once, at
      * start (a sample and one estimate, well under a second of CPU), and the daemon joins it

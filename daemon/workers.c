@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "privileges.h"
 
 enum worker_news {
     WORKER_NEWS_RELOAD = 1u << 0,      /* copy the live keys, re-arm the idle sweep */
@@ -97,7 +98,10 @@ int workers_open(struct workers *ws, unsigned n, const struct config *config,
 static void *worker_run(void *arg)
 {
     struct worker *w = arg;
-    int rc = loop_run(w->loop);
+    int rc;
+
+    privileges_drop_thread("serving loop");
+    rc = loop_run(w->loop);
 
     if (rc < 0)
         log_err("worker: event loop: %s", strerror(-rc));
@@ -121,6 +125,7 @@ static int start_one(struct worker *w, struct pool *pool, struct primes *primes,
         return rc;
     if ((rc = pthread_create(&w->thread, NULL, worker_run, w)) != 0)
         return -rc;
+    pthread_setname_np(w->thread, "randd-loop");     /* for top -H and perf; not vital */
     w->running = true;
     return 0;
 }

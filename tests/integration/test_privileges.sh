@@ -15,14 +15,36 @@ start() {   # config text
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null; pid=; }
 
+# check_threads PRM_EFF BND: every thread beside the main one has CapPrm and CapEff matching
+# the regex PRM_EFF, CapBnd matching BND, and NoNewPrivs; and there are at least 4 of them.
+check_threads() {
+    local threads=0 task name caps
+    for task in /proc/"$pid"/task/*; do
+        [ "${task##*/}" = "$pid" ] && continue
+        name=$(cat "$task/comm" 2>/dev/null) || continue       # ended since the glob
+        caps=$(sed -n 's/^\(CapPrm\|CapEff\|CapBnd\|NoNewPrivs\):[[:space:]]*//p' "$task/status" | tr '\n' ' ')
+        threads=$((threads + 1))
+        [[ $caps =~ ^$1\ $1\ $2\ 1\ $ ]] && pass "thread $name: CapPrm, CapEff, CapBnd and NoNewPrivs as wanted" ||
+            fail "thread $name: CapPrm CapEff CapBnd NoNewPrivs = $caps"
+    done
+    [ "$threads" -ge 4 ] && pass "$threads threads beside the main one checked" ||
+        fail "only $threads threads beside the main one: $(cat /proc/"$pid"/task/*/comm | tr '\n' ' ')"
+}
+
 sys_admin=0000000000200000     # 1 << CAP_SYS_ADMIN (21)
-start "user = nobody\nhwrng_device = $work/hwrng\n"
+# Jitter's worker, the PRIME worker and two serving loops are threads beside the main one.
+start "user = nobody\nhwrng_device = $work/hwrng\njitter = yes\nworkers = 2\n"
 for set in CapPrm CapEff CapBnd; do
     [ "$(field $set)" = $sys_admin ] && pass "$set = CAP_SYS_ADMIN only" || fail "$set = $(field $set)"
 done
 [ "$(field CapInh)" = 0000000000000000 ] && [ "$(field CapAmb)" = 0000000000000000 ] &&
     pass "no inheritable or ambient capabilities" || fail "CapInh $(field CapInh) CapAmb $(field CapAmb)"
 [ "$(field NoNewPrivs)" = 1 ] && pass "NoNewPrivs" || fail "NoNewPrivs = $(field NoNewPrivs)"
+# Capabilities and no-new-privs are each thread's own: every thread but the main loop's,
+# even one started before the drop, holds none at all. (A serving loop starts after the drop,
+# so its bounding set is the main thread's: CAP_SYS_ADMIN or nothing, which only an exec
+# would use, and NoNewPrivs forbids that gaining anything.)
+check_threads '0{16}' "(0{16}|$sys_admin)"
 [ "$(field Uid | cut -f1)" = 65534 ] && pass "runs as nobody" || fail "Uid $(field Uid)"
 [ "$(stat -c %U "/proc/$pid/environ")" = root ] && pass "not dumpable (/proc/PID owned by root)" ||
     fail "dumpable: /proc/$pid/environ owned by $(stat -c %U "/proc/$pid/environ")"
@@ -43,10 +65,13 @@ else
 fi
 stop
 
-start "kernel_topup = no\n"
+start "kernel_topup = no\njitter = yes\nworkers = 2\n"
 for set in CapPrm CapEff CapBnd; do
     [ "$(field $set)" = 0000000000000000 ] && pass "kernel_topup = no: $set empty" || fail "$set = $(field $set)"
 done
+# Still root: threads keep CAP_SETUID and CAP_SETGID at most (a user switch needs them in
+# every thread), never CAP_SYS_ADMIN or the rest of root's.
+check_threads '(0{16}|00000000000000c0)' '0{16}'
 stop
 
 finish test_privileges.sh

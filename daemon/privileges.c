@@ -21,16 +21,23 @@ static int failed(char *why, size_t whylen, const char *what)
     return -1;
 }
 
-static bool have_cap(cap_value_t cap)
+/* Whether the calling thread has cap in set (CAP_EFFECTIVE: may use it now; CAP_PERMITTED:
+ * may keep it, as across a user switch with PR_SET_KEEPCAPS, which clears the effective). */
+static bool holds(cap_value_t cap, cap_flag_t set)
 {
     cap_t caps = cap_get_proc();
     cap_flag_value_t v = CAP_CLEAR;
 
     if (caps) {
-        cap_get_flag(caps, cap, CAP_EFFECTIVE, &v);
+        cap_get_flag(caps, cap, set, &v);
         cap_free(caps);
     }
     return v == CAP_SET;
+}
+
+static bool have_cap(cap_value_t cap)
+{
+    return holds(cap, CAP_EFFECTIVE);
 }
 
 static int drop_bounding_set(bool keep_sys_admin, char *why, size_t whylen)
@@ -62,18 +69,20 @@ static int switch_user(const char *user, char *why, size_t whylen)
     return 0;
 }
 
-static int set_final_caps(bool keep_sys_admin, char *why, size_t whylen)
+/* Permitted and effective down to those of keep[0..n) the thread has permitted now;
+ * inheritable and ambient empty. */
+static int keep_only(const cap_value_t *keep, size_t n, char *why, size_t whylen)
 {
     cap_t caps = cap_init();            /* all sets empty */
-    cap_value_t admin = CAP_SYS_ADMIN;
     int rc;
 
     if (!caps)
         return failed(why, whylen, "cap_init");
-    if (keep_sys_admin) {
-        cap_set_flag(caps, CAP_PERMITTED, 1, &admin, CAP_SET);
-        cap_set_flag(caps, CAP_EFFECTIVE, 1, &admin, CAP_SET);
-    }
+    for (size_t i = 0; i < n; i++)
+        if (holds(keep[i], CAP_PERMITTED)) {
+            cap_set_flag(caps, CAP_PERMITTED, 1, &keep[i], CAP_SET);
+            cap_set_flag(caps, CAP_EFFECTIVE, 1, &keep[i], CAP_SET);
+        }
     rc = cap_set_proc(caps);
     cap_free(caps);
     if (rc < 0)
@@ -83,35 +92,16 @@ static int set_final_caps(bool keep_sys_admin, char *why, size_t whylen)
     return 0;
 }
 
-/* A thread's sets down to CAP_SETUID and CAP_SETGID where it holds them. glibc applies the
- * main thread's setresuid and setgroups to every thread, and aborts randd if one of them
- * lacks the capability; the switch to a user then clears both, as for any thread. */
-static int keep_only_setxid(char *why, size_t whylen)
-{
-    cap_value_t setxid[] = { CAP_SETUID, CAP_SETGID };
-    cap_t caps = cap_init();
-    int rc;
-
-    if (!caps)
-        return failed(why, whylen, "cap_init");
-    for (size_t i = 0; i < sizeof(setxid) / sizeof(setxid[0]); i++)
-        if (have_cap(setxid[i])) {
-            cap_set_flag(caps, CAP_PERMITTED, 1, &setxid[i], CAP_SET);
-            cap_set_flag(caps, CAP_EFFECTIVE, 1, &setxid[i], CAP_SET);
-        }
-    rc = cap_set_proc(caps);
-    cap_free(caps);
-    if (rc < 0)
-        return failed(why, whylen, "setting the thread's capability sets");
-    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-    return 0;
-}
-
+/* A thread keeps CAP_SETUID and CAP_SETGID where it holds them: glibc applies the main
+ * thread's setresuid and setgroups to every thread, and aborts randd if one of them lacks the
+ * capability; the switch to a user then clears both, as for any thread. */
 void privileges_drop_thread(const char *thread)
 {
+    static const cap_value_t setxid[] = { CAP_SETUID, CAP_SETGID };
     char why[128];
 
-    if (drop_bounding_set(false, why, sizeof(why)) < 0 || keep_only_setxid(why, sizeof(why)) < 0 ||
+    if (drop_bounding_set(false, why, sizeof(why)) < 0 ||
+        keep_only(setxid, sizeof(setxid) / sizeof(setxid[0]), why, sizeof(why)) < 0 ||
         (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 &&
          failed(why, sizeof(why), "PR_SET_NO_NEW_PRIVS") < 0))
         log_err("%s: dropping its privileges failed: %s", thread, why);
@@ -119,10 +109,12 @@ void privileges_drop_thread(const char *thread)
 
 int privileges_drop(bool keep_sys_admin, const char *user, char *why, size_t whylen)
 {
+    static const cap_value_t admin = CAP_SYS_ADMIN;
+
     keep_sys_admin = keep_sys_admin && have_cap(CAP_SYS_ADMIN);
     if (drop_bounding_set(keep_sys_admin, why, whylen) < 0 ||
         (user[0] && switch_user(user, why, whylen) < 0) ||
-        set_final_caps(keep_sys_admin, why, whylen) < 0)
+        keep_only(&admin, keep_sys_admin ? 1 : 0, why, whylen) < 0)
         return -1;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return failed(why, whylen, "PR_SET_NO_NEW_PRIVS");

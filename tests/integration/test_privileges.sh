@@ -18,11 +18,13 @@ stop() { kill "$pid"; wait "$pid" 2>/dev/null; pid=; }
 # check_threads PRM_EFF BND: every thread beside the main one has CapPrm and CapEff matching
 # the regex PRM_EFF, CapBnd matching BND, and NoNewPrivs; and there are at least 4 of them.
 check_threads() {
-    local threads=0 task name caps
+    local threads=0 task name status caps
     for task in /proc/"$pid"/task/*; do
         [ "${task##*/}" = "$pid" ] && continue
-        name=$(cat "$task/comm" 2>/dev/null) || continue       # ended since the glob
-        caps=$(sed -n 's/^\(CapPrm\|CapEff\|CapBnd\|NoNewPrivs\):[[:space:]]*//p' "$task/status" | tr '\n' ' ')
+        # A thread that ended since the glob (a start-up assessment) has nothing to read.
+        name=$(cat "$task/comm" 2>/dev/null) && status=$(cat "$task/status" 2>/dev/null) &&
+            [ -n "$status" ] || continue
+        caps=$(sed -n 's/^\(CapPrm\|CapEff\|CapBnd\|NoNewPrivs\):[[:space:]]*//p' <<<"$status" | tr '\n' ' ')
         threads=$((threads + 1))
         [[ $caps =~ ^$1\ $1\ $2\ 1\ $ ]] && pass "thread $name: CapPrm, CapEff, CapBnd and NoNewPrivs as wanted" ||
             fail "thread $name: CapPrm CapEff CapBnd NoNewPrivs = $caps"

@@ -61,6 +61,16 @@ status_of() {
         p != "" && $1 == p "." f { print $2; exit }'
 }
 field_is() { [ "$(status_of "$1" "$2")" = "$3" ]; }
+# start_with_config LINE...: randd in the foreground on $RANDD_SOCKET with a config of these
+# lines, its log in $work/log, as $pid once it answers; stop_randd ends it.
+start_with_config() {
+    printf '%s\n' "$@" >"$work/randd.conf"
+    : >"$work/log"
+    "$RANDD" --foreground --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
+    pid=$!
+    wait_for "randd answering" answers || fail "randd did not answer: $(cat "$work/log")"
+}
+stop_randd() { kill "$pid"; wait "$pid" 2>/dev/null; pid=; }
 
 # finish NAME: prints the summary and returns non-zero if anything failed.
 finish() {

@@ -10,21 +10,12 @@ export RANDD_SOCKET=$work/randd.sock
 
 assessed() { [ "$(status_of "$1" assessments)" = 1 ]; }
 
-start() {   # config lines...
-    printf '%s\n' "$@" >"$work/randd.conf"
-    : >"$work/log"
-    "$RANDD" --foreground --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
-    pid=$!
-    wait_for "randd answering" answers || fail "randd did not answer: $(cat "$work/log")"
-}
-
-stop() { kill "$pid"; wait "$pid" 2>/dev/null; pid=; }
 
 # Four values a byte: at most 2 bits, and an assessment's confidence bounds put it below.
 four_values=$(for i in $(seq 64); do printf '\\000\\001\\002\\003'; done)   # for tr: 256 of them
 head -c 1M /dev/urandom | tr '\000-\377' "$four_values" >"$work/four-valued"
 
-start "rdseed = no" "jitter = no" "kernel_topup = no" "hwrng_device = $work/four-valued"
+start_with_config "rdseed = no" "jitter = no" "kernel_topup = no" "hwrng_device = $work/four-valued"
 if wait_for "hwrng's assessment in STATUS" assessed hwrng; then
     pass "hwrng is assessed at start ($(status_of hwrng assessed_entropy_per_byte) bits a byte)"
 else
@@ -44,10 +35,10 @@ field_is hwrng state healthy && pass "and stays in use" || fail "hwrng is $(stat
     pass "metrics: 0 for getrandom" || fail "getrandom's warning metric"
 field_is getrandom assessed_entropy_per_byte null && pass "getrandom is not assessed (null)" ||
     fail "getrandom assessed: $(status_of getrandom assessed_entropy_per_byte)"
-stop
+stop_randd
 
 # Random bytes (common.sh's stand-in hwrng): assessed above the credit, no warning.
-start "rdseed = no" "jitter = no" "kernel_topup = no" "hwrng_device = $work/hwrng"
+start_with_config "rdseed = no" "jitter = no" "kernel_topup = no" "hwrng_device = $work/hwrng"
 if wait_for "hwrng's assessment in STATUS" assessed hwrng; then
     awk -v h="$(status_of hwrng assessed_entropy_per_byte)" 'BEGIN { exit !(h > 2) }' &&
         pass "random bytes assess above the credit ($(status_of hwrng assessed_entropy_per_byte) bits a byte)" ||
@@ -57,6 +48,6 @@ if wait_for "hwrng's assessment in STATUS" assessed hwrng; then
     in_log 'source hwrng: assessed [0-9.]+ bits a byte, credited 2' "$work/log" &&
         pass "the log gives the figure beside the credit" || fail "no assessment line: $(cat "$work/log")"
 fi
-stop
+stop_randd
 
 finish test_credit.sh

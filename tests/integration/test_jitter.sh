@@ -21,18 +21,9 @@ credit_under_assessed() {
 }
 kernel_topups_above_zero() { "$RANDCTL" status 2>/dev/null | grep -qE '^kernel\.topups: [1-9]'; }
 
-start() {   # config lines...
-    printf '%s\n' "$@" >"$work/randd.conf"
-    : >"$work/log"
-    "$RANDD" --foreground --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
-    pid=$!
-    wait_for "randd answering" answers || fail "randd did not answer: $(cat "$work/log")"
-}
-
-stop() { kill "$pid"; wait "$pid" 2>/dev/null; pid=; }
 
 # No RDSEED, no hwrng, getrandom on: jitter is all the kernel can be given.
-start "rdseed = no" "hwrng_device = $work/no-such-hwrng"
+start_with_config "rdseed = no" "hwrng_device = $work/no-such-hwrng"
 if wait_for "jitter healthy in STATUS" field_is jitter state healthy; then
     pass "jitter = auto turns jitter on without RDSEED or hwrng, and it passes its start-up test"
 else
@@ -80,20 +71,20 @@ wait_for "the reload in the log" in_log 'reload: .* applied' "$work/log" &&
     pass "metrics carry jitter's assessed figure" || fail "no jitter assessed metric"
 "$RANDCTL" metrics | grep -q 'randd_source_assessed_ratio{source="getrandom"' &&
     fail "metrics print getrandom's assessed figure, which is null" || pass "metrics leave out unassessed figures"
-stop
+stop_randd
 
 # Another kernel-creditable source (a file standing in for a USB TRNG): auto leaves it off.
-start "rdseed = no" "hwrng_device = $work/hwrng"
+start_with_config "rdseed = no" "hwrng_device = $work/hwrng"
 if wait_for "the jitter = auto off line" in_log 'source jitter: off \(jitter = auto' "$work/log"; then
     pass "jitter = auto stays off when another source covers the kernel feed"
 fi
 [ -z "$(status_of jitter state)" ] && pass "no jitter source in STATUS then" || fail "jitter listed"
-stop
+stop_randd
 
-start "jitter = no" "rdseed = no" "hwrng_device = $work/no-such-hwrng"
+start_with_config "jitter = no" "rdseed = no" "hwrng_device = $work/no-such-hwrng"
 if wait_for "the jitter = no line" in_log 'source jitter: off \(jitter = no\)' "$work/log"; then
     pass "jitter = no keeps it off"
 fi
-stop
+stop_randd
 
 finish test_jitter.sh

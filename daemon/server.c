@@ -32,6 +32,8 @@
 #define REPLY_CHUNK       (64u << 10)   /* fewer sends and wakeups; only while replying */
 #define SMALL_BODY        64          /* BYTES and most RANGE bodies fit without malloc */
 #define REQUESTS_PER_TURN 32          /* then let other clients have the loop */
+#define INPUT_BYTES       128         /* one recv takes a request whole, or librandd's 8 */
+_Static_assert(INPUT_BYTES <= UINT8_MAX, "input_pos and input_len are bytes");
 
 /* One writer per count: a plain load and store, atomic only so other threads may read. */
 #define SERVER_STAT_ADD(count, n)                                                       \
@@ -51,6 +53,7 @@ struct reply {
     uint8_t *text;                    /* STATUS JSON, sent after the header */
     size_t text_len, text_pos;
     bool passes_arena;                /* BYTES_MEMFD: the first send carries the memfd */
+    bool body_begun;                  /* BYTES, RANGE: the first piece follows the header */
     uint8_t buf[REPLY_CHUNK];         /* last, so a new reply clears only the fields above */
 };
 
@@ -64,6 +67,8 @@ struct client {
     size_t head_len;
     struct randd_header req;
     uint8_t small_body[SMALL_BODY];
+    uint8_t input[INPUT_BYTES];       /* what the last recv brought beyond the request read */
+    uint8_t input_pos, input_len;
     uint8_t *body;                    /* small_body or malloc'd */
     size_t body_len;
     struct reply *reply;
@@ -291,30 +296,32 @@ static void reply_error(struct client *c, int status, const char *message)
     r->len += n;
 }
 
-/* Fills buf with the next piece of the body. Returns 0, or -1 when output must stop (the
- * pool stopped being ready mid-reply: the header promised bytes we will not give). */
+/* Appends the next piece of the body to buf (after the header, for the first piece, so that
+ * a small reply is one send). Returns 0, or -1 when output must stop (the pool stopped being
+ * ready mid-reply: the header promised bytes we will not give). */
 static int generate_more(struct client *c, struct reply *r)
 {
     struct server *s = c->srv;
     struct randd_byte_source src = { branch_fill, s->branch };
+    size_t room = sizeof(r->buf) - r->len, before = r->len;
 
     if (r->op == RANDD_OP_BYTES) {
-        size_t n = r->left < REPLY_CHUNK ? (size_t)r->left : REPLY_CHUNK;
+        size_t n = r->left < room ? (size_t)r->left : room;
 
-        if (branch_generate(s->branch, r->buf, n, loop_now_ns()) < 0)
+        if (branch_generate(s->branch, r->buf + r->len, n, loop_now_ns()) < 0)
             return -1;
-        r->len = n;
+        r->len += n;
         r->left -= n;
     } else {
-        size_t per = REPLY_CHUNK / r->range.len;
+        size_t per = room / r->range.len;
 
         if (!branch_ready(s->branch))
             return -1;
-        for (r->len = 0; r->left > 0 && per-- > 0; r->left--, r->len += r->range.len)
+        for (; r->left > 0 && per-- > 0; r->left--, r->len += r->range.len)
             if (randd_rngbc8(&r->range, r->buf + r->len, &src, NULL) < 0)
                 return -1;
     }
-    SERVER_STAT_ADD(s->stats.bytes_served, r->len);
+    SERVER_STAT_ADD(s->stats.bytes_served, r->len - before);
     return 0;
 }
 
@@ -331,6 +338,14 @@ static bool flush_reply(struct client *c)
         if (r->pos == r->len && r->text_pos < r->text_len) {
             from = r->text + r->text_pos;
             n = r->text_len - r->text_pos;
+        } else if (r->op && r->left > 0 && r->pos == 0 && !r->body_begun) {
+            r->body_begun = true;
+            if (generate_more(c, r) < 0) {
+                log_warning("client: pool stopped being ready before a reply; closing it");
+                client_close(c);
+                return false;
+            }
+            continue;
         } else if (r->pos < r->len) {
             from = r->buf + r->pos;
             n = r->len - r->pos;
@@ -541,13 +556,40 @@ static bool handle_request(struct client *c)
     return done;
 }
 
+/* Up to n bytes of the client's stream into dst: from what an earlier recv brought, else
+ * from one recv of as much as has come (a request's header and body, often several
+ * requests), else straight into dst when dst is the larger. Returns recv's result. What is
+ * taken is wiped from input: an ADD_ENTROPY body is secret. */
+static ssize_t take_input(struct client *c, uint8_t *dst, size_t n)
+{
+    size_t have, take;
+
+    if (c->input_pos == c->input_len) {
+        ssize_t got;
+
+        if (n >= sizeof(c->input))
+            return recv(c->conn.fd, dst, n, 0);
+        got = recv(c->conn.fd, c->input, sizeof(c->input), 0);
+        if (got <= 0)
+            return got;
+        c->input_pos = 0;
+        c->input_len = (uint8_t)got;
+    }
+    have = (size_t)c->input_len - c->input_pos;
+    take = have < n ? have : n;
+    memcpy(dst, c->input + c->input_pos, take);
+    explicit_bzero(c->input + c->input_pos, take);
+    c->input_pos += (uint8_t)take;
+    return (ssize_t)take;
+}
+
 /* Reads the next request; true when one is complete in c->req and c->body. */
 static bool read_request(struct client *c)
 {
     ssize_t n;
 
     if (c->head_len < RANDD_HEADER_BYTES) {
-        n = recv(c->conn.fd, c->head + c->head_len, RANDD_HEADER_BYTES - c->head_len, 0);
+        n = take_input(c, c->head + c->head_len, RANDD_HEADER_BYTES - c->head_len);
         if (n <= 0)
             goto gone_or_again;
         listener_progress(&c->conn);
@@ -564,7 +606,7 @@ static bool read_request(struct client *c)
         }
     }
     if (c->body_len < c->req.length) {
-        n = recv(c->conn.fd, c->body + c->body_len, c->req.length - c->body_len, 0);
+        n = take_input(c, c->body + c->body_len, c->req.length - c->body_len);
         if (n <= 0)
             goto gone_or_again;
         listener_progress(&c->conn);
@@ -630,7 +672,9 @@ static void client_serve(struct client *c)
         free_body(c);
         c->head_len = 0;
     }
-    /* Fairness: more may be pending; come back on the next loop turn. */
+    /* Fairness: more may be pending; come back on the next loop turn. A turn that ends here
+     * has just started a reply, so it waits for EPOLLOUT, which comes at once: requests that
+     * take_input already holds are never left for an EPOLLIN that would not come. */
     want_events(c, c->state == REPLYING ? EPOLLOUT : EPOLLIN);
 }
 

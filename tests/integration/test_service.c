@@ -547,6 +547,37 @@ START_TEST(pipelined_requests_are_answered_in_order)
 }
 END_TEST
 
+/* randd reads a client's stream 128 bytes at a time, and a turn of the loop ends after 32
+ * requests. The first request here (BYTES with an 8-byte body: MALFORMED, 16 bytes) shifts
+ * the 41 BYTES after it off the 128-byte reads, so that when the 32nd is answered randd has
+ * read the whole 508 bytes and 10 requests wait in its buffer with nothing left in the
+ * socket. epoll would never report them again: randd must answer them in the same turn. */
+START_TEST(requests_read_ahead_are_answered_though_the_socket_is_empty)
+{
+    uint8_t frames[RANDD_HEADER_BYTES + 8 + 41 * (RANDD_HEADER_BYTES + 4)];
+    struct randd_header odd = { RANDD_PROTOCOL_VERSION, RANDD_OP_BYTES, 0, 8 };
+    size_t at = RANDD_HEADER_BYTES + 8;
+    int fd;
+
+    randd_header_encode(frames, &odd);
+    memset(frames + RANDD_HEADER_BYTES, 0, 8);
+    for (int i = 0; i < 41; i++)
+        at += randd_request_encode(frames + at, sizeof(frames) - at,
+                                   &(struct randd_request){ .op = RANDD_OP_BYTES, .n = 16 });
+    ck_assert_int_eq(at, sizeof(frames));
+    start_daemon_with("", NULL);
+    fd = connect_raw();
+    ck_assert_int_eq(send(fd, frames, sizeof(frames), 0), (ssize_t)sizeof(frames));
+    check_status(fd, RANDD_MALFORMED, "BYTES with an 8-byte body");
+    for (int i = 0; i < 41; i++) {
+        uint8_t body[16];
+
+        ck_assert_int_eq(read_reply(fd, body, sizeof(body), NULL), RANDD_OK);  /* 30 s each */
+    }
+    close(fd);
+}
+END_TEST
+
 /* PRIME: primes of the exact size, as librandd and the raw protocol see them. */
 START_TEST(prime_replies_are_primes_of_the_exact_size)
 {
@@ -2390,6 +2421,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_peer_that_never_closes_after_a_framing_error_is_closed_anyway);
     tcase_add_test(tc, range_values_are_below_r_and_uniform);
     tcase_add_test(tc, pipelined_requests_are_answered_in_order);
+    tcase_add_test(tc, requests_read_ahead_are_answered_though_the_socket_is_empty);
     tcase_add_test(tc, prime_replies_are_primes_of_the_exact_size);
     tcase_add_test(tc, a_long_prime_search_does_not_hold_up_other_clients);
     tcase_add_test(tc, prime_requests_beyond_a_uids_share_are_busy_and_other_uids_go_first);

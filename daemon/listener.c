@@ -150,10 +150,12 @@ static void forget(struct listener_conn *c)
     *c->prevp = c->next;
     if (c->next)
         c->next->prevp = c->prevp;
-    atomic_fetch_sub(&l->clients->connected, 1);
     if (l->ops->release)
         l->ops->release(c);
     free_client(l->ops, c);
+    /* Last: a client counts (in STATUS, against max_clients) until what it held is freed,
+     * its BYTES_MEMFD arena included, even as seen from another serving loop. */
+    atomic_fetch_sub(&l->clients->connected, 1);
 }
 
 void listener_close_conn(struct listener_conn *c)

@@ -1,8 +1,8 @@
 /* librandd's connection handling: connect, deadlines, request/reply exchange with one
  * reconnect when the daemon went away (a restart), a fresh connection after fork(), and
  * never a write into a descriptor the program closed under us and reused. Large randd_bytes
- * calls take the bytes from the connection's BYTES_MEMFD arena, or over the socket from a
- * daemon (or kernel) without it. */
+ * calls take the bytes from the connection's BYTES_MEMFD arena, reading ahead for a caller
+ * that streams, or over the socket from a daemon (or kernel) without it. */
 #include "randd.h"
 
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include <openssl/crypto.h>
 
 #include "client_internal.h"
+#include "generation.h"
 #include "protocol.h"
 
 #define PIPELINE 8                   /* requests in flight in randd_bytes/randd_range */
@@ -40,6 +41,15 @@ struct randd_handle {
     uint64_t deadline_ns;
     uint8_t *arena;                  /* the connection's BYTES_MEMFD memfd, mapped; or NULL */
     bool no_memfd;                   /* the daemon cannot: BYTES only, for the handle's life */
+    struct memfd_asked {             /* BYTES_MEMFD requests unanswered, oldest first */
+        uint32_t n;
+        bool ahead;                  /* read ahead, not for the call that asked */
+        uint64_t vm;                 /* the VM generation when it was asked (ahead) */
+    } asked[RANDD_MEMFD_SLOTS];
+    unsigned asked_first, asked_count;
+    size_t last_memfd;               /* the last call's size if it used BYTES_MEMFD; else 0 */
+    const uint64_t *vm_word;         /* SOCKET.generation, mapped; NULL: no read-ahead */
+    bool vm_word_tried;
     char path[108];
     char message[256];
 };
@@ -71,12 +81,16 @@ static bool fd_still_ours(const randd_handle *h)
            st.st_ino == h->ino;
 }
 
-/* The arena belongs to the connection: a new one comes with the next's first BYTES_MEMFD. */
+/* The arena belongs to the connection: a new one comes with the next's first BYTES_MEMFD.
+ * It is mapped MADV_DONTFORK, so a forked child has no mapping to unmap (and the address may
+ * be another of its mappings by now). A read-ahead goes with it. */
 static void drop_arena(randd_handle *h)
 {
-    if (h->arena)
+    if (h->arena && h->pid == getpid())
         munmap(h->arena, RANDD_MEMFD_ARENA_BYTES);
     h->arena = NULL;
+    h->asked_count = 0;
+    h->last_memfd = 0;
 }
 
 static void disconnect(randd_handle *h)
@@ -151,6 +165,8 @@ void randd_close(randd_handle *h)
     if (!h)
         return;
     disconnect(h);
+    if (h->vm_word)
+        randd_generation_unmap(h->vm_word);
     free(h);
 }
 
@@ -169,7 +185,16 @@ const char *randd_message(const randd_handle *h)
     return h->message;
 }
 
-/* --- I/O with the call's deadline --------------------------------------------------- */
+/* --- I/O with the call's deadline ---------------------------------------------------
+ * Each read or write is tried first, and poll()ed for only when it would block: a reply
+ * that is already there costs one system call. */
+
+/* A peer that trickles a byte at a time never makes a read block: the deadline is checked
+ * between the pieces too. */
+static bool past_deadline(const randd_handle *h)
+{
+    return h->deadline_ns && now_ns() >= h->deadline_ns;
+}
 
 static int wait_for(randd_handle *h, short events)
 {
@@ -194,19 +219,19 @@ static int send_all(randd_handle *h, const void *buf, size_t n)
     const uint8_t *p = buf;
 
     while (n > 0) {
-        ssize_t w;
-        int rc = wait_for(h, POLLOUT);
+        ssize_t w = send(h->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 
-        if (rc < 0)
-            return rc;
-        w = send(h->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w < 0) {
-            if (errno == EINTR || errno == EAGAIN)
-                continue;
-            return -errno;
+            int rc = errno == EAGAIN ? wait_for(h, POLLOUT) : errno == EINTR ? 0 : -errno;
+
+            if (rc < 0)
+                return rc;
+            continue;
         }
         p += w;
         n -= (size_t)w;
+        if (n > 0 && past_deadline(h))
+            return -ETIMEDOUT;
     }
     return 0;
 }
@@ -216,21 +241,21 @@ static int recv_all(randd_handle *h, void *buf, size_t n)
     uint8_t *p = buf;
 
     while (n > 0) {
-        ssize_t got;
-        int rc = wait_for(h, POLLIN);
+        ssize_t got = recv(h->fd, p, n, MSG_DONTWAIT);
 
-        if (rc < 0)
-            return rc;
-        got = recv(h->fd, p, n, MSG_DONTWAIT);
         if (got == 0)
             return -ECONNRESET;     /* the daemon closed: restarted, or we were too slow */
         if (got < 0) {
-            if (errno == EINTR || errno == EAGAIN)
-                continue;
-            return -errno;
+            int rc = errno == EAGAIN ? wait_for(h, POLLIN) : errno == EINTR ? 0 : -errno;
+
+            if (rc < 0)
+                return rc;
+            continue;
         }
         p += got;
         n -= (size_t)got;
+        if (n > 0 && past_deadline(h))
+            return -ETIMEDOUT;
     }
     return 0;
 }
@@ -301,6 +326,9 @@ static int read_reply(randd_handle *h, void *out, size_t want, char **text)
 /* Runs fn once; if the daemon went away (restart) retries once on a new connection. Only an
  * error status leaves the connection in step (its reply was read whole); after a timeout, a
  * protocol error or anything else replies may be left unread, so the connection is dropped. */
+static int run_memfd(randd_handle *h, void *arg);
+static void drop_read_ahead(randd_handle *h);
+
 static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), void *arg)
 {
     int rc = -ECONNRESET;
@@ -313,6 +341,8 @@ static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), v
     }
     if (h->pid != getpid())
         disconnect(h);               /* the parent's: closing our copy leaves it intact */
+    if (fn != run_memfd && h->fd >= 0)
+        drop_read_ahead(h);          /* a failure disconnects: we reconnect below */
     for (int attempt = 0; attempt < 2; attempt++) {
         if (h->fd < 0 && (rc = h->fixed_fd ? -ENOTCONN : connect_socket(h)) < 0)
             return rc;
@@ -416,17 +446,17 @@ static int recv_head_with_fd(randd_handle *h, uint8_t head[RANDD_HEADER_BYTES], 
         struct iovec iov = { head + got, RANDD_HEADER_BYTES - got };
         struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                               .msg_controllen = sizeof(control.buf) };
-        ssize_t n;
-
-        if ((rc = wait_for(h, POLLIN)) < 0)
-            break;
-        n = recvmsg(h->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        ssize_t n = recvmsg(h->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n == 0)
             rc = -ECONNRESET;
         else if (n < 0)
-            rc = errno == EINTR || errno == EAGAIN ? 0 : -errno;
-        else
-            rc = take_fds(&msg, fd), got += (size_t)n;
+            rc = errno == EAGAIN ? wait_for(h, POLLIN) : errno == EINTR ? 0 : -errno;
+        else {
+            rc = take_fds(&msg, fd);
+            got += (size_t)n;
+            if (rc == 0 && got < RANDD_HEADER_BYTES && past_deadline(h))
+                rc = -ETIMEDOUT;
+        }
     }
     if (rc < 0 && *fd >= 0) {
         close(*fd);
@@ -451,15 +481,19 @@ static int map_arena(randd_handle *h, int fd)
         if (h->arena == MAP_FAILED) {
             rc = -errno;
             h->arena = NULL;
+        } else if (madvise(h->arena, RANDD_MEMFD_ARENA_BYTES, MADV_DONTFORK) < 0) {
+            rc = -errno;             /* a child would share our future output */
+            munmap(h->arena, RANDD_MEMFD_ARENA_BYTES);
+            h->arena = NULL;
         }
     }
     close(fd);                       /* the mapping keeps the file */
     return rc;
 }
 
-/* One BYTES_MEMFD reply: want bytes copied out of the arena into out, and wiped there at
- * once, so the shared pages hold no output that was handed over. */
-static int read_memfd_reply(randd_handle *h, uint8_t *out, uint32_t want)
+/* One BYTES_MEMFD reply for n bytes: the first take of them copied out of the arena into
+ * out, and all n wiped there at once, so the shared pages hold no output once it is used. */
+static int read_memfd_reply(randd_handle *h, uint8_t *out, uint32_t n, uint32_t take)
 {
     uint8_t head[RANDD_HEADER_BYTES], body[RANDD_MEMFD_REPLY_BODY];
     uint32_t offset;
@@ -472,12 +506,88 @@ static int read_memfd_reply(randd_handle *h, uint8_t *out, uint32_t want)
     if (rc == 0 && !h->arena)
         rc = -EPROTO;                /* OK, but no arena ever came */
     if (rc == 0)
-        rc = randd_memfd_reply_decode(body, want, RANDD_MEMFD_ARENA_BYTES, &offset);
+        rc = randd_memfd_reply_decode(body, n, RANDD_MEMFD_ARENA_BYTES, &offset);
     if (rc < 0)
         return rc;
-    memcpy(out, h->arena + offset, want);
-    explicit_bzero(h->arena + offset, want);
+    if (take)
+        memcpy(out, h->arena + offset, take);
+    explicit_bzero(h->arena + offset, n);
     return 0;
+}
+
+/* --- read-ahead ------------------------------------------------------------------------
+ * A caller that takes large blocks one after another (randctl stream, a bulk consumer) has
+ * the next blocks made while it copies this one. After the second BYTES_MEMFD call in a row,
+ * requests of the same size (a slot at most) are sent before the call returns, one for each
+ * slot, and the next call starts with their replies. The daemon then always has a request
+ * waiting, and its generator runs while the caller copies. A one-off large call never reads
+ * ahead.
+ *
+ * Bytes read ahead are used only if nothing could have copied them: the arena is mapped
+ * MADV_DONTFORK (a child reconnects, and never sees it), and the VM generation randd
+ * publishes must not have moved since they were asked for (a cloned VM would hand both
+ * clones the same bytes); where that word cannot be mapped there is no read-ahead. The
+ * requests carry NONBLOCK, so they never make a call wait on an unready daemon: an error
+ * reply only means that call asks afresh. Any other call on the handle first reads the
+ * replies and wipes their bytes unused. */
+
+static bool read_ahead_possible(randd_handle *h)
+{
+    char path[sizeof(h->path) + 16];
+
+    if (!h->vm_word && !h->vm_word_tried && !h->fixed_fd) {
+        h->vm_word_tried = true;
+        if (randd_generation_path(h->path, path, sizeof(path)) == 0)
+            h->vm_word = randd_generation_map(path);
+    }
+    return h->vm_word != NULL;
+}
+
+static int ask_memfd(randd_handle *h, size_t n, bool ahead)
+{
+    uint8_t frame[RANDD_HEADER_BYTES + 4];
+    struct randd_request req = { .op = RANDD_OP_BYTES_MEMFD,
+                                 .flags = ahead ? RANDD_FLAG_NONBLOCK : h->flags,
+                                 .n = (uint32_t)n };
+    /* The generation is read before asking: a clone after this moment makes it stale. */
+    struct memfd_asked asked = { (uint32_t)n, ahead,
+                                 ahead ? randd_generation_load(h->vm_word) : 0 };
+    int rc = send_request(h, &req, frame, sizeof(frame));
+
+    if (rc == 0)
+        h->asked[(h->asked_first + h->asked_count++) % RANDD_MEMFD_SLOTS] = asked;
+    return rc;
+}
+
+/* The oldest unanswered request's reply: up to want of its bytes into out (fewer when it
+ * was read ahead and is stale or refused), the rest wiped. *got says how many. */
+static int take_memfd(randd_handle *h, uint8_t *out, size_t want, size_t *got)
+{
+    struct memfd_asked a = h->asked[h->asked_first];
+    bool fresh = !a.ahead || randd_generation_load(h->vm_word) == a.vm;
+    uint32_t take = !fresh ? 0 : want < a.n ? (uint32_t)want : a.n;
+    int rc;
+
+    h->asked_first = (h->asked_first + 1) % RANDD_MEMFD_SLOTS;
+    h->asked_count--;
+    rc = read_memfd_reply(h, out, a.n, take);
+    if (a.ahead && rc <= -RANDD_ERR_STATUS)
+        rc = 0, take = 0;
+    *got = rc < 0 ? 0 : take;
+    return rc;
+}
+
+/* Before any other call: replies read ahead are read, and their bytes wiped unused. */
+static void drop_read_ahead(randd_handle *h)
+{
+    size_t got;
+
+    while (h->asked_count > 0)
+        if (take_memfd(h, NULL, 0, &got) < 0) {
+            disconnect(h);
+            break;
+        }
+    h->last_memfd = 0;
 }
 
 /* Requests of at most a slot each, never more than RANDD_MEMFD_SLOTS unanswered: the daemon
@@ -485,39 +595,42 @@ static int read_memfd_reply(randd_handle *h, uint8_t *out, uint32_t want)
 static int run_memfd(randd_handle *h, void *arg)
 {
     struct batch *b = arg;
-    uint8_t frame[RANDD_HEADER_BYTES + 4];
-    uint32_t in_flight[RANDD_MEMFD_SLOTS];
-    size_t sent = 0, done = 0, first = 0, pending = 0;
-    int rc;
+    size_t done = 0, got;
+    int rc = 0;
 
-    for (;;) {
-        for (; pending < RANDD_MEMFD_SLOTS && sent < b->total; pending++) {
-            size_t n = b->total - sent < RANDD_MEMFD_SLOT_BYTES ? b->total - sent
-                                                                : RANDD_MEMFD_SLOT_BYTES;
-            struct randd_request req = { .op = RANDD_OP_BYTES_MEMFD, .flags = h->flags,
-                                         .n = (uint32_t)n };
+    while (done < b->total) {
+        size_t coming = 0;
 
-            if ((rc = send_request(h, &req, frame, sizeof(frame))) < 0)
+        for (unsigned i = 0; i < h->asked_count; i++)
+            coming += h->asked[(h->asked_first + i) % RANDD_MEMFD_SLOTS].n;
+        while (h->asked_count < RANDD_MEMFD_SLOTS && coming < b->total - done) {
+            size_t n = b->total - done - coming;
+
+            n = n < RANDD_MEMFD_SLOT_BYTES ? n : RANDD_MEMFD_SLOT_BYTES;
+            if ((rc = ask_memfd(h, n, false)) < 0)
                 return rc;
-            in_flight[(first + pending) % RANDD_MEMFD_SLOTS] = (uint32_t)n;
-            sent += n;
+            coming += n;
         }
-        if (pending == 0)
-            return 0;
-        rc = read_memfd_reply(h, b->out + done, in_flight[first]);
-        if (rc < 0)
+        if ((rc = take_memfd(h, b->out + done, b->total - done, &got)) < 0)
             break;
-        done += in_flight[first];
-        first = (first + 1) % RANDD_MEMFD_SLOTS;
-        pending--;
+        done += got;
+    }
+    if (rc == 0) {
+        if (h->last_memfd && read_ahead_possible(h))
+            while (h->asked_count < RANDD_MEMFD_SLOTS && rc == 0)
+                rc = ask_memfd(h, b->total < RANDD_MEMFD_SLOT_BYTES ? b->total
+                                                                   : RANDD_MEMFD_SLOT_BYTES,
+                               true);
+        if (rc < 0)
+            disconnect(h);           /* the bytes are the caller's; the next call reconnects */
+        h->last_memfd = b->total;
+        return 0;
     }
     OPENSSL_cleanse(b->out, done);
     /* An error status leaves the connection in step once the replies still due are read. */
-    for (size_t i = 1; i < pending && rc <= -RANDD_ERR_STATUS; i++) {
-        uint32_t n = in_flight[(first + i) % RANDD_MEMFD_SLOTS];
-        int drained = read_memfd_reply(h, b->out, n);
+    while (h->asked_count > 0 && rc <= -RANDD_ERR_STATUS) {
+        int drained = take_memfd(h, NULL, 0, &got);
 
-        OPENSSL_cleanse(b->out, n);
         if (drained < 0 && drained > -RANDD_ERR_STATUS) {
             disconnect(h);
             break;

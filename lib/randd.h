@@ -56,7 +56,9 @@ void randd_set_nonblock(randd_handle *h, int nonblock);
 
 /* n random bytes, any n: split into requests of at most 16 MiB, pipelined. From 64 KiB up,
  * copied out of a memfd the daemon shares with the connection (and wiped there), or over the
- * socket when the daemon cannot. */
+ * socket when the daemon cannot. From the second such call in a row, the handle has the next
+ * two blocks of the same size (1 MiB at most) made before the call returns: never shared
+ * with a forked child, dropped if the VM generation moves, wiped by any other call. */
 int randd_bytes(randd_handle *h, void *buf, size_t n);
 
 /* count values uniform in [0, r), r big-endian in len bytes (1..1024), written to out as

@@ -1522,6 +1522,15 @@ static int daemon_arena_fds(void)
     return n;
 }
 
+/* randd closes its memfd just after the send that passes it, so a client can hold the reply
+ * an instant before that close (on another serving loop, much more than an instant). */
+static void wait_no_arena_fds(const char *what)
+{
+    for (double end = seconds_now() + WAIT_SECONDS; daemon_arena_fds() > 0; usleep(20000))
+        ck_assert_msg(seconds_now() < end, "randd still holds a memfd after %d s: %s",
+                      WAIT_SECONDS, what);
+}
+
 static size_t zero_bytes(const uint8_t *p, size_t n)
 {
     size_t zeros = 0;
@@ -1583,23 +1592,17 @@ END_TEST
 /* The bytes a librandd caller took are wiped from the shared pages at once: read through the
  * daemon's own mapping (/proc/PID/mem). When the connection goes, the daemon unmaps the arena
  * and frees its pages, even those of a client that keeps the memfd. */
-START_TEST(memfd_pages_are_wiped_after_use_and_unmapped_when_the_client_goes)
+/* Bytes of the daemon's one arena that are not zero, as the daemon's own mapping holds them. */
+static size_t daemon_arena_nonzero(void)
 {
     char path[64], line[512];
     unsigned long start = 0, end = 0;
-    uint8_t *buf = malloc(3 * RANDD_MEMFD_SLOT_BYTES), *seen = malloc(RANDD_MEMFD_ARENA_BYTES);
-    uint32_t offset, n;
-    randd_handle *h;
-    struct stat st;
-    int fd, memfd, mem;
+    uint8_t *seen = malloc(RANDD_MEMFD_ARENA_BYTES);
+    size_t zeros;
+    int mem;
     FILE *f;
 
-    start_daemon_with("", NULL);
-    ck_assert_int_eq(randd_open(&h, sock), 0);
-    ck_assert_int_eq(randd_bytes(h, buf, 3 * RANDD_MEMFD_SLOT_BYTES), 0);
-    ck_assert_uint_lt(zero_bytes(buf, 3 * RANDD_MEMFD_SLOT_BYTES), RANDD_MEMFD_SLOT_BYTES / 64);
-    ck_assert_int_eq(daemon_arena_mappings(), 1);
-    ck_assert_int_eq(daemon_arena_fds(), 0);    /* closed once the client had its copy */
+    ck_assert_ptr_nonnull(seen);
     snprintf(path, sizeof(path), "/proc/%d/maps", (int)daemon_pid);
     f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
@@ -1614,9 +1617,29 @@ START_TEST(memfd_pages_are_wiped_after_use_and_unmapped_when_the_client_goes)
     ck_assert_int_eq(pread(mem, seen, RANDD_MEMFD_ARENA_BYTES, (off_t)start),
                      RANDD_MEMFD_ARENA_BYTES);
     close(mem);
-    ck_assert_msg(zero_bytes(seen, RANDD_MEMFD_ARENA_BYTES) == RANDD_MEMFD_ARENA_BYTES,
-                  "%zu bytes handed to the caller are still in the shared pages",
-                  RANDD_MEMFD_ARENA_BYTES - zero_bytes(seen, RANDD_MEMFD_ARENA_BYTES));
+    zeros = zero_bytes(seen, RANDD_MEMFD_ARENA_BYTES);
+    free(seen);
+    return RANDD_MEMFD_ARENA_BYTES - zeros;
+}
+
+START_TEST(memfd_pages_are_wiped_after_use_and_unmapped_when_the_client_goes)
+{
+    uint8_t *buf = malloc(3 * RANDD_MEMFD_SLOT_BYTES), *seen = malloc(RANDD_MEMFD_ARENA_BYTES);
+    uint32_t offset, n;
+    randd_handle *h;
+    struct stat st;
+    size_t left;
+    int fd, memfd;
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_bytes(h, buf, 3 * RANDD_MEMFD_SLOT_BYTES), 0);
+    ck_assert_uint_lt(zero_bytes(buf, 3 * RANDD_MEMFD_SLOT_BYTES), RANDD_MEMFD_SLOT_BYTES / 64);
+    ck_assert_int_eq(daemon_arena_mappings(), 1);
+    wait_no_arena_fds("closed once the client had its copy");
+    left = daemon_arena_nonzero();
+    ck_assert_msg(left == 0, "%zu bytes handed to the caller are still in the shared pages",
+                  left);
     randd_close(h);
 
     fd = connect_raw();                        /* a client that keeps its memfd */
@@ -1635,6 +1658,132 @@ START_TEST(memfd_pages_are_wiped_after_use_and_unmapped_when_the_client_goes)
     close(memfd);
     free(buf);
     free(seen);
+}
+END_TEST
+
+/* --- librandd's read-ahead ---------------------------------------------------------- */
+
+#define BLOCK (256u << 10)
+
+static unsigned long long memfd_requests_wanted;
+
+static bool memfd_requests_reached(const char *json)
+{
+    return json_number(json, "\"bytes_memfd\":") >= memfd_requests_wanted;
+}
+
+/* Waits until the daemon has read at least n BYTES_MEMFD requests; returns how many. */
+static unsigned long long memfd_requests(unsigned long long n)
+{
+    unsigned long long got;
+    char *json;
+
+    memfd_requests_wanted = n;
+    json = wait_status(memfd_requests_reached, "BYTES_MEMFD requests");
+    got = json_number(json, "\"bytes_memfd\":");
+    free(json);
+    return got;
+}
+
+/* Two large calls in a row: the handle then asks for a block per slot ahead, and the next
+ * call is answered from them (no request of its own). The blocks never repeat, and any other
+ * call on the handle wipes what was read ahead, unused. */
+START_TEST(a_reader_of_large_blocks_gets_them_read_ahead_and_another_call_wipes_them)
+{
+    uint8_t *a = malloc(BLOCK), *b = malloc(BLOCK), *c = malloc(BLOCK), *d = malloc(BLOCK);
+    randd_handle *h;
+    char *json;
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_bytes(h, a, BLOCK), 0);
+    ck_assert_int_eq(randd_bytes(h, b, BLOCK), 0);
+    ck_assert_uint_eq(memfd_requests(4), 4);            /* 2 calls, 2 blocks ahead */
+    ck_assert_msg(daemon_arena_nonzero() > 0, "nothing was read ahead into the arena");
+    ck_assert_int_eq(randd_bytes(h, c, BLOCK), 0);
+    ck_assert_uint_eq(memfd_requests(5), 5);            /* no request for c; 1 more ahead */
+    ck_assert(memcmp(a, b, BLOCK) != 0 && memcmp(b, c, BLOCK) != 0 && memcmp(a, c, BLOCK) != 0);
+    ck_assert_int_gt(randd_status(h, &json), 0);        /* reads the replies ahead first */
+    free(json);
+    ck_assert_uint_eq(daemon_arena_nonzero(), 0);
+    ck_assert_int_eq(randd_bytes(h, d, BLOCK), 0);      /* one call: nothing ahead */
+    ck_assert_uint_eq(memfd_requests(6), 6);
+    ck_assert(memcmp(c, d, BLOCK) != 0);
+    ck_assert_uint_eq(daemon_arena_nonzero(), 0);
+    randd_close(h);
+    free(a), free(b), free(c), free(d);
+}
+END_TEST
+
+/* Blocks read ahead before the VM generation moved (a snapshot restored, a clone) could be
+ * in both clones: the next call drops them and asks afresh. */
+START_TEST(blocks_read_ahead_before_a_new_vm_generation_are_never_used)
+{
+    uint8_t *buf = malloc(BLOCK);
+    char path[sizeof(sock) + 16];
+    uint64_t word;
+    randd_handle *h;
+    int fd;
+
+    start_daemon_with("", NULL);
+    snprintf(path, sizeof(path), "%s.generation", sock);
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "SKIP blocks_read_ahead_before_a_new_vm_generation...: %s is not "
+                        "writable here (%s); CI runs as root\n", path, strerror(errno));
+        free(buf);
+        return;
+    }
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_bytes(h, buf, BLOCK), 0);
+    ck_assert_int_eq(randd_bytes(h, buf, BLOCK), 0);
+    ck_assert_uint_eq(memfd_requests(4), 4);            /* 2 calls, 2 blocks ahead */
+    ck_assert_int_eq(pread(fd, &word, sizeof(word), 0), sizeof(word));
+    word++;                                             /* what randd does on a new VM */
+    ck_assert_int_eq(pwrite(fd, &word, sizeof(word), 0), sizeof(word));
+    close(fd);
+    ck_assert_int_eq(randd_bytes(h, buf, BLOCK), 0);
+    ck_assert_uint_eq(memfd_requests(7), 7);            /* both dropped, 1 fresh, 2 ahead */
+    randd_close(h);
+    free(buf);
+}
+END_TEST
+
+/* A child forked with blocks read ahead never sees them: the arena is not inherited, and
+ * its handle reconnects. */
+START_TEST(a_forked_child_never_gets_the_parents_blocks_read_ahead)
+{
+    uint8_t *mine = malloc(BLOCK), *its = malloc(BLOCK);
+    randd_handle *h;
+    int pipefd[2], status;
+    pid_t child;
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_bytes(h, mine, BLOCK), 0);
+    ck_assert_int_eq(randd_bytes(h, mine, BLOCK), 0);
+    ck_assert_uint_eq(memfd_requests(4), 4);
+    ck_assert_int_eq(pipe(pipefd), 0);
+    child = fork();
+    if (child == 0) {
+        bool ok = randd_bytes(h, its, BLOCK) == 0;
+
+        _exit(ok && write(pipefd[1], its, BLOCK) == (ssize_t)BLOCK ? 0 : 1);
+    }
+    close(pipefd[1]);
+    ck_assert_int_eq(randd_bytes(h, mine, BLOCK), 0);
+    for (size_t got = 0; got < BLOCK;) {
+        ssize_t n = read(pipefd[0], its + got, BLOCK - got);
+
+        ck_assert_msg(n > 0, "the child sent %zu of %u bytes", got, BLOCK);
+        got += (size_t)n;
+    }
+    close(pipefd[0]);
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's call failed");
+    ck_assert_msg(memcmp(mine, its, BLOCK) != 0, "parent and child got the same bytes");
+    randd_close(h);
+    free(mine), free(its);
 }
 END_TEST
 
@@ -1668,7 +1817,7 @@ START_TEST(memfd_hoarders_hit_the_arena_cap_and_leave_nothing_behind)
     check_status(extra, RANDD_BUSY, "BYTES_MEMFD beyond the arena cap");
     check_still_usable(extra, "a BUSY BYTES_MEMFD");
     free(wait_status(a_busy_memfd_request_answered, "the BUSY reply counted"));
-    ck_assert_int_eq(daemon_arena_fds(), 0);
+    wait_no_arena_fds("16 arenas handed out");
     ck_assert_int_eq(daemon_arena_mappings(), HOARD);
     close(extra);
     for (int i = 0; i < HOARD; i++)
@@ -2133,17 +2282,42 @@ START_TEST(egd_trusts_the_trusted_group_as_a_supplementary_group)
 }
 END_TEST
 
+/* An EGD client that got a place, its entropy-level command answered. EGD cannot say BUSY
+ * (a refused client is closed), so one refused while the daemon has yet to see an earlier
+ * client (STATUS's) go tries again. */
+static int connect_egd_when_room(void)
+{
+    for (double end = seconds_now() + WAIT_SECONDS;; usleep(20000)) {
+        int fd = connect_egd(true);
+        uint8_t level[4];
+        size_t got = 0;
+
+        if (send(fd, "\x00", 1, MSG_NOSIGNAL) == 1)
+            for (struct pollfd pf = { fd, POLLIN, 0 }; got < sizeof(level);) {
+                ssize_t n;
+
+                ck_assert_msg(poll(&pf, 1, 30000) == 1, "no EGD answer within 30 s");
+                if ((n = recv(fd, level + got, sizeof(level) - got, 0)) <= 0)
+                    break;
+                got += (size_t)n;
+            }
+        if (got == sizeof(level))
+            return fd;
+        close(fd);
+        ck_assert_msg(seconds_now() < end, "no place for an EGD client within %d s",
+                      WAIT_SECONDS);
+    }
+}
+
 START_TEST(egd_and_protocol_clients_share_max_clients)
 {
-    uint8_t byte, level[4];
+    uint8_t byte;
     int v1, egd, third;
 
     start_egd_daemon("max_clients = 2\n");
-    v1 = connect_raw();
-    egd = connect_egd(true);
+    v1 = connect_when_room();
+    egd = connect_egd_when_room();
     check_still_usable(v1, "the v1 client");        /* both accepted */
-    ck_assert_int_eq(send(egd, "\x00", 1, 0), 1);    /* entropy level: a 4-byte answer */
-    read_exact(egd, level, sizeof(level));
     third = connect_raw();
     check_status(third, RANDD_BUSY, "a third client with one v1 and one EGD client connected");
     close(third);
@@ -2447,6 +2621,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_handle_outlives_a_sigkilled_daemon);
     tcase_add_test(tc, bytes_memfd_hands_over_one_sealed_memfd_filled_slot_by_slot);
     tcase_add_test(tc, memfd_pages_are_wiped_after_use_and_unmapped_when_the_client_goes);
+    tcase_add_test(tc, a_reader_of_large_blocks_gets_them_read_ahead_and_another_call_wipes_them);
+    tcase_add_test(tc, blocks_read_ahead_before_a_new_vm_generation_are_never_used);
+    tcase_add_test(tc, a_forked_child_never_gets_the_parents_blocks_read_ahead);
     tcase_add_test(tc, memfd_hoarders_hit_the_arena_cap_and_leave_nothing_behind);
     tcase_add_test(tc, with_two_workers_both_loops_serve_and_status_adds_up);
     tcase_add_test(tc, with_two_workers_max_clients_holds_across_loops);

@@ -608,7 +608,7 @@ static int run_memfd(randd_handle *h, void *arg)
 
             n = n < RANDD_MEMFD_SLOT_BYTES ? n : RANDD_MEMFD_SLOT_BYTES;
             if ((rc = ask_memfd(h, n, false)) < 0)
-                return rc;
+                goto failed;
             coming += n;
         }
         if ((rc = take_memfd(h, b->out + done, b->total - done, &got)) < 0)
@@ -626,6 +626,7 @@ static int run_memfd(randd_handle *h, void *arg)
         h->last_memfd = b->total;
         return 0;
     }
+failed:
     OPENSSL_cleanse(b->out, done);
     /* An error status leaves the connection in step once the replies still due are read. */
     while (h->asked_count > 0 && rc <= -RANDD_ERR_STATUS) {

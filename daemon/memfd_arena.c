@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -22,20 +23,56 @@ struct memfd_arena {
     uint8_t *map;                 /* MAP_SHARED, RANDD_MEMFD_ARENA_BYTES */
     int fd;                       /* until the client has it; then -1 */
     unsigned next_slot;
+    uid_t uid;                    /* whose share it counts in */
 };
 
-static unsigned arenas_alive;     /* atomic: serving loops may share the cap */
+/* Who holds the arenas alive: serving loops share the caps, so under a lock (taken only
+ * when a connection first asks and when it closes). */
+static struct {
+    pthread_mutex_t lock;
+    unsigned alive;
+    struct { uid_t uid; unsigned n; } holders[MEMFD_ARENA_MAX];
+} arenas = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static bool reserve(void)
+static int reserve(uid_t uid)
 {
-    unsigned n = __atomic_load_n(&arenas_alive, __ATOMIC_RELAXED);
+    size_t mine = MEMFD_ARENA_MAX, unused = MEMFD_ARENA_MAX;
+    int rc = 0;
 
-    do {
-        if (n >= MEMFD_ARENA_MAX)
-            return false;
-    } while (!__atomic_compare_exchange_n(&arenas_alive, &n, n + 1, false, __ATOMIC_RELAXED,
-                                          __ATOMIC_RELAXED));
-    return true;
+    pthread_mutex_lock(&arenas.lock);
+    for (size_t i = 0; i < MEMFD_ARENA_MAX; i++) {
+        if (arenas.holders[i].n && arenas.holders[i].uid == uid)
+            mine = i;
+        else if (!arenas.holders[i].n && unused == MEMFD_ARENA_MAX)
+            unused = i;
+    }
+    if (arenas.alive >= MEMFD_ARENA_MAX) {
+        rc = -EBUSY;
+    } else if (mine < MEMFD_ARENA_MAX) {
+        if (arenas.holders[mine].n >= MEMFD_ARENA_PER_UID)
+            rc = -EDQUOT;
+        else
+            arenas.holders[mine].n++;
+    } else {                      /* fewer than MEMFD_ARENA_MAX alive: a holder is unused */
+        arenas.holders[unused].uid = uid;
+        arenas.holders[unused].n = 1;
+    }
+    if (rc == 0)
+        arenas.alive++;
+    pthread_mutex_unlock(&arenas.lock);
+    return rc;
+}
+
+static void release(uid_t uid)
+{
+    pthread_mutex_lock(&arenas.lock);
+    for (size_t i = 0; i < MEMFD_ARENA_MAX; i++)
+        if (arenas.holders[i].n && arenas.holders[i].uid == uid) {
+            arenas.holders[i].n--;
+            arenas.alive--;
+            break;
+        }
+    pthread_mutex_unlock(&arenas.lock);
 }
 
 static int make_sealed_memfd(void)
@@ -54,16 +91,18 @@ static int make_sealed_memfd(void)
     return fd;
 }
 
-int memfd_arena_open(struct memfd_arena **out)
+int memfd_arena_open(struct memfd_arena **out, uid_t uid)
 {
     struct memfd_arena *a;
-    int err = -ENOMEM;
+    int err = reserve(uid);
 
-    if (!reserve())
-        return -EBUSY;
+    if (err < 0)
+        return err;
+    err = -ENOMEM;
     a = calloc(1, sizeof(*a));
     if (!a)
         goto fail;
+    a->uid = uid;
     a->fd = make_sealed_memfd();
     if (a->fd < 0) {
         err = a->fd;
@@ -82,7 +121,7 @@ int memfd_arena_open(struct memfd_arena **out)
 
 fail:
     free(a);
-    __atomic_fetch_sub(&arenas_alive, 1, __ATOMIC_RELAXED);
+    release(uid);
     return err;
 }
 
@@ -134,11 +173,6 @@ void memfd_arena_close(struct memfd_arena *a)
     munmap(a->map, RANDD_MEMFD_ARENA_BYTES);
     if (a->fd >= 0)
         close(a->fd);
+    release(a->uid);
     free(a);
-    __atomic_fetch_sub(&arenas_alive, 1, __ATOMIC_RELAXED);
-}
-
-unsigned memfd_arena_count(void)
-{
-    return __atomic_load_n(&arenas_alive, __ATOMIC_RELAXED);
 }

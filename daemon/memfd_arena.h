@@ -12,13 +12,16 @@
 /* Arenas alive at once over all connections: each may hold RANDD_MEMFD_ARENA_BYTES of pages
  * charged to randd's memory cgroup, so at most 32 MiB. More: BUSY, and clients use BYTES. */
 #define MEMFD_ARENA_MAX 16
+/* And at most this many for one uid, so that one local user holding connections open cannot
+ * push every other user back to BYTES. */
+#define MEMFD_ARENA_PER_UID 4
 
 struct memfd_arena;
 
-/* A new arena: memfd created, sized, sealed (no shrinking, no growing, no more seals) and
- * mapped. Returns 0, -EBUSY when MEMFD_ARENA_MAX are alive, or a negative errno (-ENOSYS: a
- * kernel without memfd_create). */
-int memfd_arena_open(struct memfd_arena **arena);
+/* A new arena for a client of uid: memfd created, sized, sealed (no shrinking, no growing, no
+ * more seals) and mapped. Returns 0, -EBUSY when MEMFD_ARENA_MAX are alive, -EDQUOT when uid
+ * has its MEMFD_ARENA_PER_UID, or a negative errno (-ENOSYS: a kernel without memfd_create). */
+int memfd_arena_open(struct memfd_arena **arena, uid_t uid);
 
 /* The slot the next reply's bytes go in (RANDD_MEMFD_SLOT_BYTES long), and its offset. Slots
  * are taken in turn, so the one before stays as the client may still be copying it. */
@@ -34,8 +37,5 @@ ssize_t memfd_arena_send(struct memfd_arena *a, int sock, const void *buf, size_
 /* Frees the pages (the client's copy of the fd then reads zeros: nothing of the output stays
  * behind in memory the client keeps), unmaps them and forgets the arena. NULL: nothing. */
 void memfd_arena_close(struct memfd_arena *a);
-
-/* Arenas alive now (for tests and STATUS-minded callers). */
-unsigned memfd_arena_count(void);
 
 #endif

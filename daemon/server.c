@@ -468,7 +468,7 @@ static void prime_found(void *cookie, int rc, const uint8_t *prime, size_t len)
 static void handle_bytes_memfd(struct client *c, const struct randd_request *req)
 {
     struct server *s = c->srv;
-    int rc = c->arena ? 0 : memfd_arena_open(&c->arena);
+    int rc = c->arena ? 0 : memfd_arena_open(&c->arena, c->conn.uid);
     uint32_t offset;
     uint8_t *slot;
     struct reply *r;
@@ -476,6 +476,12 @@ static void handle_bytes_memfd(struct client *c, const struct randd_request *req
 
     if (rc == -EBUSY) {
         reply_error(c, RANDD_BUSY, "every BYTES_MEMFD arena is in use; use BYTES");
+        return;
+    }
+    if (rc == -EDQUOT) {
+        snprintf(why, sizeof(why), "uid %u holds %d BYTES_MEMFD arenas already; use BYTES",
+                 (unsigned)c->conn.uid, MEMFD_ARENA_PER_UID);
+        reply_error(c, RANDD_BUSY, why);
         return;
     }
     if (rc < 0) {

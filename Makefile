@@ -177,6 +177,12 @@ $(BUILD)/tests/provider-fork: $(BUILD)/tests/provider_fork.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# tests/integration/test_trust.sh installs a copy of trust-probe setuid root: a client of
+# librandd whose environment is a stranger's.
+$(BUILD)/tests/trust-probe: $(BUILD)/tests/integration/trust_probe.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+
 $(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
@@ -248,9 +254,10 @@ check: deps
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
 test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so \
-      $(BUILD)/tests/provider-fork
+      $(BUILD)/tests/provider-fork $(BUILD)/tests/trust-probe
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
-	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork; \
+	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
+	  TRUST_PROBE=$(BUILD)/tests/trust-probe; \
 	failed=; for t in $(TEST_BIN) $(E2E_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \

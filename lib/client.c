@@ -1,4 +1,5 @@
-/* librandd's connection handling: connect, deadlines, request/reply exchange with one
+/* librandd's connection handling: connect (under the call's deadline, to a daemon only
+ * once it proves trustworthy), deadlines, request/reply exchange with one
  * reconnect when the daemon went away (a restart), a fresh connection after fork(), and
  * never a write into a descriptor the program closed under us and reused. Large randd_bytes
  * calls take the bytes from the connection's BYTES_MEMFD arena, reading ahead for a caller
@@ -8,7 +9,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -101,19 +105,148 @@ static void disconnect(randd_handle *h)
     drop_arena(h);
 }
 
-static int connect_socket(randd_handle *h)
+/* librandd's own message (a refusal, a timeout) in h->message, cut short if need be. */
+__attribute__((format(printf, 2, 3))) static void say(randd_handle *h, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(h->message, sizeof(h->message), fmt, ap);
+    va_end(ap);
+}
+
+/* --- whom we talk to ---------------------------------------------------------------------
+ * A socket's path names a place, not a daemon: whoever bound it first answers there, and a
+ * setuid program or root would take its keys from them. So a daemon is believed only when no
+ * other unprivileged user could have put it there: its peer credentials (SO_PEERCRED: those
+ * of whoever called listen(), so root under socket activation and for a randd that binds
+ * before dropping privileges) are root's or the caller's own, or its uid owns the socket's
+ * directory, and neither that directory nor any above it can be written by anyone but root
+ * and that uid (OpenSSH's StrictModes). Every connection is checked, whatever named the path:
+ * a path given by the caller is as easy to squat as $RANDD_SOCKET. */
+
+/* Whether only root and uid can make or replace entries in dir and in every directory above
+ * it: 0, or -EPERM with the reason in why. */
+static int directory_private_to(const char *dir, uid_t uid, char *why, size_t whylen)
+{
+    char *real = realpath(dir, NULL), *cut;
+    int rc = 0;
+
+    if (!real) {
+        snprintf(why, whylen, "its directory %s: %s", dir, strerror(errno));
+        return -EPERM;
+    }
+    for (bool top = true; rc == 0; top = false) {
+        const char *at = real[0] ? real : "/";   /* "" stands for "/" once cut below */
+        struct stat st;
+
+        if (stat(at, &st) < 0)
+            snprintf(why, whylen, "%s: %s", at, strerror(errno));
+        else if (st.st_mode & (S_IWGRP | S_IWOTH))
+            snprintf(why, whylen, "%s is writable by %s", at,
+                     st.st_mode & S_IWOTH ? "others" : "its group");
+        else if (top ? st.st_uid != uid : st.st_uid != 0 && st.st_uid != uid)
+            snprintf(why, whylen, "%s belongs to uid %u", at, (unsigned)st.st_uid);
+        else if (!real[0] || !(cut = strrchr(real, '/')))
+            break;                   /* "/" checked: private all the way up */
+        else {
+            *cut = '\0';             /* up one directory */
+            continue;
+        }
+        rc = -EPERM;
+    }
+    free(real);
+    return rc;
+}
+
+/* 0 when the daemon at the other end of fd is to be believed, else -EPERM, with the path,
+ * the daemon's uid and the reason in h->message. Nothing has been read from fd yet. */
+static int check_peer(randd_handle *h, int fd)
+{
+    struct ucred peer;
+    socklen_t len = sizeof(peer);
+    char dir[sizeof(h->path)], why[sizeof(h->message)], *slash;
+    uid_t me = geteuid();
+
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0) {
+        say(h, "%s: SO_PEERCRED: %s", h->path, strerror(errno));
+        return -EPERM;
+    }
+    if (peer.uid == 0 || peer.uid == me)
+        return 0;
+    strcpy(dir, h->path);
+    slash = strrchr(dir, '/');
+    if (!slash)
+        strcpy(dir, ".");
+    else
+        slash[slash == dir] = '\0';  /* "/x.sock": "/" */
+    if (directory_private_to(dir, peer.uid, why, sizeof(why)) == 0)
+        return 0;
+    say(h, "%s: refused: the daemon there runs as uid %u, not as root or as we do (uid %u), "
+        "and %s, so another user could have put it there", h->path, (unsigned)peer.uid,
+        (unsigned)me, why);
+    return -EPERM;
+}
+
+/* --- connecting ------------------------------------------------------------------------
+ * A daemon whose listen backlog is full makes connect() wait for room. The wait is bounded
+ * by the call's deadline (h->deadline_ns), through SO_SNDTIMEO, which bounds a Unix socket's
+ * connect; randd_open() only tries (wait false), and leaves a full daemon to the first call,
+ * which has a deadline once randd_set_timeout() gave one. */
+
+static int connect_within_deadline(randd_handle *h, int fd, const struct sockaddr_un *sa)
+{
+    for (;;) {
+        int rc = 0;
+
+        if (h->deadline_ns) {
+            uint64_t now = now_ns(), left = h->deadline_ns > now ? h->deadline_ns - now : 0;
+            struct timeval tv = { (time_t)(left / 1000000000u),
+                                  (suseconds_t)(left % 1000000000u / 1000) };
+
+            if (left < 1000)
+                return -ETIMEDOUT;   /* a zero timeval would mean no deadline at all */
+            if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+                return -errno;
+        }
+        if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+            rc = 0;
+        else if (errno == EINTR)
+            continue;                /* a Unix socket is left unconnected: try again */
+        else
+            rc = errno == EAGAIN ? -ETIMEDOUT : -errno;
+        if (h->deadline_ns) {
+            struct timeval none = { 0, 0 };
+
+            (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none));
+        }
+        return rc;
+    }
+}
+
+/* Connects to h->path and checks who answered before anything is sent or read. wait false:
+ * -EAGAIN at once if the daemon's backlog is full. */
+static int connect_socket(randd_handle *h, bool wait)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (wait ? 0 : SOCK_NONBLOCK), 0), rc;
 
     if (fd < 0)
         return -errno;
     strcpy(sa.sun_path, h->path);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        int err = -errno;
-
+    if (wait)
+        rc = connect_within_deadline(h, fd, &sa);
+    else
+        rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+    if (rc == -ETIMEDOUT)
+        say(h, "%s: connect: no room in the daemon's backlog within the timeout", h->path);
+    if (rc == 0)
+        rc = check_peer(h, fd);
+    if (rc == 0 && !wait && fcntl(fd, F_SETFL, 0) < 0)
+        rc = -errno;
+    if (rc < 0) {
         close(fd);
-        return err;
+        return rc;
     }
     h->fd = fd;
     h->pid = getpid();
@@ -121,13 +254,46 @@ static int connect_socket(randd_handle *h)
     return 0;
 }
 
+/* randd_open()'s failure has no handle to keep its message: a buffer of the thread's own
+ * keeps it for randd_message(NULL). pthread-specific, not __thread: that would make randd.so
+ * need the dynamic loader itself (__tls_get_addr). Allocated at the first message only. */
+static pthread_key_t open_message_key;
+static pthread_once_t open_message_once = PTHREAD_ONCE_INIT;
+static bool open_message_keyed;
+
+static void create_open_message_key(void)
+{
+    open_message_keyed = pthread_key_create(&open_message_key, free) == 0;
+}
+
+/* The thread's buffer for it (made if make), or NULL: then the message is lost, not the
+ * error. */
+static char *open_message(bool make)
+{
+    char *m;
+
+    pthread_once(&open_message_once, create_open_message_key);
+    if (!open_message_keyed)
+        return NULL;
+    m = pthread_getspecific(open_message_key);
+    if (!m && make && (m = calloc(1, sizeof(((randd_handle *)0)->message))) &&
+        pthread_setspecific(open_message_key, m) != 0) {
+        free(m);
+        m = NULL;
+    }
+    return m;
+}
+
 int randd_open(randd_handle **out, const char *path)
 {
     randd_handle *h;
+    char *message = open_message(false);
     int rc;
 
+    if (message)
+        message[0] = '\0';
     if (!path)
-        path = getenv("RANDD_SOCKET");
+        path = secure_getenv("RANDD_SOCKET");
     if (!path || !*path)
         path = RANDD_DEFAULT_SOCKET;
     if (strlen(path) >= sizeof(h->path))
@@ -137,8 +303,12 @@ int randd_open(randd_handle **out, const char *path)
         return -ENOMEM;
     h->fd = -1;
     strcpy(h->path, path);
-    rc = connect_socket(h);
+    rc = connect_socket(h, false);
+    if (rc == -EAGAIN)
+        rc = 0;                      /* a full backlog: the first call waits, under its deadline */
     if (rc < 0) {
+        if (h->message[0] && (message = open_message(true)))
+            strcpy(message, h->message);
         free(h);
         return rc;
     }
@@ -182,7 +352,9 @@ void randd_set_nonblock(randd_handle *h, int nonblock)
 
 const char *randd_message(const randd_handle *h)
 {
-    return h->message;
+    const char *message = h ? h->message : open_message(false);
+
+    return message ? message : "";
 }
 
 /* --- I/O with the call's deadline ---------------------------------------------------
@@ -344,7 +516,7 @@ static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), v
     if (fn != run_memfd && h->fd >= 0)
         drop_read_ahead(h);          /* a failure disconnects: we reconnect below */
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (h->fd < 0 && (rc = h->fixed_fd ? -ENOTCONN : connect_socket(h)) < 0)
+        if (h->fd < 0 && (rc = h->fixed_fd ? -ENOTCONN : connect_socket(h, true)) < 0)
             return rc;
         rc = fn(h, arg);
         if (rc != -EPIPE && rc != -ECONNRESET)

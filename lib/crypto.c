@@ -143,7 +143,9 @@ static int keystream_of_zeros(EVP_CIPHER_CTX *ctx, uint8_t *out, size_t n)
 /* --- keystreams --------------------------------------------------------------------------
  * OpenSSL's AES is table-based (not constant-time) without AES-NI, and OpenSSL 3 offers no
  * public capability query, so the CPU is asked directly. OPENSSL_ia32cap can hide AES-NI
- * from OpenSSL, which would then run table AES under us: with it set, no AES. */
+ * from OpenSSL, which would then run table AES under us: with it set, no AES. Plain getenv on
+ * purpose, unlike every other variable librandd reads: OpenSSL reads this one with getenv even
+ * in a setuid program, and here it can only turn AES off. */
 
 int randd_crypto_has_hardware_aes(void)
 {

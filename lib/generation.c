@@ -16,9 +16,9 @@
 
 int randd_generation_path(const char *socket, char *out, size_t len)
 {
-    /* As randd_open resolves it. */
+    /* As randd_open resolves it: never from the environment of a setuid program. */
     if (!socket)
-        socket = getenv("RANDD_SOCKET");
+        socket = secure_getenv("RANDD_SOCKET");
     if (!socket || !*socket)
         socket = RANDD_DEFAULT_SOCKET;
     return (size_t)snprintf(out, len, "%s.generation", socket) < len ? 0 : -ENAMETOOLONG;

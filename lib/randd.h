@@ -43,12 +43,19 @@ enum randd_status {
 
 typedef struct randd_handle randd_handle;
 
-/* path NULL: $RANDD_SOCKET, else RANDD_DEFAULT_SOCKET. Connects at once. */
+/* path NULL: $RANDD_SOCKET (ignored in setuid programs: secure_getenv), else
+ * RANDD_DEFAULT_SOCKET. Connects at once, and believes the daemon there only if no other
+ * unprivileged user could have put it there (librandd(3), SECURITY): its uid is root's or
+ * ours, or it owns the socket's directory, which only it and root can write, nor anyone else
+ * a directory above. Else -EPERM, saying why in randd_message(NULL); every reconnection is
+ * checked the same way. A daemon whose backlog is full is connected to by the first call,
+ * under that call's timeout. */
 int randd_open(randd_handle **handle, const char *path);
 void randd_close(randd_handle *h);
 
-/* A deadline for each call in milliseconds (0, the default: wait as long as it takes). A
- * call that times out returns -ETIMEDOUT and drops the connection; the next reconnects. */
+/* A deadline for each call in milliseconds (0, the default: wait as long as it takes), the
+ * connect() it may make included. A call that times out returns -ETIMEDOUT and drops the
+ * connection; the next reconnects. */
 void randd_set_timeout(randd_handle *h, int milliseconds);
 /* Nonzero: requests carry NONBLOCK, so a daemon that is not ready answers NOT_READY
  * (RANDD_ERR(RANDD_NOT_READY)) instead of making the request wait. */
@@ -130,7 +137,9 @@ void randd_rng_free(randd_rng *rng);
 int randd_random(void *buf, size_t n);
 
 const char *randd_strerror(int err);
-/* The daemon's message with its last error reply ("" if none). */
+/* The daemon's message with its last error reply, or librandd's own for a daemon refused or
+ * a connect that timed out ("" if none). h NULL: the message of this thread's last
+ * randd_open() that failed. */
 const char *randd_message(const randd_handle *h);
 
 #ifdef __cplusplus

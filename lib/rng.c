@@ -97,36 +97,62 @@ static int seed_from_daemon(const randd_rng *rng, uint8_t seed[RNG_SEED_BYTES])
     return rc;
 }
 
-static int seed_from_kernel(uint8_t seed[RNG_SEED_BYTES])
+/* n bytes of getrandom() with flags. Returns 0 or -errno. */
+static int kernel_bytes(uint8_t *out, size_t n, unsigned flags)
 {
-    size_t got = 0;
+    while (n > 0) {
+        ssize_t got = getrandom(out, n, flags);
 
-    while (got < RNG_SEED_BYTES) {
-        ssize_t n = getrandom(seed + got, RNG_SEED_BYTES - got, 0);
-
-        if (n < 0) {
+        if (got < 0) {
             if (errno == EINTR)
                 continue;
             return -errno;
         }
-        got += (size_t)n;
+        out += got;
+        n -= (size_t)got;
     }
     return 0;
 }
 
-/* key = BLAKE2b-512(key || seed) truncated: the old key still counts, so a weak seed never
- * makes the state weaker than it was. Unread batch bytes are dropped. */
+static int seed_from_kernel(uint8_t seed[RNG_SEED_BYTES])
+{
+    return kernel_bytes(seed, RNG_SEED_BYTES, 0);
+}
+
+/* The kernel's share of every seed. Before the kernel's generator is initialised (early
+ * boot) GRND_INSECURE gives what it has rather than hold a daemon-seeded program up: these
+ * bytes only add to the daemon's. Kernels before 5.6 lack it, and wait instead. */
+static int kernel_share(uint8_t out[RNG_KERNEL_BYTES])
+{
+    int rc = kernel_bytes(out, RNG_KERNEL_BYTES, GRND_NONBLOCK);
+
+    if (rc == -EAGAIN)
+        rc = kernel_bytes(out, RNG_KERNEL_BYTES, GRND_INSECURE);
+    if (rc == -EINVAL)
+        rc = kernel_bytes(out, RNG_KERNEL_BYTES, 0);
+    return rc;
+}
+
+/* key = BLAKE2b-512(key || seed || kernel) truncated. The old key still counts, so a weak
+ * seed never makes the state weaker than it was; and 32 bytes of getrandom() go in at every
+ * seed and reseed, so no daemon alone chooses the key (a stranger's fake one, say, answering
+ * the same bytes every time): the output is at least as unpredictable as the kernel's.
+ * One 32-byte getrandom() per reseed, nothing per call. Unread batch bytes are dropped. */
 static int mix_seed(randd_rng *rng, const uint8_t seed[RNG_SEED_BYTES], int source,
                     uint64_t vm_generation)
 {
     struct rng_secret *s = rng->secret;
-    uint8_t digest[RANDD_BLAKE2B_BYTES];
+    uint8_t digest[RANDD_BLAKE2B_BYTES], kernel[RNG_KERNEL_BYTES];
     struct iovec parts[] = {
         { s->key, sizeof(s->key) },
         { (void *)seed, RNG_SEED_BYTES },
+        { kernel, sizeof(kernel) },
     };
-    int rc = randd_blake2b512(rng->crypto, digest, parts, 2);
+    int rc = kernel_share(kernel);
 
+    if (rc == 0)
+        rc = randd_blake2b512(rng->crypto, digest, parts, 3);
+    OPENSSL_cleanse(kernel, sizeof(kernel));
     if (rc == 0) {
         memcpy(s->key, digest, sizeof(s->key));
         OPENSSL_cleanse(s->batch, sizeof(s->batch));

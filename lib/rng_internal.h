@@ -13,6 +13,7 @@
 #define RNG_BATCH      1024   /* keystream per refill: the next key, then output */
 #define RNG_DIRECT_MIN 4096   /* larger requests are written straight into the caller's buffer */
 #define RNG_SEED_BYTES 64     /* drawn from the daemon (or getrandom) at each reseed */
+#define RNG_KERNEL_BYTES 32   /* getrandom() mixed in beside the seed at each reseed */
 
 /* Everything secret, in one locked page that a forked child sees as zeros (MADV_WIPEONFORK):
  * a child therefore starts unseeded and never repeats its parent's output. */

@@ -12,8 +12,10 @@ if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
 fi
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 fakes=()
-trap 'for f in "${fakes[@]}"; do kill "$f" 2>/dev/null; done
-      [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work" "${private:-}"' EXIT
+trap 'if [ "$BASHPID" = "$test_shell" ]; then
+          for f in "${fakes[@]}"; do kill "$f" 2>/dev/null; done
+          [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work" "${private:-}"
+      fi' EXIT
 # start_fake SOCKET: nobody's fake daemon there, its requests logged to SOCKET.log.
 start_fake() {
     as_nobody "$PROBE" fake-daemon "$1" >"$1.log" 2>&1 &
@@ -23,19 +25,27 @@ start_fake() {
 requests() { grep -c '^request' "$1.log"; }
 fake_bytes=$(printf '41%.0s' $(seq 32))
 
+# nobody's own directory, which only nobody (and root, above it) can write: a daemon there
+# passes the peer rule, as one in an attacker's home directory would. Under /run, whose
+# directories above are root's and not writable by others ($work is under /tmp).
+private=$(mktemp -d /run/randd-trust.XXXXXX)
+chmod 0755 "$private"
+mkdir -m 0755 "$private/own"
+chown nobody "$private/own"
+start_fake "$private/own/fake.sock"
+
 # --- a setuid program and a stranger's $RANDD_SOCKET ---------------------------------------
-# The copy lives where nobody can reach it, on the same filesystem as the build (mounted
-# without nosuid: a nosuid mount would make this test pass for the wrong reason).
-mkdir -m 0755 "$work/suid" "$work/fake"
-chown nobody "$work/fake"
+# The fake daemon is in nobody's private directory, so only secure_getenv stands between it
+# and the program. The copy lives where nobody can reach it, on the same filesystem as the
+# build (mounted without nosuid: a nosuid mount would make this test pass for no reason).
+mkdir -m 0755 "$work/suid"
 cp "$PROBE" "$work/suid/trust-probe"
 chown root:root "$work/suid/trust-probe"
 chmod 4755 "$work/suid/trust-probe"
 if findmnt -n -o OPTIONS -T "$work/suid" | grep -qw nosuid; then
     fail "$work is on a nosuid filesystem: the setuid test cannot run here"
 fi
-start_fake "$work/fake/fake.sock"
-suid() { as_nobody env RANDD_SOCKET="$work/fake/fake.sock" "$work/suid/trust-probe" "$@" 2>&1; }
+suid() { as_nobody env RANDD_SOCKET="$private/own/fake.sock" "$work/suid/trust-probe" "$@" 2>&1; }
 out=$(suid bytes)
 [[ $out != *"$fake_bytes"* ]] && pass "setuid randd_bytes takes nothing from \$RANDD_SOCKET ($out)" ||
     fail "setuid randd_bytes returned the fake daemon's bytes: $out"
@@ -43,18 +53,18 @@ one=$(suid random) two=$(suid random)
 [[ $one =~ ^[0-9a-f]{64}$ ]] && [ "$one" != "$two" ] && [[ $one != "$fake_bytes" ]] &&
     pass "setuid randd_random differs between runs" ||
     fail "setuid randd_random: \"$one\" then \"$two\""
-[ "$(requests "$work/fake/fake.sock")" = 0 ] &&
+[ "$(requests "$private/own/fake.sock")" = 0 ] &&
     pass "the setuid program never talked to the fake daemon" ||
-    fail "the fake daemon was asked: $(cat "$work/fake/fake.sock.log")"
+    fail "the fake daemon was asked: $(cat "$private/own/fake.sock.log")"
 
 # nobody's own program may use nobody's own daemon (it is theirs), yet even a daemon that
 # answers the same bytes every time never fixes randd_random: getrandom() goes into the key.
-one=$(as_nobody env RANDD_SOCKET="$work/fake/fake.sock" "$PROBE" random 2>&1)
-two=$(as_nobody env RANDD_SOCKET="$work/fake/fake.sock" "$PROBE" random 2>&1)
-[ "$(requests "$work/fake/fake.sock")" -ge 2 ] && [[ $one =~ ^[0-9a-f]{64}$ ]] &&
+one=$(as_nobody env RANDD_SOCKET="$private/own/fake.sock" "$PROBE" random 2>&1)
+two=$(as_nobody env RANDD_SOCKET="$private/own/fake.sock" "$PROBE" random 2>&1)
+[ "$(requests "$private/own/fake.sock")" -ge 2 ] && [[ $one =~ ^[0-9a-f]{64}$ ]] &&
     [ "$one" != "$two" ] &&
     pass "seeded by a daemon that always answers 0x41, randd_random still differs" ||
-    fail "randd_random with a constant daemon: \"$one\" then \"$two\" ($(requests "$work/fake/fake.sock") requests)"
+    fail "randd_random with a constant daemon: \"$one\" then \"$two\" ($(requests "$private/own/fake.sock") requests)"
 
 # --- the peer rule ------------------------------------------------------------------------
 # A daemon of nobody's in a directory anyone can write (as /tmp): refused, and not read.
@@ -83,13 +93,7 @@ out=$(as_nobody env RANDD_SOCKET="$work/shared/randd.sock" "$PROBE" bytes 2>&1)
 kill "$pid"; wait "$pid" 2>/dev/null; pid=
 
 # A daemon in its owner's own directory, which only that owner (and root, above it) can
-# write: believed by root. Under /run, whose directories above are root's and not writable
-# by others ($work is under /tmp, which anyone can write).
-private=$(mktemp -d /run/randd-trust.XXXXXX)
-chmod 0755 "$private"
-mkdir -m 0755 "$private/own"
-chown nobody "$private/own"
-start_fake "$private/own/fake.sock"
+# write: believed by root, until the directory or one above it lets others write.
 out=$("$PROBE" bytes "$private/own/fake.sock" 2>&1)
 [ "$out" = "$fake_bytes" ] && pass "root believes nobody's daemon in nobody's private directory" ||
     fail "nobody's daemon in its private directory: $out"

@@ -80,6 +80,38 @@ out=$(RANDD_SOCKET=$work/shared/fake.sock "$PROBE" bytes 2>&1); rc=$?
 [ "$(requests "$work/shared/fake.sock")" = 0 ] && pass "not a request was sent to it" ||
     fail "the refused daemon was asked: $(cat "$work/shared/fake.sock.log")"
 
+# OpenSSL's randd.so opens its socket through librandd, so it keeps the same rule: with
+# fallback = none, `openssl rand` fails rather than seed from the refused daemon.
+PROVIDER=${RANDD_PROVIDER:-build/randd.so}
+if [ -e "$PROVIDER" ] && command -v openssl >/dev/null && [ -z "${RANDD_SANITIZED:-}" ]; then
+    cat >"$work/openssl.cnf" <<EOF
+openssl_conf = openssl_init
+[openssl_init]
+providers = provider_sect
+random = random_sect
+[provider_sect]
+default = default_sect
+randd = randd_sect
+[default_sect]
+activate = 1
+[randd_sect]
+activate = 1
+socket = $work/shared/fake.sock
+fallback = none
+[random_sect]
+seed = RANDD
+seed_properties = provider=randd
+EOF
+    out=$(OPENSSL_MODULES=$(cd "$(dirname "$PROVIDER")" && pwd) OPENSSL_CONF=$work/openssl.cnf \
+          openssl rand -hex 16 2>&1); rc=$?
+    [ $rc != 0 ] && [[ $out == *"Operation not permitted"* ]] &&
+        [ "$(requests "$work/shared/fake.sock")" = 0 ] &&
+        pass "randd.so refuses it too (openssl rand fails with fallback = none)" ||
+        fail "randd.so and a refused daemon: rc $rc: $out"
+else
+    echo "SKIP: randd.so under the peer rule (needs $PROVIDER and openssl, no sanitizer)"
+fi
+
 # The real daemon, started by root (it listens before dropping privileges): believed by
 # nobody, in a directory anyone can write.
 printf 'hwrng_device = %s\n' "$work/hwrng" >"$work/randd.conf"

@@ -2,7 +2,7 @@
  *
  * Every function returns 0 (or a count) on success and a negative error code on failure:
  * -errno for system errors (-ENOENT, -ECONNREFUSED: daemon not running; -EACCES;
- * -ETIMEDOUT), -EINVAL for arguments refused before anything is sent (a NULL buffer, a size
+ * -ETIMEDOUT; -EPERM: a daemon another user could have put there, refused), -EINVAL for arguments refused before anything is sent (a NULL buffer, a size
  * out of range), or RANDD_ERR(status), -(RANDD_ERR_STATUS + status), when the daemon
  * answered with an error status (enum randd_status below). randd_strerror() turns any of
  * them into text; randd_message() gives the daemon's own words for the last error reply.
@@ -90,7 +90,8 @@ int randd_add_entropy(randd_handle *h, const void *data, size_t len, unsigned bi
  * a ChaCha20 generator inside this process (AES-256-CTR instead where the CPU does AES in
  * hardware: faster there; the environment variable RANDD_RNG_CIPHER=chacha20|aes256ctr forces
  * one), seeded with 64 bytes from the daemon and reseeded from it every reseed_bytes bytes or
- * reseed_seconds seconds. When the daemon cannot be
+ * reseed_seconds seconds, each seed mixed with 32 bytes of getrandom() so that no daemon
+ * alone decides the key. When the daemon cannot be
  * reached it seeds from getrandom() instead and says so (randd_rng_seed_source), unless
  * RANDD_RNG_REQUIRE_DAEMON makes that an error.
  * Fast key erasure: keystream is made a batch at a time, the next key is taken from the batch

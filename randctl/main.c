@@ -76,8 +76,8 @@ int open_daemon(randd_handle **h)
 {
     int rc = randd_open(h, socket_path);
 
-    if (rc < 0)
-        return fail(daemon_socket(), rc);
+    if (rc < 0)             /* librandd's message names the path and why (a daemon refused) */
+        return fail(*randd_message(NULL) ? randd_message(NULL) : daemon_socket(), rc);
     randd_set_nonblock(*h, nonblock);
     return EXIT_OK;
 }

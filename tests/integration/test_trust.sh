@@ -77,6 +77,9 @@ out=$("$PROBE" bytes "$work/shared/fake.sock" 2>&1); rc=$?
 out=$(RANDD_SOCKET=$work/shared/fake.sock "$PROBE" bytes 2>&1); rc=$?
 [ $rc != 0 ] && [[ $out == *"refused: the daemon there runs as uid 65534"* ]] &&
     pass "the same through \$RANDD_SOCKET" || fail "through \$RANDD_SOCKET: rc $rc: $out"
+out=$("$RANDCTL" --socket "$work/shared/fake.sock" bytes 16 2>&1); rc=$?
+[ $rc = 4 ] && [[ $out == "randctl: $work/shared/fake.sock: refused: the daemon there runs as uid 65534"* ]] &&
+    pass "randctl refuses it, exit 4, saying why" || fail "randctl and the squatter: rc $rc: $out"
 [ "$(requests "$work/shared/fake.sock")" = 0 ] && pass "not a request was sent to it" ||
     fail "the refused daemon was asked: $(cat "$work/shared/fake.sock.log")"
 

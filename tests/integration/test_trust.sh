@@ -148,8 +148,10 @@ out=$("$PROBE" bytes "$private/own/fake.sock" 2>&1); rc=$?
 out=$(timeout "$WAIT" "$PROBE" deadline "$work/full.sock" 500 2>&1); rc=$?
 open_ms=$(sed -n 's/^open took \([0-9]*\) ms$/\1/p' <<<"$out")
 bytes_ms=$(sed -n 's/^bytes took \([0-9]*\) ms: .*/\1/p' <<<"$out")
-[ $rc = 0 ] && [ "${open_ms:-99999}" -lt 400 ] && [ "${bytes_ms:-0}" -ge 450 ] &&
-    [ "${bytes_ms:-99999}" -lt 5000 ] && [[ $out == *"no room in the daemon's backlog"* ]] &&
+# The bounds below are loose for a loaded machine: without a deadline either call waits for
+# ever (until $WAIT kills it).
+[ $rc = 0 ] && [ "${open_ms:-99999}" -lt 2000 ] && [ "${bytes_ms:-0}" -ge 450 ] &&
+    [ "${bytes_ms:-99999}" -lt 10000 ] && [[ $out == *"no room in the daemon's backlog"* ]] &&
     pass "connect() to a full backlog ends at the timeout ($open_ms ms, then $bytes_ms ms)" ||
     fail "connect() to a full backlog: rc $rc: $out"
 

@@ -20,6 +20,7 @@
 /* --- a fake randd: answers BYTES with a pattern, or NOT_READY ----------------------------- */
 
 struct fake_daemon {
+    char dir[64];                      /* private (0700): librandd trusts a word file there */
     char path[108];
     int listen_fd;
     pthread_t thread;
@@ -94,11 +95,11 @@ static void fake_daemon_start(struct fake_daemon *f, uint8_t pattern)
     memset(f, 0, sizeof(*f));
     pthread_mutex_init(&f->lock, NULL);
     f->pattern = pattern;
-    static int instances;
 
-    snprintf(f->path, sizeof(f->path), "/tmp/randd-test-rng-%d-%d.sock", (int)getpid(), instances++);
+    strcpy(f->dir, "/tmp/randd-test-rng-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(f->dir));
+    snprintf(f->path, sizeof(f->path), "%s/randd.sock", f->dir);
     strcpy(addr.sun_path, f->path);
-    unlink(f->path);
     f->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ck_assert_int_ge(f->listen_fd, 0);
     ck_assert_int_eq(bind(f->listen_fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
@@ -122,6 +123,7 @@ static void fake_daemon_stop(struct fake_daemon *f)
     pthread_join(f->thread, NULL);
     close(f->listen_fd);
     unlink(f->path);
+    rmdir(f->dir);
 }
 
 static randd_rng *new_rng(const char *socket, uint64_t reseed_bytes, unsigned reseed_seconds)
@@ -326,14 +328,16 @@ START_TEST(a_new_vm_generation_reseeds_before_the_next_output)
     char path[200];
     struct fake_daemon f;
     static uint8_t big[8192];
+    struct randd_generation published;
     uint64_t *word;
     uint8_t out[32];
+    char why[300];
     randd_rng *rng;
 
     fake_daemon_start(&f, 0x21);
     ck_assert_int_eq(randd_generation_path(f.path, path, sizeof(path)), 0);
-    word = randd_generation_publish(path);
-    ck_assert_ptr_nonnull(word);
+    ck_assert_msg(randd_generation_publish(&published, path, why, sizeof(why)) == 0, "%s", why);
+    word = published.word;
     rng = new_rng(f.path, 0, 0);
     ck_assert_int_eq(randd_rng_bytes(rng, out, sizeof(out)), 0);
     ck_assert_int_eq(randd_rng_bytes(rng, out, sizeof(out)), 0);
@@ -347,8 +351,7 @@ START_TEST(a_new_vm_generation_reseeds_before_the_next_output)
     ck_assert_int_eq(randd_rng_bytes(rng, out, 8), 0);
     ck_assert_int_eq(fake_daemon_requests(&f), 3);
     randd_rng_free(rng);
-    randd_generation_unmap(word);
-    unlink(path);
+    ck_assert_int_eq(randd_generation_withdraw(&published), 0);
     fake_daemon_stop(&f);
 }
 END_TEST

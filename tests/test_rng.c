@@ -320,6 +320,35 @@ static void fork_and_compare(randd_rng *rng, struct fake_daemon *f)
                   fake_daemon_requests(f) - before);
 }
 
+/* randd restarted: the new randd replaced the word file and retired the old word. The
+ * generator reseeds, maps the new word, and from then on follows that one. */
+START_TEST(a_retired_vm_generation_word_is_replaced_by_the_new_one)
+{
+    char path[200], why[300];
+    struct fake_daemon f;
+    struct randd_generation first, second;
+    uint8_t out[32];
+    randd_rng *rng;
+
+    fake_daemon_start(&f, 0x31);
+    ck_assert_int_eq(randd_generation_path(f.path, path, sizeof(path)), 0);
+    ck_assert_msg(randd_generation_publish(&first, path, why, sizeof(why)) == 0, "%s", why);
+    rng = new_rng(f.path, 0, 0);
+    ck_assert_ptr_nonnull(rng->vm_word);
+    ck_assert_msg(randd_generation_publish(&second, path, why, sizeof(why)) == 0, "%s", why);
+    ck_assert_int_eq(randd_rng_bytes(rng, out, sizeof(out)), 0);
+    ck_assert_int_eq(fake_daemon_requests(&f), 2);          /* the retired word moved */
+    randd_generation_bump(second.word);
+    ck_assert_int_eq(randd_rng_bytes(rng, out, sizeof(out)), 0);
+    ck_assert_msg(fake_daemon_requests(&f) == 3, "a bump of the new word went unseen");
+    ck_assert_uint_eq(rng->secret->vm_generation, 1);
+    randd_rng_free(rng);
+    ck_assert_int_eq(randd_generation_withdraw(&first), 0);  /* its file is gone already */
+    ck_assert_int_eq(randd_generation_withdraw(&second), 0);
+    fake_daemon_stop(&f);
+}
+END_TEST
+
 /* A new VM generation (randd bumps the word it publishes beside its socket when vmgenid says
  * a snapshot was restored or cloned): the next call reseeds from the daemon first, even one
  * the current batch could serve; without a bump, calls never touch the daemon. */
@@ -602,6 +631,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, reseeds_after_reseed_bytes);
     tcase_add_test(tc, reseeds_after_reseed_seconds);
     tcase_add_test(tc, a_new_vm_generation_reseeds_before_the_next_output);
+    tcase_add_test(tc, a_retired_vm_generation_word_is_replaced_by_the_new_one);
     tcase_add_test(tc, a_forked_child_never_shares_output_with_its_parent);
     tcase_add_test(tc, each_thread_gets_its_own_generator);
     tcase_add_loop_test(tc, bytes_handed_out_are_gone_from_its_memory, 0, 2);

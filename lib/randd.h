@@ -130,7 +130,8 @@ void randd_rng_free(randd_rng *rng);
 int randd_random(void *buf, size_t n);
 
 const char *randd_strerror(int err);
-/* The daemon's message with its last error reply ("" if none). */
+/* The daemon's message with its last error reply ("" if none); after a call that would have
+ * read ahead, why the handle does not use SOCKET.generation (librandd(3)). */
 const char *randd_message(const randd_handle *h);
 
 #ifdef __cplusplus

@@ -683,8 +683,11 @@ static void stop(struct randd *r)
     branch_fini(&r->branch);
     primes_free(r->primes);
     vmgenid_close(&r->vmgenid);
+    /* Not removable after dropping privileges in a directory of root's: the next randd,
+     * started as root, replaces it (it is retired already). */
     if ((rc = randd_generation_withdraw(&r->generation)) < 0)
-        log_warning("%s: not removed: %s", r->generation.path, strerror(-rc));
+        log_notice("%s: not removed (%s); retired, for the next randd to replace",
+                   r->generation.path, strerror(-rc));
     kernel_fini(&r->kernel);
     pool_fini(&r->pool);     /* wipes the generator and accumulators */
     if (r->loop)

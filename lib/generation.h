@@ -22,7 +22,7 @@
  * -ENAMETOOLONG. */
 int randd_generation_path(const char *socket, char *out, size_t len);
 
-/* --- the daemon's side --------------------------------------------------------------------- */
+/* --- the daemon's side -------------------------------------------------------------------- */
 
 struct randd_generation {
     uint64_t *word;                 /* mapped read-write; NULL: nothing published */
@@ -45,7 +45,7 @@ int randd_generation_withdraw(struct randd_generation *g);
 /* Counts one more generation: clients reseed before their next output. */
 void randd_generation_bump(uint64_t *word);
 
-/* --- the clients' side ---------------------------------------------------------------------- */
+/* --- the clients' side -------------------------------------------------------------------- */
 
 /* Maps path's word read-only when it is a regular file of exactly one page, with one link,
  * writable by no group or other, owned by root or by its directory's owner, in a directory

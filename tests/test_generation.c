@@ -55,7 +55,8 @@ static bool need_root(const char *test)
 {
     if (geteuid() == 0)
         return true;
-    fprintf(stderr, "SKIP %s: needs root to make files of another uid; CI runs as root\n", test);
+    fprintf(stderr, "SKIP %s: needs root to make files of another uid; CI runs as root\n",
+            test);
     return false;
 }
 
@@ -83,7 +84,7 @@ static void assert_file_is(const char *p, const struct stat *before, int c)
     }
 }
 
-/* --- publishing ---------------------------------------------------------------------------- */
+/* --- publishing --------------------------------------------------------------------------- */
 
 START_TEST(publish_makes_a_fresh_page_mode_0644_with_one_link)
 {
@@ -236,7 +237,7 @@ START_TEST(withdraw_removes_the_file_only_while_it_is_the_one_published)
 }
 END_TEST
 
-/* --- mapping --------------------------------------------------------------------------------- */
+/* --- mapping ------------------------------------------------------------------------------ */
 
 START_TEST(a_client_maps_the_file_randd_published)
 {
@@ -321,7 +322,7 @@ START_TEST(a_client_refuses_a_file_someone_else_could_have_written)
     ck_assert_int_eq(unlink(path), 0);
 
     put_file(path, RANDD_GENERATION_FILE_SIZE, 0, 0644, 0);
-    ck_assert_int_eq(chmod(dir, 01777), 0);                   /* /tmp: anyone could replace it */
+    ck_assert_int_eq(chmod(dir, 01777), 0);            /* /tmp: anyone could replace it */
     assert_refused("its directory is writable by others (mode 1777)");
     ck_assert_int_eq(chmod(dir, 0775), 0);
     assert_refused("its directory is writable by others (mode 0775)");
@@ -345,7 +346,8 @@ Suite *test_suite(void)
     tcase_add_test(publish, publish_makes_a_fresh_page_mode_0644_with_one_link);
     tcase_add_test(publish, publish_leaves_another_users_file_alone);
     tcase_add_test(publish, publish_leaves_a_hard_link_alone);
-    tcase_add_test(publish, publish_leaves_a_file_of_the_wrong_size_a_symlink_or_a_directory_alone);
+    tcase_add_test(publish,
+                   publish_leaves_a_file_of_the_wrong_size_a_symlink_or_a_directory_alone);
     tcase_add_test(publish, publish_replaces_its_own_leftover_and_retires_it);
     tcase_add_test(publish, withdraw_removes_the_file_only_while_it_is_the_one_published);
     tcase_add_test(map, a_client_maps_the_file_randd_published);

@@ -63,7 +63,7 @@ struct randd {
     size_t nloops;
     struct egd egd;
     struct vmgenid vmgenid;
-    uint64_t *generation;           /* published beside the socket for librandd */
+    struct randd_generation generation;   /* the word beside the socket, for librandd */
     struct loop *loop;
     int signal_fd;
     bool was_ready;
@@ -373,15 +373,15 @@ static void vm_generation_changed(void *arg, int fd, uint32_t events)
         return;
     pool_vm_cloned(&r->pool, loop_now_ns());
     note_readiness(r);
-    if (r->generation)
-        randd_generation_bump(r->generation);
+    if (r->generation.word)
+        randd_generation_bump(r->generation.word);
 }
 
 /* Listens for vmgenid's uevents and publishes the generation word beside the socket. Neither
  * is needed to serve: without them randd still catches a restore by its clock jump. */
 static void watch_vm_generation(struct randd *r)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX], why[PATH_MAX + 160];
     int rc = vmgenid_open(&r->vmgenid);
 
     if (rc < 0)
@@ -389,10 +389,11 @@ static void watch_vm_generation(struct randd *r)
                     "jump alone", strerror(-rc));
     else if ((rc = loop_add_fd(r->loop, r->vmgenid.fd, EPOLLIN, vm_generation_changed, r)) < 0)
         log_warning("VM generation uevents: %s", strerror(-rc));
-    if (randd_generation_path(r->server.path, path, sizeof(path)) < 0 ||
-        !(r->generation = randd_generation_publish(path)))
-        log_warning("%s: %s; clients' in-process generators will not learn of VM clones",
-                    path, strerror(errno));
+    if ((rc = randd_generation_path(r->server.path, path, sizeof(path))) < 0)
+        log_warning("%s.generation: %s; clients' in-process generators will not learn of VM "
+                    "clones", r->server.path, strerror(-rc));
+    else if (randd_generation_publish(&r->generation, path, why, sizeof(why)) < 0)
+        log_warning("%s; clients' in-process generators will not learn of VM clones", why);
 }
 
 static int watch_sources(struct randd *r)
@@ -673,6 +674,8 @@ static int start(struct randd *r)
 /* Not holding the pool lock: the loop let go of it, and a worker may be waiting for it. */
 static void stop(struct randd *r)
 {
+    int rc;
+
     sd_notify(0, "STOPPING=1");
     workers_close(&r->workers);
     egd_close(&r->egd);
@@ -680,6 +683,11 @@ static void stop(struct randd *r)
     branch_fini(&r->branch);
     primes_free(r->primes);
     vmgenid_close(&r->vmgenid);
+    /* Not removable after dropping privileges in a directory of root's: the next randd,
+     * started as root, replaces it (it is retired already). */
+    if ((rc = randd_generation_withdraw(&r->generation)) < 0)
+        log_notice("%s: not removed (%s); retired, for the next randd to replace",
+                   r->generation.path, strerror(-rc));
     kernel_fini(&r->kernel);
     pool_fini(&r->pool);     /* wipes the generator and accumulators */
     if (r->loop)

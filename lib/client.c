@@ -707,10 +707,17 @@ static bool read_ahead_possible(randd_handle *h)
 {
     char path[sizeof(h->path) + 16];
 
+    /* randd retired the word (it stopped, or a new randd replaced it): map its successor. */
+    if (h->vm_word && h->asked_count == 0 && randd_generation_retired(h->vm_word)) {
+        randd_generation_unmap(h->vm_word);
+        h->vm_word = NULL;
+        h->vm_word_tried = false;
+    }
     if (!h->vm_word && !h->vm_word_tried && !h->fixed_fd) {
         h->vm_word_tried = true;
+        /* A file that fails the checks: no read-ahead, and randd_message() says why. */
         if (randd_generation_path(h->path, path, sizeof(path)) == 0)
-            h->vm_word = randd_generation_map(path);
+            h->vm_word = randd_generation_map(path, h->message, sizeof(h->message));
     }
     return h->vm_word != NULL;
 }

@@ -1,18 +1,27 @@
 /* The generation word's file: naming, publishing (daemon) and mapping (clients). A page of a
- * tmpfs file mapped shared by both: the daemon's atomic store is what every client loads. */
+ * tmpfs file mapped shared by both: the daemon's atomic store is what every client loads.
+ * This file owns the trust rules of that page (generation.h); what a clone means to the
+ * generators is theirs (lib/rng.c, lib/client.c, daemon/pool.c). */
 #include "generation.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "randd.h"
 
-#define WORD_FILE_SIZE 4096      /* a page: the word at offset 0, the rest zero */
+/* The page's words. RETIRED turns nonzero when randd withdraws the file or a new randd
+ * replaces it: a client still mapping it then maps the path again. */
+enum { WORD_GENERATION = 0, WORD_RETIRED = 1 };
+
+#define PAGE RANDD_GENERATION_FILE_SIZE
 
 int randd_generation_path(const char *socket, char *out, size_t len)
 {
@@ -24,39 +33,212 @@ int randd_generation_path(const char *socket, char *out, size_t len)
     return (size_t)snprintf(out, len, "%s.generation", socket) < len ? 0 : -ENAMETOOLONG;
 }
 
-uint64_t *randd_generation_publish(const char *path)
+static int say(char *why, size_t len, int rc, const char *fmt, ...)
 {
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    va_list ap;
+
+    if (why && len) {
+        va_start(ap, fmt);
+        vsnprintf(why, len, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+/* --- publishing (the daemon) ------------------------------------------------------------
+ * A file at the path may have been put there by anyone who can write the directory (/tmp, a
+ * path given in RANDD_SOCKET): adopting it would let them truncate the page under a root
+ * client (SIGBUS) or rewrite the counter, and a hard link would have randd change another
+ * file. So randd writes only a file it has just created, and replaces only what it can tell
+ * is its own leftover (a crash, SIGKILL, the watchdog); anything else is left as found. */
+
+static bool left_by_randd(const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && st->st_size == PAGE && st->st_nlink == 1 &&
+           (st->st_mode & 07777) == 0644 && (st->st_uid == geteuid() || st->st_uid == 0);
+}
+
+/* Clients of the leftover's word move to the new file: retired, and bumped, so a generator
+ * seeded under it reseeds (and maps the new word) before its next output. */
+static void retire_leftover(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     struct stat st;
-    void *map;
+    uint64_t *word = MAP_FAILED;
 
     if (fd < 0)
-        return NULL;
-    if (fstat(fd, &st) < 0 || (st.st_size < WORD_FILE_SIZE && ftruncate(fd, WORD_FILE_SIZE) < 0) ||
-        fchmod(fd, 0644) < 0) {
-        close(fd);
-        return NULL;
-    }
-    map = mmap(NULL, WORD_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        return;
+    if (fstat(fd, &st) == 0 && left_by_randd(&st))
+        word = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
-    return map == MAP_FAILED ? NULL : map;
+    if (word == MAP_FAILED)
+        return;
+    __atomic_store_n(&word[WORD_RETIRED], 1, __ATOMIC_RELEASE);
+    randd_generation_bump(word);
+    munmap(word, PAGE);
+}
+
+/* Links the new file at path: never over anything (RENAME_NOREPLACE, or link() where the
+ * file system lacks it), or over the leftover already judged randd's own. */
+static int put_in_place(const char *tmp, const char *path, bool replace)
+{
+    if (replace)
+        return rename(tmp, path);
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+    if (link(tmp, path) < 0)
+        return -1;
+    unlink(tmp);
+    return 0;
+}
+
+int randd_generation_publish(struct randd_generation *g, const char *path, char *why,
+                             size_t len)
+{
+    char tmp[PATH_MAX];
+    struct stat st;
+    bool replace = false;
+    void *map = MAP_FAILED;
+    int fd, rc;
+
+    memset(g, 0, sizeof(*g));
+    if ((size_t)snprintf(g->path, sizeof(g->path), "%s", path) >= sizeof(g->path) ||
+        (size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp))
+        return say(why, len, -ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
+    if (lstat(path, &st) == 0) {
+        if (!left_by_randd(&st))
+            return say(why, len, -EEXIST,
+                       "%s exists and is not one randd left (%s, %lld bytes, mode %04o, "
+                       "%lu link%s, uid %u); not replacing it", path,
+                       S_ISREG(st.st_mode) ? "a regular file" : "not a regular file",
+                       (long long)st.st_size, (unsigned)(st.st_mode & 07777),
+                       (unsigned long)st.st_nlink, st.st_nlink == 1 ? "" : "s",
+                       (unsigned)st.st_uid);
+        replace = true;
+    } else if (errno != ENOENT) {
+        return say(why, len, -errno, "%s: %s", path, strerror(errno));
+    }
+    if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
+        return say(why, len, -errno, "%s: %s", tmp, strerror(errno));
+    /* 0644 whatever the umask: every client reads it. */
+    if (fchmod(fd, 0644) < 0 || ftruncate(fd, PAGE) < 0 || fstat(fd, &st) < 0 ||
+        (map = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        rc = -errno;
+        close(fd);
+        unlink(tmp);
+        return say(why, len, rc, "%s: %s", tmp, strerror(-rc));
+    }
+    close(fd);
+    if (replace)
+        retire_leftover(path);
+    if (put_in_place(tmp, path, replace) < 0) {
+        rc = -errno;
+        unlink(tmp);
+        munmap(map, PAGE);
+        return say(why, len, rc, rc == -EEXIST ? "%s: created by someone else meanwhile; "
+                                                 "not replacing it" : "%s: %s",
+                   path, strerror(-rc));
+    }
+    g->word = map;
+    g->dev = st.st_dev;
+    g->ino = st.st_ino;
+    return 0;
+}
+
+int randd_generation_withdraw(struct randd_generation *g)
+{
+    struct stat st;
+    int rc = 0;
+
+    if (!g->word)
+        return 0;
+    __atomic_store_n(&g->word[WORD_RETIRED], 1, __ATOMIC_RELEASE);
+    randd_generation_bump(g->word);
+    /* Only the file randd made: another may have been put at the path since. */
+    if (lstat(g->path, &st) == 0 && st.st_dev == g->dev && st.st_ino == g->ino &&
+        unlink(g->path) < 0)
+        rc = -errno;
+    munmap(g->word, PAGE);
+    g->word = NULL;
+    return rc;
 }
 
 void randd_generation_bump(uint64_t *word)
 {
-    __atomic_add_fetch(word, 1, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&word[WORD_GENERATION], 1, __ATOMIC_RELEASE);
 }
 
-const uint64_t *randd_generation_map(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    struct stat st;
-    void *map = MAP_FAILED;
+/* --- mapping (clients) --------------------------------------------------------------------
+ * OpenSSH's StrictModes for one page: a client, root included, maps only a file that no one
+ * but root or randd (the directory's owner: under systemd, randd's dynamic user) could have
+ * written or replaced, and that cannot shrink under it. The directory is opened first and the
+ * file looked up in it, so both checks are about the same directory. */
 
+static int check_word_file(const char *path, int dirfd, const char *name, char *why,
+                           size_t len)
+{
+    struct stat dir, st;
+    int fd;
+
+    if (fstat(dirfd, &dir) < 0)
+        return say(why, len, -errno, "%s: its directory: %s", path, strerror(errno));
+    if (dir.st_mode & (S_IWGRP | S_IWOTH))
+        return say(why, len, -EPERM, "%s: its directory is writable by others (mode %04o)",
+                   path, (unsigned)(dir.st_mode & 07777));
+    /* O_NONBLOCK: a FIFO put there must not hang the caller. */
+    fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return say(why, len, -errno, "%s: %s", path, strerror(errno));
+    if (fstat(fd, &st) < 0) {
+        int rc = -errno;
+
+        close(fd);
+        return say(why, len, rc, "%s: %s", path, strerror(-rc));
+    }
+    if (!S_ISREG(st.st_mode))
+        say(why, len, -EPERM, "%s: not a regular file", path);
+    else if (st.st_size != PAGE)
+        say(why, len, -EPERM, "%s: %lld bytes, not one page (%d)", path,
+            (long long)st.st_size, PAGE);
+    else if (st.st_nlink != 1)
+        say(why, len, -EPERM, "%s: %lu links, not one", path, (unsigned long)st.st_nlink);
+    else if (st.st_mode & (S_IWGRP | S_IWOTH))
+        say(why, len, -EPERM, "%s: writable by others (mode %04o)", path,
+            (unsigned)(st.st_mode & 07777));
+    else if (st.st_uid != 0 && st.st_uid != dir.st_uid)
+        say(why, len, -EPERM, "%s: owned by uid %u, neither root nor its directory's owner "
+                              "(uid %u)", path, (unsigned)st.st_uid, (unsigned)dir.st_uid);
+    else
+        return fd;
+    close(fd);
+    return -EPERM;
+}
+
+const uint64_t *randd_generation_map(const char *path, char *why, size_t len)
+{
+    char dir[PATH_MAX], base[PATH_MAX];
+    void *map;
+    int dirfd, fd;
+
+    if ((size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir) ||
+        (size_t)snprintf(base, sizeof(base), "%s", path) >= sizeof(base)) {
+        say(why, len, 0, "%s: %s", path, strerror(ENAMETOOLONG));
+        return NULL;
+    }
+    dirfd = open(dirname(dir), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0) {
+        say(why, len, 0, "%s: its directory: %s", path, strerror(errno));
+        return NULL;
+    }
+    fd = check_word_file(path, dirfd, basename(base), why, len);
+    close(dirfd);
     if (fd < 0)
         return NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= WORD_FILE_SIZE)
-        map = mmap(NULL, WORD_FILE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+    map = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED)
+        say(why, len, 0, "%s: mmap: %s", path, strerror(errno));
     close(fd);
     return map == MAP_FAILED ? NULL : map;
 }
@@ -64,10 +246,15 @@ const uint64_t *randd_generation_map(const char *path)
 void randd_generation_unmap(const uint64_t *word)
 {
     if (word)
-        munmap((void *)word, WORD_FILE_SIZE);
+        munmap((void *)word, PAGE);
 }
 
 uint64_t randd_generation_load(const uint64_t *word)
 {
-    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&word[WORD_GENERATION], __ATOMIC_ACQUIRE);
+}
+
+bool randd_generation_retired(const uint64_t *word)
+{
+    return __atomic_load_n(&word[WORD_RETIRED], __ATOMIC_ACQUIRE) != 0;
 }

@@ -139,8 +139,9 @@ int randd_random(void *buf, size_t n);
 
 const char *randd_strerror(int err);
 /* The daemon's message with its last error reply, or librandd's own for a daemon refused or
- * a connect that timed out ("" if none). h NULL: why this thread's last randd_open()
- * failed ("" if it did not, or the error says it all). */
+ * a connect that timed out ("" if none); after a successful call that would have read ahead,
+ * why the handle does not use SOCKET.generation (librandd(3)). h NULL: why this thread's
+ * last randd_open() failed ("" if it did not, or the error says it all). */
 const char *randd_message(const randd_handle *h);
 
 #ifdef __cplusplus

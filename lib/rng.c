@@ -66,8 +66,13 @@ static void map_vm_word(randd_rng *rng)
 {
     char path[4096];
 
+    /* randd retired the word (it stopped, or a new randd replaced it): map its successor. */
+    if (rng->vm_word && randd_generation_retired(rng->vm_word)) {
+        randd_generation_unmap(rng->vm_word);
+        rng->vm_word = NULL;
+    }
     if (!rng->vm_word && randd_generation_path(rng->socket, path, sizeof(path)) == 0)
-        rng->vm_word = randd_generation_map(path);
+        rng->vm_word = randd_generation_map(path, NULL, 0);
 }
 
 static uint64_t vm_generation_now(const randd_rng *rng)

@@ -1,8 +1,11 @@
-/* randctl status: the daemon's STATUS, as JSON (--json) or one "path: value" line per field. */
+/* randctl status: the daemon's STATUS, as JSON (--json) or one "path: value" line per field,
+ * and (text only) whether this client maps the VM generation word beside the socket. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "generation.h"
 #include "json.h"
 #include "randctl.h"
 
@@ -22,6 +25,24 @@ static int summarise(const char *json)
     return EXIT_OK;
 }
 
+/* Not the daemon's word but this client's view of it: mapped as librandd's generators map it
+ * (lib/generation.c, with the same checks), or why not. */
+static void show_generation_word(void)
+{
+    char path[PATH_MAX], why[PATH_MAX + 160];
+    const uint64_t *word;
+
+    if (randd_generation_path(daemon_socket(), path, sizeof(path)) < 0)
+        return;
+    word = randd_generation_map(path, why, sizeof(why));
+    if (word)
+        printf("librandd.vm_generation_word: mapped %s (generation %llu)\n", path,
+               (unsigned long long)randd_generation_load(word));
+    else
+        printf("librandd.vm_generation_word: unavailable: %s\n", why);
+    randd_generation_unmap(word);
+}
+
 static int run_status(int argc, char **argv)
 {
     int json = argc == 2 && !strcmp(argv[1], "--json");
@@ -34,8 +55,8 @@ static int run_status(int argc, char **argv)
         return rc;
     if (json)
         fputs(text, stdout);
-    else
-        rc = summarise(text);
+    else if ((rc = summarise(text)) == EXIT_OK)
+        show_generation_word();
     free(text);
     return rc;
 }

@@ -20,6 +20,7 @@
 /* --- a fake randd: answers BYTES with a pattern, or NOT_READY ----------------------------- */
 
 struct fake_daemon {
+    char dir[64];                      /* private (0700): librandd trusts a word file there */
     char path[108];
     int listen_fd;
     pthread_t thread;
@@ -94,11 +95,11 @@ static void fake_daemon_start(struct fake_daemon *f, uint8_t pattern)
     memset(f, 0, sizeof(*f));
     pthread_mutex_init(&f->lock, NULL);
     f->pattern = pattern;
-    static int instances;
 
-    snprintf(f->path, sizeof(f->path), "/tmp/randd-test-rng-%d-%d.sock", (int)getpid(), instances++);
+    strcpy(f->dir, "/tmp/randd-test-rng-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(f->dir));
+    snprintf(f->path, sizeof(f->path), "%s/randd.sock", f->dir);
     strcpy(addr.sun_path, f->path);
-    unlink(f->path);
     f->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ck_assert_int_ge(f->listen_fd, 0);
     ck_assert_int_eq(bind(f->listen_fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
@@ -122,6 +123,7 @@ static void fake_daemon_stop(struct fake_daemon *f)
     pthread_join(f->thread, NULL);
     close(f->listen_fd);
     unlink(f->path);
+    rmdir(f->dir);
 }
 
 static randd_rng *new_rng(const char *socket, uint64_t reseed_bytes, unsigned reseed_seconds)
@@ -314,6 +316,35 @@ static void fork_and_compare(randd_rng *rng, struct fake_daemon *f)
                   fake_daemon_requests(f) - before);
 }
 
+/* randd restarted: the new randd replaced the word file and retired the old word. The
+ * generator reseeds, maps the new word, and from then on follows that one. */
+START_TEST(a_retired_vm_generation_word_is_replaced_by_the_new_one)
+{
+    char path[200], why[300];
+    struct fake_daemon f;
+    struct randd_generation first, second;
+    uint8_t out[32];
+    randd_rng *rng;
+
+    fake_daemon_start(&f, 0x31);
+    ck_assert_int_eq(randd_generation_path(f.path, path, sizeof(path)), 0);
+    ck_assert_msg(randd_generation_publish(&first, path, why, sizeof(why)) == 0, "%s", why);
+    rng = new_rng(f.path, 0, 0);
+    ck_assert_ptr_nonnull(rng->vm_word);
+    ck_assert_msg(randd_generation_publish(&second, path, why, sizeof(why)) == 0, "%s", why);
+    ck_assert_int_eq(randd_rng_bytes(rng, out, sizeof(out)), 0);
+    ck_assert_int_eq(fake_daemon_requests(&f), 2);          /* the retired word moved */
+    randd_generation_bump(second.word);
+    ck_assert_int_eq(randd_rng_bytes(rng, out, sizeof(out)), 0);
+    ck_assert_msg(fake_daemon_requests(&f) == 3, "a bump of the new word went unseen");
+    ck_assert_uint_eq(rng->secret->vm_generation, 1);
+    randd_rng_free(rng);
+    ck_assert_int_eq(randd_generation_withdraw(&first), 0);  /* its file is gone already */
+    ck_assert_int_eq(randd_generation_withdraw(&second), 0);
+    fake_daemon_stop(&f);
+}
+END_TEST
+
 /* A new VM generation (randd bumps the word it publishes beside its socket when vmgenid says
  * a snapshot was restored or cloned): the next call reseeds from the daemon first, even one
  * the current batch could serve; without a bump, calls never touch the daemon. */
@@ -322,14 +353,16 @@ START_TEST(a_new_vm_generation_reseeds_before_the_next_output)
     char path[200];
     struct fake_daemon f;
     static uint8_t big[8192];
+    struct randd_generation published;
     uint64_t *word;
     uint8_t out[32];
+    char why[300];
     randd_rng *rng;
 
     fake_daemon_start(&f, 0x21);
     ck_assert_int_eq(randd_generation_path(f.path, path, sizeof(path)), 0);
-    word = randd_generation_publish(path);
-    ck_assert_ptr_nonnull(word);
+    ck_assert_msg(randd_generation_publish(&published, path, why, sizeof(why)) == 0, "%s", why);
+    word = published.word;
     rng = new_rng(f.path, 0, 0);
     ck_assert_int_eq(randd_rng_bytes(rng, out, sizeof(out)), 0);
     ck_assert_int_eq(randd_rng_bytes(rng, out, sizeof(out)), 0);
@@ -343,8 +376,7 @@ START_TEST(a_new_vm_generation_reseeds_before_the_next_output)
     ck_assert_int_eq(randd_rng_bytes(rng, out, 8), 0);
     ck_assert_int_eq(fake_daemon_requests(&f), 3);
     randd_rng_free(rng);
-    randd_generation_unmap(word);
-    unlink(path);
+    ck_assert_int_eq(randd_generation_withdraw(&published), 0);
     fake_daemon_stop(&f);
 }
 END_TEST
@@ -595,6 +627,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, reseeds_after_reseed_bytes);
     tcase_add_test(tc, reseeds_after_reseed_seconds);
     tcase_add_test(tc, a_new_vm_generation_reseeds_before_the_next_output);
+    tcase_add_test(tc, a_retired_vm_generation_word_is_replaced_by_the_new_one);
     tcase_add_test(tc, a_forked_child_never_shares_output_with_its_parent);
     tcase_add_test(tc, each_thread_gets_its_own_generator);
     tcase_add_loop_test(tc, bytes_handed_out_are_gone_from_its_memory, 0, 2);

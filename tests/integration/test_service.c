@@ -1756,6 +1756,32 @@ START_TEST(blocks_read_ahead_before_a_new_vm_generation_are_never_used)
 }
 END_TEST
 
+/* The generation word is trusted only when no one but root or randd could have written it:
+ * with randd's own file made writable by others, the handle reads nothing ahead (it could not
+ * tell a clone) and randd_message() says why. */
+START_TEST(a_generation_word_others_could_write_is_not_used_and_the_handle_says_why)
+{
+    uint8_t *buf = malloc(BLOCK);
+    char path[sizeof(sock) + 16];
+    randd_handle *h;
+
+    start_daemon_with("", NULL);
+    snprintf(path, sizeof(path), "%s.generation", sock);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_bytes(h, buf, 32), 0);       /* served: the word is published */
+    ck_assert_msg(chmod(path, 0666) == 0, "chmod %s: %s", path, strerror(errno));
+    ck_assert_int_eq(randd_bytes(h, buf, BLOCK), 0);
+    ck_assert_int_eq(randd_bytes(h, buf, BLOCK), 0);    /* the second in a row would read ahead */
+    ck_assert_msg(strstr(randd_message(h), path) &&
+                  strstr(randd_message(h), "writable by others (mode 0666)"),
+                  "randd_message: \"%s\"", randd_message(h));
+    ck_assert_int_eq(randd_bytes(h, buf, BLOCK), 0);
+    ck_assert_uint_eq(memfd_requests(3), 3);            /* three calls, nothing ahead */
+    randd_close(h);
+    free(buf);
+}
+END_TEST
+
 /* A child forked with blocks read ahead never sees them: the arena is not inherited, and
  * its handle reconnects. */
 START_TEST(a_forked_child_never_gets_the_parents_blocks_read_ahead)
@@ -2652,6 +2678,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, memfd_pages_are_wiped_after_use_and_unmapped_when_the_client_goes);
     tcase_add_test(tc, a_reader_of_large_blocks_gets_them_read_ahead_and_another_call_wipes_them);
     tcase_add_test(tc, blocks_read_ahead_before_a_new_vm_generation_are_never_used);
+    tcase_add_test(tc, a_generation_word_others_could_write_is_not_used_and_the_handle_says_why);
     tcase_add_test(tc, a_forked_child_never_gets_the_parents_blocks_read_ahead);
     tcase_add_test(tc, memfd_hoarders_hit_the_arena_caps_and_leave_nothing_behind);
     tcase_add_test(tc, with_two_workers_both_loops_serve_and_status_adds_up);

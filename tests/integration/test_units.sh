@@ -19,6 +19,7 @@ make_root() {   # service-file → prints the root
              "$root/etc/systemd/system/sysinit.target.wants" "$root/etc/systemd/system/sockets.target.wants"
     ln -s usr/bin "$root/bin"; ln -s usr/sbin "$root/sbin"; ln -s usr/lib "$root/lib"
     cp "$randd" "$root/usr/sbin/randd"
+    cp "$(type -P true)" "$root/usr/bin/true"         # randd.socket's ExecStartPre=
     cp -r /usr/lib/systemd/system "$root/usr/lib/systemd/"
     cp "$1" "$root/etc/systemd/system/randd.service"
     cp "$units/randd.socket" "$units/randd-egd.socket" "$units/randd-metrics.service" \

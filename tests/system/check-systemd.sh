@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # randd under a real systemd, installed as an operator installs it: the .debs of `make deb` in
 # a minimal Debian 12 root (debootstrap --variant=minbase, cached under BUILD/systemd), booted
-# with systemd-nspawn and driven from outside through nsenter. Checks boot order, notify,
-# reload, socket activation, hardening and the EGD sockets; then reboots with randd-egd.socket
-# and randd-metrics.timer enabled and checks them at boot, the watchdog, and a clean poweroff.
+# with systemd-nspawn and driven from outside through nsenter. Checks boot order, notify, the
+# VM generation word, reload, socket activation, hardening and the EGD sockets; then reboots
+# with randd-egd.socket and randd-metrics.timer enabled and checks them at boot, the watchdog,
+# and a clean poweroff.
 # Needs root.
 #
 # usage: check-systemd.sh BUILD      (make check-systemd builds the .debs first)
@@ -245,6 +246,39 @@ text=$(prop randd.service StatusText)
 [ "$text" = "Serving on /run/randd/randd.sock" ] && pass "StatusText carries randd's STATUS: \"$text\"" ||
     fail "StatusText is \"$text\", not randd's \"Serving on /run/randd/randd.sock\""
 
+# --- the VM generation word ------------------------------------------------------------------
+
+# randd publishes it beside the socket, in /run/randd, which randd.socket makes randd's
+# dynamic user's; a client that is not root maps it with librandd's checks (randctl status
+# says whether it did, or why not). Checked again after a restart, a clean stop (removed) and
+# the watchdog's kill (the leftover replaced).
+section "VM generation word"
+word=/run/randd/randd.sock.generation
+randd_uid() { ct awk '$1 == "Uid:" { print $2 }' /proc/"$(main_pid)"/status; }
+published() { ct test -f "$word"; }
+check_word() {   # check_word WHEN
+    local uid out line
+    wait_for "randd to publish $word" published
+    uid=$(randd_uid)
+    out=$(ct stat -c '%F %u %a %h %s' "$word" 2>&1)
+    [ "$out" = "regular file $uid 644 1 4096" ] &&
+        pass "$word$1: a regular file of randd's uid $uid, mode 0644, one link, one page" ||
+        fail "$word$1: \"$out\", wanted \"regular file $uid 644 1 4096\" (randd's uid $uid)"
+    out=$(ct stat -c '%F %u %a' /run/randd 2>&1)
+    [ "$out" = "directory $uid 755" ] && pass "/run/randd$1: a directory of randd's uid, mode 0755" ||
+        fail "/run/randd$1: \"$out\", wanted \"directory $uid 755\""
+    line=$(as_nobody randctl status 2>&1 | grep '^librandd.vm_generation_word: ')
+    [[ $line == "librandd.vm_generation_word: mapped $word "* ]] &&
+        pass "an unprivileged client maps it$1: ${line#*: }" ||
+        fail "an unprivileged client$1: ${line:-no librandd.vm_generation_word line in randctl status}"
+}
+check_word ""
+ino=$(ct stat -c %i "$word")
+ct systemctl restart randd.service || fail "systemctl restart randd failed"
+check_word " after systemctl restart randd"
+[ "$(ct stat -c %i "$word")" != "$ino" ] && pass "the restarted randd published a new file" ||
+    fail "$word is the same inode ($ino) after a restart: adopted, not made afresh"
+
 # --- hardening -------------------------------------------------------------------------------
 
 section "hardening"
@@ -319,6 +353,7 @@ pid=$(main_pid)
 ct systemctl stop randd.service 2>/dev/null     # it warns that randd.socket can start it again
 ! active randd.service && active randd.socket && pass "randd.service stopped, randd.socket still listening" ||
     fail "after stopping: randd.service $(ct systemctl is-active randd.service), randd.socket $(ct systemctl is-active randd.socket)"
+ct test -e "$word" && fail "$word outlived randd's clean stop" || pass "a clean stop removed $word"
 clients=()
 for i in $(seq 16); do
     as_nobody randctl bytes 1024 --hex >"$work/client.$i" 2>&1 & clients+=($!)
@@ -384,6 +419,7 @@ if ! [[ $pid =~ ^[1-9][0-9]*$ ]]; then          # never kill 0: that is the call
     fail "randd is not running (MainPID \"$pid\"): nothing to stop"
 elif [ "$wd" -gt 0 ]; then
     mark
+    ino=$(ct stat -c %i "$word")
     ct sh -c 'kill -STOP "$1"' sh "$pid"       # the shell's kill: the root has no kill(1)
     t0=$SECONDS
     restarted() { active randd.service && [ "$(main_pid)" != "$pid" ] && [ "$(main_pid)" != 0 ]; }
@@ -395,6 +431,9 @@ elif [ "$wd" -gt 0 ]; then
             pass "the journal says it was the watchdog" || fail "randd was restarted, but not by its watchdog"
         [ "$(prop randd.service NRestarts)" -gt "$restarts" ] &&
             pass "NRestarts went up ($restarts -> $(prop randd.service NRestarts))" || fail "NRestarts stayed at $restarts"
+        check_word " after the watchdog's restart"
+        [ "$(ct stat -c %i "$word")" != "$ino" ] && pass "the killed randd's leftover was replaced" ||
+            fail "$word is the killed randd's file (inode $ino): adopted, not replaced"
     else
         fail "randd stopped with SIGSTOP was not restarted"
         ct sh -c 'kill -CONT "$1"' sh "$pid"

@@ -1,0 +1,360 @@
+/* The generation word's file (lib/generation.c): randd publishes a file it has just made and
+ * never one it finds (another user's, a hard link, a wrong size, a symlink); it replaces only
+ * its own leftover, retiring it for the clients still mapping it, and removes on withdraw only
+ * the file it made. Clients map only a file no one but root or the directory's owner could
+ * have written, in a directory no one else may write, and say why not. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "generation.h"
+#include "runner.h"
+
+#define NOBODY 65534
+
+static char dir[64], path[128], why[512];
+
+static void make_dir(mode_t mode)
+{
+    strcpy(dir, "/tmp/randd-test-generation-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_int_eq(chmod(dir, mode), 0);
+    snprintf(path, sizeof(path), "%s/randd.sock.generation", dir);
+    why[0] = '\0';
+}
+
+static void remove_dir(void)
+{
+    char cmd[128];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A file at p: size bytes of c, mode, owner uid. */
+static void put_file(const char *p, off_t size, int c, mode_t mode, uid_t uid)
+{
+    int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    char block[512];
+
+    ck_assert_int_ge(fd, 0);
+    memset(block, c, sizeof(block));
+    for (off_t done = 0; done < size; done += (off_t)sizeof(block))
+        ck_assert_int_eq(write(fd, block, sizeof(block)), sizeof(block));
+    ck_assert_int_eq(ftruncate(fd, size), 0);
+    ck_assert_int_eq(fchmod(fd, mode), 0);
+    ck_assert_int_eq(fchown(fd, uid, (gid_t)-1), 0);
+    close(fd);
+}
+
+static bool need_root(const char *test)
+{
+    if (geteuid() == 0)
+        return true;
+    fprintf(stderr, "SKIP %s: needs root to make files of another uid; CI runs as root\n",
+            test);
+    return false;
+}
+
+static void assert_file_is(const char *p, const struct stat *before, int c)
+{
+    struct stat st;
+    char buf[16];
+    int fd;
+
+    ck_assert_int_eq(lstat(p, &st), 0);
+    ck_assert_msg(st.st_ino == before->st_ino && st.st_uid == before->st_uid &&
+                  st.st_mode == before->st_mode && st.st_size == before->st_size,
+                  "%s was changed: inode %lu uid %u mode %o size %lld, was %lu %u %o %lld", p,
+                  (unsigned long)st.st_ino, st.st_uid, st.st_mode, (long long)st.st_size,
+                  (unsigned long)before->st_ino, before->st_uid, before->st_mode,
+                  (long long)before->st_size);
+    if (S_ISREG(st.st_mode) && st.st_size > 0) {
+        size_t n = st.st_size < (off_t)sizeof(buf) ? (size_t)st.st_size : sizeof(buf);
+
+        fd = open(p, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_eq(read(fd, buf, n), (ssize_t)n);
+        close(fd);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_msg(buf[i] == c, "%s's content was rewritten", p);
+    }
+}
+
+/* --- publishing --------------------------------------------------------------------------- */
+
+START_TEST(publish_makes_a_fresh_page_mode_0644_with_one_link)
+{
+    struct randd_generation g;
+    struct stat st;
+    mode_t old = umask(077);            /* the unit's UMask= */
+
+    make_dir(0755);
+    ck_assert_msg(randd_generation_publish(&g, path, why, sizeof(why)) == 0, "%s", why);
+    umask(old);
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    ck_assert_int_eq(st.st_size, RANDD_GENERATION_FILE_SIZE);
+    ck_assert_uint_eq(st.st_mode & 07777, 0644);
+    ck_assert_uint_eq(st.st_nlink, 1);
+    ck_assert_uint_eq(st.st_uid, geteuid());
+    ck_assert_uint_eq(randd_generation_load(g.word), 0);
+    ck_assert_int_eq(randd_generation_withdraw(&g), 0);
+    ck_assert_int_eq(rmdir(dir), 0);    /* nothing left beside it: no temporary file */
+}
+END_TEST
+
+START_TEST(publish_leaves_another_users_file_alone)
+{
+    struct randd_generation g;
+    struct stat before;
+
+    if (!need_root("publish_leaves_another_users_file_alone"))
+        return;
+    make_dir(0755);
+    put_file(path, RANDD_GENERATION_FILE_SIZE, 'A', 0644, NOBODY);
+    ck_assert_int_eq(lstat(path, &before), 0);
+    ck_assert_int_eq(randd_generation_publish(&g, path, why, sizeof(why)), -EEXIST);
+    ck_assert_ptr_null(g.word);
+    ck_assert_msg(strstr(why, path) && strstr(why, "uid 65534"), "why: %s", why);
+    assert_file_is(path, &before, 'A');
+    remove_dir();
+}
+END_TEST
+
+/* With fs.protected_hardlinks = 0 a user may link a root-only file there: randd must neither
+ * write it nor chmod it. */
+START_TEST(publish_leaves_a_hard_link_alone)
+{
+    char target[160];
+    struct randd_generation g;
+    struct stat before;
+
+    make_dir(0755);
+    snprintf(target, sizeof(target), "%s/secret", dir);
+    put_file(target, RANDD_GENERATION_FILE_SIZE, 'S', 0600, geteuid());
+    ck_assert_int_eq(link(target, path), 0);
+    ck_assert_int_eq(lstat(target, &before), 0);
+    ck_assert_int_eq(randd_generation_publish(&g, path, why, sizeof(why)), -EEXIST);
+    ck_assert_msg(strstr(why, "2 links"), "why: %s", why);
+    assert_file_is(target, &before, 'S');
+    assert_file_is(path, &before, 'S');
+    /* Even one that looks like randd's page in every other way. */
+    ck_assert_int_eq(chmod(target, 0644), 0);
+    ck_assert_int_eq(lstat(target, &before), 0);
+    ck_assert_int_eq(randd_generation_publish(&g, path, why, sizeof(why)), -EEXIST);
+    assert_file_is(target, &before, 'S');
+    assert_file_is(path, &before, 'S');
+    remove_dir();
+}
+END_TEST
+
+START_TEST(publish_leaves_a_file_of_the_wrong_size_a_symlink_or_a_directory_alone)
+{
+    struct randd_generation g;
+    struct stat before;
+
+    make_dir(0755);
+    put_file(path, 8, 'x', 0644, geteuid());               /* a truncated page */
+    ck_assert_int_eq(lstat(path, &before), 0);
+    ck_assert_int_eq(randd_generation_publish(&g, path, why, sizeof(why)), -EEXIST);
+    ck_assert_msg(strstr(why, "8 bytes"), "why: %s", why);
+    assert_file_is(path, &before, 'x');
+    ck_assert_int_eq(unlink(path), 0);
+
+    ck_assert_int_eq(symlink("/etc/passwd", path), 0);
+    ck_assert_int_eq(lstat(path, &before), 0);
+    ck_assert_int_eq(randd_generation_publish(&g, path, why, sizeof(why)), -EEXIST);
+    ck_assert_msg(strstr(why, "not a regular file"), "why: %s", why);
+    assert_file_is(path, &before, 0);
+    ck_assert_int_eq(unlink(path), 0);
+
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    ck_assert_int_eq(randd_generation_publish(&g, path, why, sizeof(why)), -EEXIST);
+    ck_assert_int_eq(rmdir(path), 0);
+    remove_dir();
+}
+END_TEST
+
+/* A randd that died (SIGKILL, the watchdog) left its file: the next one replaces it with a
+ * new file, and the clients still mapping the old one are told to move. */
+START_TEST(publish_replaces_its_own_leftover_and_retires_it)
+{
+    struct randd_generation first, second;
+    const uint64_t *old;
+    struct stat st;
+
+    make_dir(0755);
+    ck_assert_msg(randd_generation_publish(&first, path, why, sizeof(why)) == 0, "%s", why);
+    old = randd_generation_map(path, why, sizeof(why));
+    ck_assert_msg(old != NULL, "%s", why);
+    ck_assert(!randd_generation_retired(old));
+    ck_assert_msg(randd_generation_publish(&second, path, why, sizeof(why)) == 0, "%s", why);
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert_uint_eq(st.st_ino, second.ino);
+    ck_assert_uint_ne(st.st_ino, first.ino);
+    ck_assert(randd_generation_retired(old));
+    ck_assert_uint_eq(randd_generation_load(old), 1);          /* clients reseed */
+    randd_generation_unmap(old);
+    ck_assert_int_eq(randd_generation_withdraw(&second), 0);
+    ck_assert_int_eq(access(path, F_OK), -1);
+    /* first's file is gone: its withdraw touches no path, whatever is there now. */
+    put_file(path, 4, 'z', 0600, geteuid());
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert_int_eq(randd_generation_withdraw(&first), 0);
+    assert_file_is(path, &st, 'z');
+    remove_dir();
+}
+END_TEST
+
+START_TEST(withdraw_removes_the_file_only_while_it_is_the_one_published)
+{
+    struct randd_generation g;
+    const uint64_t *client;
+    struct stat st;
+    char other[160];
+
+    make_dir(0755);
+    ck_assert_msg(randd_generation_publish(&g, path, why, sizeof(why)) == 0, "%s", why);
+    client = randd_generation_map(path, why, sizeof(why));
+    ck_assert_msg(client != NULL, "%s", why);
+    ck_assert_int_eq(randd_generation_withdraw(&g), 0);
+    ck_assert_int_eq(access(path, F_OK), -1);
+    ck_assert(randd_generation_retired(client));
+    randd_generation_unmap(client);
+
+    ck_assert_msg(randd_generation_publish(&g, path, why, sizeof(why)) == 0, "%s", why);
+    snprintf(other, sizeof(other), "%s/other", dir);
+    put_file(other, 16, 'o', 0644, geteuid());
+    ck_assert_int_eq(rename(other, path), 0);                 /* replaced meanwhile */
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert_int_eq(randd_generation_withdraw(&g), 0);
+    assert_file_is(path, &st, 'o');
+    remove_dir();
+}
+END_TEST
+
+/* --- mapping ------------------------------------------------------------------------------ */
+
+START_TEST(a_client_maps_the_file_randd_published)
+{
+    struct randd_generation g;
+    const uint64_t *word;
+
+    make_dir(0755);
+    ck_assert_msg(randd_generation_publish(&g, path, why, sizeof(why)) == 0, "%s", why);
+    word = randd_generation_map(path, why, sizeof(why));
+    ck_assert_msg(word != NULL, "a client refused randd's own file: %s", why);
+    randd_generation_bump(g.word);
+    ck_assert_uint_eq(randd_generation_load(word), 1);
+    randd_generation_unmap(word);
+    ck_assert_int_eq(randd_generation_withdraw(&g), 0);
+    remove_dir();
+}
+END_TEST
+
+/* Under systemd the directory and the file belong to randd's dynamic user, not root. */
+START_TEST(a_client_maps_a_file_of_the_directorys_owner)
+{
+    const uint64_t *word;
+
+    if (!need_root("a_client_maps_a_file_of_the_directorys_owner"))
+        return;
+    make_dir(0755);
+    ck_assert_int_eq(chown(dir, NOBODY, (gid_t)-1), 0);
+    put_file(path, RANDD_GENERATION_FILE_SIZE, 0, 0644, NOBODY);
+    word = randd_generation_map(path, why, sizeof(why));
+    ck_assert_msg(word != NULL, "refused: %s", why);
+    randd_generation_unmap(word);
+    remove_dir();
+}
+END_TEST
+
+/* refused(what): the client does not map path, and why names it and says what. */
+static void assert_refused(const char *what)
+{
+    const uint64_t *word;
+
+    why[0] = '\0';
+    word = randd_generation_map(path, why, sizeof(why));
+    ck_assert_msg(word == NULL, "mapped a file that is %s", what);
+    ck_assert_msg(strstr(why, path) && strstr(why, what), "why \"%s\", wanted the path and "
+                  "\"%s\"", why, what);
+}
+
+START_TEST(a_client_refuses_a_file_someone_else_could_have_written)
+{
+    char other[160];
+
+    if (!need_root("a_client_refuses_a_file_someone_else_could_have_written"))
+        return;
+    make_dir(0755);
+    put_file(path, RANDD_GENERATION_FILE_SIZE, 0, 0644, NOBODY);
+    assert_refused("owned by uid 65534, neither root nor its directory's owner");
+    ck_assert_int_eq(unlink(path), 0);
+
+    put_file(path, RANDD_GENERATION_FILE_SIZE, 0, 0666, 0);
+    assert_refused("writable by others (mode 0666)");
+    ck_assert_int_eq(chmod(path, 0664), 0);
+    assert_refused("writable by others (mode 0664)");
+    ck_assert_int_eq(chmod(path, 0644), 0);
+
+    snprintf(other, sizeof(other), "%s/other", dir);
+    ck_assert_int_eq(link(path, other), 0);
+    assert_refused("2 links, not one");
+    ck_assert_int_eq(unlink(other), 0);
+
+    ck_assert_int_eq(truncate(path, 8), 0);                   /* SIGBUS past the end */
+    assert_refused("8 bytes, not one page");
+    ck_assert_int_eq(truncate(path, 8192), 0);
+    assert_refused("8192 bytes, not one page");
+    ck_assert_int_eq(unlink(path), 0);
+
+    ck_assert_int_eq(mkfifo(path, 0644), 0);                  /* and it must not hang */
+    assert_refused("not a regular file");
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(symlink(other, path), 0);
+    put_file(other, RANDD_GENERATION_FILE_SIZE, 0, 0644, 0);
+    ck_assert_ptr_null(randd_generation_map(path, why, sizeof(why)));   /* O_NOFOLLOW */
+    ck_assert_int_eq(unlink(path), 0);
+
+    put_file(path, RANDD_GENERATION_FILE_SIZE, 0, 0644, 0);
+    ck_assert_int_eq(chmod(dir, 01777), 0);            /* /tmp: anyone could replace it */
+    assert_refused("its directory is writable by others (mode 1777)");
+    ck_assert_int_eq(chmod(dir, 0775), 0);
+    assert_refused("its directory is writable by others (mode 0775)");
+    remove_dir();
+}
+END_TEST
+
+START_TEST(a_client_without_a_file_says_so)
+{
+    make_dir(0755);
+    assert_refused("No such file or directory");
+    remove_dir();
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("generation");
+    TCase *publish = tcase_create("publish"), *map = tcase_create("map");
+
+    tcase_add_test(publish, publish_makes_a_fresh_page_mode_0644_with_one_link);
+    tcase_add_test(publish, publish_leaves_another_users_file_alone);
+    tcase_add_test(publish, publish_leaves_a_hard_link_alone);
+    tcase_add_test(publish,
+                   publish_leaves_a_file_of_the_wrong_size_a_symlink_or_a_directory_alone);
+    tcase_add_test(publish, publish_replaces_its_own_leftover_and_retires_it);
+    tcase_add_test(publish, withdraw_removes_the_file_only_while_it_is_the_one_published);
+    tcase_add_test(map, a_client_maps_the_file_randd_published);
+    tcase_add_test(map, a_client_maps_a_file_of_the_directorys_owner);
+    tcase_add_test(map, a_client_refuses_a_file_someone_else_could_have_written);
+    tcase_add_test(map, a_client_without_a_file_says_so);
+    suite_add_tcase(s, publish);
+    suite_add_tcase(s, map);
+    return s;
+}

@@ -138,7 +138,7 @@ $(BUILD)/daemon/%.o: daemon/%.c | $(BUILD)/daemon/
 
 $(BUILD)/cli/%.o: randctl/%.c | $(BUILD)/cli/
 	$(call say,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) -Irandctl -fPIE -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) -DRANDD_VERSION='"$(VERSION)"' -Irandctl -fPIE -c -o $@ $<
 
 # The internal archive for the benchmark's engine figures (Cymric, Randen beside AES).
 $(BUILD)/randctl: $(RANDCTL_SRC:randctl/%.c=$(BUILD)/cli/%.o) $(INTERNAL_LIB) $(BUILD)/librandd.a

@@ -1359,5 +1359,6 @@ out:
 
 const struct command cmd_benchmark = {
     "benchmark", "benchmark [--seconds S] [--clients N,...] [--compare-workers RANDD] "
-                 "[--json | --csv | --fail-on-miss]", run_benchmark,
+                 "[--json | --csv | --fail-on-miss]  randd beside the alternatives: "
+                 "throughput, latency, clients", run_benchmark,
 };

@@ -8,6 +8,17 @@ export RANDD_SOCKET=$work/randd.sock
 "$RANDCTL" status >/dev/null 2>&1; rc=$?
 check "no daemon: exit 3" '[ $rc = 3 ]'
 
+out=$("$RANDCTL" --version); rc=$?
+check "--version: exit 0, randctl and a version" '[ $rc = 0 ] && [[ $out =~ ^randctl\ [0-9]+\.[0-9]+ ]]'
+# --help: every summary starts in the same column, on the command's line or the next.
+"$RANDCTL" --help >"$work/help"
+summary_columns() {   # the column of each summary: the text after a run of 2+ blanks
+    awk '/^The socket/ { exit } NR > 2 && match(substr($0, 3), /  +[^ ]/) { print RSTART + RLENGTH + 1 }' \
+        "$work/help"
+}
+check "--help: every command's summary starts in one column" \
+    '[ "$(summary_columns | sort -u | wc -l)" = 1 ] && [ "$(summary_columns | wc -l)" -ge 9 ]'
+
 printf 'socket_mode = 0660\n' >"$work/randd.conf"
 "$RANDD" --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
 pid=$!
@@ -19,6 +30,10 @@ out=$("$RANDCTL" status --json)
 check "status --json" 'grep -q "\"ready\":true" <<<"$out"'
 out=$("$RANDCTL" bytes 32 --hex)
 check "bytes 32 --hex: 64 hex digits" '[[ $out =~ ^[0-9a-f]{64}$ ]]'
+out=$(RANDD_SOCKET=$work/none.sock "$RANDCTL" bytes 32 --hex --socket "$RANDD_SOCKET")
+check "--socket after the command" '[[ $out =~ ^[0-9a-f]{64}$ ]]'
+"$RANDCTL" bytes 4 --socket >/dev/null 2>&1; rc=$?
+check "--socket without a path: exit 2" '[ $rc = 2 ]'
 out=$("$RANDCTL" bytes 30 --base64)
 check "bytes 30 --base64: 40 characters" '[[ $out =~ ^[A-Za-z0-9+/]{40}$ ]]'
 n=$("$RANDCTL" bytes 100000 --raw | wc -c)

@@ -170,7 +170,7 @@ run_block() {
             "$work/got.$n" "$work/rc.$n" >>"$script"
         cmd=
     done <"$file"
-    timeout $((WAIT * 5)) bash "$script" "$cwd"
+    timeout $((WAIT * 10)) bash "$script" "$cwd"      # randctl(1)'s includes a benchmark
     for ((i = 1; i <= n; i++)); do
         local c; c=$(head -1 "$work/cmd.$i")
         local rc; rc=$(cat "$work/rc.$i" 2>/dev/null || echo "none (timed out)")

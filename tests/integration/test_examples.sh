@@ -13,6 +13,8 @@
 #   example config   a randd.conf snippet: randd --check-config must accept it.
 #   example daemon   each command starts a randd: it must answer on its --socket, and exit 0
 #                    on SIGTERM.
+#   example openssl.cnf   an OpenSSL configuration: with it, openssl lists randd.so's seed
+#                    source, and openssl rand makes the daemon count a SEED request.
 #   example skip: why   not run here, for the reason given; listed in this test's output.
 # A block that looks like a shell command and carries no marker fails the test, so a new
 # example cannot be left out by accident.
@@ -217,6 +219,28 @@ run_daemon() {
     done <"$2"
 }
 
+# run_openssl_cnf WHERE FILE: an openssl.cnf that seeds OpenSSL from this test's daemon.
+seeds() { "$RANDCTL" status 2>/dev/null | sed -n 's/^requests\.seed: //p'; }
+run_openssl_cnf() {
+    local before out
+    if ! command -v openssl >/dev/null; then
+        skipped+=("$1: $(head -1 "$2") ... (this machine has no openssl)")
+        return
+    fi
+    cp "$2" "$work/openssl.cnf"
+    ossl() { LD_PRELOAD=$asan_preload OPENSSL_CONF=$work/openssl.cnf openssl "$@"; }
+    if ! out=$(ossl list -random-generators 2>&1) || ! grep -q 'RANDD @ randd' <<<"$out"; then
+        fail "$1: with this openssl.cnf, openssl lists no RANDD seed source: $out"
+        return
+    fi
+    before=$(seeds)
+    if out=$(ossl rand -hex 16 2>&1) && [ "$(seeds)" -gt "$before" ]; then
+        pass "$1: the openssl.cnf seeds openssl rand from randd"
+    else
+        fail "$1: openssl rand with this openssl.cnf made no SEED request ($before): $out"
+    fi
+}
+
 # An unmarked block that reads as a shell command: "$ " prompts, or a command of this project
 # or one the documents use, not followed by " = " (a config line).
 looks_like_shell() {
@@ -259,6 +283,7 @@ for doc in "${docs[@]}"; do
         run) run_block "$where" "$block"; ran=$((ran + 1)) ;;
         config) run_config "$where" "$block"; ran=$((ran + 1)) ;;
         daemon) run_daemon "$where" "$block"; ran=$((ran + 1)) ;;
+        openssl.cnf) run_openssl_cnf "$where" "$block"; ran=$((ran + 1)) ;;
         skip:) skipped+=("$where: $(head -1 "$block") ... ($reason)") ;;
         unmarked) if looks_like_shell "$block"; then
                       fail "$where: a shell example with no marker" \

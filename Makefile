@@ -97,7 +97,8 @@ BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $
 
 all: lib $(DAEMON_BIN) $(RANDCTL_BIN) $(PROVIDER)
 
-lib: $(BUILD)/librandd.a $(BUILD)/librandd.so $(INTERNAL_LIB)
+lib: $(BUILD)/librandd.a $(BUILD)/librandd.so $(BUILD)/$(LIB_SONAME) \
+     $(BUILD)/librandd-uninstalled.pc $(INTERNAL_LIB)
 
 # Library objects are position-independent so one set serves both the .a and the .so. The
 # public library sees lib/ only: it cannot reach into the engines by mistake.
@@ -113,6 +114,17 @@ $(BUILD)/librandd.so: $(LIB_OBJ) $(LIB_MAP)
 	$(call say,LD,$@)
 	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=$(LIB_MAP) $(LINK_HARD) \
 	  $(LDFLAGS) -o $@ $(LIB_OBJ) $(LIBS)
+
+# Linking from the build tree: a program linked with -L$(BUILD) -lrandd asks for the soname at
+# run time (LD_LIBRARY_PATH=$(BUILD)), and pkg-config prefers librandd-uninstalled.pc, its
+# convention for a library not installed, when PKG_CONFIG_PATH=$(BUILD). Neither is installed.
+$(BUILD)/$(LIB_SONAME): $(BUILD)/librandd.so
+	$(Q)ln -sf librandd.so $@
+
+$(BUILD)/librandd-uninstalled.pc: lib/librandd.pc.in | $(BUILD)/
+	$(call say,GEN,$@)
+	$(Q)sed -e 's|@PREFIX@|$(abspath .)|' -e 's|@LIBDIR@|$(abspath $(BUILD))|' \
+	  -e 's|^includedir=.*|includedir=$${prefix}/lib|' -e 's|@VERSION@|$(VERSION)|' $< >$@
 
 $(BUILD)/internal/%.o: internal/%.c | $(BUILD)/internal/
 	$(call say,CC,$<)
@@ -138,7 +150,7 @@ $(BUILD)/daemon/%.o: daemon/%.c | $(BUILD)/daemon/
 
 $(BUILD)/cli/%.o: randctl/%.c | $(BUILD)/cli/
 	$(call say,CC,$<)
-	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) -Irandctl -fPIE -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(INTERNAL_CFLAGS) -DRANDD_VERSION='"$(VERSION)"' -Irandctl -fPIE -c -o $@ $<
 
 # The internal archive for the benchmark's engine figures (Cymric, Randen beside AES).
 $(BUILD)/randctl: $(RANDCTL_SRC:randctl/%.c=$(BUILD)/cli/%.o) $(INTERNAL_LIB) $(BUILD)/librandd.a

@@ -21,6 +21,16 @@
 #define CAPTURE_CHUNK 4096
 #define CAPTURE_WAIT_MS 60000    /* a device or the jitter worker silent this long: give up */
 
+static const char *const capture_sources[] = { "rdseed", "hwrng", "jitter", "getrandom" };
+
+bool capture_is_source(const char *name)
+{
+    for (size_t i = 0; i < sizeof(capture_sources) / sizeof(capture_sources[0]); i++)
+        if (!strcmp(name, capture_sources[i]))
+            return true;
+    return false;
+}
+
 static int open_source(struct source *s, const struct config *c, const char *name, char *why,
                        size_t whylen)
 {

@@ -3,9 +3,13 @@
 #ifndef RANDD_CAPTURE_H
 #define RANDD_CAPTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "config.h"
+
+/* Whether name is a source --capture knows: a usage error is caught before anything opens. */
+bool capture_is_source(const char *name);
 
 /* Captures count samples of source name (rdseed, hwrng, jitter or getrandom) into path.
  * Returns 0 with a summary in why (the health tests' outcome included), or a negative

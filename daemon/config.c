@@ -328,8 +328,19 @@ static int error_at(char *err, size_t errlen, const char *name, unsigned line, c
                     ...)
 {
     va_list ap;
-    int n = snprintf(err, errlen, "%s:%u: ", name, line);
+    size_t used = strnlen(err, errlen);
+    int n;
 
+    /* Every problem the file has, one a line: a fix-and-retry loop per error is tedious. */
+    if (used + 1 >= errlen)
+        return -1;
+    err += used;
+    errlen -= used;
+    if (used) {
+        *err++ = '\n';
+        errlen--;
+    }
+    n = snprintf(err, errlen, "%s:%u: ", name, line);
     va_start(ap, fmt);
     if (n >= 0 && (size_t)n < errlen)
         vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
@@ -342,7 +353,10 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
     struct config c;
     unsigned first_line[NKEYS] = { 0 }, lineno = 0;
     char buf[MAX_LINE + 2], why[96];
+    int rc = 0;
 
+    if (errlen)
+        err[0] = '\0';
     config_defaults(&c);
     while (fgets(buf, sizeof(buf), f)) {
         char *line, *eq, *key, *value, *hash;
@@ -351,8 +365,12 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
         size_t i;
 
         lineno++;
-        if (!strchr(buf, '\n') && !feof(f))
-            return error_at(err, errlen, name, lineno, "line longer than %d bytes", MAX_LINE);
+        if (!strchr(buf, '\n') && !feof(f)) {
+            rc = error_at(err, errlen, name, lineno, "line longer than %d bytes", MAX_LINE);
+            while (fgets(buf, sizeof(buf), f) && !strchr(buf, '\n'))
+                ;                                   /* the rest of that line */
+            continue;
+        }
         for (hash = buf; (hash = strchr(hash, '#')); hash++)   /* comment: line start or after blank */
             if (hash == buf || hash[-1] == ' ' || hash[-1] == '\t') {
                 *hash = '\0';
@@ -361,30 +379,41 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
         line = trim(buf);
         if (!*line)
             continue;
-        if (!(eq = strchr(line, '=')))
-            return error_at(err, errlen, name, lineno, "%s: expected 'key = value'", line);
+        if (!(eq = strchr(line, '='))) {
+            rc = error_at(err, errlen, name, lineno, "%s: expected 'key = value'", line);
+            continue;
+        }
         *eq = '\0';
         key = trim(line);
         value = trim(eq + 1);
         for (i = 0; i < NKEYS && !k; i++)
             if (!strcmp(keys[i].name, key))
                 k = &keys[i];
-        if (!k)
-            return error_at(err, errlen, name, lineno, "%s: unknown key", *key ? key : "(empty)");
+        if (!k) {
+            rc = error_at(err, errlen, name, lineno, "%s: unknown key", *key ? key : "(empty)");
+            continue;
+        }
         i = (size_t)(k - keys);
-        if (first_line[i])
-            return error_at(err, errlen, name, lineno, "%s: duplicate key (first set at line %u)",
-                            key, first_line[i]);
+        if (first_line[i]) {
+            rc = error_at(err, errlen, name, lineno, "%s: duplicate key (first set at line %u)",
+                          key, first_line[i]);
+            continue;
+        }
         first_line[i] = lineno;
-        if (!*value)
-            return error_at(err, errlen, name, lineno, "%s: empty value", key);
-        if ((problem = set_value(k, &c, value, why, sizeof(why))))
-            return error_at(err, errlen, name, lineno, "%s: %s: \"%s\"", key, problem, value);
+        if (!*value) {
+            rc = error_at(err, errlen, name, lineno, "%s: empty value", key);
+            continue;
+        }
+        if ((problem = set_value(k, &c, value, why, sizeof(why)))) {
+            rc = error_at(err, errlen, name, lineno, "%s: %s: \"%s\"", key, problem, value);
+            continue;
+        }
     }
     if (ferror(f))
-        return error_at(err, errlen, name, lineno, "read error: %s", strerror(errno));
-    *out = c;
-    return 0;
+        rc = error_at(err, errlen, name, lineno, "read error: %s", strerror(errno));
+    if (rc == 0)
+        *out = c;
+    return rc;
 }
 
 int config_load(struct config *out, const char *path, bool missing_ok, char *err, size_t errlen)

@@ -6,6 +6,7 @@
  * search thread. With workers > 1, that many worker threads serve them (workers.c), and this
  * thread runs its callbacks under pool_lock, the one lock they share. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "capture.h"
@@ -87,9 +89,10 @@ static void usage(FILE *to)
             "  -s, --socket PATH   client socket, overriding the config's socket\n"
             "  -f, --foreground    stay in the foreground, log to stderr (randd never forks;\n"
             "                      accepted for init scripts that pass it)\n"
-            "      --check-config  validate the configuration and exit\n"
-            "      --reload PID    validate the configuration, then have the randd running as\n"
-            "                      PID re-read it (SIGHUP); an invalid file is not sent and\n"
+            "      --check-config  validate the configuration (every error) and exit\n"
+            "      --reload PID    validate the file the randd running as PID reads (the\n"
+            "                      --config on its command line, else the default), then have\n"
+            "                      it re-read it (SIGHUP); an invalid file is not sent and\n"
             "                      exits 1 (systemd's ExecReload= runs this)\n"
             "      --capture SOURCE --count N --output FILE\n"
             "                      write N raw samples of SOURCE (rdseed, hwrng, jitter or\n"
@@ -125,8 +128,24 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         case 's': r->socket_override = optarg; break;
         case 'f': break;
         case 'C': *check_only = true; break;
-        case 'R': r->capture_source = optarg; break;
-        case 'N': r->capture_count = strtoull(optarg, NULL, 10); break;
+        case 'R':
+            if (!capture_is_source(optarg)) {
+                fprintf(stderr, "randd: --capture: \"%s\": not a source (rdseed, hwrng, "
+                                "jitter or getrandom)\n", optarg);
+                return 2;
+            }
+            r->capture_source = optarg;
+            break;
+        case 'N':
+            errno = 0;
+            r->capture_count = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || *optarg < '0' || *optarg > '9' ||
+                r->capture_count == 0) {
+                fprintf(stderr, "randd: --count: not a count of samples (1 or more): \"%s\"\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case 'O': r->capture_output = optarg; break;
         case 'L':
             errno = 0;
@@ -159,13 +178,15 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
     return -1;
 }
 
-/* Loads into *out; the socket override wins over the file. Logs and returns -1 on error. */
+/* Loads into *out; the socket override wins over the file. Logs every problem the file has,
+ * one line each, and returns -1 on error. */
 static int load_config(struct randd *r, struct config *out)
 {
-    char err[512];
+    char err[4096];
 
     if (config_load(out, r->config_path, !r->config_given, err, sizeof(err)) < 0) {
-        log_err("%s", err);
+        for (char *line = strtok(err, "\n"); line; line = strtok(NULL, "\n"))
+            log_err("%s", line);
         return -1;
     }
     if (r->socket_override) {
@@ -471,6 +492,110 @@ static void reload(struct randd *r)
     log_notice("reload: %s applied", r->config_path);
 }
 
+/* --- randd --reload PID: the daemon's own file -------------------------------------- */
+
+/* Whether arg is --config (or getopt_long's abbreviation of it, "--con" and longer). */
+static bool is_config_option(const char *arg, const char **value)
+{
+    size_t n = strcspn(arg, "=");
+
+    if (n < 5 || n > 8 || strncmp(arg, "--config", n))
+        return false;
+    *value = arg[n] == '=' ? arg + n + 1 : NULL;
+    return true;
+}
+
+/* The file the randd at pid re-reads on SIGHUP is the one its own command line names (or the
+ * default), whatever this command was given: it is read from /proc/PID/cmdline, after the
+ * argument that names randd, and a relative one is resolved against the daemon's directory.
+ * A process whose command line names no randd is not signalled: SIGHUP kills most programs.
+ * Sets r->config_path (in path) and r->config_given; returns 0, or -1 having said why. */
+static int find_daemon_config(struct randd *r, char *path, size_t len)
+{
+    static const char *const with_value[] = { "-s", "--socket", "--reload", "--capture",
+                                              "--count", "--output" };
+    char proc[64], cmdline[8192], cwd[PATH_MAX];
+    const char *named = NULL, *end;
+    bool after_randd = false;
+    ssize_t n = 0, got;
+    int fd;
+
+    snprintf(proc, sizeof(proc), "/proc/%ld/cmdline", (long)r->reload_pid);
+    if ((fd = open(proc, O_RDONLY | O_CLOEXEC)) < 0)
+        return log_err("reload: randd (pid %ld): %s; nothing sent", (long)r->reload_pid,
+                       strerror(errno)), -1;
+    while ((got = read(fd, cmdline + n, sizeof(cmdline) - 1 - (size_t)n)) > 0)
+        n += got;
+    close(fd);
+    cmdline[n] = '\0';
+    end = cmdline + n;
+    for (const char *a = cmdline; a < end; a += strlen(a) + 1) {
+        const char *next = a + strlen(a) + 1, *base = strrchr(a, '/'), *value = NULL;
+
+        if (!after_randd) {
+            after_randd = !strcmp(base ? base + 1 : a, "randd");
+            continue;
+        }
+        if (is_config_option(a, &value) || !strcmp(a, "-c")) {
+            if (!value && next < end)
+                value = a = next;
+            named = value ? value : named;
+            continue;
+        }
+        if (!strncmp(a, "-c", 2)) {     /* -cFILE */
+            named = a + 2;
+            continue;
+        }
+        for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
+            if (!strcmp(a, with_value[i]) && next < end)
+                a = next;        /* its value is no option, whatever it looks like */
+    }
+    if (!after_randd)
+        return log_err("reload: pid %ld is not randd (its command line names no randd); "
+                       "nothing sent", (long)r->reload_pid), -1;
+    r->config_given = named != NULL;
+    if (!named)
+        named = DEFAULT_CONFIG;
+    if (named[0] == '/') {
+        snprintf(path, len, "%s", named);
+    } else {
+        snprintf(proc, sizeof(proc), "/proc/%ld/cwd", (long)r->reload_pid);
+        if ((n = readlink(proc, cwd, sizeof(cwd) - 1)) < 0)
+            return log_err("reload: randd (pid %ld) reads %s relative to its directory, "
+                           "which %s cannot show: %s; nothing sent", (long)r->reload_pid,
+                           named, proc, strerror(errno)), -1;
+        cwd[n] = '\0';
+        if ((size_t)snprintf(path, len, "%s/%s", cwd, named) >= len)
+            return log_err("reload: %s/%s: path too long; nothing sent", cwd, named), -1;
+    }
+    return 0;
+}
+
+/* --reload with --config too: that file must be the daemon's, or the check proves nothing. */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+
+    if (!strcmp(a, b))
+        return true;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+static int resolve_reload_config(struct randd *r)
+{
+    static char path[PATH_MAX];
+    const char *given = r->config_given ? r->config_path : NULL;
+
+    if (find_daemon_config(r, path, sizeof(path)) < 0)
+        return -1;
+    if (given && !same_file(given, path))
+        return log_err("reload: randd (pid %ld) reads %s, not %s; nothing sent",
+                       (long)r->reload_pid, path, given), -1;
+    r->config_path = path;
+    return 0;
+}
+
 /* randd --reload PID, which the unit's ExecReload= runs: the file was checked before this, so
  * a broken one fails the reload job (`systemctl reload` says so) and the daemon is never asked
  * to read it. It needs nothing outside randd: no /bin/kill, which minimal systems lack. */
@@ -705,6 +830,8 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     log_init();
+    if (r.reload_pid && resolve_reload_config(&r) < 0)
+        return EXIT_FAILURE;
     if (load_config(&r, &r.config) < 0) {
         if (r.reload_pid)
             log_err("reload: %s rejected; randd (pid %ld) keeps its configuration",
@@ -713,7 +840,11 @@ int main(int argc, char **argv)
     }
     r.reread = r.config;
     if (check_only) {
-        printf("%s: configuration OK\n", r.config_path);
+        if (!r.config_given && access(r.config_path, F_OK) < 0 && errno == ENOENT)
+            printf("%s: no such file: the built-in defaults apply (configuration OK)\n",
+                   r.config_path);
+        else
+            printf("%s: configuration OK\n", r.config_path);
         return EXIT_SUCCESS;
     }
     if (r.reload_pid)

@@ -91,7 +91,9 @@ static int make_parent_dir(const char *path, char *why, size_t whylen)
     if (!(slash = strrchr(dir, '/')) || slash == dir)
         return 0;
     *slash = '\0';
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+    if (mkdir(dir, 0755) == 0)
+        log_notice("socket: created the directory %s (mode 0755)", dir);
+    else if (errno != EEXIST)
         return snprintf(why, whylen, "%s: %s", dir, strerror(errno)), -1;
     return 0;
 }

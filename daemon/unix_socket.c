@@ -141,8 +141,11 @@ void unix_socket_unlink(struct unix_socket *us)
 {
     struct stat st;
 
+    /* Run as `user`, randd may no longer write the directory it bound in: say so, as the
+     * file stays. It is harmless: nothing listens on it, and the next randd replaces it. */
     if (us->bound && lstat(us->path, &st) == 0 && S_ISSOCK(st.st_mode) &&
-        st.st_dev == us->dev && st.st_ino == us->ino)
-        unlink(us->path);
+        st.st_dev == us->dev && st.st_ino == us->ino && unlink(us->path) < 0)
+        log_notice("%s: socket left in place: %s (the next randd replaces it as stale)",
+                   us->path, strerror(errno));
     us->bound = false;
 }

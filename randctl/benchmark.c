@@ -806,6 +806,7 @@ struct options {
     unsigned clients[8];
     size_t nclients;
     int json, csv;
+    int fail_on_miss;                 /* --fail-on-miss: a MISS exits 1, for scripts */
     const char *compare_workers;      /* a randd to start with workers = 1 and 2; NULL: no */
 };
 
@@ -1224,6 +1225,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->json = 1;
         else if (!strcmp(argv[i], "--csv"))
             o->csv = 1;
+        else if (!strcmp(argv[i], "--fail-on-miss"))
+            o->fail_on_miss = 1;
         else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
             o->seconds = strtod(argv[++i], &end);
             if (*end || !(o->seconds >= 0.05 && o->seconds <= 60))
@@ -1242,10 +1245,14 @@ static int parse_options(int argc, char **argv, struct options *o)
     }
     if (o->json && o->csv)
         return usage_error(&cmd_benchmark, "--json and --csv: pick one");
+    if (o->fail_on_miss && (o->json || o->csv))   /* the targets are the table's */
+        return usage_error(&cmd_benchmark, "--fail-on-miss: the targets come with the table, "
+                           "not with --json or --csv");
     return EXIT_OK;
 }
 
-static void report(const struct options *o, const struct vdso_ctx *vdso, const randd_rng *rng)
+/* Returns the number of targets missed (0 with --json or --csv, which print no targets). */
+static int report(const struct options *o, const struct vdso_ctx *vdso, const randd_rng *rng)
 {
     if (o->json)
         print_json();
@@ -1257,20 +1264,21 @@ static void report(const struct options *o, const struct vdso_ctx *vdso, const r
         printf("in-process generator: %s (RANDD_RNG_CIPHER=chacha20|aes256ctr forces one)\n\n",
                randd_rng_cipher(rng));
         print_table();
-        print_targets(o);
+        return print_targets(o);
     }
+    return 0;
 }
 
 static int run_benchmark(int argc, char **argv)
 {
-    struct options o = { 0.5, { 1, 16, 64 }, 3, 0, 0, NULL };
+    struct options o = { 0.5, { 1, 16, 64 }, 3, 0, 0, 0, NULL };
     struct plain_ctx plain = { .fd = -1 };
     struct randd_ctx *daemon_ctx = NULL;
     struct vdso_ctx vdso = { 0 };
     struct seeded seeded = { 0 };
     struct randd_rng_options rng_opt = { daemon_socket(), 0, 0, RANDD_RNG_REQUIRE_DAEMON };
     uint8_t *out = NULL;
-    int rc = parse_options(argc, argv, &o);
+    int missed, rc = parse_options(argc, argv, &o);
 
     if (rc != EXIT_OK)
         return rc;
@@ -1330,8 +1338,12 @@ static int run_benchmark(int argc, char **argv)
         rc = EXIT_FAILED;
         goto out;
     }
-    report(&o, &vdso, plain.rng);
     rc = EXIT_OK;
+    if ((missed = report(&o, &vdso, plain.rng)) > 0 && o.fail_on_miss) {
+        fprintf(stderr, "randctl: benchmark: %d target%s missed\n", missed,
+                missed == 1 ? "" : "s");
+        rc = EXIT_FAILED;
+    }
 out:
     if (plain.fd >= 0)
         close(plain.fd);
@@ -1347,5 +1359,6 @@ out:
 
 const struct command cmd_benchmark = {
     "benchmark", "benchmark [--seconds S] [--clients N,...] [--compare-workers RANDD] "
-                 "[--json | --csv]", run_benchmark,
+                 "[--json | --csv | --fail-on-miss]  randd beside the alternatives: "
+                 "throughput, latency, clients", run_benchmark,
 };

@@ -17,14 +17,36 @@ static const struct command *current;
 static const char *socket_path;
 static int nonblock;            /* --nonblock: NOT_READY (exit 5) instead of waiting */
 
+#ifndef RANDD_VERSION
+#define RANDD_VERSION "0.1.0"
+#endif
+#define SUMMARY_COLUMN 33         /* where --help's one-line summaries start */
+
+/* A command's usage is its synopsis, two blanks, and a summary: the summaries line up in
+ * one column, or start a line of their own after a synopsis too long for it. */
+static void usage_line(FILE *to, const char *text)
+{
+    int synopsis = (int)(strstr(text, "  ") ? (size_t)(strstr(text, "  ") - text) : strlen(text));
+    const char *summary = text + synopsis + strspn(text + synopsis, " ");
+
+    if (!*summary)
+        fprintf(to, "  %s\n", text);
+    else if (synopsis < SUMMARY_COLUMN)
+        fprintf(to, "  %-*.*s %s\n", SUMMARY_COLUMN, synopsis, text, summary);
+    else
+        fprintf(to, "  %.*s\n  %*s %s\n", synopsis, text, SUMMARY_COLUMN, "", summary);
+}
+
 static void usage(FILE *to)
 {
     fprintf(to, "usage: randctl [--socket PATH] [--nonblock] COMMAND [ARGS]"
-                "   (COMMAND --help for more)\n");
+                "   (COMMAND --help for more)\n"
+                "       randctl --version | --help\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(to, "  %s\n", commands[i]->usage);
+        usage_line(to, commands[i]->usage);
     fprintf(to, "The socket is PATH, else $RANDD_SOCKET, else %s.\n"
                 "--nonblock: fail at once (exit 5) when the daemon is not ready, not wait.\n"
+                "--socket and --nonblock may come before or after the command.\n"
                 "Exit codes: 0 ok, 1 failed, 2 bad argument, 3 daemon not running,\n"
                 "            4 permission denied, 5 daemon not ready, 6 daemon busy (retry).\n",
             RANDD_DEFAULT_SOCKET);
@@ -95,20 +117,40 @@ int fetch_status(const char *command, char **json)
     return rc < 0 ? fail(command, rc) : EXIT_OK;
 }
 
+/* Takes the global options out of argv, wherever they are (`randctl bytes 4 --nonblock` as
+ * well as `randctl --nonblock bytes 4`), so the command sees its own arguments only. Returns
+ * the new argc, or -1 for a --socket without its path. */
+static int take_global_options(int argc, char **argv)
+{
+    int kept = 1;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--socket")) {
+            if (i + 1 >= argc)
+                return -1;
+            socket_path = argv[++i];
+        } else if (!strcmp(argv[i], "--nonblock")) {
+            nonblock = 1;
+        } else {
+            argv[kept++] = argv[i];
+        }
+    }
+    argv[kept] = NULL;
+    return kept;
+}
+
 int main(int argc, char **argv)
 {
     int i = 1;
 
-    for (;;) {
-        if (i + 1 < argc && !strcmp(argv[i], "--socket")) {
-            socket_path = argv[i + 1];
-            i += 2;
-        } else if (i < argc && !strcmp(argv[i], "--nonblock")) {
-            nonblock = 1;
-            i++;
-        } else {
-            break;
-        }
+    if ((argc = take_global_options(argc, argv)) < 0) {
+        fprintf(stderr, "randctl: --socket: needs a PATH\n");
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (i < argc && (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V"))) {
+        printf("randctl %s\n", RANDD_VERSION);
+        return EXIT_OK;
     }
     if (i >= argc || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
         usage(i >= argc ? stderr : stdout);

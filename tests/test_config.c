@@ -182,6 +182,20 @@ START_TEST(overlong_values_and_lines_are_refused)
 }
 END_TEST
 
+START_TEST(every_error_is_reported_one_a_line)
+{
+    static char text[1400];
+    int n;
+
+    n = snprintf(text, sizeof(text), "reseed_interval = 0\nbogus = 1\n%01100d\n", 0);
+    snprintf(text + n, sizeof(text) - (size_t)n, "max_clients = many\nrdseed = no\n");
+    check_error(text, "t.conf:1: reseed_interval: out of range (1 to 86400): \"0\"\n"
+                      "t.conf:2: bogus: unknown key\n"
+                      "t.conf:3: line longer than 1024 bytes\n"
+                      "t.conf:4: max_clients: not a number: \"many\"");
+}
+END_TEST
+
 START_TEST(failed_parse_leaves_the_config_untouched)
 {
     struct config c, before;
@@ -302,6 +316,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, defaults_are_the_documented_ones);
     tcase_add_test(tc, values_comments_and_whitespace_are_parsed);
     tcase_add_test(tc, limits_are_inclusive);
+    tcase_add_test(tc, every_error_is_reported_one_a_line);
     tcase_add_test(tc, each_error_names_file_line_and_key);
     tcase_add_test(tc, workers_is_auto_or_a_count_within_its_limits);
     tcase_add_test(tc, overlong_values_and_lines_are_refused);

@@ -100,6 +100,8 @@ hwrng_fifo_faults() {
         'grep -q "source hwrng: quarantined: repetition count test" "$work/log"'
     out=$("$RANDCTL" --nonblock bytes 16 2>&1); rc=$?
     check "nothing healthy left: --nonblock gets NOT_READY (exit 5)" '[ $rc = 5 ] && grep -q "not ready" <<<"$out"'
+    out=$("$RANDCTL" bytes 16 --nonblock 2>&1); rc=$?
+    check "--nonblock after the command works too (exit 5)" '[ $rc = 5 ] && grep -q "not ready" <<<"$out"'
     out=$(timeout 1 "$RANDCTL" bytes 16); rc=$?
     check "nothing healthy left: a blocking request waits, nothing served" '[ $rc = 124 ] && [ -z "$out" ]'
     check "nothing served while quarantined (bytes_served unchanged)" '[ "$(served)" = "$before" ]'

@@ -45,6 +45,25 @@ for set in "requests op" "replies status"; do
         fail "$2s STATUS counts that metrics lacks:${missing:- (STATUS counts none)}"
 done
 
+# randctl(1)'s METRICS list: every metric it names is exported with the type it gives, every
+# exported metric is in it, and the STATUS field it names as the origin exists.
+man=$(dirname "$0")/../../man/randctl.1
+sed -n '/^\.SH METRICS/,/^\.SH /{/^\.B randd_/{s/^\.B //;N;s/\n/ /;p}}' "$man" >"$work/documented"
+documented=$(sed 's/[{ ].*//' "$work/documented" | sort)
+exported=$(sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' "$work/out" | sort)
+[ -n "$documented" ] && [ "$documented" = "$exported" ] &&
+    pass "randctl(1) lists exactly the $(wc -l <<<"$exported") metrics exported" ||
+    fail "randctl(1)'s METRICS and randctl metrics differ: $(diff <(echo "$documented") <(echo "$exported"))"
+while read -r name type rest; do
+    name=${name%%\{*}
+    origin=$(sed 's/^[^:]*: *//; s/ .*//; s/\\fI.*//; s/\[\]/[0]/' <<<"$rest")
+    grep -q "^# TYPE $name ${type%,}\$" "$work/out" ||
+        fail "randctl(1) says $name is a ${type%,}: $(grep "^# TYPE $name " "$work/out")"
+    grep -q "^${origin//[/\\[}" "$work/status" ||
+        fail "randctl(1) says $name comes from STATUS's $origin, which STATUS lacks"
+done <"$work/documented"
+pass "randctl(1)'s metric types and STATUS origins checked"
+
 mkdir "$work/textfile"
 "$RANDCTL" metrics --output "$work/textfile/randd.prom" && [ -f "$work/textfile/randd.prom" ] &&
     [ "$(ls "$work/textfile")" = randd.prom ] && [ "$(stat -c %a "$work/textfile/randd.prom")" = 644 ] &&

@@ -66,8 +66,15 @@ else
         fail "nothing locked: $(grep VmLck /proc/$pid/status)"
 fi
 stop
+# As nobody, randd cannot remove its socket from a directory root owns: it says so, and the
+# next randd replaces the socket as stale.
+[ -S "$work/randd.sock" ] && grep -q "$work/randd.sock: socket left in place: Permission denied" \
+    "$work/log" && pass "user = nobody: the socket left behind is logged" ||
+    fail "user = nobody: socket left ($(ls -l "$work/randd.sock" 2>&1)) without the log line: $(cat "$work/log")"
 
 start "kernel_topup = no\njitter = yes\nworkers = 2\n"
+grep -q "replacing a stale socket" "$work/log" && pass "the next randd replaces the left socket" ||
+    fail "no stale socket replaced: $(cat "$work/log")"
 for set in CapPrm CapEff CapBnd; do
     [ "$(field $set)" = 0000000000000000 ] && pass "kernel_topup = no: $set empty" || fail "$set = $(field $set)"
 done

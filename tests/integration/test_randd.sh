@@ -34,6 +34,27 @@ printf 'no_such_key = 1\n' >"$work/unknown.conf"
 expect_exit 1 "--check-config refuses an unknown key" "$RANDD" --check-config --config "$work/unknown.conf"
 expect_output "$work/unknown.conf:1: no_such_key: unknown key" "unknown key reported with file:line"
 expect_exit 1 "a missing explicit config is an error" "$RANDD" --check-config --config "$work/none.conf"
+# Every problem in the file, not only the first.
+printf 'reseed_interval = 0\nno_such_key = 1\nmax_clients = many\n' >"$work/three.conf"
+expect_exit 1 "--check-config refuses a file with three errors" "$RANDD" --check-config --config "$work/three.conf"
+[ "$(grep -cE "^randd: $work/three.conf:[123]: " "$work/out")" = 3 ] &&
+    pass "--check-config reports all three errors, each with file:line" ||
+    fail "--check-config did not report all three errors: $(cat "$work/out")"
+# Without --config a missing /etc/randd.conf means the built-in defaults, and says so.
+if [ ! -e /etc/randd.conf ]; then
+    expect_exit 0 "--check-config without /etc/randd.conf is valid (defaults)" "$RANDD" --check-config
+    expect_output '^/etc/randd.conf: no such file: the built-in defaults apply' \
+        "--check-config says the defaults apply when /etc/randd.conf is missing"
+else
+    echo "SKIP: /etc/randd.conf exists; the defaults-only --check-config case needs it absent"
+fi
+# --capture's usage errors exit 2 whatever else is given.
+expect_exit 2 "--capture with an unknown source is a usage error" \
+    "$RANDD" --capture bogus --count 10 --output "$work/capture"
+expect_output 'bogus.*not a source' "--capture names the unknown source"
+expect_exit 2 "--capture without --count is a usage error" "$RANDD" --capture getrandom --output "$work/capture"
+expect_exit 2 "--count 10x is a usage error" "$RANDD" --capture getrandom --count 10x --output "$work/capture"
+[ ! -e "$work/capture" ] && pass "a usage error writes no capture file" || fail "$work/capture written"
 
 # Under systemd (JOURNAL_STREAM naming stderr) lines carry sd-daemon priority prefixes.
 ( exec 2>"$work/journal"; JOURNAL_STREAM=$(stat -L -c '%d:%i' /dev/stderr) \
@@ -72,7 +93,11 @@ is_sleep() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = sleep ]; }
 applied_twice() { [ "$(grep -c 'reload: .* applied' "$work/log")" = 2 ]; }
 wait_for "a second 'applied' line in randd's log" applied_twice &&
     pass "--reload PID makes the daemon re-read its config" || fail "--reload not applied: $(cat "$work/log")"
-sleep 600 & standin=$!
+# The stand-in's command line names randd and its config, as the daemon's does: --reload
+# reads them from /proc/PID/cmdline.
+is_sleep() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = perl ]; }
+standin() { perl -e 'sleep 600' randd --foreground --config "$@" & standin=$!; }
+standin "$work/randd.conf"
 wait_for "the stand-in to be sleep (a signal before its exec is lost)" is_sleep "$standin"
 printf 'reseed_interval = often\n' >"$work/randd.conf"
 expect_exit 1 "--reload refuses a bad file" "$RANDD" --config "$work/randd.conf" --reload "$standin"
@@ -81,12 +106,56 @@ expect_output "rejected; randd \(pid $standin\) keeps its configuration" "--relo
 kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null; rc=$?
 [ "$rc" = 143 ] && pass "--reload sends nothing when the file is bad" || fail "the process got signal $((rc - 128)), not SIGTERM"
 printf 'reseed_interval = 45\n' >"$work/randd.conf"
-sleep 600 & standin=$!
+standin "$work/randd.conf"
 wait_for "the stand-in to be sleep (a signal before its exec is lost)" is_sleep "$standin"
 expect_exit 0 "--reload with a good file exits 0 (stand-in)" "$RANDD" --config "$work/randd.conf" --reload "$standin"
 kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null; rc=$?
 [ "$rc" = 129 ] && pass "--reload sends SIGHUP when the file is good" || fail "the process got signal $((rc - 128)), not SIGHUP"
 expect_exit 2 "--reload 1 is a usage error (never init)" "$RANDD" --reload 1
+
+# Without --config, --reload checks the file the daemon was started with (its command line),
+# not /etc/randd.conf: a broken one fails with file:line and nothing is sent.
+printf 'reseed_interval = 0\n' >"$work/own.conf"
+standin "$work/own.conf"
+wait_for "the stand-in to be perl" is_sleep "$standin"
+expect_exit 1 "--reload PID checks the daemon's own --config file" "$RANDD" --reload "$standin"
+expect_output "$work/own.conf:1: reseed_interval: " "--reload PID names the daemon's file:line"
+kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null; rc=$?
+[ "$rc" = 143 ] && pass "--reload PID sends nothing when the daemon's file is bad" ||
+    fail "the process got signal $((rc - 128)), not SIGTERM"
+# A relative --config is the daemon's directory's; a --config that is not the daemon's file
+# is refused rather than checked in its place.
+printf 'reseed_interval = 45\n' >"$work/own.conf"
+( cd "$work" && exec perl -e 'sleep 600' randd -c own.conf ) & standin=$!
+wait_for "the stand-in to be perl" is_sleep "$standin"
+expect_exit 1 "--reload refuses a --config that is not the daemon's" \
+    "$RANDD" --config "$work/good.conf" --reload "$standin"
+expect_output "reads $work/own.conf, not $work/good.conf; nothing sent" \
+    "--reload names the daemon's file and the one given"
+expect_exit 0 "--reload PID resolves the daemon's relative -c against its directory" \
+    "$RANDD" --reload "$standin"
+expect_output "reload: $work/own.conf is valid" "--reload names the daemon's file, made absolute"
+kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null; rc=$?
+[ "$rc" = 129 ] && pass "--reload PID sends SIGHUP when the daemon's file is good" ||
+    fail "the process got signal $((rc - 128)), not SIGHUP"
+sleep 600 & standin=$!
+wait_for "the stand-in to be sleep" eval '[ "$(cat /proc/$standin/comm 2>/dev/null)" = sleep ]'
+expect_exit 1 "--reload refuses a process that is not randd" "$RANDD" --reload "$standin"
+expect_output "pid $standin is not randd" "--reload says the process is not randd"
+kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null; rc=$?
+[ "$rc" = 143 ] && pass "--reload sends nothing to a process that is not randd" ||
+    fail "the process got signal $((rc - 128)), not SIGTERM"
+# The real daemon, started with --config, and --reload PID alone.
+printf 'reseed_interval = 0\n' >"$work/randd.conf"
+expect_exit 1 "--reload PID alone refuses the running daemon's broken file" "$RANDD" --reload "$pid"
+expect_output "$work/randd.conf:1: reseed_interval: " "--reload PID alone names its file:line"
+printf 'reseed_interval = 45\nkernel_topup = no\n' >"$work/randd.conf"
+expect_exit 0 "--reload PID alone accepts the running daemon's good file" "$RANDD" --reload "$pid"
+applied_thrice() { [ "$(grep -c 'reload: .* applied' "$work/log")" = 3 ]; }
+wait_for "a third 'applied' line in randd's log" applied_thrice &&
+    pass "--reload PID alone makes the daemon re-read its file" || fail "no third reload: $(cat "$work/log")"
+grep -q 'rejected, keeping' <(sed -n '/reload: .* applied/,$p' "$work/log" | tail -n +2) &&
+    fail "the daemon was sent a broken file: $(cat "$work/log")" || pass "the daemon never saw the broken file"
 
 kill -USR1 "$pid"
 wait_for_log 'source getrandom: healthy' && pass "SIGUSR1 logs per-source status" || fail "no status on SIGUSR1: $(cat "$work/log")"

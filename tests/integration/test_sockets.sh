@@ -79,4 +79,15 @@ kill -TERM "$pid"; wait "$pid"; pid=
 check "a stopping daemon removes its own sockets" \
     '[ ! -e "$work/a.sock" ] && [ ! -e "$work/egd.sock" ]'
 
+# --- a missing socket directory is created, and the log says so --------------------------
+"$RANDD" --config "$work/plain.conf" --socket "$work/new/randd.sock" 2>"$work/log" &
+pid=$!
+listening "$work/new/randd.sock" || fail "randd in a new directory did not start: $(cat "$work/log")"
+check "a missing socket directory is created with mode 0755" \
+    '[ "$(stat -c %a "$work/new")" = 755 ]'
+check "creating the socket directory is logged" \
+    'grep -q "socket: created the directory $work/new (mode 0755)" "$work/log"'
+kill -TERM "$pid"; wait "$pid"; pid=
+check "a clean exit logs no socket left behind" '! grep -q "left in place" "$work/log"'
+
 finish test_sockets.sh

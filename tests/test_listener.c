@@ -1,6 +1,7 @@
 /* The listener (daemon/listener.c) in a loop of this test, with a protocol of the test's own:
- * one max_clients over two listeners, the refusal beyond it, peers' credentials, the close
- * that gives the place back, and an idle timeout that a reload changes. */
+ * one max_clients over two listeners, one uid's share of it, the refusals beyond them,
+ * peers' credentials, the close that gives the place back, and an idle timeout that a
+ * reload changes. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -20,7 +21,7 @@ struct test_client {
 struct proto {
     struct listener listener;
     struct test_client *opened[16];
-    int nopened, refused, freed;
+    int nopened, refused, over_share, freed;
 };
 
 static struct loop *loop;
@@ -60,12 +61,14 @@ static bool never_waiting(const struct listener_conn *c)
     return false;
 }
 
-static void test_refuse(void *arg, int fd)
+static void test_refuse(void *arg, int fd, enum listener_refusal why, uid_t uid)
 {
     struct proto *p = arg;
 
     ck_assert_int_ge(fd, 0);
+    ck_assert_uint_eq(uid, geteuid());          /* every peer here is this test */
     p->refused++;
+    p->over_share += why == LISTENER_UID_SHARE;
     count_accepted();
 }
 
@@ -144,6 +147,7 @@ START_TEST(two_listeners_share_one_max_clients_and_refuse_beyond_it)
     int peers[4];
 
     config.max_clients = 3;
+    config.max_clients_per_uid = 3;             /* every peer is one uid: the total alone */
     listener_clients_init(&clients);
     listener_init(&a.listener, "a", &ops, &a, &config, &config.idle_timeout);
     listener_init(&b.listener, "b", &ops, &b, &config, &config.idle_timeout);
@@ -177,8 +181,56 @@ START_TEST(two_listeners_share_one_max_clients_and_refuse_beyond_it)
     listener_close(&b.listener);
     ck_assert_int_eq(a.freed + b.freed, 3);
     ck_assert_uint_eq(clients.connected, 0);
+    ck_assert_int_eq(b.over_share, 0);
     for (int i = 0; i < 4; i++)
         close(peers[i]);
+    listener_clients_free(&clients);
+}
+END_TEST
+
+/* One uid's share holds over both listeners, below max_clients: the refusal says why, is
+ * counted, and a close gives the uid its place back. */
+START_TEST(a_uids_share_holds_over_two_listeners_and_a_close_gives_it_back)
+{
+    struct listener_clients clients;
+    struct proto a = { 0 }, b = { 0 };
+    struct sockaddr_un sa_a, sb;
+    int peers[4];
+
+    config.max_clients = 8;
+    config.max_clients_per_uid = 2;
+    listener_clients_init(&clients);
+    listener_init(&a.listener, "a", &ops, &a, &config, &config.idle_timeout);
+    listener_init(&b.listener, "b", &ops, &b, &config, &config.idle_timeout);
+    ck_assert_int_eq(listener_add_fd(&a.listener, listening("a", &sa_a)), 0);
+    ck_assert_int_eq(listener_add_fd(&b.listener, listening("b", &sb)), 0);
+    ck_assert_int_eq(listener_start(&a.listener, loop, &clients), 0);
+    ck_assert_int_eq(listener_start(&b.listener, loop, &clients), 0);
+    peers[0] = connect_to(&sa_a);
+    run_until_accepted(1);
+    peers[1] = connect_to(&sb);
+    run_until_accepted(2);
+    peers[2] = connect_to(&sb);                 /* the uid's third of two */
+    run_until_accepted(3);
+    ck_assert_msg(a.nopened == 1 && b.nopened == 1 && b.refused == 1 && b.over_share == 1,
+                  "a opened %d; b opened %d, refused %d (%d over the share): wanted 1, 1, 1, "
+                  "1 with max_clients_per_uid = 2 over both", a.nopened, b.nopened, b.refused,
+                  b.over_share);
+    ck_assert_uint_eq(clients.connected, 2);
+    ck_assert_uint_eq(clients.over_uid_share, 1);
+
+    listener_close_conn(&a.opened[0]->conn);
+    peers[3] = connect_to(&sb);                 /* its place again */
+    run_until_accepted(4);
+    ck_assert_msg(b.nopened == 2 && b.refused == 1, "after a close, b opened %d and refused "
+                  "%d: the uid did not get its place back", b.nopened, b.refused);
+    listener_close(&a.listener);
+    listener_close(&b.listener);
+    ck_assert_uint_eq(clients.connected, 0);
+    ck_assert_uint_eq(clients.nuids, 0);
+    for (int i = 0; i < 4; i++)
+        close(peers[i]);
+    listener_clients_free(&clients);
 }
 END_TEST
 
@@ -229,6 +281,7 @@ Suite *test_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, two_listeners_share_one_max_clients_and_refuse_beyond_it);
+    tcase_add_test(tc, a_uids_share_holds_over_two_listeners_and_a_close_gives_it_back);
     tcase_add_test(tc, a_reload_rearms_the_idle_sweep_for_the_new_timeout);
     tcase_add_test(tc, a_zeroed_or_socketless_listener_closes_cleanly);
     suite_add_tcase(s, tc);

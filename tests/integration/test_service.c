@@ -1160,7 +1160,7 @@ START_TEST(clients_over_max_clients_are_told_busy)
     uint8_t body[64];
     int a, b, c;
 
-    start_daemon_with("max_clients = 2\n", NULL);
+    start_daemon_with("max_clients = 2\nmax_clients_per_uid = 2\n", NULL);
     a = connect_when_room();                         /* once STATUS's client is seen gone */
     b = connect_when_room();
     c = connect_raw();
@@ -1170,6 +1170,72 @@ START_TEST(clients_over_max_clients_are_told_busy)
     check_still_usable(b, "the second client");
     close(b);
     close(c);
+}
+END_TEST
+
+/* The attack of issue 26 (4): one uid opens every place it can and keeps them. It gets its
+ * share of max_clients (auto: half of 8) and BUSY for the rest, naming the share, and root is
+ * served while those connections are all still open. config_text sets workers. */
+static void check_a_uids_share_leaves_room_for_root(const char *config_text)
+{
+    enum { MAX = 8, SHARE = MAX / 2 };
+    int held[MAX], nheld = 0, busy = 0;
+    char text[128], *json;
+    uint8_t out[64], request[RANDD_HEADER_BYTES + 4];
+    size_t n = randd_request_encode(request, sizeof(request),
+                                    &(struct randd_request){ .op = RANDD_OP_BYTES, .n = 8 });
+    randd_handle *root;
+
+    snprintf(text, sizeof(text), "%smax_clients = %d\n", config_text, MAX);
+    start_daemon_with(text, NULL);
+    for (int i = 0; i < MAX; i++) {
+        char msg[160] = "";
+        int fd = connect_as_nobody(), status;
+
+        /* Turned away, the daemon may have closed before the request is sent (EPIPE); its
+         * BUSY is there to read all the same. */
+        (void)!send(fd, request, n, MSG_NOSIGNAL);
+        status = read_reply(fd, msg, sizeof(msg) - 1, NULL);
+        if (status == RANDD_OK) {
+            held[nheld++] = fd;
+            continue;
+        }
+        ck_assert_msg(status == RANDD_BUSY, "nobody's connection %d: status %s (%s), wanted "
+                      "OK or BUSY", i + 1, randd_status_name(status), msg);
+        ck_assert_msg(strstr(msg, "uid 65534") && strstr(msg, "max_clients_per_uid"),
+                      "BUSY over the uid's share does not say so: \"%s\"", msg);
+        busy++;
+        close(fd);
+    }
+    ck_assert_msg(nheld == SHARE && busy == MAX - SHARE, "nobody holds %d of max_clients = %d "
+                  "(%d BUSY); wanted its share of %d", nheld, MAX, busy, SHARE);
+
+    /* Root, through librandd as any program, while every one of them is still open. */
+    ck_assert_int_eq(randd_open(&root, sock), 0);
+    ck_assert_msg(randd_bytes(root, out, sizeof(out)) == 0, "root was not served while uid "
+                  "65534 held its share");
+    ck_assert_int_gt(randd_status(root, &json), 0);
+    ck_assert_msg(json_number(json, "\"over_uid_share\":") == (unsigned long long)busy &&
+                  json_number(json, "\"per_uid\":") == SHARE, "STATUS does not count %d "
+                  "turned away over a share of %d: %s", busy, SHARE, json);
+    free(json);
+    randd_close(root);
+    for (int i = 0; i < nheld; i++) {
+        check_still_usable(held[i], "a connection of nobody's share, after root was served");
+        close(held[i]);
+    }
+}
+
+START_TEST(a_uid_holding_its_share_of_connections_leaves_room_for_root)
+{
+    check_a_uids_share_leaves_room_for_root("");
+}
+END_TEST
+
+/* Serving loops share the counts: the share holds over both. */
+START_TEST(with_two_workers_a_uids_share_holds_across_loops)
+{
+    check_a_uids_share_leaves_room_for_root("workers = 2\n");
 }
 END_TEST
 
@@ -2029,7 +2095,8 @@ START_TEST(with_two_workers_max_clients_holds_across_loops)
     n = connect_on_both_loops(fds, 4);
     expected_connected = n + 1;                  /* and the STATUS client */
     free(wait_status(connected_as_expected, "only the clients and STATUS's connected"));
-    snprintf(text, sizeof(text), "workers = 2\nmax_clients = %d\n", n + 1);
+    snprintf(text, sizeof(text), "workers = 2\nmax_clients = %d\nmax_clients_per_uid = %d\n",
+             n + 1, n + 1);
     write_config(text);
     kill(daemon_pid, SIGHUP);
     wait_log("reload: ");
@@ -2343,7 +2410,7 @@ START_TEST(egd_and_protocol_clients_share_max_clients)
     uint8_t byte;
     int v1, egd, third;
 
-    start_egd_daemon("max_clients = 2\n");
+    start_egd_daemon("max_clients = 2\nmax_clients_per_uid = 2\n");
     v1 = connect_when_room();
     egd = connect_egd_when_room();
     check_still_usable(v1, "the v1 client");        /* both accepted */
@@ -2639,6 +2706,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, not_ready_daemon_answers_nonblock_with_not_ready);
     tcase_add_test(tc, seed_requests_are_served_and_counted_apart_from_bytes);
     tcase_add_test(tc, clients_over_max_clients_are_told_busy);
+    tcase_add_test(tc, a_uid_holding_its_share_of_connections_leaves_room_for_root);
+    tcase_add_test(tc, with_two_workers_a_uids_share_holds_across_loops);
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
     tcase_add_test(tc, a_call_with_a_null_buffer_leaves_the_handle_usable);

@@ -242,9 +242,9 @@ static void serve(struct egd_client *c)
             return;
         }
         c->in_len += (size_t)got;
-        listener_progress(&c->conn);
         if (command_length(c) == 0 || c->in_len < command_length(c))
             continue;                        /* unknown: closed above; else read on */
+        listener_progress(&c->conn);         /* a whole command: not a byte now and then */
         if (!execute(c)) {
             c->waiting = true;
             loop_mod_fd(c->egd->loop, c->conn.fd, 0);

@@ -125,7 +125,9 @@ void listener_reload(struct listener *l);
 /* Calls fn for each connection; fn may close the one it is given. */
 void listener_each(struct listener *l, void (*fn)(struct listener_conn *c));
 
-/* The connection made progress (read or wrote): the idle sweep counts from now. */
+/* The connection made progress: the idle sweep counts from now. Only a whole request read,
+ * or a reply's bytes sent, is progress: a peer that trickles a request a byte at a time
+ * would otherwise hold its place for ever. */
 void listener_progress(struct listener_conn *c);
 
 /* Closes c's descriptor, and frees its client. */

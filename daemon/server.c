@@ -599,7 +599,6 @@ static bool read_request(struct client *c)
         n = take_input(c, c->head + c->head_len, RANDD_HEADER_BYTES - c->head_len);
         if (n <= 0)
             goto gone_or_again;
-        listener_progress(&c->conn);
         c->head_len += (size_t)n;
         if (c->head_len < RANDD_HEADER_BYTES)
             return false;
@@ -616,10 +615,13 @@ static bool read_request(struct client *c)
         n = take_input(c, c->body + c->body_len, c->req.length - c->body_len);
         if (n <= 0)
             goto gone_or_again;
-        listener_progress(&c->conn);
         c->body_len += (size_t)n;
     }
-    return c->body_len == c->req.length;
+    if (c->body_len < c->req.length)
+        return false;
+    /* Only now, not at each piece: a byte now and then must not keep a place for ever. */
+    listener_progress(&c->conn);
+    return true;
 
 gone_or_again:
     if (n == 0 || (errno != EAGAIN && errno != EINTR))

@@ -1239,6 +1239,44 @@ START_TEST(with_two_workers_a_uids_share_holds_across_loops)
 }
 END_TEST
 
+/* A byte now and then is not progress, only a whole request is: a peer that trickles one
+ * four times inside idle_timeout is closed all the same, while one sending whole requests as
+ * often is kept. */
+START_TEST(a_client_trickling_a_request_is_closed_after_idle_timeout)
+{
+    uint8_t frame[RANDD_HEADER_BYTES + 1000] = { 0 }, byte;
+    struct randd_header h = { RANDD_PROTOCOL_VERSION, RANDD_OP_ADD_ENTROPY, 0, 1000 };
+    struct pollfd pf = { .events = POLLIN };
+    int trickler, busy;
+    size_t sent = 0;
+    double start, end;
+
+    start_daemon_with("idle_timeout = 1\n", NULL);
+    randd_header_encode(frame, &h);
+    trickler = connect_as_nobody();
+    busy = connect_raw();
+    pf.fd = trickler;
+    start = seconds_now();
+    /* A byte every 250 ms (pacing: four inside idle_timeout, as the attack needs) until the
+     * daemon closes it; the whole frame would take over four minutes. */
+    for (end = start + WAIT_SECONDS; poll(&pf, 1, 250) == 0; sent++) {
+        ck_assert_msg(seconds_now() < end, "a client sending a byte every 250 ms was not "
+                      "closed within %d s with idle_timeout = 1 (%zu bytes sent)",
+                      WAIT_SECONDS, sent);
+        ck_assert_int_lt(sent, sizeof(frame));
+        ck_assert_int_eq(send(trickler, frame + sent, 1, MSG_NOSIGNAL), 1);
+        check_still_usable(busy, "a client sending whole requests");
+    }
+    ck_assert_msg(recv(trickler, &byte, 1, 0) <= 0, "the trickling client got a reply, not "
+                  "end-of-file");
+    ck_assert_msg(seconds_now() - start >= 0.9, "closed after %.2f s, before idle_timeout = 1",
+                  seconds_now() - start);
+    check_still_usable(busy, "a client sending whole requests, after the trickler was closed");
+    close(trickler);
+    close(busy);
+}
+END_TEST
+
 START_TEST(a_handle_reconnects_after_fork_and_after_a_daemon_restart)
 {
     randd_handle *h;
@@ -2566,6 +2604,30 @@ END_TEST
 /* With no idle close, an EGD client that sends commands and never reads its replies must
  * still cost a bounded amount: the daemon stops reading its commands once a reply cannot be
  * sent, so the socket buffers fill and the client's sends block. Other clients go on. */
+/* The same for EGD: a command trickled a byte at a time (0x03 with 255 bytes of data, four
+ * bytes inside egd_idle_timeout) is not progress, and its client is closed. */
+START_TEST(egd_a_client_trickling_a_command_is_closed_after_egd_idle_timeout)
+{
+    uint8_t command[4 + 255] = { 0x03, 0, 8, 255 }, byte;
+    struct pollfd pf = { .events = POLLIN };
+    size_t sent = 0;
+    double end;
+
+    start_egd_daemon("egd_idle_timeout = 1\n");
+    pf.fd = connect_egd(true);
+    for (end = seconds_now() + WAIT_SECONDS; poll(&pf, 1, 250) == 0; sent++) {
+        ck_assert_msg(seconds_now() < end, "an EGD client sending a byte every 250 ms was not "
+                      "closed within %d s with egd_idle_timeout = 1 (%zu bytes sent)",
+                      WAIT_SECONDS, sent);
+        ck_assert_int_lt(sent, sizeof(command));
+        ck_assert_int_eq(send(pf.fd, command + sent, 1, MSG_NOSIGNAL), 1);
+    }
+    ck_assert_msg(recv(pf.fd, &byte, 1, 0) <= 0, "the trickling EGD client got data, not "
+                  "end-of-file");
+    close(pf.fd);
+}
+END_TEST
+
 START_TEST(egd_clients_that_stop_reading_hold_bounded_memory)
 {
     enum { CLIENTS = 20 };
@@ -2708,6 +2770,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, clients_over_max_clients_are_told_busy);
     tcase_add_test(tc, a_uid_holding_its_share_of_connections_leaves_room_for_root);
     tcase_add_test(tc, with_two_workers_a_uids_share_holds_across_loops);
+    tcase_add_test(tc, a_client_trickling_a_request_is_closed_after_idle_timeout);
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
     tcase_add_test(tc, a_call_with_a_null_buffer_leaves_the_handle_usable);
@@ -2738,6 +2801,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, egd_sockets_come_through_socket_activation_by_name);
     tcase_add_test(tc, egd_clients_idle_longer_than_idle_timeout_are_still_served);
     tcase_add_test(tc, egd_idle_timeout_set_by_a_reload_closes_idle_egd_clients);
+    tcase_add_test(tc, egd_a_client_trickling_a_command_is_closed_after_egd_idle_timeout);
     tcase_add_test(tc, egd_clients_that_stop_reading_hold_bounded_memory);
     suite_add_tcase(s, tc);
     return s;

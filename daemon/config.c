@@ -276,6 +276,19 @@ static const char *set_value(const struct key *k, struct config *c, const char *
     return "unknown type";
 }
 
+bool config_is_loopback(const struct sockaddr *sa)
+{
+    const struct in6_addr *a6 = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+
+    if (sa->sa_family == AF_INET)
+        return ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24 ==
+               127;
+    if (sa->sa_family != AF_INET6)
+        return false;
+    /* ::ffff:127.x.y.z is IPv4's loopback, as an IPv6 socket sees it. */
+    return IN6_IS_ADDR_LOOPBACK(a6) || (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
+}
+
 int config_parse_loopback(const char *text, struct sockaddr_storage *out)
 {
     char host[64];
@@ -299,9 +312,7 @@ int config_parse_loopback(const char *text, struct sockaddr_storage *out)
     host[hlen] = '\0';
     if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)
         return -1;
-    loopback = ai->ai_family == AF_INET
-                   ? (ntohl(((struct sockaddr_in *)ai->ai_addr)->sin_addr.s_addr) >> 24) == 127
-                   : IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr);
+    loopback = config_is_loopback(ai->ai_addr);
     if (loopback && out) {
         memset(out, 0, sizeof(*out));
         memcpy(out, ai->ai_addr, ai->ai_addrlen);

@@ -59,6 +59,11 @@ int config_load(struct config *out, const char *path, bool missing_ok, char *err
 struct sockaddr_storage;
 int config_parse_loopback(const char *text, struct sockaddr_storage *out);
 
+/* Whether an AF_INET or AF_INET6 address is loopback (127/8, ::1, ::ffff:127/104): EGD,
+ * which has no authentication, listens on nothing else. */
+struct sockaddr;
+bool config_is_loopback(const struct sockaddr *sa);
+
 struct config_key_info {
     const char *name;
     const char *default_text;          /* as randd.conf writes it */

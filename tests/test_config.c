@@ -1,6 +1,8 @@
 /* The config parser (daemon/config.c): defaults, every error class with its file:line
  * message, untouched config on failure, edges, the shipped conf/randd.conf, and what a
  * reload applies at once or leaves for a restart. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -206,6 +208,30 @@ START_TEST(max_clients_per_uid_is_auto_or_a_count_and_applies_at_once)
 }
 END_TEST
 
+/* The rule for egd_listen and for EGD sockets systemd passes. */
+START_TEST(loopback_is_127_slash_8_and_ipv6s_loopback_plain_or_mapped)
+{
+    static const char *const yes[] = { "127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1" },
+                      *const no[] = { "0.0.0.0", "10.0.0.1", "128.0.0.1", "::", "::2",
+                                      "::ffff:10.0.0.1", "fe80::1" };
+
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]) + sizeof(no) / sizeof(no[0]); i++) {
+        bool want = i < sizeof(yes) / sizeof(yes[0]);
+        const char *text = want ? yes[i] : no[i - sizeof(yes) / sizeof(yes[0])];
+        struct sockaddr_in a4 = { .sin_family = AF_INET };
+        struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
+        const struct sockaddr *sa = (const struct sockaddr *)&a4;
+
+        if (inet_pton(AF_INET, text, &a4.sin_addr) != 1) {
+            ck_assert_int_eq(inet_pton(AF_INET6, text, &a6.sin6_addr), 1);
+            sa = (const struct sockaddr *)&a6;
+        }
+        ck_assert_msg(config_is_loopback(sa) == want, "%s: loopback %s, wanted %s", text,
+                      want ? "no" : "yes", want ? "yes" : "no");
+    }
+}
+END_TEST
+
 START_TEST(overlong_values_and_lines_are_refused)
 {
     static char text[1200];
@@ -344,6 +370,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, each_error_names_file_line_and_key);
     tcase_add_test(tc, workers_is_auto_or_a_count_within_its_limits);
     tcase_add_test(tc, max_clients_per_uid_is_auto_or_a_count_and_applies_at_once);
+    tcase_add_test(tc, loopback_is_127_slash_8_and_ipv6s_loopback_plain_or_mapped);
     tcase_add_test(tc, overlong_values_and_lines_are_refused);
     tcase_add_test(tc, failed_parse_leaves_the_config_untouched);
     tcase_add_test(tc, missing_file_is_defaults_only_when_allowed);

@@ -72,6 +72,16 @@ static struct listener_uid *uid_entry(struct listener_clients *clients, uid_t ui
     return NULL;
 }
 
+/* A uid's share of max_clients. TCP peers (EGD) have no uid, and any local user can be one
+ * of them: their one share is half a uid's, so that a user who holds its own and theirs
+ * still leaves a quarter of max_clients to everyone else (with the default, auto). */
+static unsigned share_of(const struct config *cfg, uid_t uid)
+{
+    unsigned share = config_clients_per_uid(cfg);
+
+    return uid != LISTENER_NO_UID || share < 2 ? share : share / 2;
+}
+
 /* A place for a connection from uid, within max_clients and the uid's share of it (both read
  * live: a reload that lowers them refuses new connections, and closes none). Returns 0, or
  * -1 with why. */
@@ -85,7 +95,7 @@ static int take_place(struct listener *l, uid_t uid, enum listener_refusal *why)
     e = uid_entry(clients, uid);
     if (atomic_load(&clients->connected) >= l->config->max_clients) {
         *why = LISTENER_FULL;
-    } else if (e && e->n >= config_clients_per_uid(l->config)) {
+    } else if (e && e->n >= share_of(l->config, uid)) {
         *why = LISTENER_UID_SHARE;
         atomic_fetch_add(&clients->over_uid_share, 1);
     } else if (!e && clients->nuids == clients->uids_room && !grow_uids(clients)) {
@@ -199,7 +209,7 @@ static bool credentials(int fd, bool unix_peer, struct ucred *cred)
 {
     socklen_t len = sizeof(*cred);
 
-    cred->uid = (uid_t)-1;
+    cred->uid = LISTENER_NO_UID;
     return unix_peer && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len) == 0;
 }
 

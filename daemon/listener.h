@@ -18,11 +18,12 @@
 #include "loop.h"
 
 #define LISTENER_MAX_FDS 2              /* EGD: a Unix and a TCP socket */
+#define LISTENER_NO_UID  ((uid_t)-1)    /* a TCP peer's: it has no credentials */
 
 /* One max_clients over every listener, whatever loop or thread it accepts on, and a share of
  * it for each peer uid (max_clients_per_uid), so that no one user can take every place:
  * each listener counts its connections here, and a connection past either is refused. TCP
- * peers have no uid: they share one share between them. */
+ * peers have no uid: they share one share between them, half a uid's. */
 struct listener_clients {
     pthread_mutex_t lock;               /* places are taken and given back under it */
     _Atomic unsigned connected;         /* connections open now, every listener's */
@@ -48,7 +49,7 @@ struct listener_conn {
     struct listener_conn *next, **prevp;
     struct listener *listener;
     int fd;
-    uid_t uid;                          /* SO_PEERCRED on a Unix socket; (uid_t)-1 over TCP */
+    uid_t uid;                          /* SO_PEERCRED on a Unix socket; TCP: LISTENER_NO_UID */
     bool trusted;                       /* uid 0, or in trusted_group: may add entropy */
     uint64_t last_progress_ns;          /* the idle sweep's clock: listener_progress() */
 };
@@ -71,9 +72,9 @@ struct listener_ops {
     void (*release)(struct listener_conn *c);
     /* Whether the idle sweep must leave c alone: it waits for the pool, not for its peer. */
     bool (*waiting)(const struct listener_conn *c);
-    /* Over max_clients, or over the share of uid (SO_PEERCRED; (uid_t)-1 over TCP): tells
-     * the peer why, if the protocol can (fd is closed after). May be NULL: the peer is just
-     * closed. */
+    /* Over max_clients, or over the share of uid (SO_PEERCRED; over TCP LISTENER_NO_UID):
+     * tells the peer why, if the protocol can (fd is closed after). May be NULL: the peer is
+     * just closed. */
     void (*refuse)(void *ctx, int fd, enum listener_refusal why, uid_t uid);
 };
 

@@ -4,6 +4,8 @@
  * reload changes. */
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -66,7 +68,7 @@ static void test_refuse(void *arg, int fd, enum listener_refusal why, uid_t uid)
     struct proto *p = arg;
 
     ck_assert_int_ge(fd, 0);
-    ck_assert_uint_eq(uid, geteuid());          /* every peer here is this test */
+    ck_assert(uid == geteuid() || uid == LISTENER_NO_UID);  /* this test, over Unix or TCP */
     p->refused++;
     p->over_share += why == LISTENER_UID_SHARE;
     count_accepted();
@@ -234,6 +236,43 @@ START_TEST(a_uids_share_holds_over_two_listeners_and_a_close_gives_it_back)
 }
 END_TEST
 
+/* TCP peers have no uid, and any user can be one: together they get half a uid's share, so a
+ * user holding its own and theirs still leaves room. */
+START_TEST(tcp_peers_share_half_a_uids_share)
+{
+    struct listener_clients clients;
+    struct proto t = { 0 };
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(sa);
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), peers[3];
+
+    config.max_clients = 8;
+    config.max_clients_per_uid = 4;
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(listen(lfd, 16), 0);
+    ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+    listener_clients_init(&clients);
+    listener_init(&t.listener, "tcp", &ops, &t, &config, &config.idle_timeout);
+    ck_assert_int_eq(listener_add_fd(&t.listener, lfd), 0);
+    ck_assert_int_eq(listener_start(&t.listener, loop, &clients), 0);
+    for (int i = 0; i < 3; i++) {
+        peers[i] = socket(AF_INET, SOCK_STREAM, 0);
+        ck_assert_int_eq(connect(peers[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+        run_until_accepted(i + 1);
+    }
+    ck_assert_msg(t.nopened == 2 && t.over_share == 1, "TCP peers: %d opened, %d refused over "
+                  "the share; wanted 2 and 1 (half of max_clients_per_uid = 4)", t.nopened,
+                  t.over_share);
+    ck_assert_uint_eq(t.opened[0]->conn.uid, LISTENER_NO_UID);
+    ck_assert(!t.opened[0]->conn.trusted);
+    listener_close(&t.listener);
+    for (int i = 0; i < 3; i++)
+        close(peers[i]);
+    listener_clients_free(&clients);
+}
+END_TEST
+
 START_TEST(a_reload_rearms_the_idle_sweep_for_the_new_timeout)
 {
     struct listener_clients clients;
@@ -282,6 +321,7 @@ Suite *test_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, two_listeners_share_one_max_clients_and_refuse_beyond_it);
     tcase_add_test(tc, a_uids_share_holds_over_two_listeners_and_a_close_gives_it_back);
+    tcase_add_test(tc, tcp_peers_share_half_a_uids_share);
     tcase_add_test(tc, a_reload_rearms_the_idle_sweep_for_the_new_timeout);
     tcase_add_test(tc, a_zeroed_or_socketless_listener_closes_cleanly);
     suite_add_tcase(s, tc);

@@ -27,6 +27,7 @@
 
 #include <openssl/bn.h>
 
+#include "client_internal.h"
 #include "memfd_arena.h"
 #include "protocol.h"
 #include "randen.h"
@@ -1173,6 +1174,26 @@ START_TEST(clients_over_max_clients_are_told_busy)
 }
 END_TEST
 
+/* A connection turned away is closed, often before the client sends its first request, whose
+ * send then fails (EPIPE): librandd reads the BUSY waiting for it all the same, and its
+ * reason. Made certain here by waiting for the close before the call. */
+static void check_librandd_reads_busy_though_closed_first(void)
+{
+    struct pollfd pf = { connect_as_nobody(), POLLRDHUP, 0 };
+    uint8_t out[8];
+    randd_handle *h;
+    int rc;
+
+    ck_assert_msg(poll(&pf, 1, WAIT_SECONDS * 1000) == 1, "a connection over the uid's share "
+                  "was not closed within %d s", WAIT_SECONDS);
+    ck_assert_int_eq(randd_handle_from_fd(&h, pf.fd), 0);
+    rc = randd_bytes(h, out, sizeof(out));
+    ck_assert_msg(rc == RANDD_ERR(RANDD_BUSY) && strstr(randd_message(h), "max_clients_per_uid"),
+                  "librandd on a connection turned away and closed: %s (\"%s\"), wanted BUSY "
+                  "naming max_clients_per_uid", randd_strerror(rc), randd_message(h));
+    randd_close(h);
+}
+
 /* The attack of issue 26 (4): one uid opens every place it can and keeps them. It gets its
  * share of max_clients (auto: half of 8) and BUSY for the rest, naming the share, and root is
  * served while those connections are all still open. config_text sets workers. */
@@ -1209,6 +1230,8 @@ static void check_a_uids_share_leaves_room_for_root(const char *config_text)
     }
     ck_assert_msg(nheld == SHARE && busy == MAX - SHARE, "nobody holds %d of max_clients = %d "
                   "(%d BUSY); wanted its share of %d", nheld, MAX, busy, SHARE);
+    check_librandd_reads_busy_though_closed_first();
+    busy++;
 
     /* Root, through librandd as any program, while every one of them is still open. */
     ck_assert_int_eq(randd_open(&root, sock), 0);

@@ -1188,8 +1188,8 @@ static void check_librandd_reads_busy_though_closed_first(void)
                   "was not closed within %d s", WAIT_SECONDS);
     ck_assert_int_eq(randd_handle_from_fd(&h, pf.fd), 0);
     rc = randd_bytes(h, out, sizeof(out));
-    ck_assert_msg(rc == RANDD_ERR(RANDD_BUSY) && strstr(randd_message(h), "max_clients_per_uid"),
-                  "librandd on a connection turned away and closed: %s (\"%s\"), wanted BUSY "
+    ck_assert_msg(rc == RANDD_ERR(RANDD_BUSY) &&
+                  strstr(randd_message(h), "max_clients_per_uid"), "librandd on a connection turned away and closed: %s (\"%s\"), wanted BUSY "
                   "naming max_clients_per_uid", randd_strerror(rc), randd_message(h));
     randd_close(h);
 }

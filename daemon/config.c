@@ -18,7 +18,7 @@
 #define MAX_LINE 1024
 
 enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP, KEY_USER,
-                KEY_LOOPBACK, KEY_ENGINE, KEY_JITTER, KEY_WORKERS };
+                KEY_LOOPBACK, KEY_ENGINE, KEY_JITTER, KEY_WORKERS, KEY_SHARE };
 
 /* What a reload does with a key: apply it at once, or leave it for the next start (it named a
  * socket, a source or a user the daemon already opened or became). */
@@ -52,6 +52,7 @@ static const struct key keys[] = {
     { "socket_mode", AT_RESTART, KEY_MODE, FIELD(socket_mode), 0, 0777, "0666" },
     { "socket_group", AT_RESTART, KEY_GROUP, FIELD(socket_group), 0, 0, "" },
     { "max_clients", LIVE, KEY_UINT, FIELD(max_clients), 1, 65536, "1024" },
+    { "max_clients_per_uid", LIVE, KEY_SHARE, FIELD(max_clients_per_uid), 1, 65536, "auto" },
     { "idle_timeout", LIVE, KEY_UINT, FIELD(idle_timeout), 0, 86400, "300" },
     { "trusted_group", LIVE, KEY_GROUP, FIELD(trusted_group), 0, 0, "" },
     { "user", AT_RESTART, KEY_USER, FIELD(user), 0, 0, "" },
@@ -79,7 +80,7 @@ bool config_key(size_t i, struct config_key_info *out)
     out->at_restart = keys[i].applies == AT_RESTART;
     out->quoted = is_string(keys[i].type) || keys[i].type == KEY_MODE ||
                   keys[i].type == KEY_ENGINE || keys[i].type == KEY_JITTER ||
-                  keys[i].type == KEY_WORKERS;
+                  keys[i].type == KEY_WORKERS || keys[i].type == KEY_SHARE;
     return true;
 }
 
@@ -92,7 +93,8 @@ const char *config_value_text(const struct config *c, size_t i, char *buf, size_
     case KEY_BOOL: snprintf(buf, len, "%s", *(const bool *)field ? "true" : "false"); break;
     case KEY_UINT: snprintf(buf, len, "%u", *(const unsigned *)field); break;
     case KEY_WORKERS:
-        if (*(const unsigned *)field == CONFIG_WORKERS_AUTO)
+    case KEY_SHARE:
+        if (*(const unsigned *)field == CONFIG_AUTO)
             snprintf(buf, len, "auto");
         else
             snprintf(buf, len, "%u", *(const unsigned *)field);
@@ -138,6 +140,13 @@ unsigned config_workers(const struct config *c)
     if (sched_getaffinity(0, sizeof(cpus), &cpus) < 0 || (n = CPU_COUNT(&cpus)) < 1)
         return 1;
     return n > CONFIG_WORKERS_MAX ? CONFIG_WORKERS_MAX : (unsigned)n;
+}
+
+unsigned config_clients_per_uid(const struct config *c)
+{
+    if (c->max_clients_per_uid != CONFIG_AUTO)
+        return c->max_clients_per_uid;
+    return c->max_clients / 2 + c->max_clients % 2;
 }
 
 void config_apply_live(struct config *in_effect, const struct config *reread)
@@ -240,11 +249,12 @@ static const char *set_value(const struct key *k, struct config *c, const char *
         strcpy(field, v);
         return NULL;
     case KEY_WORKERS:
+    case KEY_SHARE:
         if (!strcmp(v, "auto"))
-            return *(unsigned *)field = CONFIG_WORKERS_AUTO, NULL;
+            return *(unsigned *)field = CONFIG_AUTO, NULL;
         if (parse_number(v, false, &n) || n < k->min || n > k->max) {
-            snprintf(why, whylen, "not auto or a number of serving loops (%" PRIu64 " to %"
-                     PRIu64 ")", k->min, k->max);
+            snprintf(why, whylen, "not auto or a number of %s (%" PRIu64 " to %" PRIu64 ")",
+                     k->type == KEY_WORKERS ? "serving loops" : "connections", k->min, k->max);
             return why;
         }
         *(unsigned *)field = (unsigned)n;
@@ -264,6 +274,19 @@ static const char *set_value(const struct key *k, struct config *c, const char *
         return NULL;
     }
     return "unknown type";
+}
+
+bool config_is_loopback(const struct sockaddr *sa)
+{
+    const struct in6_addr *a6 = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+
+    if (sa->sa_family == AF_INET)
+        return ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24 ==
+               127;
+    if (sa->sa_family != AF_INET6)
+        return false;
+    /* ::ffff:127.x.y.z is IPv4's loopback, as an IPv6 socket sees it. */
+    return IN6_IS_ADDR_LOOPBACK(a6) || (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
 }
 
 int config_parse_loopback(const char *text, struct sockaddr_storage *out)
@@ -289,9 +312,7 @@ int config_parse_loopback(const char *text, struct sockaddr_storage *out)
     host[hlen] = '\0';
     if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)
         return -1;
-    loopback = ai->ai_family == AF_INET
-                   ? (ntohl(((struct sockaddr_in *)ai->ai_addr)->sin_addr.s_addr) >> 24) == 127
-                   : IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr);
+    loopback = config_is_loopback(ai->ai_addr);
     if (loopback && out) {
         memset(out, 0, sizeof(*out));
         memcpy(out, ai->ai_addr, ai->ai_addrlen);

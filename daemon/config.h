@@ -31,6 +31,7 @@ struct config {
     unsigned socket_mode;              /* permission bits of the socket file */
     char socket_group[64];             /* group of the socket file; empty: unchanged */
     unsigned max_clients;
+    unsigned max_clients_per_uid;      /* of max_clients; CONFIG_AUTO: half */
     unsigned idle_timeout;             /* seconds without progress; 0 = never */
     char trusted_group[64];            /* may ADD_ENTROPY besides root; empty: root only */
     char user[64];                     /* started as root: run as this user; empty: stay */
@@ -40,7 +41,8 @@ struct config {
     unsigned workers;                  /* serving loops; CONFIG_WORKERS_AUTO: one per CPU */
 };
 
-#define CONFIG_WORKERS_AUTO 0
+#define CONFIG_AUTO         0         /* workers, max_clients_per_uid: "auto" */
+#define CONFIG_WORKERS_AUTO CONFIG_AUTO
 #define CONFIG_WORKERS_MAX  64         /* a thread, a loop and a generator each */
 
 void config_defaults(struct config *c);
@@ -56,6 +58,11 @@ int config_load(struct config *out, const char *path, bool missing_ok, char *err
 /* Parses "127.0.0.1:8888" or "[::1]:8888"; 0 only for a loopback address. */
 struct sockaddr_storage;
 int config_parse_loopback(const char *text, struct sockaddr_storage *out);
+
+/* Whether an AF_INET or AF_INET6 address is loopback (127/8, ::1, ::ffff:127/104): EGD,
+ * which has no authentication, listens on nothing else. */
+struct sockaddr;
+bool config_is_loopback(const struct sockaddr *sa);
 
 struct config_key_info {
     const char *name;
@@ -79,6 +86,10 @@ bool config_pending_restart(const struct config *in_effect, const struct config 
 /* workers as configured, with auto resolved to the CPUs this process may run on (its
  * affinity mask), at most CONFIG_WORKERS_MAX. */
 unsigned config_workers(const struct config *c);
+
+/* The connections one peer uid may hold (of max_clients, over every listener):
+ * max_clients_per_uid, with auto resolved to half of max_clients, rounded up. */
+unsigned config_clients_per_uid(const struct config *c);
 
 /* Takes the keys a reload applies at once from reread; the others keep their values. */
 void config_apply_live(struct config *in_effect, const struct config *reread);

@@ -13,11 +13,14 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
+#include <systemd/sd-daemon.h>
 
 #include "log.h"
 #include "unix_socket.h"
@@ -66,6 +69,45 @@ static int listen_tcp(struct egd *e, const char *addr, char *why, size_t whylen)
     return 0;
 }
 
+/* addr:port for a message: 0.0.0.0:8888, [::]:8888. */
+static void address_text(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+    char host[INET6_ADDRSTRLEN] = "?";
+    bool v6 = ss->ss_family == AF_INET6;
+    const void *a = v6 ? (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr
+                       : (const void *)&((const struct sockaddr_in *)ss)->sin_addr;
+    in_port_t port = v6 ? ((const struct sockaddr_in6 *)ss)->sin6_port
+                        : ((const struct sockaddr_in *)ss)->sin_port;
+
+    inet_ntop(ss->ss_family, a, host, sizeof(host));
+    snprintf(out, len, v6 ? "[%s]:%u" : "%s:%u", host, (unsigned)ntohs(port));
+}
+
+/* A socket systemd passed as FileDescriptorName=egd is held to egd_listen's rule: a unit
+ * file (ListenStream=8888 listens on every address) must not open EGD, which has no
+ * authentication, to the network. Unix, or TCP on loopback; anything else is refused. */
+static int check_activated(int fd, char *why, size_t whylen)
+{
+    struct sockaddr_storage ss = { 0 };
+    socklen_t len = sizeof(ss);
+    char addr[INET6_ADDRSTRLEN + 16];
+
+    if (sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1) <= 0 ||
+        getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+        return snprintf(why, whylen, "socket activation: EGD socket (descriptor %d, "
+                        "FileDescriptorName=egd) is not a listening stream socket", fd), -1;
+    if (ss.ss_family == AF_UNIX || config_is_loopback((struct sockaddr *)&ss))
+        return 0;
+    if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)
+        return snprintf(why, whylen, "socket activation: EGD socket (descriptor %d, "
+                        "FileDescriptorName=egd) is of address family %d, neither Unix nor "
+                        "TCP", fd, ss.ss_family), -1;
+    address_text(&ss, addr, sizeof(addr));
+    return snprintf(why, whylen, "socket activation: EGD socket (descriptor %d, "
+                    "FileDescriptorName=egd) listens on %s, not loopback (EGD has no "
+                    "authentication: use 127.0.0.1, [::1] or a Unix path)", fd, addr), -1;
+}
+
 static const struct listener_ops egd_ops;
 
 /* Unlike protocol v1 clients, idle EGD clients are kept unless egd_idle_timeout is set:
@@ -82,8 +124,11 @@ int egd_open(struct egd *e, const struct config *config, const int *activated,
     e->config = config;
     listener_init(&e->listener, "egd", &egd_ops, e, config, &config->egd_idle_timeout);
     if (nactivated > 0) {
-        for (int i = 0; i < nactivated && i < LISTENER_MAX_FDS; i++)
+        for (int i = 0; i < nactivated && i < LISTENER_MAX_FDS; i++) {
+            if (check_activated(activated[i], why, whylen) < 0)
+                return -1;
             listener_add_fd(&e->listener, activated[i]);
+        }
         return 0;
     }
     if (config->egd_socket[0] && listen_unix(e, config->egd_socket, why, whylen) < 0)
@@ -242,9 +287,9 @@ static void serve(struct egd_client *c)
             return;
         }
         c->in_len += (size_t)got;
-        listener_progress(&c->conn);
         if (command_length(c) == 0 || c->in_len < command_length(c))
             continue;                        /* unknown: closed above; else read on */
+        listener_progress(&c->conn);         /* a whole command: not a byte now and then */
         if (!execute(c)) {
             c->waiting = true;
             loop_mod_fd(c->egd->loop, c->conn.fd, 0);

@@ -38,8 +38,9 @@ struct egd {
 };
 
 /* Listens as configured, or on descriptors systemd passed with FileDescriptorName=egd
- * (activated[0..nactivated)). Returns 0, or -1 with why. egd_close is safe on an egd never
- * opened. */
+ * (activated[0..nactivated)): each must be a listening Unix or loopback TCP socket, as
+ * egd_listen must be loopback. Returns 0, or -1 with why naming what is wrong. egd_close is
+ * safe on an egd never opened. */
 int egd_open(struct egd *e, const struct config *config, const int *activated,
              int nactivated, char *why, size_t whylen);
 /* Starts accepting on the loop, its connections counted in clients (with the server's). */

@@ -1,13 +1,15 @@
 /* One way to accept, for both protocols, so a fix to one is a fix to the other (the EGD
  * listener once checked only a peer's primary group, and spun when accept failed with
  * EMFILE). A listener accepts up to ACCEPTS_PER_TURN connections a loop turn; a connection
- * over max_clients is refused, the others get their peer's credentials and go to the
- * protocol. Out of descriptors, accept() fails at once every time the level-triggered loop
- * asks: the listener stops listening for EMFILE_PAUSE_NS instead of spinning. The idle sweep
- * runs every half timeout plus a second, so an idle connection goes between one and one and
- * a half timeouts after its last progress.
+ * over max_clients, or over its peer uid's share of it, is refused, the others get their
+ * peer's credentials and go to the protocol. Out of descriptors, accept() fails at once
+ * every time the level-triggered loop asks: the listener stops listening for
+ * EMFILE_PAUSE_NS instead of spinning. The idle sweep runs every half timeout plus a second,
+ * so an idle connection goes between one and one and a half timeouts after its last
+ * progress.
  *
- * Sections: sockets and credentials, connections, accept, the idle sweep, up and down. */
+ * Sections: places, sockets and credentials, connections, accept, the idle sweep, up and
+ * down. */
 #include "listener.h"
 
 #include <errno.h>
@@ -27,12 +29,102 @@
 #define EMFILE_PAUSE_NS  100000000ull
 #define NS_PER_S         1000000000ull
 
-/* --- sockets and credentials --------------------------------------------------------- */
+/* --- places ------------------------------------------------------------------------------ */
+
+/* Every serving loop takes and gives back places, so the total and the uids' counts change
+ * together under one lock, taken once per accept and once per close. A uid's entry exists
+ * while it has a connection: there are at most as many as connections, and a host has few
+ * uids with one open, so a list searched in order does. */
 
 void listener_clients_init(struct listener_clients *clients)
 {
+    memset(clients, 0, sizeof(*clients));
+    pthread_mutex_init(&clients->lock, NULL);
     atomic_init(&clients->connected, 0);
+    atomic_init(&clients->over_uid_share, 0);
 }
+
+void listener_clients_free(struct listener_clients *clients)
+{
+    free(clients->uids);
+    clients->uids = NULL;
+    clients->nuids = clients->uids_room = 0;
+    pthread_mutex_destroy(&clients->lock);
+}
+
+static bool grow_uids(struct listener_clients *clients)
+{
+    size_t room = clients->uids_room ? clients->uids_room * 2 : 16;
+    struct listener_uid *more = realloc(clients->uids, room * sizeof(*more));
+
+    if (!more)
+        return false;
+    clients->uids = more;
+    clients->uids_room = room;
+    return true;
+}
+
+static struct listener_uid *uid_entry(struct listener_clients *clients, uid_t uid)
+{
+    for (size_t i = 0; i < clients->nuids; i++)
+        if (clients->uids[i].uid == uid)
+            return &clients->uids[i];
+    return NULL;
+}
+
+/* A uid's share of max_clients. TCP peers (EGD) have no uid, and any local user can be one
+ * of them: their one share is half a uid's, so that a user who holds its own and theirs
+ * still leaves a quarter of max_clients to everyone else (with the default, auto). */
+static unsigned share_of(const struct config *cfg, uid_t uid)
+{
+    unsigned share = config_clients_per_uid(cfg);
+
+    return uid != LISTENER_NO_UID || share < 2 ? share : share / 2;
+}
+
+/* A place for a connection from uid, within max_clients and the uid's share of it (both read
+ * live: a reload that lowers them refuses new connections, and closes none). Returns 0, or
+ * -1 with why. */
+static int take_place(struct listener *l, uid_t uid, enum listener_refusal *why)
+{
+    struct listener_clients *clients = l->clients;
+    struct listener_uid *e;
+    int rc = -1;
+
+    pthread_mutex_lock(&clients->lock);
+    e = uid_entry(clients, uid);
+    if (atomic_load(&clients->connected) >= l->config->max_clients) {
+        *why = LISTENER_FULL;
+    } else if (e && e->n >= share_of(l->config, uid)) {
+        *why = LISTENER_UID_SHARE;
+        atomic_fetch_add(&clients->over_uid_share, 1);
+    } else if (!e && clients->nuids == clients->uids_room && !grow_uids(clients)) {
+        *why = LISTENER_FULL;            /* no memory for the count: as good as full */
+    } else {
+        if (!e) {
+            e = &clients->uids[clients->nuids++];
+            *e = (struct listener_uid){ uid, 0 };
+        }
+        e->n++;
+        atomic_fetch_add(&clients->connected, 1);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&clients->lock);
+    return rc;
+}
+
+static void give_back_place(struct listener_clients *clients, uid_t uid)
+{
+    struct listener_uid *e;
+
+    pthread_mutex_lock(&clients->lock);
+    if ((e = uid_entry(clients, uid)) && --e->n == 0)
+        *e = clients->uids[--clients->nuids];
+    atomic_fetch_sub(&clients->connected, 1);
+    pthread_mutex_unlock(&clients->lock);
+}
+
+/* --- sockets and credentials --------------------------------------------------------- */
 
 void listener_init(struct listener *l, const char *name, const struct listener_ops *ops,
                    void *ctx, const struct config *config, const unsigned *idle_timeout)
@@ -112,18 +204,13 @@ static bool peer_trusted(int fd, const struct ucred *cred, const struct config *
     return false;
 }
 
-/* A TCP peer has no credentials: no uid, never trusted. */
-static void credentials(struct listener_conn *c, bool unix_peer, const struct config *cfg)
+/* The peer's credentials, false for a TCP peer: it has none (no uid, never trusted). */
+static bool credentials(int fd, bool unix_peer, struct ucred *cred)
 {
-    struct ucred cred;
-    socklen_t len = sizeof(cred);
+    socklen_t len = sizeof(*cred);
 
-    c->uid = (uid_t)-1;
-    c->trusted = false;
-    if (!unix_peer || getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-        return;
-    c->uid = cred.uid;
-    c->trusted = peer_trusted(c->fd, &cred, cfg);
+    cred->uid = LISTENER_NO_UID;
+    return unix_peer && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len) == 0;
 }
 
 /* --- connections ----------------------------------------------------------------------- */
@@ -146,6 +233,7 @@ static void free_client(const struct listener_ops *ops, struct listener_conn *c)
 static void forget(struct listener_conn *c)
 {
     struct listener *l = c->listener;
+    uid_t uid = c->uid;
 
     *c->prevp = c->next;
     if (c->next)
@@ -153,9 +241,9 @@ static void forget(struct listener_conn *c)
     if (l->ops->release)
         l->ops->release(c);
     free_client(l->ops, c);
-    /* Last: a client counts (in STATUS, against max_clients) until what it held is freed,
-     * its BYTES_MEMFD arena included, even as seen from another serving loop. */
-    atomic_fetch_sub(&l->clients->connected, 1);
+    /* Last: a client counts (in STATUS, against max_clients and its uid's share) until what
+     * it held is freed, its BYTES_MEMFD arena included, even as seen from another loop. */
+    give_back_place(l->clients, uid);
 }
 
 void listener_close_conn(struct listener_conn *c)
@@ -186,30 +274,33 @@ void listener_each(struct listener *l, void (*fn)(struct listener_conn *c))
 
 static void accept_one(struct listener *l, int fd, bool unix_peer)
 {
+    struct ucred cred;
+    bool has_cred = credentials(fd, unix_peer, &cred);
+    enum listener_refusal why;
     char *client;
     struct listener_conn *c;
 
-    /* A place is taken before anything else, so loops accepting at once never pass
-     * max_clients together. */
-    if (atomic_fetch_add(&l->clients->connected, 1) >= l->config->max_clients) {
-        atomic_fetch_sub(&l->clients->connected, 1);
+    /* A place is taken before anything else is done for the peer, so loops accepting at
+     * once never pass max_clients or a uid's share together. */
+    if (take_place(l, cred.uid, &why) < 0) {
         if (l->ops->refuse)
-            l->ops->refuse(l->ctx, fd);
+            l->ops->refuse(l->ctx, fd, why, cred.uid);
         close(fd);
         return;
     }
     if (!(client = calloc(1, l->ops->client_size))) {
-        atomic_fetch_sub(&l->clients->connected, 1);
+        give_back_place(l->clients, cred.uid);
         close(fd);
         return;
     }
     c = (struct listener_conn *)(void *)(client + l->ops->conn_offset);
     c->listener = l;
     c->fd = fd;
-    credentials(c, unix_peer, l->config);
+    c->uid = cred.uid;
+    c->trusted = has_cred && peer_trusted(fd, &cred, l->config);
     listener_progress(c);
     if (loop_add_fd(l->loop, fd, EPOLLIN, l->ops->event, c) < 0) {
-        atomic_fetch_sub(&l->clients->connected, 1);
+        give_back_place(l->clients, cred.uid);
         close(fd);
         free(client);
         return;

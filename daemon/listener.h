@@ -1,12 +1,13 @@
 /* Accepting connections, for the protocol v1 server and the EGD listener alike: listening
  * sockets in the event loop, accept with a pause when descriptors run out, one max_clients
- * over every listener, the idle sweep, the peer's credentials (supplementary groups too), and
- * the close, plain or graceful (drain.c). Owns the listening descriptors and each
- * connection's descriptor and place in the count; what a connection says, and its buffers,
- * are its protocol's (server.c, egd.c). */
+ * over every listener and a share of it for each peer uid, the idle sweep, the peer's
+ * credentials (supplementary groups too), and the close, plain or graceful (drain.c). Owns
+ * the listening descriptors and each connection's descriptor and place in the counts; what a
+ * connection says, and its buffers, are its protocol's (server.c, egd.c). */
 #ifndef RANDD_LISTENER_H
 #define RANDD_LISTENER_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,11 +18,27 @@
 #include "loop.h"
 
 #define LISTENER_MAX_FDS 2              /* EGD: a Unix and a TCP socket */
+#define LISTENER_NO_UID  ((uid_t)-1)    /* a TCP peer's: it has no credentials */
 
-/* One max_clients over every listener, whatever loop or thread it accepts on: each counts
- * its connections here, and a connection past its listener's max_clients is refused. */
+/* One max_clients over every listener, whatever loop or thread it accepts on, and a share of
+ * it for each peer uid (max_clients_per_uid), so that no one user can take every place:
+ * each listener counts its connections here, and a connection past either is refused. TCP
+ * peers have no uid: they share one share between them, half a uid's. */
 struct listener_clients {
+    pthread_mutex_t lock;               /* places are taken and given back under it */
     _Atomic unsigned connected;         /* connections open now, every listener's */
+    _Atomic uint64_t over_uid_share;    /* connections refused: their uid held its share */
+    struct listener_uid {               /* each uid with a connection open, and how many */
+        uid_t uid;
+        unsigned n;
+    } *uids;
+    size_t nuids, uids_room;
+};
+
+/* Why a connection was refused. */
+enum listener_refusal {
+    LISTENER_FULL,                      /* max_clients connections are open */
+    LISTENER_UID_SHARE,                 /* its uid holds max_clients_per_uid of them */
 };
 
 struct listener;
@@ -32,7 +49,7 @@ struct listener_conn {
     struct listener_conn *next, **prevp;
     struct listener *listener;
     int fd;
-    uid_t uid;                          /* SO_PEERCRED on a Unix socket; (uid_t)-1 over TCP */
+    uid_t uid;                          /* SO_PEERCRED on a Unix socket; TCP: LISTENER_NO_UID */
     bool trusted;                       /* uid 0, or in trusted_group: may add entropy */
     uint64_t last_progress_ns;          /* the idle sweep's clock: listener_progress() */
 };
@@ -55,16 +72,17 @@ struct listener_ops {
     void (*release)(struct listener_conn *c);
     /* Whether the idle sweep must leave c alone: it waits for the pool, not for its peer. */
     bool (*waiting)(const struct listener_conn *c);
-    /* Over max_clients: tells the peer, if the protocol can (fd is closed after). May be
-     * NULL: the peer is just closed. */
-    void (*refuse)(void *ctx, int fd);
+    /* Over max_clients, or over the share of uid (SO_PEERCRED; over TCP LISTENER_NO_UID):
+     * tells the peer why, if the protocol can (fd is closed after). May be NULL: the peer is
+     * just closed. */
+    void (*refuse)(void *ctx, int fd, enum listener_refusal why, uid_t uid);
 };
 
 struct listener {
     const char *name;                   /* for logs: the config key, "socket" or "egd" */
     const struct listener_ops *ops;
     void *ctx;
-    const struct config *config;        /* max_clients and trusted_group, live */
+    const struct config *config;        /* max_clients(_per_uid), trusted_group: live */
     const unsigned *idle_timeout;       /* seconds, a live config key; 0: never */
     struct loop *loop;
     struct listener_clients *clients;
@@ -80,6 +98,8 @@ struct listener {
 };
 
 void listener_clients_init(struct listener_clients *clients);
+/* Once every listener counting in clients is closed. */
+void listener_clients_free(struct listener_clients *clients);
 
 /* A listener with no sockets yet: listener_close is safe on it (and on a zeroed one). */
 void listener_init(struct listener *l, const char *name, const struct listener_ops *ops,
@@ -106,7 +126,9 @@ void listener_reload(struct listener *l);
 /* Calls fn for each connection; fn may close the one it is given. */
 void listener_each(struct listener *l, void (*fn)(struct listener_conn *c));
 
-/* The connection made progress (read or wrote): the idle sweep counts from now. */
+/* The connection made progress: the idle sweep counts from now. Only a whole request read,
+ * or a reply's bytes sent, is progress: a peer that trickles a request a byte at a time
+ * would otherwise hold its place for ever. */
 void listener_progress(struct listener_conn *c);
 
 /* Closes c's descriptor, and frees its client. */

@@ -805,6 +805,7 @@ static void stop(struct randd *r)
     workers_close(&r->workers);
     egd_close(&r->egd);
     server_close(&r->server);
+    listener_clients_free(&r->clients);
     branch_fini(&r->branch);
     primes_free(r->primes);
     vmgenid_close(&r->vmgenid);

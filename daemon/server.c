@@ -33,6 +33,7 @@
 #define SMALL_BODY        64          /* BYTES and most RANGE bodies fit without malloc */
 #define REQUESTS_PER_TURN 32          /* then let other clients have the loop */
 #define INPUT_BYTES       128         /* one recv takes a request whole, or librandd's 8 */
+#define SEND_NOW_TEXT     128         /* an error sent at once: its message, at most */
 _Static_assert(INPUT_BYTES <= UINT8_MAX, "input_pos and input_len are bytes");
 
 /* One writer per count: a plain load and store, atomic only so other threads may read. */
@@ -251,8 +252,8 @@ static void want_events(struct client *c, uint32_t events)
  * (and for BUSY at accept). Best effort: a full socket buffer drops it. */
 static void send_error_now(int fd, int status, const char *msg)
 {
-    uint8_t frame[RANDD_HEADER_BYTES + 64];
-    size_t n = strlen(msg) < 64 ? strlen(msg) : 64;
+    uint8_t frame[RANDD_HEADER_BYTES + SEND_NOW_TEXT];
+    size_t n = strnlen(msg, SEND_NOW_TEXT);
     struct randd_header h = { RANDD_PROTOCOL_VERSION, (uint8_t)status, 0, (uint32_t)n };
 
     randd_header_encode(frame, &h);
@@ -600,7 +601,6 @@ static bool read_request(struct client *c)
         n = take_input(c, c->head + c->head_len, RANDD_HEADER_BYTES - c->head_len);
         if (n <= 0)
             goto gone_or_again;
-        listener_progress(&c->conn);
         c->head_len += (size_t)n;
         if (c->head_len < RANDD_HEADER_BYTES)
             return false;
@@ -617,10 +617,13 @@ static bool read_request(struct client *c)
         n = take_input(c, c->body + c->body_len, c->req.length - c->body_len);
         if (n <= 0)
             goto gone_or_again;
-        listener_progress(&c->conn);
         c->body_len += (size_t)n;
     }
-    return c->body_len == c->req.length;
+    if (c->body_len < c->req.length)
+        return false;
+    /* Only now, not at each piece: a byte now and then must not keep a place for ever. */
+    listener_progress(&c->conn);
+    return true;
 
 gone_or_again:
     if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -714,12 +717,20 @@ void server_pool_ready(struct server *s)
 
 /* --- up and down --------------------------------------------------------------------- */
 
-/* Over max_clients: the peer reads BUSY before the listener closes it. */
-static void turn_away_busy(void *arg, int fd)
+/* Over max_clients, or over its uid's share: the peer reads BUSY and why before the listener
+ * closes it. */
+static void turn_away_busy(void *arg, int fd, enum listener_refusal why, uid_t uid)
 {
     struct server *s = arg;
+    char msg[SEND_NOW_TEXT];
 
-    send_error_now(fd, RANDD_BUSY, "too many clients");
+    if (why == LISTENER_UID_SHARE)
+        snprintf(msg, sizeof(msg), "uid %u has its share of %u connections open "
+                 "(max_clients_per_uid); close one", (unsigned)uid,
+                 config_clients_per_uid(s->config));
+    else
+        snprintf(msg, sizeof(msg), "too many clients (max_clients)");
+    send_error_now(fd, RANDD_BUSY, msg);
     SERVER_STAT_ADD(s->stats.clients_busy, 1);
     SERVER_STAT_ADD(s->stats.errors[RANDD_BUSY], 1);
 }

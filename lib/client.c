@@ -434,13 +434,30 @@ static int recv_all(randd_handle *h, void *buf, size_t n)
 
 /* --- requests and replies ------------------------------------------------------------- */
 
+/* err (EPIPE, ECONNRESET), unless the daemon left an error reply before it closed: a
+ * connection turned away at accept (BUSY: max_clients, or the uid's share of them) may be
+ * closed before the first request goes, and its reply says why. That reply is read. */
+static int read_reply(randd_handle *h, void *out, size_t want, char **text);
+
+static int refusal_or(randd_handle *h, int err)
+{
+    uint8_t head[RANDD_HEADER_BYTES];
+    uint32_t length;
+
+    if (recv(h->fd, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof(head) ||
+        randd_reply_decode(head, 0, &length) > -RANDD_ERR_STATUS)
+        return err;                  /* nothing there, an OK reply, or not a reply at all */
+    return read_reply(h, NULL, 0, NULL);
+}
+
 /* Sends req, encoded by protocol.c's encoder into buf (cap bytes). */
 static int send_request(randd_handle *h, const struct randd_request *req, uint8_t *buf,
                         size_t cap)
 {
     size_t len = randd_request_encode(buf, cap, req);
+    int rc = len ? send_all(h, buf, len) : -EINVAL;
 
-    return len ? send_all(h, buf, len) : -EINVAL;
+    return rc == -EPIPE || rc == -ECONNRESET ? refusal_or(h, rc) : rc;
 }
 
 /* The rest of a reply whose header is in head: an OK body of exactly want bytes into out, or

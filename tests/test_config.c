@@ -1,6 +1,8 @@
 /* The config parser (daemon/config.c): defaults, every error class with its file:line
  * message, untouched config on failure, edges, the shipped conf/randd.conf, and what a
  * reload applies at once or leaves for a restart. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -167,6 +169,69 @@ START_TEST(workers_is_auto_or_a_count_within_its_limits)
 }
 END_TEST
 
+/* The uid's share of max_clients: auto follows max_clients (half, rounded up), a number is
+ * taken as given, a reload applies it at once, and a bad one names file, line and key. */
+START_TEST(max_clients_per_uid_is_auto_or_a_count_and_applies_at_once)
+{
+    struct config c, reread;
+    char buf[16];
+    size_t i = 0;
+    struct config_key_info key;
+
+    config_defaults(&c);
+    ck_assert_uint_eq(c.max_clients_per_uid, CONFIG_AUTO);
+    ck_assert_msg(config_clients_per_uid(&c) == 512, "default share: want 512 of 1024, got "
+                  "%u", config_clients_per_uid(&c));
+    ck_assert_int_eq(parse(&c, "max_clients = 7\n"), 0);
+    ck_assert_uint_eq(config_clients_per_uid(&c), 4);
+    ck_assert_int_eq(parse(&c, "max_clients = 1\n"), 0);
+    ck_assert_uint_eq(config_clients_per_uid(&c), 1);
+    ck_assert_int_eq(parse(&c, "max_clients = 64\nmax_clients_per_uid = 60\n"), 0);
+    ck_assert_uint_eq(config_clients_per_uid(&c), 60);
+    ck_assert_int_eq(parse(&c, "max_clients_per_uid = 65536\n"), 0);
+    while (config_key(i, &key) && strcmp(key.name, "max_clients_per_uid"))
+        i++;
+    ck_assert_str_eq(config_value_text(&c, i, buf, sizeof(buf)), "65536");
+    ck_assert(!key.at_restart && key.quoted);
+    config_defaults(&c);
+    ck_assert_str_eq(config_value_text(&c, i, buf, sizeof(buf)), "auto");
+    ck_assert_int_eq(parse(&reread, "max_clients_per_uid = 3\n"), 0);
+    config_apply_live(&c, &reread);
+    ck_assert_uint_eq(config_clients_per_uid(&c), 3);
+    ck_assert(!config_pending_restart(&c, &reread, i));
+    check_error("max_clients_per_uid = 0\n", "t.conf:1: max_clients_per_uid: not auto or a "
+                "number of connections (1 to 65536): \"0\"");
+    check_error("\nmax_clients_per_uid = half\n", "t.conf:2: max_clients_per_uid: not auto or "
+                "a number of connections (1 to 65536): \"half\"");
+    check_error("max_clients_per_uid = 65537\n", "t.conf:1: max_clients_per_uid: not auto or "
+                "a number of connections (1 to 65536): \"65537\"");
+}
+END_TEST
+
+/* The rule for egd_listen and for EGD sockets systemd passes. */
+START_TEST(loopback_is_127_slash_8_and_ipv6s_loopback_plain_or_mapped)
+{
+    static const char *const yes[] = { "127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1" },
+                      *const no[] = { "0.0.0.0", "10.0.0.1", "128.0.0.1", "::", "::2",
+                                      "::ffff:10.0.0.1", "fe80::1" };
+
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]) + sizeof(no) / sizeof(no[0]); i++) {
+        bool want = i < sizeof(yes) / sizeof(yes[0]);
+        const char *text = want ? yes[i] : no[i - sizeof(yes) / sizeof(yes[0])];
+        struct sockaddr_in a4 = { .sin_family = AF_INET };
+        struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
+        const struct sockaddr *sa = (const struct sockaddr *)&a4;
+
+        if (inet_pton(AF_INET, text, &a4.sin_addr) != 1) {
+            ck_assert_int_eq(inet_pton(AF_INET6, text, &a6.sin6_addr), 1);
+            sa = (const struct sockaddr *)&a6;
+        }
+        ck_assert_msg(config_is_loopback(sa) == want, "%s: loopback %s, wanted %s", text,
+                      want ? "no" : "yes", want ? "yes" : "no");
+    }
+}
+END_TEST
+
 START_TEST(overlong_values_and_lines_are_refused)
 {
     static char text[1200];
@@ -319,6 +384,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, every_error_is_reported_one_a_line);
     tcase_add_test(tc, each_error_names_file_line_and_key);
     tcase_add_test(tc, workers_is_auto_or_a_count_within_its_limits);
+    tcase_add_test(tc, max_clients_per_uid_is_auto_or_a_count_and_applies_at_once);
+    tcase_add_test(tc, loopback_is_127_slash_8_and_ipv6s_loopback_plain_or_mapped);
     tcase_add_test(tc, overlong_values_and_lines_are_refused);
     tcase_add_test(tc, failed_parse_leaves_the_config_untouched);
     tcase_add_test(tc, missing_file_is_defaults_only_when_allowed);

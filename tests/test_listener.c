@@ -1,8 +1,11 @@
 /* The listener (daemon/listener.c) in a loop of this test, with a protocol of the test's own:
- * one max_clients over two listeners, the refusal beyond it, peers' credentials, the close
- * that gives the place back, and an idle timeout that a reload changes. */
+ * one max_clients over two listeners, one uid's share of it, the refusals beyond them,
+ * peers' credentials, the close that gives the place back, and an idle timeout that a
+ * reload changes. */
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -20,7 +23,7 @@ struct test_client {
 struct proto {
     struct listener listener;
     struct test_client *opened[16];
-    int nopened, refused, freed;
+    int nopened, refused, over_share, freed;
 };
 
 static struct loop *loop;
@@ -60,12 +63,14 @@ static bool never_waiting(const struct listener_conn *c)
     return false;
 }
 
-static void test_refuse(void *arg, int fd)
+static void test_refuse(void *arg, int fd, enum listener_refusal why, uid_t uid)
 {
     struct proto *p = arg;
 
     ck_assert_int_ge(fd, 0);
+    ck_assert(uid == geteuid() || uid == LISTENER_NO_UID);  /* this test, over Unix or TCP */
     p->refused++;
+    p->over_share += why == LISTENER_UID_SHARE;
     count_accepted();
 }
 
@@ -144,6 +149,7 @@ START_TEST(two_listeners_share_one_max_clients_and_refuse_beyond_it)
     int peers[4];
 
     config.max_clients = 3;
+    config.max_clients_per_uid = 3;             /* every peer is one uid: the total alone */
     listener_clients_init(&clients);
     listener_init(&a.listener, "a", &ops, &a, &config, &config.idle_timeout);
     listener_init(&b.listener, "b", &ops, &b, &config, &config.idle_timeout);
@@ -177,8 +183,93 @@ START_TEST(two_listeners_share_one_max_clients_and_refuse_beyond_it)
     listener_close(&b.listener);
     ck_assert_int_eq(a.freed + b.freed, 3);
     ck_assert_uint_eq(clients.connected, 0);
+    ck_assert_int_eq(b.over_share, 0);
     for (int i = 0; i < 4; i++)
         close(peers[i]);
+    listener_clients_free(&clients);
+}
+END_TEST
+
+/* One uid's share holds over both listeners, below max_clients: the refusal says why, is
+ * counted, and a close gives the uid its place back. */
+START_TEST(a_uids_share_holds_over_two_listeners_and_a_close_gives_it_back)
+{
+    struct listener_clients clients;
+    struct proto a = { 0 }, b = { 0 };
+    struct sockaddr_un sa_a, sb;
+    int peers[4];
+
+    config.max_clients = 8;
+    config.max_clients_per_uid = 2;
+    listener_clients_init(&clients);
+    listener_init(&a.listener, "a", &ops, &a, &config, &config.idle_timeout);
+    listener_init(&b.listener, "b", &ops, &b, &config, &config.idle_timeout);
+    ck_assert_int_eq(listener_add_fd(&a.listener, listening("a", &sa_a)), 0);
+    ck_assert_int_eq(listener_add_fd(&b.listener, listening("b", &sb)), 0);
+    ck_assert_int_eq(listener_start(&a.listener, loop, &clients), 0);
+    ck_assert_int_eq(listener_start(&b.listener, loop, &clients), 0);
+    peers[0] = connect_to(&sa_a);
+    run_until_accepted(1);
+    peers[1] = connect_to(&sb);
+    run_until_accepted(2);
+    peers[2] = connect_to(&sb);                 /* the uid's third of two */
+    run_until_accepted(3);
+    ck_assert_msg(a.nopened == 1 && b.nopened == 1 && b.refused == 1 && b.over_share == 1,
+                  "a opened %d; b opened %d, refused %d (%d over the share): wanted 1, 1, 1, "
+                  "1 with max_clients_per_uid = 2 over both", a.nopened, b.nopened, b.refused,
+                  b.over_share);
+    ck_assert_uint_eq(clients.connected, 2);
+    ck_assert_uint_eq(clients.over_uid_share, 1);
+
+    listener_close_conn(&a.opened[0]->conn);
+    peers[3] = connect_to(&sb);                 /* its place again */
+    run_until_accepted(4);
+    ck_assert_msg(b.nopened == 2 && b.refused == 1, "after a close, b opened %d and refused "
+                  "%d: the uid did not get its place back", b.nopened, b.refused);
+    listener_close(&a.listener);
+    listener_close(&b.listener);
+    ck_assert_uint_eq(clients.connected, 0);
+    ck_assert_uint_eq(clients.nuids, 0);
+    for (int i = 0; i < 4; i++)
+        close(peers[i]);
+    listener_clients_free(&clients);
+}
+END_TEST
+
+/* TCP peers have no uid, and any user can be one: together they get half a uid's share, so a
+ * user holding its own and theirs still leaves room. */
+START_TEST(tcp_peers_share_half_a_uids_share)
+{
+    struct listener_clients clients;
+    struct proto t = { 0 };
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(sa);
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), peers[3];
+
+    config.max_clients = 8;
+    config.max_clients_per_uid = 4;
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(listen(lfd, 16), 0);
+    ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+    listener_clients_init(&clients);
+    listener_init(&t.listener, "tcp", &ops, &t, &config, &config.idle_timeout);
+    ck_assert_int_eq(listener_add_fd(&t.listener, lfd), 0);
+    ck_assert_int_eq(listener_start(&t.listener, loop, &clients), 0);
+    for (int i = 0; i < 3; i++) {
+        peers[i] = socket(AF_INET, SOCK_STREAM, 0);
+        ck_assert_int_eq(connect(peers[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+        run_until_accepted(i + 1);
+    }
+    ck_assert_msg(t.nopened == 2 && t.over_share == 1, "TCP peers: %d opened, %d refused over "
+                  "the share; wanted 2 and 1 (half of max_clients_per_uid = 4)", t.nopened,
+                  t.over_share);
+    ck_assert_uint_eq(t.opened[0]->conn.uid, LISTENER_NO_UID);
+    ck_assert(!t.opened[0]->conn.trusted);
+    listener_close(&t.listener);
+    for (int i = 0; i < 3; i++)
+        close(peers[i]);
+    listener_clients_free(&clients);
 }
 END_TEST
 
@@ -229,6 +320,8 @@ Suite *test_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, two_listeners_share_one_max_clients_and_refuse_beyond_it);
+    tcase_add_test(tc, a_uids_share_holds_over_two_listeners_and_a_close_gives_it_back);
+    tcase_add_test(tc, tcp_peers_share_half_a_uids_share);
     tcase_add_test(tc, a_reload_rearms_the_idle_sweep_for_the_new_timeout);
     tcase_add_test(tc, a_zeroed_or_socketless_listener_closes_cleanly);
     suite_add_tcase(s, tc);

@@ -27,6 +27,7 @@
 
 #include <openssl/bn.h>
 
+#include "client_internal.h"
 #include "memfd_arena.h"
 #include "protocol.h"
 #include "randen.h"
@@ -1160,7 +1161,7 @@ START_TEST(clients_over_max_clients_are_told_busy)
     uint8_t body[64];
     int a, b, c;
 
-    start_daemon_with("max_clients = 2\n", NULL);
+    start_daemon_with("max_clients = 2\nmax_clients_per_uid = 2\n", NULL);
     a = connect_when_room();                         /* once STATUS's client is seen gone */
     b = connect_when_room();
     c = connect_raw();
@@ -1170,6 +1171,132 @@ START_TEST(clients_over_max_clients_are_told_busy)
     check_still_usable(b, "the second client");
     close(b);
     close(c);
+}
+END_TEST
+
+/* A connection turned away is closed, often before the client sends its first request, whose
+ * send then fails (EPIPE): librandd reads the BUSY waiting for it all the same, and its
+ * reason. Made certain here by waiting for the close before the call. */
+static void check_librandd_reads_busy_though_closed_first(void)
+{
+    struct pollfd pf = { connect_as_nobody(), POLLRDHUP, 0 };
+    uint8_t out[8];
+    randd_handle *h;
+    int rc;
+
+    ck_assert_msg(poll(&pf, 1, WAIT_SECONDS * 1000) == 1, "a connection over the uid's share "
+                  "was not closed within %d s", WAIT_SECONDS);
+    ck_assert_int_eq(randd_handle_from_fd(&h, pf.fd), 0);
+    rc = randd_bytes(h, out, sizeof(out));
+    ck_assert_msg(rc == RANDD_ERR(RANDD_BUSY) &&
+                  strstr(randd_message(h), "max_clients_per_uid"), "librandd on a connection turned away and closed: %s (\"%s\"), wanted BUSY "
+                  "naming max_clients_per_uid", randd_strerror(rc), randd_message(h));
+    randd_close(h);
+}
+
+/* The attack of issue 26 (4): one uid opens every place it can and keeps them. It gets its
+ * share of max_clients (auto: half of 8) and BUSY for the rest, naming the share, and root is
+ * served while those connections are all still open. config_text sets workers. */
+static void check_a_uids_share_leaves_room_for_root(const char *config_text)
+{
+    enum { MAX = 8, SHARE = MAX / 2 };
+    int held[MAX], nheld = 0, busy = 0;
+    char text[128], *json;
+    uint8_t out[64], request[RANDD_HEADER_BYTES + 4];
+    size_t n = randd_request_encode(request, sizeof(request),
+                                    &(struct randd_request){ .op = RANDD_OP_BYTES, .n = 8 });
+    randd_handle *root;
+
+    snprintf(text, sizeof(text), "%smax_clients = %d\n", config_text, MAX);
+    start_daemon_with(text, NULL);
+    for (int i = 0; i < MAX; i++) {
+        char msg[160] = "";
+        int fd = connect_as_nobody(), status;
+
+        /* Turned away, the daemon may have closed before the request is sent (EPIPE); its
+         * BUSY is there to read all the same. */
+        (void)!send(fd, request, n, MSG_NOSIGNAL);
+        status = read_reply(fd, msg, sizeof(msg) - 1, NULL);
+        if (status == RANDD_OK) {
+            held[nheld++] = fd;
+            continue;
+        }
+        ck_assert_msg(status == RANDD_BUSY, "nobody's connection %d: status %s (%s), wanted "
+                      "OK or BUSY", i + 1, randd_status_name(status), msg);
+        ck_assert_msg(strstr(msg, "uid 65534") && strstr(msg, "max_clients_per_uid"),
+                      "BUSY over the uid's share does not say so: \"%s\"", msg);
+        busy++;
+        close(fd);
+    }
+    ck_assert_msg(nheld == SHARE && busy == MAX - SHARE, "nobody holds %d of max_clients = %d "
+                  "(%d BUSY); wanted its share of %d", nheld, MAX, busy, SHARE);
+    check_librandd_reads_busy_though_closed_first();
+    busy++;
+
+    /* Root, through librandd as any program, while every one of them is still open. */
+    ck_assert_int_eq(randd_open(&root, sock), 0);
+    ck_assert_msg(randd_bytes(root, out, sizeof(out)) == 0, "root was not served while uid "
+                  "65534 held its share");
+    ck_assert_int_gt(randd_status(root, &json), 0);
+    ck_assert_msg(json_number(json, "\"over_uid_share\":") == (unsigned long long)busy &&
+                  json_number(json, "\"per_uid\":") == SHARE, "STATUS does not count %d "
+                  "turned away over a share of %d: %s", busy, SHARE, json);
+    free(json);
+    randd_close(root);
+    for (int i = 0; i < nheld; i++) {
+        check_still_usable(held[i], "a connection of nobody's share, after root was served");
+        close(held[i]);
+    }
+}
+
+START_TEST(a_uid_holding_its_share_of_connections_leaves_room_for_root)
+{
+    check_a_uids_share_leaves_room_for_root("");
+}
+END_TEST
+
+/* Serving loops share the counts: the share holds over both. */
+START_TEST(with_two_workers_a_uids_share_holds_across_loops)
+{
+    check_a_uids_share_leaves_room_for_root("workers = 2\n");
+}
+END_TEST
+
+/* A byte now and then is not progress, only a whole request is: a peer that trickles one
+ * four times inside idle_timeout is closed all the same, while one sending whole requests as
+ * often is kept. */
+START_TEST(a_client_trickling_a_request_is_closed_after_idle_timeout)
+{
+    uint8_t frame[RANDD_HEADER_BYTES + 1000] = { 0 }, byte;
+    struct randd_header h = { RANDD_PROTOCOL_VERSION, RANDD_OP_ADD_ENTROPY, 0, 1000 };
+    struct pollfd pf = { .events = POLLIN };
+    int trickler, busy;
+    size_t sent = 0;
+    double start, end;
+
+    start_daemon_with("idle_timeout = 1\n", NULL);
+    randd_header_encode(frame, &h);
+    trickler = connect_as_nobody();
+    busy = connect_raw();
+    pf.fd = trickler;
+    start = seconds_now();
+    /* A byte every 250 ms (pacing: four inside idle_timeout, as the attack needs) until the
+     * daemon closes it; the whole frame would take over four minutes. */
+    for (end = start + WAIT_SECONDS; poll(&pf, 1, 250) == 0; sent++) {
+        ck_assert_msg(seconds_now() < end, "a client sending a byte every 250 ms was not "
+                      "closed within %d s with idle_timeout = 1 (%zu bytes sent)",
+                      WAIT_SECONDS, sent);
+        ck_assert_int_lt(sent, sizeof(frame));
+        ck_assert_int_eq(send(trickler, frame + sent, 1, MSG_NOSIGNAL), 1);
+        check_still_usable(busy, "a client sending whole requests");
+    }
+    ck_assert_msg(recv(trickler, &byte, 1, 0) <= 0, "the trickling client got a reply, not "
+                  "end-of-file");
+    ck_assert_msg(seconds_now() - start >= 0.9, "closed after %.2f s, before idle_timeout = 1",
+                  seconds_now() - start);
+    check_still_usable(busy, "a client sending whole requests, after the trickler was closed");
+    close(trickler);
+    close(busy);
 }
 END_TEST
 
@@ -2055,7 +2182,8 @@ START_TEST(with_two_workers_max_clients_holds_across_loops)
     n = connect_on_both_loops(fds, 4);
     expected_connected = n + 1;                  /* and the STATUS client */
     free(wait_status(connected_as_expected, "only the clients and STATUS's connected"));
-    snprintf(text, sizeof(text), "workers = 2\nmax_clients = %d\n", n + 1);
+    snprintf(text, sizeof(text), "workers = 2\nmax_clients = %d\nmax_clients_per_uid = %d\n",
+             n + 1, n + 1);
     write_config(text);
     kill(daemon_pid, SIGHUP);
     wait_log("reload: ");
@@ -2369,7 +2497,7 @@ START_TEST(egd_and_protocol_clients_share_max_clients)
     uint8_t byte;
     int v1, egd, third;
 
-    start_egd_daemon("max_clients = 2\n");
+    start_egd_daemon("max_clients = 2\nmax_clients_per_uid = 2\n");
     v1 = connect_when_room();
     egd = connect_egd_when_room();
     check_still_usable(v1, "the v1 client");        /* both accepted */
@@ -2525,6 +2653,30 @@ END_TEST
 /* With no idle close, an EGD client that sends commands and never reads its replies must
  * still cost a bounded amount: the daemon stops reading its commands once a reply cannot be
  * sent, so the socket buffers fill and the client's sends block. Other clients go on. */
+/* The same for EGD: a command trickled a byte at a time (0x03 with 255 bytes of data, four
+ * bytes inside egd_idle_timeout) is not progress, and its client is closed. */
+START_TEST(egd_a_client_trickling_a_command_is_closed_after_egd_idle_timeout)
+{
+    uint8_t command[4 + 255] = { 0x03, 0, 8, 255 }, byte;
+    struct pollfd pf = { .events = POLLIN };
+    size_t sent = 0;
+    double end;
+
+    start_egd_daemon("egd_idle_timeout = 1\n");
+    pf.fd = connect_egd(true);
+    for (end = seconds_now() + WAIT_SECONDS; poll(&pf, 1, 250) == 0; sent++) {
+        ck_assert_msg(seconds_now() < end, "an EGD client sending a byte every 250 ms was not "
+                      "closed within %d s with egd_idle_timeout = 1 (%zu bytes sent)",
+                      WAIT_SECONDS, sent);
+        ck_assert_int_lt(sent, sizeof(command));
+        ck_assert_int_eq(send(pf.fd, command + sent, 1, MSG_NOSIGNAL), 1);
+    }
+    ck_assert_msg(recv(pf.fd, &byte, 1, 0) <= 0, "the trickling EGD client got data, not "
+                  "end-of-file");
+    close(pf.fd);
+}
+END_TEST
+
 START_TEST(egd_clients_that_stop_reading_hold_bounded_memory)
 {
     enum { CLIENTS = 20 };
@@ -2665,6 +2817,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, not_ready_daemon_answers_nonblock_with_not_ready);
     tcase_add_test(tc, seed_requests_are_served_and_counted_apart_from_bytes);
     tcase_add_test(tc, clients_over_max_clients_are_told_busy);
+    tcase_add_test(tc, a_uid_holding_its_share_of_connections_leaves_room_for_root);
+    tcase_add_test(tc, with_two_workers_a_uids_share_holds_across_loops);
+    tcase_add_test(tc, a_client_trickling_a_request_is_closed_after_idle_timeout);
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
     tcase_add_test(tc, a_call_with_a_null_buffer_leaves_the_handle_usable);
@@ -2696,6 +2851,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, egd_sockets_come_through_socket_activation_by_name);
     tcase_add_test(tc, egd_clients_idle_longer_than_idle_timeout_are_still_served);
     tcase_add_test(tc, egd_idle_timeout_set_by_a_reload_closes_idle_egd_clients);
+    tcase_add_test(tc, egd_a_client_trickling_a_command_is_closed_after_egd_idle_timeout);
     tcase_add_test(tc, egd_clients_that_stop_reading_hold_bounded_memory);
     suite_add_tcase(s, tc);
     return s;

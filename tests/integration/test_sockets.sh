@@ -2,7 +2,8 @@
 # The socket paths randd binds (socket, egd_socket): a path that is not a socket (a file, a
 # symlink) is refused and left as it was, a socket another daemon listens on is refused and
 # left to it, and on exit a daemon removes a path only while it is still the socket it bound.
-# (A stale socket left by a killed daemon is replaced: test_faults.sh, test_service.c.)
+# (A stale socket left by a killed daemon is replaced: test_faults.sh, test_service.c.) EGD
+# sockets systemd passes are held to egd_listen's rule: Unix or loopback TCP, else refused.
 . "$(dirname "$0")/common.sh"
 check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
 
@@ -89,5 +90,66 @@ check "creating the socket directory is logged" \
     'grep -q "socket: created the directory $work/new (mode 0755)" "$work/log"'
 kill -TERM "$pid"; wait "$pid"; pid=
 check "a clean exit logs no socket left behind" '! grep -q "left in place" "$work/log"'
+
+# --- EGD sockets systemd passes: Unix or loopback, or randd refuses to start ---------------
+# systemd-socket-activate passes the client socket and a TCP one named egd, as randd-egd.socket
+# would with a ListenStream= of its own, and execs randd at the first connection.
+activate=$(command -v systemd-socket-activate || ls /lib/systemd/systemd-socket-activate \
+           2>/dev/null)
+
+# A TCP port nothing listens on (a race with another program is possible, not likely).
+free_port() {
+    local port
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        port=$((20000 + RANDOM % 40000))
+        [ -z "$(ss -ltnH "sport = :$port" 2>/dev/null)" ] && break
+    done
+    echo "$port"
+}
+
+# activated ADDR: randd started by systemd-socket-activate with an EGD socket on ADDR (one
+# of "$work"/act.sock's first caller wakes it); $act is its pid.
+activated() {
+    rm -f "$work/act.sock"
+    "$activate" -l "$work/act.sock" -l "$1" --fdname=randd:egd "$RANDD" \
+        --config "$work/plain.conf" >"$work/out" 2>&1 &
+    act=$!
+    wait_for "systemd-socket-activate listening" test -S "$work/act.sock"
+    RANDD_SOCKET=$work/act.sock timeout "$WAIT" "$RANDCTL" status >/dev/null 2>&1 &
+}
+
+# refused_activated ADDR SHOWN: randd exits 1 at start, naming the socket and its address.
+refused_activated() {
+    shown=$2                    # check's eval has positional parameters of its own
+    activated "$1"
+    wait_exit "$act"; rc=$?
+    check "a passed EGD socket on $1: refused (exit 1)" \
+        '[ $rc = 1 ] || { echo "exit $rc: $(cat "$work/out")"; false; }'
+    check "a passed EGD socket on $1: the message names it" \
+        'grep -qF "EGD socket (descriptor 4, FileDescriptorName=egd) listens on $shown, not \
+loopback" "$work/out" || { cat "$work/out"; false; }'
+}
+
+# accepted_activated ADDR: randd serves with the socket, until stopped.
+accepted_activated() {
+    activated "$1"
+    check "a passed EGD socket on $1: randd serves" \
+        'wait_for "randd answering" answers "$work/act.sock" || { cat "$work/out"; false; }'
+    kill -TERM "$act"; wait "$act"
+}
+
+if [ -z "$activate" ]; then
+    echo "SKIP: passed EGD sockets: no systemd-socket-activate (the systemd package)"
+else
+    port=$(free_port)
+    refused_activated "0.0.0.0:$port" "0.0.0.0:$port"
+    accepted_activated "127.0.0.1:$port"
+    if ip -6 addr show lo 2>/dev/null | grep -q '::1/128'; then
+        refused_activated "[::]:$port" "[::]:$port"
+        accepted_activated "[::1]:$port"
+    else
+        echo "SKIP: passed EGD sockets over IPv6: no ::1 on lo"
+    fi
+fi
 
 finish test_sockets.sh

@@ -22,6 +22,7 @@
 #include "kernel.h"
 #include "log.h"
 #include "loop.h"
+#include "memfd_arena.h"
 #include "pool.h"
 #include "privileges.h"
 #include "selftest.h"
@@ -677,6 +678,7 @@ static void stop(struct randd *r)
     workers_close(&r->workers);
     egd_close(&r->egd);
     server_close(&r->server);
+    memfd_arena_fini();      /* after every loop's connections: arenas kept past them */
     branch_fini(&r->branch);
     primes_free(r->primes);
     vmgenid_close(&r->vmgenid);

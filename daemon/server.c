@@ -350,8 +350,10 @@ static struct reply *reply_arena_refused(struct client *c, int err)
     memfd_arena_close(c->arena);
     c->arena = NULL;
     reply_error(c, err == ETOOMANYREFS ? RANDD_BUSY : RANDD_INTERNAL, why);
-    if (!c->reply)
+    if (!c->reply) {
         client_close(c);
+        return NULL;
+    }
     return c->reply;
 }
 

@@ -93,14 +93,14 @@ attack "defaults" ""
 start_with_config ""
 prlimit --pid "$pid" --nofile=64:4096
 hoard "$work/inflight" "$HOARDER" inflight 200
-hoard2_out=$work/refused
-"$HOARDER" connect "$RANDD_SOCKET" 1 >"$hoard2_out" 2>&1 & refused=$!
-wait_for "a reply to BYTES_MEMFD" in_log '^holding' "$hoard2_out" ||
-    fail "no reply to BYTES_MEMFD: $(cat "$hoard2_out")"
+: >"$work/refused"
+"$HOARDER" connect "$RANDD_SOCKET" 1 >"$work/refused" 2>&1 & refused=$!
+wait_for "a reply to BYTES_MEMFD" in_log '^holding' "$work/refused" ||
+    fail "no reply to BYTES_MEMFD: $(cat "$work/refused")"
 kill "$refused"; wait "$refused" 2>/dev/null
-grep -q '^holding 1 connections: 0 with a descriptor, 1 answered BUSY' "$hoard2_out" &&
+grep -q '^holding 1 connections: 0 with a descriptor, 1 answered BUSY' "$work/refused" &&
     pass "a descriptor the kernel refuses: BUSY, no descriptor, no close" ||
-    fail "a descriptor the kernel refuses: $(cat "$hoard2_out")"
+    fail "a descriptor the kernel refuses: $(cat "$work/refused")"
 in_log 'the memfd could not be passed: Too many references' "$work/log" &&
     pass "the refusal is logged with its reason" || fail "no refusal in the log: $(cat "$work/log")"
 large_call_served "descriptors refused"

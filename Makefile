@@ -20,10 +20,11 @@ TEXTFILEDIR := /var/lib/prometheus/node-exporter
 # downloaded by the test itself, never installed).
 QEMU_PACKAGES := qemu-system-x86 busybox-static cpio
 
-# Debian 12 packages needed to build and test; `make deps` installs the missing ones.
+# Debian 12 packages needed to build and test; `make deps` installs the missing ones. chromium
+# renders randctl assess's HTML report in test_report.sh (about 25 s to install here).
 DEB_PACKAGES := gcc make pkg-config valgrind gdb libssl-dev libsystemd-dev libcap-dev libbz2-dev \
                 check rng-tools5 \
-                groff-base systemd ekeyd-egd-linux prometheus stress-ng $(QEMU_PACKAGES)
+                groff-base systemd ekeyd-egd-linux prometheus stress-ng chromium $(QEMU_PACKAGES)
 PKGS         := libcrypto
 
 Q   := $(if $(filter 1,$(V)),,@)

@@ -30,6 +30,7 @@
 #define C_WARN  "#9a6700"
 #define C_INFO  "#0969da"
 #define C_BAR   "#54aeff"
+#define C_MARK  "#e16f24"   /* lines and points in charts: never a verdict colour */
 #define C_BAR2  "#8250df"
 #define C_GRID  "#d8dee4"
 #define C_MUTED "#57606a"
@@ -251,7 +252,7 @@ static void section_histogram(FILE *f, const struct assess_report *r)
                    "\"><title>value %u: %zu</title></rect>", left + v * bar + bar * 0.08,
                 H - bottom - h, fmax(bar * 0.84, 0.6), h, v, count[v]);
     }
-    fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"" C_FAIL "\" "
+    fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"" C_MARK "\" "
                "stroke-dasharray=\"5 4\" stroke-width=\"1.5\"/>", left, W - 8,
             H - bottom - expected * scale, H - bottom - expected * scale);
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">0</text><text x=\"%.0f\" y=\"%.0f\" "
@@ -286,7 +287,7 @@ static void section_autocorrelation(FILE *f, const struct assess_report *r)
     }
     for (int k = 0; k < LAGS; k++) {
         double x = left + (k + 0.5) * step, y = mid - rk[k] * scale;
-        const char *c = fabs(rk[k]) > band ? C_FAIL : C_BAR2;
+        const char *c = fabs(rk[k]) > band ? C_MARK : C_BAR2;
 
         fprintf(f, "<line x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
                    "stroke-width=\"2\"/><circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\">"
@@ -297,7 +298,7 @@ static void section_autocorrelation(FILE *f, const struct assess_report *r)
                     k + 1);
     }
     fprintf(f, "</svg><p class=\"note\">The shaded band is &plusmn;2/&radic;n = &plusmn;%.4f: "
-               "about 95%% of lags of independent samples fall inside it; red points fall "
+               "about 95%% of lags of independent samples fall inside it; orange points fall "
                "outside.</p></section>\n", band);
 }
 
@@ -336,9 +337,9 @@ static void bars_chart(FILE *f, const struct bar *b, int count, double max, doub
     if (!isnan(claim)) {
         double x = left + claim * scale;
 
-        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"" C_FAIL "\" "
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"" C_MARK "\" "
                    "stroke-width=\"2\" stroke-dasharray=\"6 4\"/><text x=\"%.1f\" y=\"%.0f\" "
-                   "text-anchor=\"middle\" style=\"fill:" C_FAIL ";font-weight:600\">claimed "
+                   "text-anchor=\"middle\" style=\"fill:" C_MARK ";font-weight:600\">claimed "
                    "%.3f</text>", x, x, top, H - 36, x, H - 4, claim);
     }
     fputs("</svg>", f);
@@ -383,7 +384,7 @@ static void section_estimators(FILE *f, const struct assess_report *r)
     fprintf(f, "<p class=\"note\">Bits per sample (the bitstring figures times %u); the amber "
                "bar is the lowest, the figure assessed.%s</p></section>\n", r->bits,
             isnan(r->claim) ? " No entropy was claimed (--claim H)." :
-            " The dashed red line is the claim.");
+            " The dashed orange line is the claim.");
 }
 
 /* --- the IID track -------------------------------------------------------------------------- */

@@ -424,7 +424,7 @@ static void section_iid(FILE *f, const struct assess_report *r)
     for (int i = 0; i < RANDD_IID_STATISTICS; i++) {
         const unsigned *c = d->counts[i];
 
-        fprintf(f, "<tr><td>%s</td><td>%.6g</td>", randd_iid_names[i], d->statistics[i]);
+        fprintf(f, "<tr><td>%s</td><td>%.10g</td>", randd_iid_names[i], d->statistics[i]);
         if (d->permutations_ran)
             fprintf(f, "<td>%u</td><td>%u</td><td>%u</td><td>", c[0], c[1], c[2]);
         else

@@ -36,7 +36,7 @@ static const unsigned lags[5] = { 1, 2, 8, 16, 32 };
 #define MAX_THREADS 8
 #define BZ_LEVEL   5        /* ea_iid's block size (x 100 kB) for the compression statistic */
 
-/* --- the chi-square p-value ----------------------------------------------------------------- */
+/* --- the chi-square p-value --------------------------------------------------------------- */
 
 /* Q(a, x) = 1 - P(a, x): by P's series below x < a + 1, else by Q's continued fraction
  * (modified Lentz), each to double precision. */
@@ -74,7 +74,7 @@ double randd_iid_chi_square_p(double score, int df)
     return exp(lead) * h;
 }
 
-/* --- the data ------------------------------------------------------------------------------- */
+/* --- the data ----------------------------------------------------------------------------- */
 
 /* What every statistic reads: the values as given (raw) and renumbered by rank (sym). */
 struct iid_data {
@@ -114,7 +114,7 @@ static void proportions(const uint8_t *s, size_t n, unsigned k, double *p)
     }
 }
 
-/* --- 5.2.1-5.2.4 chi-square tests ----------------------------------------------------------- */
+/* --- 5.2.1-5.2.4 chi-square tests --------------------------------------------------------- */
 
 /* Cells (a pair of values, or one value) with their expected counts, merged into bins that each
  * expect at least 5, smallest expectations first, as ea_iid merges them; a last bin short of 5
@@ -200,7 +200,8 @@ static int independence(const uint8_t *s, size_t n, unsigned k, struct randd_iid
 }
 
 /* 5.2.2: each tenth of the samples against the shares of the values in all of them. */
-static int goodness_of_fit(const uint8_t *s, size_t n, unsigned k, struct randd_iid_chi_square *r)
+static int goodness_of_fit(const uint8_t *s, size_t n, unsigned k,
+                           struct randd_iid_chi_square *r)
 {
     unsigned bins, bin_of[256];
     struct cell c[256];
@@ -300,7 +301,7 @@ static int chi_square(const uint8_t *s, const struct iid_data *d, struct randd_i
     return rc;
 }
 
-/* --- 5.2.5 longest repeated substring ------------------------------------------------------- */
+/* --- 5.2.5 longest repeated substring ----------------------------------------------------- */
 
 /* Pr(X >= 1) = 1 - (1 - p_col^W)^N over the N = C(n - W + 1, 2) pairs of W-long substrings;
  * passes when at least 0.001. In logs, as p_col^W may be far below the epsilon of 1. */
@@ -330,7 +331,7 @@ static int lrs_test(const uint8_t *s, const struct iid_data *d, struct randd_iid
     return 0;
 }
 
-/* --- 5.1 the 19 statistics ------------------------------------------------------------------ */
+/* --- 5.1 the 19 statistics ---------------------------------------------------------------- */
 
 /* A thread's working copies and buffers. For binary data 5.1 reads bytes made of 8 samples:
  * conversion I (ones per byte) for the directional runs, periodicity and covariance,
@@ -370,7 +371,8 @@ static void directional(const uint8_t *x, size_t m, double *runs, double *longes
 }
 
 /* Runs of values below the median and at or above it. */
-static void median_runs(const uint8_t *x, size_t n, double median, double *runs, double *longest)
+static void median_runs(const uint8_t *x, size_t n, double median, double *runs,
+                        double *longest)
 {
     size_t number = 0, run = 0, longest_run = 0;
     int last = 0;
@@ -532,7 +534,7 @@ static int scratch_new(struct scratch *w, const uint8_t *sym, const uint8_t *raw
     return 0;
 }
 
-/* --- 5.1 the permutation tests -------------------------------------------------------------- */
+/* --- 5.1 the permutation tests ------------------------------------------------------------ */
 
 bool randd_iid_decided(const unsigned c[3])
 {
@@ -695,7 +697,7 @@ static int permutation_tests(struct permutation_run *run)
     return run->error;
 }
 
-/* --- the track ------------------------------------------------------------------------------ */
+/* --- the track ---------------------------------------------------------------------------- */
 
 static double median_of(const uint8_t *sym, size_t n, bool binary)
 {

@@ -15,7 +15,7 @@
 #include "assess.h"
 #include "randctl.h"
 
-/* --- progress ------------------------------------------------------------------------------- */
+/* --- progress ----------------------------------------------------------------------------- */
 
 /* On a terminal one line, redrawn as the percentage moves; otherwise (--progress into a
  * file or pipe) a line per stage. */
@@ -38,7 +38,7 @@ void assess_progress_done(const struct assess_progress *p)
         fprintf(stderr, "\r\033[K");
 }
 
-/* --- the file ------------------------------------------------------------------------------- */
+/* --- the file ----------------------------------------------------------------------------- */
 
 /* Reads all of path (- for stdin), up to one byte more than the assessment takes. Returns
  * the buffer (NULL with errno set) and its length in *n. */
@@ -81,7 +81,7 @@ static uint8_t *read_samples(const char *path, size_t *n)
     return buf;
 }
 
-/* --- the report ----------------------------------------------------------------------------- */
+/* --- the report --------------------------------------------------------------------------- */
 
 static void print_estimate(double h)
 {
@@ -123,7 +123,7 @@ static void print_non_iid(const char *path, const struct randd_ea_result *r)
     printf("assessed min-entropy: %.8f bits per sample\n", r->h_assessed);
 }
 
-/* --- the non-IID track (the default) ------------------------------------------------------- */
+/* --- the non-IID track (the default) ------------------------------------------------------ */
 
 static int assess_non_iid(const struct assess_request *req, const uint8_t *samples, size_t n)
 {
@@ -151,7 +151,7 @@ static int assess_non_iid(const struct assess_request *req, const uint8_t *sampl
     return EXIT_OK;
 }
 
-/* --- the options ---------------------------------------------------------------------------- */
+/* --- the options -------------------------------------------------------------------------- */
 
 /* One entry an option; value is NULL for a flag. Returns EXIT_OK or usage_error's code. */
 struct assess_option {
@@ -256,7 +256,7 @@ static int parse_options(int argc, char **argv, struct assess_request *req)
     return EXIT_OK;
 }
 
-/* --- the command ---------------------------------------------------------------------------- */
+/* --- the command -------------------------------------------------------------------------- */
 
 static int run_assess(int argc, char **argv)
 {

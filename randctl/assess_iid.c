@@ -52,8 +52,8 @@ static void print_iid(const char *path, const struct randd_iid_result *r)
     printf("literal MCV: mode %zu, p-hat %.17g, p_u %.17g\n", r->literal.mode, r->literal.p_hat,
            r->literal.p_u);
     if (r->bitstring_bits)
-        printf("bitstring MCV: mode %zu of %zu bits, p-hat %.17g, p_u %.17g\n", r->bitstring.mode,
-               r->bitstring_bits, r->bitstring.p_hat, r->bitstring.p_u);
+        printf("bitstring MCV: mode %zu of %zu bits, p-hat %.17g, p_u %.17g\n",
+               r->bitstring.mode, r->bitstring_bits, r->bitstring.p_hat, r->bitstring.p_u);
     printf("H_original: %.8f bits per sample\n", r->h_original);
     if (r->bitstring_bits) {
         printf("H_bitstring: %.8f bits per bit (x %u = %.8f per sample)\n", r->h_bitstring,

@@ -35,7 +35,7 @@
 #define C_GRID  "#d8dee4"
 #define C_MUTED "#57606a"
 
-/* --- writing -------------------------------------------------------------------------------- */
+/* --- writing ------------------------------------------------------------------------------ */
 
 /* The text of s, safe between tags and in attribute values. */
 static void put_escaped(FILE *f, const char *s)
@@ -83,7 +83,7 @@ static const char *const style =
     "svg text{font:12px system-ui,'DejaVu Sans',sans-serif;fill:" C_MUTED "}"
     "footer{color:" C_MUTED ";font-size:12px;text-align:center}";
 
-/* --- the figures the page draws ------------------------------------------------------------- */
+/* --- the figures the page draws ----------------------------------------------------------- */
 
 /* r(k) = sum (x_i - m)(x_{i+k} - m) / sum (x_i - m)^2 for k = 1..LAGS; 0 when all are equal. */
 static void autocorrelation(const uint8_t *s, size_t n, double *r)
@@ -104,7 +104,7 @@ static void autocorrelation(const uint8_t *s, size_t n, double *r)
     }
 }
 
-/* --- the verdict ---------------------------------------------------------------------------- */
+/* --- the verdict -------------------------------------------------------------------------- */
 
 struct verdict {
     const char *headline, *colour;
@@ -112,7 +112,8 @@ struct verdict {
     int count;
 };
 
-static void reason(struct verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reason(struct verdict *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void reason(struct verdict *v, const char *fmt, ...)
 {
     va_list ap;
@@ -148,7 +149,8 @@ static void verdict(const struct assess_report *r, struct verdict *v)
         v->colour = d->iid ? C_PASS : strcmp(v->headline, "Undecided") ? C_FAIL : C_WARN;
         reason(v, d->chi_square_passed ? "Chi-square tests passed (p = %.4f and %.4f, "
                "each at least 0.001)" : "Chi-square tests failed (p = %.4g and %.4g; "
-               "either below 0.001 fails)", d->independence.p_value, d->goodness_of_fit.p_value);
+               "either below 0.001 fails)", d->independence.p_value,
+               d->goodness_of_fit.p_value);
         reason(v, d->lrs_passed ? "Longest repeated substring: %.0f symbols, as IID data "
                "would give (Pr = %.4f)" : "Longest repeated substring: %.0f symbols, too long "
                "for IID data (Pr = %.3g)", (double)d->lrs_length, d->lrs_probability);
@@ -222,7 +224,7 @@ static void section_verdict(FILE *f, const struct assess_report *r)
     fputs("</ul></div></section>\n", f);
 }
 
-/* --- the samples ---------------------------------------------------------------------------- */
+/* --- the samples -------------------------------------------------------------------------- */
 
 static void section_histogram(FILE *f, const struct assess_report *r)
 {
@@ -302,7 +304,7 @@ static void section_autocorrelation(FILE *f, const struct assess_report *r)
                "outside.</p></section>\n", band);
 }
 
-/* --- the estimators against the claim ------------------------------------------------------- */
+/* --- the estimators against the claim ----------------------------------------------------- */
 
 struct bar {
     char label[64];
@@ -337,8 +339,9 @@ static void bars_chart(FILE *f, const struct bar *b, int count, double max, doub
     if (!isnan(claim)) {
         double x = left + claim * scale;
 
-        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"" C_MARK "\" "
-                   "stroke-width=\"2\" stroke-dasharray=\"6 4\"/><text x=\"%.1f\" y=\"%.0f\" "
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
+                   "stroke=\"" C_MARK "\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>"
+                   "<text x=\"%.1f\" y=\"%.0f\" "
                    "text-anchor=\"middle\" style=\"fill:" C_MARK ";font-weight:600\">claimed "
                    "%.3f</text>", x, x, top, H - 36, x, H - 4, claim);
     }
@@ -387,11 +390,12 @@ static void section_estimators(FILE *f, const struct assess_report *r)
             " The dashed orange line is the claim.");
 }
 
-/* --- the IID track -------------------------------------------------------------------------- */
+/* --- the IID track ------------------------------------------------------------------------ */
 
 static void chip(FILE *f, int state)     /* 1 pass, 0 fail, -1 not run */
 {
-    fprintf(f, "<span class=\"chip %s\">%s</span>", state > 0 ? "pass" : state ? "skip" : "fail",
+    fprintf(f, "<span class=\"chip %s\">%s</span>",
+            state > 0 ? "pass" : state ? "skip" : "fail",
             state > 0 ? "pass" : state ? "not run" : "fail");
 }
 
@@ -437,7 +441,7 @@ static void section_iid(FILE *f, const struct assess_report *r)
                "needed (of at most %u).</p></section>\n", d->shuffles, RANDD_IID_PERMUTATIONS);
 }
 
-/* --- the page ------------------------------------------------------------------------------- */
+/* --- the page ----------------------------------------------------------------------------- */
 
 typedef void section_fn(FILE *f, const struct assess_report *r);
 

@@ -15,7 +15,8 @@ page() {
     rc=$?
     check "report $name: exit 0, page written" '[ $rc = 0 ] && [ -s "$work/$name.html" ]'
     check "report $name: self-contained (no script, no link, nothing fetched)" \
-        '! grep -qiE "<script|<link|<img|<iframe|src=|href=|url\(|@import|https?:" "$work/$name.html"'
+        '! grep -qiE "<script|<link|<img|<iframe|src=|href=|url\(|@import|https?:" \
+            "$work/$name.html"'
     check "report $name: histogram, autocorrelation and estimates drawn in SVG" \
         '[ "$(grep -o "<svg " "$work/$name.html" | wc -l)" -ge 3 ]'
 }
@@ -38,10 +39,12 @@ render() {      # render NAME: screenshot and DOM of $work/NAME.html
     timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
         --user-data-dir="$work/chromium" --window-size=1100,1400 \
         --screenshot="$work/$name.png" "file://$work/$name.html" >/dev/null 2>&1
-    timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$work/chromium" \
-        --dump-dom "file://$work/$name.html" 2>/dev/null >"$work/$name.dom"
+    timeout 120 chromium --headless --no-sandbox --disable-gpu \
+        --user-data-dir="$work/chromium" --dump-dom "file://$work/$name.html" \
+        2>/dev/null >"$work/$name.dom"
 }
-for t in "iid-pass|IID|green" "iid-fail|Not IID|red" "claim-too-high|Claim not supported|red"; do
+for t in "iid-pass|IID|green" "iid-fail|Not IID|red" \
+         "claim-too-high|Claim not supported|red"; do
     IFS='|' read -r name headline colour <<<"$t"
     render "$name"
     read -r differ green red < <(python3 tests/report/png_pixels.py "$work/$name.png" $TOP) ||
@@ -50,12 +53,13 @@ for t in "iid-pass|IID|green" "iid-fail|Not IID|red" "claim-too-high|Claim not s
         '[ "${differ:-0}" -gt 100000 ]'
     want=$([ "$colour" = green ] && echo "$green" || echo "$red")
     other=$([ "$colour" = green ] && echo "$red" || echo "$green")
-    check "report $name: the verdict shows in $colour ($want pixels of it, $other of the other)" \
+    check "report $name: the verdict in $colour ($want pixels of it, $other of the other)" \
         '[ "${want:-0}" -gt 1000 ] && [ "${other:-0}" -lt 50 ]'
     verdict=$(sed -n 's/.*<div class="big">\([^<]*\)<\/div>.*/\1/p' "$work/$name.dom")
     check "report $name: the rendered verdict reads \"$verdict\"" '[ "$verdict" = "$headline" ]'
 done
-grep -q "^verdict: IID " "$work/iid-pass.out" && grep -q "^verdict: not IID " "$work/iid-fail.out" &&
+grep -q "^verdict: IID " "$work/iid-pass.out" &&
+    grep -q "^verdict: not IID " "$work/iid-fail.out" &&
     pass "report: the verdicts are those randctl printed" ||
     fail "report: the verdicts are those randctl printed"
 

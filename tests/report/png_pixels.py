@@ -24,11 +24,13 @@ def rows(path):
         pos += 12 + length
     width, height, depth, colour, _, _, interlace = head
     if depth != 8 or colour not in (2, 6) or interlace:
-        sys.exit(f"{path}: only 8-bit RGB or RGBA, not interlaced (depth {depth}, type {colour})")
+        sys.exit(f"{path}: only 8-bit RGB or RGBA, not interlaced "
+                 f"(depth {depth}, type {colour})")
     bpp = 3 if colour == 2 else 4
     raw, stride, prev, out = zlib.decompress(idat), width * bpp, bytearray(width * bpp), []
     for y in range(height):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        row_at = y * (stride + 1)
+        f, line = raw[row_at], bytearray(raw[row_at + 1:row_at + 1 + stride])
         for i in range(stride):
             a = line[i - bpp] if i >= bpp else 0
             b, c = prev[i], prev[i - bpp] if i >= bpp else 0
@@ -41,7 +43,8 @@ def rows(path):
             elif f == 4:
                 p = a + b - c
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+                nearest = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                line[i] = (line[i] + nearest) & 255
         out.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(width)])
         prev = line
     return out

@@ -15,7 +15,7 @@
 #include "assess.h"
 #include "randctl.h"
 
-/* --- progress ----------------------------------------------------------------------------- */
+/* --- progress ------------------------------------------------------------------------------- */
 
 /* On a terminal one line, redrawn as the percentage moves; otherwise (--progress into a
  * file or pipe) a line per stage. */
@@ -38,7 +38,7 @@ void assess_progress_done(const struct assess_progress *p)
         fprintf(stderr, "\r\033[K");
 }
 
-/* --- the file ----------------------------------------------------------------------------- */
+/* --- the file ------------------------------------------------------------------------------- */
 
 /* Reads all of path (- for stdin), up to one byte more than the assessment takes. Returns
  * the buffer (NULL with errno set) and its length in *n. */
@@ -81,7 +81,7 @@ static uint8_t *read_samples(const char *path, size_t *n)
     return buf;
 }
 
-/* --- the report --------------------------------------------------------------------------- */
+/* --- the report ----------------------------------------------------------------------------- */
 
 static void print_estimate(double h)
 {

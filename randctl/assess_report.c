@@ -203,6 +203,9 @@ static void verdict(const struct assess_report *r, struct verdict *v)
             v->colour = C_PASS;
         }
     }
+    if (!isnan(r->claim) && isnan(h))
+        reason(v, "The claim of %.4f bits per sample cannot rest on this track: the samples "
+               "did not pass as IID", r->claim);
     if (r->n < RANDD_EA_MIN_SAMPLES)
         reason(v, "Only %zu samples: SP 800-90B 3.1.1 asks for at least %u", r->n,
                RANDD_EA_MIN_SAMPLES);

@@ -5,7 +5,7 @@
  * when the daemon cannot serve; the DRBGs, their reseeding and their locks are OpenSSL's.
  *
  * Sections: configuration, seeding (daemon, kernel, logging), the seed source's RAND
- * functions, the provider's own functions and OSSL_provider_init. */
+ * functions, fork, the provider's own functions and OSSL_provider_init. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -76,7 +76,11 @@ struct settings {
 
 /* One per loaded provider, which in practice is one per process: the connection is shared
  * by every seed source context, behind its own lock. */
+struct seed_source;
+
 struct provider {
+    struct provider *next;         /* in the fork registry (section fork) */
+    struct seed_source *sources;   /* its seed source contexts, for the fork registry */
     const OSSL_CORE_HANDLE *core;
     OSSL_FUNC_core_new_error_fn *new_error;
     OSSL_FUNC_core_set_error_debug_fn *set_error_debug;
@@ -295,9 +299,14 @@ static int fill_seed(struct provider *p, unsigned char *out, size_t n)
 
 struct seed_source {
     struct provider *provider;
+    struct seed_source *next;      /* in provider->sources */
     int state;                     /* EVP_RAND_STATE_* */
     pthread_mutex_t *lock;         /* NULL until enable_locking */
 };
+
+static void registry_add_source(struct seed_source *s);
+static void registry_remove_source(struct seed_source *s);
+static void registry_set_lock(struct seed_source *s, pthread_mutex_t *lock);
 
 static OSSL_FUNC_rand_newctx_fn source_new;
 static OSSL_FUNC_rand_freectx_fn source_free;
@@ -331,6 +340,7 @@ static void *source_new(void *provctx, void *parent, const OSSL_DISPATCH *parent
     }
     s->provider = p;
     s->state = EVP_RAND_STATE_UNINITIALISED;
+    registry_add_source(s);
     return s;
 }
 
@@ -340,6 +350,7 @@ static void source_free(void *ctx)
 
     if (!s)
         return;
+    registry_remove_source(s);
     if (s->lock) {
         pthread_mutex_destroy(s->lock);
         free(s->lock);
@@ -466,7 +477,7 @@ static int source_enable_locking(void *ctx)
         raise_error(s->provider, R_OUT_OF_MEMORY, "a lock");
         return 0;
     }
-    s->lock = lock;
+    registry_set_lock(s, lock);
     return 1;
 }
 
@@ -541,6 +552,114 @@ static const OSSL_DISPATCH seed_source_functions[] = {
     { 0, NULL },
 };
 
+/* --- fork ------------------------------------------------------------------------------
+ * A seed holds two locks for up to the timeout: the seed source's, which OpenSSL takes around
+ * get_seed, and the connection's. A thread that forks meanwhile would give its child copies
+ * of both, held by a thread the child does not have: the child's next seed (OpenSSL's
+ * reseed after fork) would block for ever. So fork() takes every lock first, as glibc's
+ * malloc does: it waits for a seed in flight (at most the timeout, and after a timeout randd
+ * is not asked for HUNG_BACKOFF_NS, so once), then the child starts with the locks free and
+ * the connection between exchanges, which librandd replaces with the child's own.
+ * Waiting is the only choice that helps through OpenSSL: the DRBG above the seed source holds
+ * its own lock around the seed, so a child that skipped ours (a trylock falling back to the
+ * kernel) would block on OpenSSL's instead. Single-threaded programs never wait: no seed can
+ * be in flight when they fork. The registry lists every provider and seed source context;
+ * the order is the registry, then each source's lock, then its provider's connection, as a
+ * seed takes them (source, then connection). */
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct provider *registry;          /* every provider loaded, newest first */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int atfork_err;
+
+static void registry_add_source(struct seed_source *s)
+{
+    pthread_mutex_lock(&registry_lock);
+    s->next = s->provider->sources;
+    s->provider->sources = s;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_remove_source(struct seed_source *s)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (struct seed_source **at = &s->provider->sources; *at; at = &(*at)->next)
+        if (*at == s) {
+            *at = s->next;
+            break;
+        }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+/* Under the registry's lock, so that a fork in another thread sees the lock or no lock,
+ * never a lock it would take and then not release. */
+static void registry_set_lock(struct seed_source *s, pthread_mutex_t *lock)
+{
+    pthread_mutex_lock(&registry_lock);
+    s->lock = lock;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_add_provider(struct provider *p)
+{
+    pthread_mutex_lock(&registry_lock);
+    p->next = registry;
+    registry = p;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_remove_provider(struct provider *p)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (struct provider **at = &registry; *at; at = &(*at)->next)
+        if (*at == p) {
+            *at = p->next;
+            break;
+        }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (struct provider *p = registry; p; p = p->next) {
+        for (struct seed_source *s = p->sources; s; s = s->next)
+            if (s->lock)
+                pthread_mutex_lock(s->lock);
+        pthread_mutex_lock(&p->daemon_lock);
+    }
+}
+
+static void fork_parent(void)
+{
+    for (struct provider *p = registry; p; p = p->next) {
+        pthread_mutex_unlock(&p->daemon_lock);
+        for (struct seed_source *s = p->sources; s; s = s->next)
+            if (s->lock)
+                pthread_mutex_unlock(s->lock);
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+/* The child's one thread holds every lock, under the parent's thread id: made afresh
+ * rather than unlocked, so nothing depends on who glibc thinks owns them. */
+static void fork_child(void)
+{
+    for (struct provider *p = registry; p; p = p->next) {
+        pthread_mutex_init(&p->daemon_lock, NULL);
+        for (struct seed_source *s = p->sources; s; s = s->next)
+            if (s->lock)
+                pthread_mutex_init(s->lock, NULL);
+    }
+    pthread_mutex_init(&registry_lock, NULL);
+}
+
+/* Once per process (per load of randd.so: glibc drops the handlers when it is unloaded). */
+static void register_atfork(void)
+{
+    atfork_err = pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 /* --- the provider ------------------------------------------------------------------------ */
 
 static const OSSL_ALGORITHM rands[] = {
@@ -571,6 +690,7 @@ static void provider_teardown(void *provctx)
 {
     struct provider *p = provctx;
 
+    registry_remove_provider(p);
     randd_close(p->daemon);
     pthread_mutex_destroy(&p->daemon_lock);
     free(p);
@@ -658,11 +778,14 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *core, const OSSL_DISPATCH *in,
     p->core = core;
     take_error_functions(p, in);
     read_settings(p, in);
-    if (pthread_mutex_init(&p->daemon_lock, NULL) != 0) {
+    /* Without the fork handlers a threaded program's child could hang: no provider. */
+    if (pthread_once(&atfork_once, register_atfork) != 0 || atfork_err ||
+        pthread_mutex_init(&p->daemon_lock, NULL) != 0) {
         free(p);
         return 0;
     }
     atomic_init(&p->fallback_logged, false);
+    registry_add_provider(p);
     *out = provider_functions;
     *provctx = p;
     return 1;

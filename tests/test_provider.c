@@ -675,6 +675,68 @@ START_TEST(a_hung_daemon_costs_one_timeout)
 }
 END_TEST
 
+/* A program with threads that forks while one thread seeds (OpenSSL holding the seed
+ * source's lock around get_seed, the provider its connection's): the child must seed, not
+ * inherit a lock that no thread of its own will ever release. The fork waits for the seed in
+ * flight (at most the timeout); the child then seeds at once. A child still blocked after the
+ * deadline is killed and the test fails, so the old hang fails here instead of hanging. */
+static void *seed_under_lock(void *ctx)
+{
+    bool from_daemon;
+    size_t n;
+
+    ck_assert_int_eq(prov.lock(ctx), 1);
+    n = seed_once(ctx, &from_daemon);
+    prov.unlock(ctx);
+    return (void *)n;
+}
+
+START_TEST(a_child_forked_while_another_thread_seeds_can_seed)
+{
+    const char *const with[] = { "socket", daemon_.path, "timeout", "2000", "log", "none", NULL };
+    double start, deadline;
+    pthread_t seeder;
+    void *seeded;
+    int status = 0;
+    pid_t child, done = 0;
+    void *ctx;
+
+    daemon_start(HANG);
+    load_provider(with);
+    ctx = new_source();
+    ck_assert_int_eq(prov.enable_locking(ctx), 1);        /* as OpenSSL does for a parent */
+    ck_assert_int_eq(pthread_create(&seeder, NULL, seed_under_lock, ctx), 0);
+    deadline = seconds_now() + 30;
+    while (atomic_load(&daemon_.seeds) < 1 && seconds_now() < deadline)
+        usleep(1000);
+    ck_assert_msg(atomic_load(&daemon_.seeds) == 1, "the seeding thread never asked the daemon");
+    start = seconds_now();
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        bool from_daemon;
+        int ok = prov.lock(ctx) == 1 && seed_once(ctx, &from_daemon) == 32;
+
+        prov.unlock(ctx);
+        _exit(ok ? 0 : 1);
+    }
+    /* The 2 s timeout, then a seed from the kernel; 20 s more is room for a loaded machine. */
+    deadline = start + 22;
+    while ((done = waitpid(child, &status, WNOHANG)) == 0 && seconds_now() < deadline)
+        usleep(10000);
+    if (done == 0) {
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+    }
+    ck_assert_int_eq(pthread_join(seeder, &seeded), 0);
+    ck_assert_msg(done == child, "the child forked while another thread seeded was still "
+                  "blocked after %.1f s", seconds_now() - start);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's seed failed");
+    ck_assert_uint_eq((size_t)seeded, 32);
+    prov.freectx(ctx);
+}
+END_TEST
+
 START_TEST(a_daemon_that_restarts_is_reconnected)
 {
     const char *const with[] = { "socket", daemon_.path, NULL };
@@ -897,6 +959,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, fallback_none_fails_the_seed_naming_the_socket_and_the_reason);
     tcase_add_test(tc, an_unseeded_daemon_is_not_waited_for);
     tcase_add_test(tc, a_hung_daemon_costs_one_timeout);
+    tcase_add_test(tc, a_child_forked_while_another_thread_seeds_can_seed);
     tcase_add_test(tc, a_daemon_that_restarts_is_reconnected);
     tcase_add_test(tc, a_forked_child_seeds_over_a_connection_of_its_own);
     tcase_add_test(tc, a_connection_the_program_closed_and_reused_is_left_alone);

@@ -693,7 +693,8 @@ static void *seed_under_lock(void *ctx)
 
 START_TEST(a_child_forked_while_another_thread_seeds_can_seed)
 {
-    const char *const with[] = { "socket", daemon_.path, "timeout", "2000", "log", "none", NULL };
+    const char *const with[] = { "socket", daemon_.path, "timeout", "2000", "log", "none",
+                                 NULL };
     double start, deadline;
     pthread_t seeder;
     void *seeded;
@@ -709,7 +710,8 @@ START_TEST(a_child_forked_while_another_thread_seeds_can_seed)
     deadline = seconds_now() + 30;
     while (atomic_load(&daemon_.seeds) < 1 && seconds_now() < deadline)
         usleep(1000);
-    ck_assert_msg(atomic_load(&daemon_.seeds) == 1, "the seeding thread never asked the daemon");
+    ck_assert_msg(atomic_load(&daemon_.seeds) == 1,
+                  "the seeding thread never asked the daemon");
     start = seconds_now();
     child = fork();
     ck_assert_int_ge(child, 0);

@@ -302,17 +302,22 @@ check-asan: deps
 # working copy under build/fuzz, so the committed corpus only changes on purpose.
 FUZZ_SECONDS ?= 30
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE -Ilib -Idaemon
-FUZZERS := request config reply
-# Each harness, then the code it tests.
-FUZZ_SOURCES_request := tests/fuzz/fuzz_request.c lib/protocol.c
-FUZZ_SOURCES_config  := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c
-FUZZ_SOURCES_reply   := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c lib/generation.c
+FUZZERS := request config reply provider
+# Each harness, then the code it tests. fuzz_provider links the provider's code in, as
+# randd.so does, and starts it through OSSL_provider_init.
+FUZZ_SOURCES_request  := tests/fuzz/fuzz_request.c lib/protocol.c
+FUZZ_SOURCES_config   := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c
+FUZZ_SOURCES_reply    := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c lib/generation.c
+FUZZ_SOURCES_provider := tests/fuzz/fuzz_provider.c provider/randd_provider.c lib/client.c \
+                         lib/protocol.c lib/generation.c
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SOURCES_request) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^
 $(BUILD)/fuzz/fuzz_config: $(FUZZ_SOURCES_config) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^
 $(BUILD)/fuzz/fuzz_reply: $(FUZZ_SOURCES_reply) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
+$(BUILD)/fuzz/fuzz_provider: $(FUZZ_SOURCES_provider) | $(BUILD)/fuzz/
+	clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS) -pthread
 
 fuzz: deps
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="clang libclang-rt-14-dev"

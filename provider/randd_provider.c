@@ -278,6 +278,9 @@ static int fill_seed(struct provider *p, unsigned char *out, size_t n)
     }
     if ((rc = seed_from_daemon(p, out, n)) == 0)
         return 1;
+    /* librandd wipes the pieces it completed, not one a failure cut short: the daemon's bytes
+     * must not stay in a buffer the caller was told holds nothing. */
+    OPENSSL_cleanse(out, n);
     if (p->settings.fallback == FALLBACK_NONE) {
         raise_error(p, R_DAEMON_UNAVAILABLE, "%s: %s (fallback = none)",
                     p->settings.socket, randd_strerror(rc));

@@ -39,7 +39,7 @@
 
 /* --- the scripted daemon: a thread serving protocol v1 frames as told ------------------- */
 
-enum daemon_mode { SERVE, NOT_READY, HANG, CLOSE_AFTER_REPLY };
+enum daemon_mode { SERVE, NOT_READY, HANG, CLOSE_AFTER_REPLY, HALF_REPLY };
 
 static struct {
     char dir[64], path[108];
@@ -104,6 +104,16 @@ static bool serve_one(int fd)
         return true;
     }
     memset(out, PATTERN, req.n);
+    if (mode == HALF_REPLY) {                  /* the header and half the bytes, then hang */
+        uint8_t frame[RANDD_HEADER_BYTES + RANDD_MAX_SEED];
+        struct randd_header rh = { RANDD_PROTOCOL_VERSION, RANDD_OK, 0, req.n };
+
+        randd_header_encode(frame, &rh);
+        memcpy(frame + RANDD_HEADER_BYTES, out, req.n / 2);
+        ck_assert_int_eq(write(fd, frame, RANDD_HEADER_BYTES + req.n / 2),
+                         (ssize_t)(RANDD_HEADER_BYTES + req.n / 2));
+        return true;
+    }
     reply(fd, RANDD_OK, out, req.n);
     return mode != CLOSE_AFTER_REPLY;
 }
@@ -739,6 +749,29 @@ START_TEST(a_child_forked_while_another_thread_seeds_can_seed)
 }
 END_TEST
 
+/* A reply cut short (half the bytes, then silence) fails the seed with fallback = none:
+ * none of the daemon's bytes may stay in the buffer the caller is told holds nothing.
+ * fuzz_provider found them there. */
+START_TEST(a_failed_generate_leaves_none_of_the_daemons_bytes)
+{
+    const char *const with[] = { "socket", daemon_.path, "timeout", "100", "fallback", "none",
+                                 NULL };
+    unsigned char out[64];
+    void *ctx;
+
+    daemon_start(HALF_REPLY);
+    load_provider(with);
+    ctx = new_source();
+    memset(out, 0, sizeof(out));
+    ck_assert_int_eq(prov.generate(ctx, out, sizeof(out), 256, 0, NULL, 0), 0);
+    ck_assert_ptr_nonnull(strstr(last_error, "timed out"));
+    for (size_t i = 0; i < sizeof(out); i++)
+        ck_assert_msg(out[i] == 0, "byte %zu of a failed generate is 0x%02x, the daemon's",
+                      i, out[i]);
+    prov.freectx(ctx);
+}
+END_TEST
+
 START_TEST(a_daemon_that_restarts_is_reconnected)
 {
     const char *const with[] = { "socket", daemon_.path, NULL };
@@ -962,6 +995,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, an_unseeded_daemon_is_not_waited_for);
     tcase_add_test(tc, a_hung_daemon_costs_one_timeout);
     tcase_add_test(tc, a_child_forked_while_another_thread_seeds_can_seed);
+    tcase_add_test(tc, a_failed_generate_leaves_none_of_the_daemons_bytes);
     tcase_add_test(tc, a_daemon_that_restarts_is_reconnected);
     tcase_add_test(tc, a_forked_child_seeds_over_a_connection_of_its_own);
     tcase_add_test(tc, a_connection_the_program_closed_and_reused_is_left_alone);

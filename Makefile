@@ -20,9 +20,15 @@ TEXTFILEDIR := /var/lib/prometheus/node-exporter
 # downloaded by the test itself, never installed).
 QEMU_PACKAGES := qemu-system-x86 busybox-static cpio
 
+# tests/integration/test_sshd.sh runs an sshd of its own. Installing openssh-server starts
+# no system sshd where systemd is not PID 1 (invoke-rc.d finds no runlevel and refuses, as
+# does a container's policy-rc.d); it only enables ssh.service for a boot that never comes.
+SSH_PACKAGES := openssh-server openssh-client
+
 # Debian 12 packages needed to build and test; `make deps` installs the missing ones.
 DEB_PACKAGES := gcc make pkg-config valgrind gdb libssl-dev libsystemd-dev libcap-dev check rng-tools5 \
-                groff-base systemd ekeyd-egd-linux prometheus stress-ng $(QEMU_PACKAGES)
+                groff-base systemd ekeyd-egd-linux prometheus stress-ng $(QEMU_PACKAGES) \
+                $(SSH_PACKAGES)
 PKGS         := libcrypto
 
 Q   := $(if $(filter 1,$(V)),,@)

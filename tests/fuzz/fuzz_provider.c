@@ -365,7 +365,7 @@ static bool seeds_always(void)
            (!setting_socket || strlen(setting_socket) < 108);
 }
 
-/* --- the provider, through its dispatch tables --------------------------------------------- */
+/* --- the provider, through its dispatch tables ------------------------------------------ */
 
 static struct {
     void *provctx;
@@ -424,7 +424,9 @@ static bool start_provider(void)
         switch (d->function_id) {
         case OSSL_FUNC_RAND_NEWCTX: prov.newctx = OSSL_FUNC_rand_newctx(d); break;
         case OSSL_FUNC_RAND_FREECTX: prov.freectx = OSSL_FUNC_rand_freectx(d); break;
-        case OSSL_FUNC_RAND_INSTANTIATE: prov.instantiate = OSSL_FUNC_rand_instantiate(d); break;
+        case OSSL_FUNC_RAND_INSTANTIATE:
+            prov.instantiate = OSSL_FUNC_rand_instantiate(d);
+            break;
         case OSSL_FUNC_RAND_UNINSTANTIATE:
             prov.uninstantiate = OSSL_FUNC_rand_uninstantiate(d);
             break;
@@ -485,10 +487,12 @@ static size_t take_size(struct input *in)
     static const size_t special[] = { 0, 1, 16, 31, 32, 33, 47, 48, 64, 4095, 4096, 4097,
                                       8192, MAX_OUT, SIZE_MAX, SIZE_MAX / 2 };
     uint8_t how = take8(in);
+    size_t v;
 
     if (how < 128)
         return special[how % (sizeof(special) / sizeof(special[0]))];
-    return how < 192 ? (size_t)take8(in) << 8 | take8(in) : (size_t)take32(in) << 24 | take8(in);
+    v = how < 192 ? take8(in) : take32(in);
+    return v << (how < 192 ? 8 : 24) | take8(in);
 }
 
 static unsigned take_strength(struct input *in)

@@ -34,7 +34,10 @@ if [ "$(id -u)" = 0 ] && [ ! -d /run/sshd ]; then
 fi
 # sshd and every process it started: a connection's sshd leaves the listener's session, and a
 # login that hangs would outlive it.
-descendants() { local c; for c in $(ps -o pid= --ppid "$1"); do echo "$c"; descendants "$c"; done; }
+descendants() {
+    local c
+    for c in $(ps -o pid= --ppid "$1"); do echo "$c"; descendants "$c"; done
+}
 cleanup_sshd() {
     if [ -n "${sshd_pid:-}" ]; then
         kill $(descendants "$sshd_pid") "$sshd_pid" 2>/dev/null
@@ -72,7 +75,8 @@ EOF
 
 ssh-keygen -q -t ecdsa -b 256 -N '' -C "test_sshd host" -f "$work/host_key" &&
     ssh-keygen -q -t ecdsa -b 256 -N '' -C "test_sshd client" -f "$work/id" &&
-    cp "$work/id.pub" "$work/authorized_keys" || { fail "ssh-keygen"; finish test_sshd.sh; exit; }
+    cp "$work/id.pub" "$work/authorized_keys" ||
+    { fail "ssh-keygen"; finish test_sshd.sh; exit; }
 
 seeds() { "$RANDCTL" status --json | grep -o '"seed":[0-9]*' | cut -d: -f2; }
 start_with_config ""
@@ -80,7 +84,8 @@ start_with_config ""
 # A free port: asked of the kernel, then given to sshd; taken meanwhile, the next is tried.
 sshd_pid=
 for attempt in 1 2 3 4 5; do
-    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])')
     cat >"$work/sshd_config" <<EOF
 ListenAddress 127.0.0.1:$port
 HostKey $work/host_key
@@ -128,8 +133,9 @@ check "ssh -i key logs in to the test's sshd as $user" \
 check "the login's processes seed through randd ($n1 -> $n2)" '[ "$n2" -ge $((n1 + 2)) ]'
 check "the pre-auth child ran under seccomp" \
     'in_log "ssh_sandbox_child: attaching seccomp filter program \[preauth\]" "$work/sshd.log"'
+failed_seed="randd.so:|PRNG is not seeded|RAND_bytes failed|randd could not give a seed"
 check "sshd logged no seeding failure and no fallback" \
-    '! in_log "randd.so:|PRNG is not seeded|RAND_bytes failed|randd could not give a seed" "$work/sshd.log"'
+    '! in_log "$failed_seed" "$work/sshd.log"'
 check "sshd serves on after the login" 'kill -0 "$sshd_pid" 2>/dev/null'
 
 finish test_sshd.sh

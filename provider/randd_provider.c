@@ -44,6 +44,12 @@
  * per forked child (a server forking a process per connection would pay it every time).
  * systemd's watchdog restarts a hung randd within 30 s. */
 #define HUNG_BACKOFF_NS    (10ull * 1000000000u)
+/* fork() waits for a seed in flight (section fork): its timeout and this margin at most, then
+ * this grace for OpenSSL to release its DRBG's locks. */
+#define FORK_WAIT_MARGIN_MS 1000
+#ifndef FORK_GRACE_NS
+#define FORK_GRACE_NS      1000000
+#endif
 
 /* Reason codes for OpenSSL's error queue; the texts are in reason_strings below. */
 enum {
@@ -87,7 +93,8 @@ struct provider {
     OSSL_FUNC_core_vset_error_fn *vset_error;
     struct settings settings;
     char bad_setting[256];         /* a key with a bad value: seeding fails, saying so */
-    pthread_mutex_t daemon_lock;   /* daemon and every exchange over it */
+    pthread_mutex_t daemon_lock;   /* daemon, in_exchange and every exchange */
+    bool in_exchange;              /* daemon is mid-exchange */
     randd_handle *daemon;          /* NULL until the first seed, or while randd_open fails */
     uint64_t hung_until_ns;        /* after a timeout: randd is not asked before this */
     atomic_bool fallback_logged;
@@ -214,6 +221,7 @@ static int seed_from_daemon(struct provider *p, unsigned char *out, size_t n)
     int rc = 0;
 
     pthread_mutex_lock(&p->daemon_lock);
+    p->in_exchange = true;
     if (now_ns() < p->hung_until_ns)
         rc = -ETIMEDOUT;
     else if (!p->daemon && (rc = randd_open(&p->daemon, p->settings.socket)) < 0)
@@ -224,6 +232,7 @@ static int seed_from_daemon(struct provider *p, unsigned char *out, size_t n)
         if ((rc = randd_seed(p->daemon, out, n)) == -ETIMEDOUT)
             p->hung_until_ns = now_ns() + HUNG_BACKOFF_NS;
     }
+    p->in_exchange = false;
     pthread_mutex_unlock(&p->daemon_lock);
     return rc;
 }
@@ -264,6 +273,37 @@ static void log_fallback_once(struct provider *p, int err)
         len = (int)sizeof(line) - 2;
     line[len++] = '\n';
     (void)!write(STDERR_FILENO, line, (size_t)len);    /* one write: not interleaved */
+}
+
+/* A seed is busy from the start of generate or get_seed until generate returns or the seed
+ * comes back through clear_seed: that is when OpenSSL has finished the (re)seeding that took
+ * it, and a fork may go ahead (section fork). Counted for the whole process, under a lock of
+ * its own that fork waits on: a seed must never wait for fork while inside OpenSSL's locks. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t done;           /* signalled when count falls to 0 */
+    unsigned count;
+    uint64_t until_ns;             /* by when every busy seed should be done */
+} busy = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void seed_begins(struct provider *p)
+{
+    uint64_t until = now_ns() + (uint64_t)(p->settings.timeout_ms + FORK_WAIT_MARGIN_MS) *
+                     1000000u;
+
+    pthread_mutex_lock(&busy.lock);
+    busy.count++;
+    if (until > busy.until_ns)
+        busy.until_ns = until;
+    pthread_mutex_unlock(&busy.lock);
+}
+
+static void seed_ends(void)
+{
+    pthread_mutex_lock(&busy.lock);
+    if (busy.count > 0 && --busy.count == 0)
+        pthread_cond_broadcast(&busy.done);
+    pthread_mutex_unlock(&busy.lock);
 }
 
 /* n bytes of seed into out, from the daemon or as the fallback says. Returns 1 or 0 (with
@@ -409,10 +449,15 @@ static int source_generate(void *ctx, unsigned char *out, size_t outlen, unsigne
 {
     struct seed_source *s = ctx;
 
+    int ok;
+
     (void)prediction_resistance, (void)adin, (void)adin_len;
     if (!ready(s) || !strength_ok(s, strength))
         return 0;
-    return fill_seed(s->provider, out, outlen);
+    seed_begins(s->provider);
+    ok = fill_seed(s->provider, out, outlen);
+    seed_ends();
+    return ok;
 }
 
 static int source_reseed(void *ctx, int prediction_resistance, const unsigned char *ent,
@@ -454,8 +499,10 @@ static size_t source_get_seed(void *ctx, unsigned char **out, int entropy, size_
         raise_error(s->provider, R_OUT_OF_MEMORY, "%zu bytes of seed", n);
         return 0;
     }
+    seed_begins(s->provider);
     if (!fill_seed(s->provider, buf, n)) {
         OPENSSL_secure_clear_free(buf, n);
+        seed_ends();
         return 0;
     }
     *out = buf;
@@ -466,6 +513,8 @@ static void source_clear_seed(void *ctx, unsigned char *buf, size_t len)
 {
     (void)ctx;
     OPENSSL_secure_clear_free(buf, len);
+    if (buf)
+        seed_ends();
 }
 
 static int source_enable_locking(void *ctx)
@@ -556,19 +605,37 @@ static const OSSL_DISPATCH seed_source_functions[] = {
 };
 
 /* --- fork ------------------------------------------------------------------------------
- * A seed holds two locks for up to the timeout: the seed source's, which OpenSSL takes around
- * get_seed, and the connection's. A thread that forks meanwhile would give its child copies
- * of both, held by a thread the child does not have: the child's next seed (OpenSSL's
- * reseed after fork) would block for ever. So fork() takes every lock first, as glibc's
- * malloc does: it waits for a seed in flight (at most the timeout, and after a timeout randd
- * is not asked for HUNG_BACKOFF_NS, so once), then the child starts with the locks free and
- * the connection between exchanges, which librandd replaces with the child's own.
- * Waiting is the only choice that helps through OpenSSL: the DRBG above the seed source holds
- * its own lock around the seed, so a child that skipped ours (a trylock falling back to the
- * kernel) would block on OpenSSL's instead. Single-threaded programs never wait: no seed can
- * be in flight when they fork. The registry lists every provider and seed source context;
- * the order is the registry, then each source's lock, then its provider's connection, as a
- * seed takes them (source, then connection). */
+ * A seed holds locks for up to the timeout: the seed source's, which OpenSSL takes around
+ * get_seed and clear_seed; the connection's; and, above them, OpenSSL's own DRBG locks. A
+ * thread that forks meanwhile gave its child copies of them all, held by a thread the child
+ * does not have: the child's next seed (OpenSSL reseeds after a fork) blocked for ever.
+ * So fork() first waits, holding nothing, until no seed is busy: none being made and none
+ * handed out and not yet cleared, for at most the timeout (after a timeout randd is not
+ * asked for HUNG_BACKOFF_NS, so a hung randd costs one wait). OpenSSL clears a seed as soon
+ * as its DRBG has taken it, so by then OpenSSL is about to release its locks too. The child
+ * then makes every lock of the provider afresh, and drops a connection that was caught
+ * mid-exchange; librandd replaces the parent's connection with the child's own.
+ * Holding a lock of ours across the fork, as glibc's malloc does, would be worse: a seed
+ * starting meanwhile would wait for it inside OpenSSL's locks, and the child would inherit
+ * those held. Nor is a trylock falling back to the kernel enough: the child would block on
+ * OpenSSL's locks instead. What is left is OpenSSL's own window (a thread inside RAND_bytes
+ * when another forks), which exists with or without randd. Single-threaded programs never
+ * wait: no seed can be busy when they fork. The registry lists every provider and its seed
+ * source contexts, for the child. */
+
+/* busy.done waits on CLOCK_MONOTONIC, which a change of the clock cannot stretch. */
+static int init_busy_done(void)
+{
+    pthread_condattr_t attr;
+    int err;
+
+    if ((err = pthread_condattr_init(&attr)) != 0)
+        return err;
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    err = pthread_cond_init(&busy.done, &attr);
+    pthread_condattr_destroy(&attr);
+    return err;
+}
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct provider *registry;          /* every provider loaded, newest first */
@@ -622,45 +689,53 @@ static void registry_remove_provider(struct provider *p)
     pthread_mutex_unlock(&registry_lock);
 }
 
+/* Waits until no seed is busy, and then a little longer: the thread that cleared the last
+ * seed is still inside OpenSSL's DRBG, about to release its locks. At most until the busy
+ * seeds' timeouts and FORK_WAIT_MARGIN_MS have passed: a seed never given back (a caller's
+ * bug) must not stop fork for ever. Holds no lock but busy's, which no seed holds long. */
 static void fork_prepare(void)
 {
-    pthread_mutex_lock(&registry_lock);
-    for (struct provider *p = registry; p; p = p->next) {
-        for (struct seed_source *s = p->sources; s; s = s->next)
-            if (s->lock)
-                pthread_mutex_lock(s->lock);
-        pthread_mutex_lock(&p->daemon_lock);
-    }
+    struct timespec until, grace = { 0, FORK_GRACE_NS };
+    bool was_busy;
+
+    pthread_mutex_lock(&busy.lock);
+    until.tv_sec = (time_t)(busy.until_ns / 1000000000u);
+    until.tv_nsec = (long)(busy.until_ns % 1000000000u);
+    was_busy = busy.count > 0;
+    while (busy.count > 0 && pthread_cond_timedwait(&busy.done, &busy.lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&busy.lock);
+    if (was_busy)
+        nanosleep(&grace, NULL);
 }
 
-static void fork_parent(void)
-{
-    for (struct provider *p = registry; p; p = p->next) {
-        pthread_mutex_unlock(&p->daemon_lock);
-        for (struct seed_source *s = p->sources; s; s = s->next)
-            if (s->lock)
-                pthread_mutex_unlock(s->lock);
-    }
-    pthread_mutex_unlock(&registry_lock);
-}
-
-/* The child's one thread holds every lock, under the parent's thread id: made afresh
- * rather than unlocked, so nothing depends on who glibc thinks owns them. */
+/* The child's one thread: every lock made afresh, whoever held it in the parent. A
+ * connection caught mid-exchange may be half-updated, and a reply may be on its way to it:
+ * dropped (librandd leaves the parent's socket open in the parent). */
 static void fork_child(void)
 {
+    pthread_mutex_init(&busy.lock, NULL);
+    init_busy_done();
+    busy.count = 0;
+    pthread_mutex_init(&registry_lock, NULL);
     for (struct provider *p = registry; p; p = p->next) {
         pthread_mutex_init(&p->daemon_lock, NULL);
+        if (p->in_exchange) {
+            randd_close(p->daemon);
+            p->daemon = NULL;
+            p->in_exchange = false;
+        }
         for (struct seed_source *s = p->sources; s; s = s->next)
             if (s->lock)
                 pthread_mutex_init(s->lock, NULL);
     }
-    pthread_mutex_init(&registry_lock, NULL);
 }
 
 /* Once per process (per load of randd.so: glibc drops the handlers when it is unloaded). */
 static void register_atfork(void)
 {
-    atfork_err = pthread_atfork(fork_prepare, fork_parent, fork_child);
+    if ((atfork_err = init_busy_done()) == 0)
+        atfork_err = pthread_atfork(fork_prepare, NULL, fork_child);
 }
 
 /* --- the provider ------------------------------------------------------------------------ */

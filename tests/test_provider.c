@@ -889,7 +889,7 @@ END_TEST
 
 /* --- through OpenSSL: EVP_RAND and RAND_bytes, the provider loaded from a config file ---- */
 
-static OSSL_LIB_CTX *libctx_with_provider(void)
+static OSSL_LIB_CTX *libctx_with_provider_and(const char *extra)
 {
     char conf[128], module[PATH_MAX];
     OSSL_LIB_CTX *libctx = OSSL_LIB_CTX_new();
@@ -902,7 +902,8 @@ static OSSL_LIB_CTX *libctx_with_provider(void)
     fprintf(f, "openssl_conf = init\n[init]\nproviders = provider_sect\n"
                "[provider_sect]\ndefault = default_sect\nrandd = randd_sect\n"
                "[default_sect]\nactivate = 1\n"
-               "[randd_sect]\nmodule = %s\nactivate = 1\nsocket = %s\n", module, daemon_.path);
+               "[randd_sect]\nmodule = %s\nactivate = 1\nsocket = %s\n%s", module, daemon_.path,
+            extra);
     fclose(f);
     ck_assert_ptr_nonnull(libctx);
     if (OSSL_LIB_CTX_load_config(libctx, conf) != 1) {
@@ -913,6 +914,11 @@ static OSSL_LIB_CTX *libctx_with_provider(void)
     }
     ck_assert(OSSL_PROVIDER_available(libctx, "randd"));
     return libctx;
+}
+
+static OSSL_LIB_CTX *libctx_with_provider(void)
+{
+    return libctx_with_provider_and("");
 }
 
 START_TEST(evp_rand_runs_the_seed_source_and_a_ctr_drbg_on_top_of_it)
@@ -976,6 +982,61 @@ START_TEST(rand_bytes_seeds_from_randd_once_set_as_the_seed_source)
 }
 END_TEST
 
+/* The same fork through OpenSSL: one thread's first RAND_bytes seeds the primary DRBG, under
+ * OpenSSL's own locks, from a daemon that never answers, while another thread forks. The
+ * child's RAND_bytes must return: fork waits until OpenSSL has the seed and lets go of its
+ * locks, which a fork that held a lock of the provider's (or did not wait) prevented. */
+static OSSL_LIB_CTX *fork_libctx;
+
+static void *rand_bytes_thread(void *arg)
+{
+    unsigned char out[32];
+
+    (void)arg;
+    return (void *)(intptr_t)RAND_bytes_ex(fork_libctx, out, sizeof(out), 0);
+}
+
+START_TEST(a_child_forked_while_another_thread_seeds_openssl_can_draw)
+{
+    double start, deadline;
+    pthread_t seeder;
+    void *drew;
+    int status = 0;
+    pid_t child, done = 0;
+
+    daemon_start(HANG);
+    fork_libctx = libctx_with_provider_and("timeout = 500\nlog = none\n");
+    ck_assert_int_eq(RAND_set_seed_source_type(fork_libctx, "RANDD", "provider=randd"), 1);
+    ck_assert_int_eq(pthread_create(&seeder, NULL, rand_bytes_thread, NULL), 0);
+    deadline = seconds_now() + 30;
+    while (atomic_load(&daemon_.seeds) < 1 && seconds_now() < deadline)
+        usleep(100);
+    ck_assert_msg(atomic_load(&daemon_.seeds) == 1, "RAND_bytes never asked the daemon");
+    start = seconds_now();
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        unsigned char out[32];
+
+        _exit(RAND_bytes_ex(fork_libctx, out, sizeof(out), 0) == 1 ? 0 : 1);
+    }
+    deadline = start + 20;            /* the 500 ms timeout, and room for a busy machine */
+    while ((done = waitpid(child, &status, WNOHANG)) == 0 && seconds_now() < deadline)
+        usleep(10000);
+    if (done == 0) {
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+    }
+    ck_assert_int_eq(pthread_join(seeder, &drew), 0);
+    ck_assert_msg(done == child, "the child's RAND_bytes was still blocked after %.1f s",
+                  seconds_now() - start);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the child's RAND_bytes failed");
+    ck_assert_int_eq((intptr_t)drew, 1);
+    OSSL_LIB_CTX_free(fork_libctx);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("provider");
@@ -1002,6 +1063,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_bad_setting_fails_every_seed_naming_the_key);
     tcase_add_test(tc, evp_rand_runs_the_seed_source_and_a_ctr_drbg_on_top_of_it);
     tcase_add_test(tc, rand_bytes_seeds_from_randd_once_set_as_the_seed_source);
+    tcase_add_test(tc, a_child_forked_while_another_thread_seeds_openssl_can_draw);
     suite_add_tcase(s, tc);
     return s;
 }

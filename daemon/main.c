@@ -352,6 +352,19 @@ static void watchdog_timer(void *arg)
 
 /* --- timers ----------------------------------------------------------------------- */
 
+/* A quarantined source is retried at a harvest: the first after its back-off, not up to
+ * reseed_interval later. */
+static uint64_t sooner_for_a_retry(const struct randd *r, uint64_t next)
+{
+    uint64_t retry = pool_next_retry_ns(&r->pool), now = loop_now_ns();
+
+    if (retry == UINT64_MAX)
+        return next;
+    retry = retry > now ? retry - now : 0;
+    retry = retry < STARTUP_RETRY_NS ? STARTUP_RETRY_NS : retry;
+    return retry < next ? retry : next;
+}
+
 static void harvest_timer(void *arg)
 {
     struct randd *r = arg;
@@ -366,6 +379,7 @@ static void harvest_timer(void *arg)
         next = NOT_READY_RETRY_NS;
     else
         next = r->config.reseed_interval * NS_PER_S;
+    next = sooner_for_a_retry(r, next);
     r->harvest_timer = loop_add_timer(r->loop, next, harvest_timer, r);
 }
 

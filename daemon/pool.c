@@ -254,6 +254,19 @@ bool pool_any_starting(const struct pool *p)
     return false;
 }
 
+uint64_t pool_next_retry_ns(const struct pool *p)
+{
+    uint64_t soonest = UINT64_MAX;
+
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct health *h = &p->sources[i]->health;
+
+        if (h->state == RANDD_SOURCE_QUARANTINED && h->retry_at_ns < soonest)
+            soonest = h->retry_at_ns;
+    }
+    return soonest;
+}
+
 bool pool_any_healthy(const struct pool *p)
 {
     for (size_t i = 0; i < p->nsources; i++)

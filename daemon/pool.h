@@ -77,6 +77,9 @@ bool pool_ready(const struct pool *p);
 /* Why not ready, for logs and status; NULL when ready. */
 const char *pool_not_ready_reason(const struct pool *p);
 bool pool_any_healthy(const struct pool *p);
+/* When the soonest quarantined source's back-off ends (its retry is due at a harvest), in
+ * loop_now_ns() time; UINT64_MAX: none is waiting for one. */
+uint64_t pool_next_retry_ns(const struct pool *p);
 /* Some source is still in its start-up test (a slow device gives a few bytes a read). */
 bool pool_any_starting(const struct pool *p);
 

@@ -214,9 +214,9 @@ static void write_metrics(FILE *out, const struct json_flat *j)
     per_source(out, j, "randd_source_injected_failures_total", "counter",
                "Health test failures induced by randctl inject-failure (also counted in "
                "randd_source_health_failures_total).", "injected_failures");
-    per_source(out, j, "randd_source_health_entropy_bits", "gauge",
-               "Min-entropy per sample each source's health test cutoffs are set for.",
-               "health_entropy_per_sample");
+    per_source_scaled(out, j, "randd_source_health_entropy_bytes", "gauge",
+                      "Min-entropy per sample each source's health test cutoffs are set for, "
+                      "in bytes (bits / 8).", "health_entropy_per_sample", 8);
     labelled(out, j, "randd_requests_total", "Protocol v1 requests, by op.", "op", "requests",
              randd_op_name, RANDD_OP_LAST + 1);
     labelled(out, j, "randd_replies_total", "Protocol v1 replies, by status.", "status",

@@ -826,10 +826,8 @@ static int start(struct randd *r)
         log_err("pool: %s", strerror(-rc));
         return -1;
     }
-    if (selfcheck_run(&r->selfcheck, &r->pool, "start") < 0) {
-        log_err("refusing to serve");
+    if (selfcheck_run(&r->selfcheck, &r->pool, "start") < 0)
         return -1;
-    }
     if ((rc = pool_use_engine(&r->pool, r->config.engine)) < 0) {
         log_err("engine = %s: %s", randd_engine_name(r->config.engine),
                 rc == -ENOTSUP ? "this CPU has no AES-NI; use engine = cymric" : strerror(-rc));

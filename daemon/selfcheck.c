@@ -38,8 +38,11 @@ int selfcheck_run(struct selfcheck *sc, struct pool *p, const char *trigger)
         sc->failures++;
         snprintf(halt, sizeof(halt), "self-test failed: %s", why);
         pool_halt(p, halt);
-        log_err("self-test (%s) failed: %s; all output stopped until a self-test passes "
-                "(randctl selftest) or randd restarts", trigger, why);
+        if (!strcmp(trigger, "start"))
+            log_err("self-test failed: %s; refusing to serve", why);
+        else
+            log_err("self-test (%s) failed: %s; all output stopped until a self-test passes "
+                    "(randctl selftest) or randd restarts", trigger, why);
         return -1;
     }
     if (was_halted) {

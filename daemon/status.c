@@ -331,6 +331,11 @@ void status_log(const struct status_view *v, uint64_t now_ns)
                  s->health.state == RANDD_SOURCE_QUARANTINED ? ": " : "",
                  s->health.state == RANDD_SOURCE_QUARANTINED ? s->health.reason : "");
     }
+    if (v->selfcheck && v->selfcheck->runs)
+        log_info("  self-tests: %llu runs, %llu failed; the last (%s) %s%s",
+                 (unsigned long long)v->selfcheck->runs,
+                 (unsigned long long)v->selfcheck->failures, v->selfcheck->last_trigger,
+                 v->selfcheck->last_passed ? "passed" : "failed: ", v->selfcheck->failed);
     log_info("  pool: %s, %llu reseeds, last %.0f s ago, %llu bytes out",
              p->seeded ? "seeded" : "unseeded", (unsigned long long)p->reseeds,
              p->seeded ? (double)(now_ns - p->last_reseed_ns) / 1e9 : 0.0,

@@ -167,6 +167,13 @@ if [ -n "${RANDD_SANITIZED:-}" ]; then
 elif [ ! -e "$LIBFAULT" ]; then
     echo "SKIP: forced self-test failure: $LIBFAULT not built"
 else
+    # At start a failure is fatal: randd refuses to serve at all.
+    printf '%s\n' "${BASE[@]}" >"$work/randd.conf"
+    RANDD_FAULTS=kat=blake2b LD_PRELOAD=$LIBFAULT "$RANDD" --foreground --config "$work/randd.conf" \
+        --socket "$RANDD_SOCKET" 2>"$work/log" &
+    wait_exit $!; rc=$?
+    check "a failed self-test at start: randd exits 1 and says which test" \
+        '[ $rc = 1 ] && in_log "self-test failed: BLAKE2b-512 known answer .*refusing to serve" "$work/log"'
     forced_failure 1
     forced_failure 0
 fi

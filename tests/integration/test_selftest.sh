@@ -49,6 +49,22 @@ on_demand() {
     out=$(setpriv --reuid=nobody --regid=nogroup --init-groups "$RANDCTL" selftest 2>&1); rc=$?
     check "randctl selftest in the trusted_group: refused (exit 4)" '[ $rc = 4 ]'
     stop_randd
+
+    # Served by worker threads (workers = 2), the requests reach the main thread's pool.
+    start_with_config "${BASE[@]}" "selftest_interval = 0" "jitter = no" "workers = 2"
+    wait_for "ready" key_is ready true
+    out=$("$RANDCTL" selftest 2>&1); rc=$?
+    check "workers = 2: randctl selftest as root runs it" \
+        '[ $rc = 0 ] && key_is selftest.runs 2 && key_is selftest.last_trigger request'
+    out=$(as_nobody "$RANDCTL" inject-failure getrandom rct 2>&1); rc=$?
+    check "workers = 2: inject-failure as nobody refused" '[ $rc = 4 ]'
+    n=$(grep -c "source getrandom: start-up test passed" "$work/log")
+    out=$("$RANDCTL" inject-failure getrandom rct 2>&1); rc=$?
+    check "workers = 2: inject-failure getrandom rct quarantines it" \
+        '[ $rc = 0 ] && field_is getrandom failed_test rct && field_is getrandom injected_failures 1'
+    wait_for "getrandom re-admitted" readmitted getrandom $((n + 1))
+    check "workers = 2: getrandom re-admitted after a fresh start-up test" 'readmitted getrandom $((n + 1))'
+    stop_randd
 }
 
 # --- a forced failure stops all output until a clean re-test ---------------------------------

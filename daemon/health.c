@@ -87,7 +87,8 @@ void health_enable_stuck_test(struct health *h)
 bool health_runs(const struct health *h, int test)
 {
     return test == RANDD_TEST_RCT || test == RANDD_TEST_APT ||
-           (test == RANDD_TEST_LAG && h->lag_test) || (test == RANDD_TEST_STUCK && h->stuck_test);
+           (test == RANDD_TEST_LAG && h->lag_test) ||
+           (test == RANDD_TEST_STUCK && h->stuck_test);
 }
 
 static void quarantine(struct health *h, uint64_t now_ns)
@@ -305,7 +306,7 @@ int health_inject(struct health *h, int test, uint64_t now_ns)
     return inject_samples(h, test, now_ns);
 }
 
-/* --- the tests' own known answers ----------------------------------------------------------- */
+/* --- the tests' own known answers ------------------------------------------------------- */
 
 /* At 1 bit an 8-bit sample and alpha 2^-40: C = 1 + ceil(40 / 1) (4.4.1); the APT's and the
  * lag test's critical values of the binomial tails (4.4.2), as tests/test_health.c derives
@@ -333,8 +334,8 @@ int health_selftest(char *why, size_t whylen)
         health_enable_lag_test(&h);
         health_enable_stuck_test(&h);
         if (health_inject(&h, test, 0) < 0) {
-            snprintf(why, whylen, "health test %s known answer: its pattern did not trip it%s%s",
-                     randd_health_test_name(test), h.reason[0] ? "; " : "", h.reason);
+            snprintf(why, whylen, "health test %s known answer: its pattern did not trip "
+                     "it%s%s", randd_health_test_name(test), h.reason[0] ? "; " : "", h.reason);
             return -1;
         }
     }

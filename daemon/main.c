@@ -71,7 +71,7 @@ struct randd {
     int signal_fd;
     struct selfcheck selfcheck;     /* the self-tests' runs and the last one's outcome */
     int harvest_timer;              /* the next harvest's timer id */
-    int admin_fd;                   /* eventfd: a worker ran root's SELFTEST or INJECT_FAILURE */
+    int admin_fd;                   /* eventfd: a worker ran SELFTEST or INJECT_FAILURE */
     bool was_ready;
     uint64_t released_at_unready;     /* pool.times_unready when waiting clients were let go */
     bool notified_ready;

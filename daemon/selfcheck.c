@@ -55,7 +55,7 @@ int selfcheck_run(struct selfcheck *sc, struct pool *p, const char *trigger)
     return 0;
 }
 
-/* --- root's requests ------------------------------------------------------------------------ */
+/* --- root's requests -------------------------------------------------------------------- */
 
 static struct source *source_named(struct pool *p, const uint8_t *name, size_t len)
 {

@@ -1,7 +1,8 @@
 /* The running daemon's self-tests, FIPS 140-3 style: the known answers of internal/selftest.c
  * and of the health tests, at start, every selftest_interval and when root asks (randctl
  * selftest). Owns when they ran, how, and what a failure does: the pool is halted (no output
- * at all) until a clean re-test. The tests themselves are internal/selftest.c's and health.c's. */
+ * at all) until a clean re-test. The tests themselves are internal/selftest.c's and
+ * health.c's. */
 #ifndef RANDD_SELFCHECK_H
 #define RANDD_SELFCHECK_H
 

@@ -148,7 +148,7 @@ void source_disable(struct source *s, const char *why)
     log_warning("source %s: disabled: %s", s->name, why);
 }
 
-/* --- induced failures ---------------------------------------------------------------------- */
+/* --- induced failures ------------------------------------------------------------------ */
 
 #define INDUCED_MARK " (induced: randctl inject-failure)"
 

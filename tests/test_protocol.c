@@ -76,7 +76,8 @@ START_TEST(every_op_round_trips_through_the_decoder)
     round_trip(&(struct randd_request){ .op = RANDD_OP_SELFTEST }, frame, sizeof(frame));
     got = round_trip(&(struct randd_request){ .op = RANDD_OP_INJECT_FAILURE,
                                               .test = RANDD_TEST_STUCK,
-                                              .data = (const uint8_t *)"jitter", .data_len = 6 },
+                                              .data = (const uint8_t *)"jitter",
+                                              .data_len = 6 },
                      frame, sizeof(frame));
     ck_assert_uint_eq(got.test, RANDD_TEST_STUCK);
     ck_assert_uint_eq(got.data_len, 6);

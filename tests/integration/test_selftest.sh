@@ -21,7 +21,8 @@ BASE=("hwrng_device = $work/hwrng" "kernel_topup = no")
 # --- periodic, and visible -------------------------------------------------------------------
 periodic() {
     start_with_config "${BASE[@]}" "selftest_interval = 1" "jitter = no"
-    wait_for "three self-test runs" key_at_least selftest.runs 3 || fail "runs: $(status_key selftest.runs)"
+    wait_for "three self-test runs" key_at_least selftest.runs 3 ||
+        fail "runs: $(status_key selftest.runs)"
     check "periodic self-test: STATUS says pass, periodic, every 1 s" \
         'key_is selftest.last_result pass && key_is selftest.last_trigger periodic &&
          key_is selftest.interval_seconds 1 && key_is selftest.failures 0'
@@ -30,13 +31,15 @@ periodic() {
         '[ "$(metric randd_selftest_runs_total)" -ge 3 ] && [ $((now - last)) -le 30 ] &&
          [ "$(metric randd_selftest_last_success)" = 1 ] &&
          [ "$(metric randd_health_alpha)" = 9.09495e-13 ] && key_is health.alpha_log2 -40'
-    check "log: the periodic self-test passes" 'in_log "self-test \(periodic\) passed" "$work/log"'
+    check "log: the periodic self-test passes" \
+        'in_log "self-test \(periodic\) passed" "$work/log"'
     stop_randd
 }
 
 # --- on demand: root's alone ------------------------------------------------------------------
 on_demand() {
-    start_with_config "${BASE[@]}" "selftest_interval = 0" "jitter = no" "trusted_group = nogroup"
+    start_with_config "${BASE[@]}" "selftest_interval = 0" "jitter = no" \
+        "trusted_group = nogroup"
     runs=$(status_key selftest.runs)
     out=$("$RANDCTL" selftest 2>&1); rc=$?
     check "randctl selftest as root: exit 0, passed, one more run asked by request" \
@@ -44,7 +47,8 @@ on_demand() {
          key_is selftest.runs $((runs + 1)) && key_is selftest.last_trigger request'
     out=$(as_nobody "$RANDCTL" selftest 2>&1); rc=$?
     check "randctl selftest as nobody: refused (exit 4, SELFTEST needs uid 0), no run" \
-        '[ $rc = 4 ] && [[ $out == *"SELFTEST needs uid 0"* ]] && key_is selftest.runs $((runs + 1))'
+        '[ $rc = 4 ] && [[ $out == *"SELFTEST needs uid 0"* ]] &&
+         key_is selftest.runs $((runs + 1))'
     # The trusted_group may ADD_ENTROPY, not run self-tests or induce failures.
     out=$(setpriv --reuid=nobody --regid=nogroup --init-groups "$RANDCTL" selftest 2>&1); rc=$?
     check "randctl selftest in the trusted_group: refused (exit 4)" '[ $rc = 4 ]'
@@ -61,36 +65,47 @@ on_demand() {
     n=$(grep -c "source getrandom: start-up test passed" "$work/log")
     out=$("$RANDCTL" inject-failure getrandom rct 2>&1); rc=$?
     check "workers = 2: inject-failure getrandom rct quarantines it" \
-        '[ $rc = 0 ] && field_is getrandom failed_test rct && field_is getrandom injected_failures 1'
+        '[ $rc = 0 ] && field_is getrandom failed_test rct &&
+         field_is getrandom injected_failures 1'
     wait_for "getrandom re-admitted" readmitted getrandom $((n + 1))
-    check "workers = 2: getrandom re-admitted after a fresh start-up test" 'readmitted getrandom $((n + 1))'
+    check "workers = 2: getrandom re-admitted after a fresh start-up test" \
+        'readmitted getrandom $((n + 1))'
     stop_randd
 }
 
 # --- a forced failure stops all output until a clean re-test ---------------------------------
-halted() { key_is ready false && [[ $(status_key not_ready_reason) == "self-test failed: BLAKE2b"* ]]; }
+halted() {
+    key_is ready false && [[ $(status_key not_ready_reason) == "self-test failed: BLAKE2b"* ]]
+}
 forced_failure() {
     printf '%s\n' "${BASE[@]}" "selftest_interval = $1" "jitter = no" >"$work/randd.conf"
     : >"$work/log"; rm -f "$work/kat-broken"
     RANDD_FAULTS=kat=blake2b RANDD_FAULTS_SWITCH=$work/kat-broken LD_PRELOAD=$LIBFAULT \
-        "$RANDD" --foreground --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
+        "$RANDD" --foreground --config "$work/randd.conf" --socket "$RANDD_SOCKET" \
+        2>"$work/log" &
     pid=$!
-    wait_for "randd ready" key_is ready true || { fail "not ready: $(cat "$work/log")"; stop_randd; return; }
+    if ! wait_for "randd ready" key_is ready true; then
+        fail "not ready: $(cat "$work/log")"; stop_randd; return
+    fi
     touch "$work/kat-broken"
     if [ "$1" = 0 ]; then
         out=$("$RANDCTL" selftest 2>&1); rc=$?
-        check "selftest_interval 0, randctl selftest while BLAKE2b is broken: exit 1, says which" \
+        check "selftest_interval 0, randctl selftest, BLAKE2b broken: exit 1, says which" \
             '[ $rc = 1 ] && [[ $out == *"self-test failed: BLAKE2b-512 known answer"* ]]'
     fi
     wait_for "output halted" halted
     check "failed self-test ($1): STATUS names the test, the log says output stopped" \
         'key_is selftest.last_result fail &&
-         [[ $(status_key selftest.failed_test) == "BLAKE2b-512 known answer (RFC 7693) does not match" ]] &&
-         in_log "self-test \((periodic|request)\) failed: BLAKE2b-512 .*all output stopped" "$work/log"'
+         [[ $(status_key selftest.failed_test) ==
+            "BLAKE2b-512 known answer (RFC 7693) does not match" ]] &&
+         in_log "self-test \((periodic|request)\) failed: BLAKE2b-512 .*all output stopped" \
+            "$work/log"'
     out=$("$RANDCTL" --nonblock bytes 16 --hex 2>&1); rc=$?
-    check "failed self-test ($1): no output (NOT_READY, exit 5)" '[ $rc = 5 ] && [[ ! $out =~ [0-9a-f]{32} ]]'
+    check "failed self-test ($1): no output (NOT_READY, exit 5)" \
+        '[ $rc = 5 ] && [[ ! $out =~ [0-9a-f]{32} ]]'
     out=$(timeout 2 "$RANDCTL" bytes 16 --hex 2>/dev/null); rc=$?
-    check "failed self-test ($1): a blocking request waits, gets nothing" '[ $rc = 124 ] && [ -z "$out" ]'
+    check "failed self-test ($1): a blocking request waits, gets nothing" \
+        '[ $rc = 124 ] && [ -z "$out" ]'
     check "failed self-test ($1): metrics say 0, not ready, a failure counted" \
         '[ "$(metric randd_selftest_last_success)" = 0 ] && [ "$(metric randd_ready)" = 0 ] &&
          [ "$(metric randd_selftest_failures_total)" -ge 1 ]'
@@ -126,7 +141,8 @@ inject_each() {
         if ! runs_test "$s" "$t"; then
             out=$("$RANDCTL" inject-failure "$s" "$t" 2>&1); rc=$?
             check "inject-failure $s $t: refused, the source runs no such test" \
-                '[ $rc = 1 ] && [[ $out == *"source $s runs no $t test"* ]] && ! field_is "$s" state quarantined'
+                '[ $rc = 1 ] && [[ $out == *"source $s runs no $t test"* ]] &&
+                 ! field_is "$s" state quarantined'
             continue
         fi
         wait_for "$s healthy" field_is "$s" state healthy || continue
@@ -142,20 +158,24 @@ inject_each() {
              [[ $(reason_of "$s") == "$expected"*"(induced: randctl inject-failure)" ]] &&
              field_is "$s" injected_failures $((injected + 1)) &&
              field_is "$s" health_failures $((hf + 1))'
+        want="randd_source_injected_failures_total{source=\"$s\"} $((injected + 1))"
         check "inject-failure $s $t: the log line, the metric" \
             'in_log "source $s: quarantined: $expected.*induced" "$work/log" &&
-             "$RANDCTL" metrics | grep -qx "randd_source_injected_failures_total{source=\"$s\"} $((injected + 1))"'
+             "$RANDCTL" metrics | grep -qx "$want"'
         wait_for "$s re-admitted after a fresh start-up test" readmitted "$s" $((n + 1))
-        check "inject-failure $s $t: re-admitted after a fresh start-up test" 'readmitted "$s" $((n + 1))'
+        check "inject-failure $s $t: re-admitted after a fresh start-up test" \
+            'readmitted "$s" $((n + 1))'
     done
 }
 
 induced() {
-    start_with_config "${BASE[@]}" "jitter = yes" "selftest_interval = 0" "trusted_group = nogroup"
+    start_with_config "${BASE[@]}" "jitter = yes" "selftest_interval = 0" \
+        "trusted_group = nogroup"
     wait_for "ready" key_is ready true
     for s in rdseed getrandom hwrng jitter; do
         if ! source_present "$s"; then
-            echo "SKIP: inject-failure on $s: this machine has no $s source ($(grep "$s" "$work/log" | head -1))"
+            echo "SKIP: inject-failure on $s: this machine has no $s source" \
+                 "($(grep "$s" "$work/log" | head -1))"
             continue
         fi
         wait_for "$s healthy" field_is "$s" state healthy
@@ -163,7 +183,8 @@ induced() {
         check "inject-failure $s as nobody: refused (exit 4), the source untouched" \
             '[ $rc = 4 ] && [[ $out == *"INJECT_FAILURE needs uid 0"* ]] &&
              field_is "$s" state healthy && field_is "$s" injected_failures 0'
-        out=$(setpriv --reuid=nobody --regid=nogroup --init-groups "$RANDCTL" inject-failure "$s" apt 2>&1); rc=$?
+        out=$(setpriv --reuid=nobody --regid=nogroup --init-groups \
+              "$RANDCTL" inject-failure "$s" apt 2>&1); rc=$?
         check "inject-failure $s by the trusted_group: refused (exit 4)" \
             '[ $rc = 4 ] && field_is "$s" injected_failures 0'
         inject_each "$s"
@@ -185,11 +206,12 @@ elif [ ! -e "$LIBFAULT" ]; then
 else
     # At start a failure is fatal: randd refuses to serve at all.
     printf '%s\n' "${BASE[@]}" >"$work/randd.conf"
-    RANDD_FAULTS=kat=blake2b LD_PRELOAD=$LIBFAULT "$RANDD" --foreground --config "$work/randd.conf" \
-        --socket "$RANDD_SOCKET" 2>"$work/log" &
+    RANDD_FAULTS=kat=blake2b LD_PRELOAD=$LIBFAULT "$RANDD" --foreground \
+        --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
     wait_exit $!; rc=$?
     check "a failed self-test at start: randd exits 1 and says which test" \
-        '[ $rc = 1 ] && in_log "self-test failed: BLAKE2b-512 known answer .*refusing to serve" "$work/log"'
+        '[ $rc = 1 ] &&
+         in_log "self-test failed: BLAKE2b-512 known answer .*refusing to serve" "$work/log"'
     forced_failure 1
     forced_failure 0
 fi

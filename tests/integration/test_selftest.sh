@@ -94,10 +94,9 @@ forced_failure() {
             '[ $rc = 1 ] && [[ $out == *"self-test failed: BLAKE2b-512 known answer"* ]]'
     fi
     wait_for "output halted" halted
+    kat="BLAKE2b-512 known answer (RFC 7693) does not match"
     check "failed self-test ($1): STATUS names the test, the log says output stopped" \
-        'key_is selftest.last_result fail &&
-         [[ $(status_key selftest.failed_test) ==
-            "BLAKE2b-512 known answer (RFC 7693) does not match" ]] &&
+        'key_is selftest.last_result fail && key_is selftest.failed_test "$kat" &&
          in_log "self-test \((periodic|request)\) failed: BLAKE2b-512 .*all output stopped" \
             "$work/log"'
     out=$("$RANDCTL" --nonblock bytes 16 --hex 2>&1); rc=$?

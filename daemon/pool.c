@@ -6,6 +6,7 @@
 #include "pool.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -239,7 +240,7 @@ void pool_harvest(struct pool *p, uint64_t now_ns)
 {
     for (size_t i = 0; i < p->nsources; i++)
         harvest_source(p, p->sources[i], now_ns);
-    if (p->credit >= POOL_SEED_BITS && reseed_due(p, now_ns))
+    if (!p->halted[0] && p->credit >= POOL_SEED_BITS && reseed_due(p, now_ns))
         reseed(p, now_ns);
     update_demand(p, now_ns);
     publish(p);
@@ -253,6 +254,19 @@ bool pool_any_starting(const struct pool *p)
     return false;
 }
 
+uint64_t pool_next_retry_ns(const struct pool *p)
+{
+    uint64_t soonest = UINT64_MAX;
+
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct health *h = &p->sources[i]->health;
+
+        if (h->state == RANDD_SOURCE_QUARANTINED && h->retry_at_ns < soonest)
+            soonest = h->retry_at_ns;
+    }
+    return soonest;
+}
+
 bool pool_any_healthy(const struct pool *p)
 {
     for (size_t i = 0; i < p->nsources; i++)
@@ -263,6 +277,8 @@ bool pool_any_healthy(const struct pool *p)
 
 const char *pool_not_ready_reason(const struct pool *p)
 {
+    if (p->halted[0])
+        return p->halted;
     if (!pool_any_healthy(p))
         return p->nsources ? "no healthy entropy source" : "no entropy source available";
     if (!p->seeded)
@@ -275,6 +291,26 @@ const char *pool_not_ready_reason(const struct pool *p)
 bool pool_ready(const struct pool *p)
 {
     return pool_not_ready_reason(p) == NULL;
+}
+
+void pool_halt(struct pool *p, const char *why)
+{
+    snprintf(p->halted, sizeof(p->halted), "%s", why);
+    p->credit = 0;
+    p->kernel_credit = 0;
+    if (p->seeded)
+        p->must_reseed = true;
+    publish(p);
+}
+
+void pool_resume(struct pool *p)
+{
+    p->halted[0] = '\0';
+    p->credit = 0;               /* conditioned by primitives that had just failed */
+    p->kernel_credit = 0;
+    if (p->seeded)
+        p->must_reseed = true;
+    publish(p);
 }
 
 /* A resumed suspend or restored snapshot can replay a generator state: reseed first. */
@@ -359,6 +395,8 @@ unsigned pool_take_kernel_material(struct pool *p, uint8_t out[POOL_KERNEL_BYTES
 {
     unsigned bits;
 
+    if (p->halted[0])
+        return 0;
     p->kernel_wanted = POOL_KERNEL_BYTES * 8;
     if (p->kernel_credit < p->kernel_wanted)
         pool_harvest(p, now_ns);

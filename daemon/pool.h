@@ -29,6 +29,7 @@ struct pool {
     enum randd_engine engine;        /* Cymric (BLAKE2b + ChaCha20, the default) or Randen */
     bool seeded;
     bool must_reseed;                /* clock jump: no output until reseeded */
+    char halted[192];                /* a self-test failed: why; "": not halted */
     int64_t boot_offset_ns;          /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the last check */
     unsigned reseed_interval;        /* seconds */
     uint64_t reseed_bytes;
@@ -65,11 +66,20 @@ void pool_fini(struct pool *p);
  * healthy, and seeds or reseeds the generator when enough is credited and a reseed is due. */
 void pool_harvest(struct pool *p, uint64_t now_ns);
 
-/* Seeded, not waiting for a forced reseed, and at least one source healthy. */
+/* A self-test failed (daemon/selfcheck.c): no output of any kind, generator or kernel feed,
+ * until pool_resume; why is the not-ready reason. What was credited before is forgotten, and
+ * output resumes only after a reseed from material conditioned after the clean re-test. */
+void pool_halt(struct pool *p, const char *why);
+void pool_resume(struct pool *p);
+
+/* Seeded, not halted, not waiting for a forced reseed, and at least one source healthy. */
 bool pool_ready(const struct pool *p);
 /* Why not ready, for logs and status; NULL when ready. */
 const char *pool_not_ready_reason(const struct pool *p);
 bool pool_any_healthy(const struct pool *p);
+/* When the soonest quarantined source's back-off ends (its retry is due at a harvest), in
+ * loop_now_ns() time; UINT64_MAX: none is waiting for one. */
+uint64_t pool_next_retry_ns(const struct pool *p);
 /* Some source is still in its start-up test (a slow device gives a few bytes a read). */
 bool pool_any_starting(const struct pool *p);
 

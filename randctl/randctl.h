@@ -25,6 +25,7 @@ struct command {
 
 extern const struct command cmd_status, cmd_bytes, cmd_range, cmd_stream, cmd_add_entropy,
     cmd_metrics, cmd_benchmark, cmd_prime, cmd_assess;
+extern const struct command cmd_selftest, cmd_inject_failure;
 
 /* Connects to the daemon (after the arguments were checked). Returns EXIT_OK, or prints
  * why not and returns the exit code. */

@@ -136,6 +136,12 @@ static int run_assess(int argc, char **argv)
     size_t n;
     int rc;
 
+    for (int i = 1; i < argc; i++) {    /* the other modes parse their own arguments */
+        if (!strcmp(argv[i], "--restart"))
+            return run_assess_restart(argc, argv);
+        if (!strcmp(argv[i], "--conditioning"))
+            return run_assess_conditioning(argc, argv);
+    }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--bits") && i + 1 < argc) {
             if (!parse_count(argv[++i], 8, &bits) || bits == 0)
@@ -184,6 +190,8 @@ static int run_assess(int argc, char **argv)
 }
 
 const struct command cmd_assess = {
-    "assess", "assess FILE [--bits W] [--truncate] [--progress]  SP 800-90B min-entropy",
+    "assess", "assess FILE [--bits W] [--truncate] [--progress] | FILE --restart --h-initial H "
+    "[--bits W] | --conditioning --vetted|--non-vetted N_IN N_OUT NW H_IN "
+    "[H_PRIME|--conditioned-file FILE]  SP 800-90B min-entropy, restart tests, conditioning",
     run_assess,
 };

@@ -2,8 +2,9 @@
 """SP 800-90B 3.1.5.2's conditioned sequential dataset for randd's conditioning: the pool's
 accumulator chain (daemon/pool.c), acc = BLAKE2b-512(acc || time || "jitter\\0" || 512 raw
 bytes), run over a raw capture (reused in turn until enough outputs), and the 64-byte
-accumulator written after every absorb. 15,625 outputs make the 1,000,000 bits 3.1.5.2 asks
-for. Usage: conditioned-dataset.py RAW OUT [OUTPUTS]; then
+accumulator written after every absorb. 15,625 outputs make 1,000,000 bytes: a million 8-bit
+samples (SP 800-90B 3.1.1's size), 8,000,000 bits for the bitstring track.
+Usage: conditioned-dataset.py RAW OUT [OUTPUTS]; then
 randctl assess --conditioning --non-vetted 8968 512 512 H_IN --conditioned-file OUT."""
 import hashlib
 import struct

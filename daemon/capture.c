@@ -155,7 +155,7 @@ int capture_run(const struct config *c, const char *name, unsigned long long cou
 {
     unsigned long long row = 0;
     unsigned failed = 0;
-    char reason[160] = "", inner_count[48];
+    char reason[160] = "", inner_count[64];
     int rc = capture_rows(c, name, count, restarts ? restarts : 1, restarts > 0, path, &row,
                           &failed, reason, sizeof(reason), why, whylen);
 
@@ -165,11 +165,12 @@ int capture_run(const struct config *c, const char *name, unsigned long long cou
         snprintf(inner, sizeof(inner), "%s", why);
         snprintf(why, whylen, "restart %llu of %llu: %s", row, restarts, inner);
     }
+    if (failed)
+        snprintf(inner_count, sizeof(inner_count), "failed after %u restart%s, the first: ",
+                 failed, failed == 1 ? "" : "s");
     if (rc == 0 && restarts)
         snprintf(why, whylen, "%llu restarts x %llu raw samples of %s in %s; health tests: "
-                 "%s%s%s", restarts, count, name, path, failed ? "failed after " : "passed",
-                 failed ? (snprintf(inner_count, sizeof(inner_count), "%u restart%s, the first: ",
-                                    failed, failed == 1 ? "" : "s"), inner_count) : "", reason);
+                 "%s%s", restarts, count, name, path, failed ? inner_count : "passed", reason);
     else if (rc == 0)
         snprintf(why, whylen, "%llu raw samples of %s in %s; health tests: %s%s", count, name,
                  path, failed ? "failed: " : "passed", reason);

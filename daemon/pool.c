@@ -216,9 +216,10 @@ static void note_conditioning(struct pool *p)
 
     c->n_in = n_in;
     c->h_in = p->credit < n_in ? p->credit : n_in;
-    c->h_out = randd_ea_conditioning(false, n_in, POOL_CONDITIONED_BITS, POOL_CONDITIONING_NW,
-                                     c->h_in, POOL_CONDITIONING_H_PRIME, &e) == 0 ? (double)e.h_out
-                                                                                 : 0.0;
+    c->h_out = 0.0;
+    if (randd_ea_conditioning(false, n_in, POOL_CONDITIONED_BITS, POOL_CONDITIONING_NW, c->h_in,
+                              POOL_CONDITIONING_H_PRIME, &e) == 0)
+        c->h_out = (double)e.h_out;
     p->conditioned_in_bits = 8 * RANDD_BLAKE2B_BYTES;
 }
 

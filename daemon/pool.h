@@ -17,7 +17,7 @@
 #define POOL_KERNEL_BYTES  64      /* conditioned bytes per kernel top-up */
 
 /* SP 800-90B 3.1.5 for randd's own conditioning: BLAKE2b-512 is not a vetted function
- * (3.1.5.1.1 lists HMAC, CMAC, CBC-MAC, Hash_df, Block_cipher_df and the SHA-2/SHA-3 hashes), so
+ * (3.1.5.1.1 lists HMAC, CMAC, CBC-MAC, Hash_df, Block_cipher_df, SHA-2 and SHA-3), so
  * a seed's entropy is the non-vetted h_out = min(Output_Entropy(n_in, n_out, nw, h_in),
  * 0.999 n_out, h' n_out) (3.1.5.2). The chain of absorbs between two seeds is one function of
  * all it absorbed and the accumulator it started from: n_in is those bits, h_in the bits

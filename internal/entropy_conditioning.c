@@ -21,7 +21,8 @@ static long double log2_sum(long double u, long double v)
     return hi + log1pl(exp2l(lo - hi)) / LN2;
 }
 
-long double randd_ea_output_entropy(unsigned n_in, unsigned n_out, unsigned nw, long double h_in)
+long double randd_ea_output_entropy(unsigned n_in, unsigned n_out, unsigned nw,
+                                    long double h_in)
 {
     unsigned n = n_out < (nw < n_in ? nw : n_in) ? n_out : (nw < n_in ? nw : n_in);
     long double a = (long double)n_in - n;
@@ -34,7 +35,8 @@ long double randd_ea_output_entropy(unsigned n_in, unsigned n_out, unsigned nw, 
 }
 
 int randd_ea_conditioning(bool vetted, unsigned n_in, unsigned n_out, unsigned nw,
-                          long double h_in, long double h_prime, struct randd_ea_conditioning *out)
+                          long double h_in, long double h_prime,
+                          struct randd_ea_conditioning *out)
 {
     if (n_in == 0 || n_out == 0 || nw == 0 || !(h_in > 0.0L && h_in <= n_in) ||
         (!vetted && !(h_prime > 0.0L && h_prime <= 1.0L)))

@@ -32,12 +32,14 @@ struct randd_ea_conditioning {
 };
 
 /* Output_Entropy alone; the arguments as below. */
-long double randd_ea_output_entropy(unsigned n_in, unsigned n_out, unsigned nw, long double h_in);
+long double randd_ea_output_entropy(unsigned n_in, unsigned n_out, unsigned nw,
+                                    long double h_in);
 
 /* h_out of a vetted (h_prime ignored) or non-vetted function. Returns 0, or -EINVAL when
  * n_in, n_out or nw is 0, h_in is not in (0, n_in], or (non-vetted) h_prime not in (0, 1]:
  * the ranges ea_conditioning accepts. */
 int randd_ea_conditioning(bool vetted, unsigned n_in, unsigned n_out, unsigned nw,
-                          long double h_in, long double h_prime, struct randd_ea_conditioning *out);
+                          long double h_in, long double h_prime,
+                          struct randd_ea_conditioning *out);
 
 #endif

@@ -109,7 +109,7 @@ unsigned randd_ea_restart_cutoff(unsigned k, double h_initial, double alpha)
     return lo;
 }
 
-/* --- the restart matrix ----------------------------------------------------------------------- */
+/* --- the restart matrix ---------------------------------------------------------------- */
 
 /* The count of the most common value among n samples stride apart. */
 static unsigned most_common_count(const uint8_t *s, size_t n, size_t stride)
@@ -138,7 +138,7 @@ static void sanity_check(const uint8_t *m, struct randd_ea_restart_result *out)
     out->sanity_passed = out->x_max <= out->x_cutoff;
 }
 
-/* --- the assessment (3.1.4.2) ----------------------------------------------------------------- */
+/* --- the assessment (3.1.4.2) ---------------------------------------------------------- */
 
 /* The row assessment owns the first half of the progress bar, the columns the second. */
 struct half {
@@ -210,7 +210,8 @@ int randd_ea_restart(const uint8_t *samples, size_t n, unsigned bits, double h_i
             cols[(size_t)c * RANDD_EA_RESTARTS + r] = samples[(size_t)r * N + c];
     rc = assess_half(samples, bits, &(struct half){ progress, arg, 0.0, "rows" }, &out->rows);
     if (rc == 0)
-        rc = assess_half(cols, bits, &(struct half){ progress, arg, 0.5, "columns" }, &out->cols);
+        rc = assess_half(cols, bits, &(struct half){ progress, arg, 0.5, "columns" },
+                         &out->cols);
     OPENSSL_clear_free(cols, n);
     if (rc < 0)
         return rc;

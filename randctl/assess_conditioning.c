@@ -88,7 +88,8 @@ static int assess_conditioned(const char *path, long double *h_prime)
 
 int run_assess_conditioning(int argc, char **argv)
 {
-    const char *numbers[5], *file = NULL, *names[] = { "N_IN", "N_OUT", "NW", "H_IN", "H_PRIME" };
+    static const char *const names[] = { "N_IN", "N_OUT", "NW", "H_IN", "H_PRIME" };
+    const char *numbers[5], *file = NULL;
     struct randd_ea_conditioning c;
     unsigned n_in = 0, n_out = 0, nw = 0;
     long double h_in, h_prime = NAN;
@@ -120,7 +121,8 @@ int run_assess_conditioning(int argc, char **argv)
         return usage_error(&cmd_assess, "--non-vetted needs H_PRIME or --conditioned-file FILE "
                            "(one of them)");
     if ((rc = parse_bits("N_IN", numbers[0], &n_in)) ||
-        (rc = parse_bits("N_OUT", numbers[1], &n_out)) || (rc = parse_bits("NW", numbers[2], &nw)))
+        (rc = parse_bits("N_OUT", numbers[1], &n_out)) ||
+        (rc = parse_bits("NW", numbers[2], &nw)))
         return rc;
     if (!parse_real(numbers[3], &h_in) || h_in <= 0.0L || h_in > n_in)
         return usage_error(&cmd_assess, "H_IN: not a number above 0 and at most N_IN (%u): %s",

@@ -122,7 +122,8 @@ int run_assess_restart(int argc, char **argv)
             continue;
         } else if (!strcmp(argv[i], "--bits") && i + 1 < argc) {
             if (!parse_count(argv[++i], 8, &bits) || bits == 0)
-                return usage_error(&cmd_assess, "--bits: not a number from 1 to 8: %s", argv[i]);
+                return usage_error(&cmd_assess, "--bits: not a number from 1 to 8: %s",
+                                   argv[i]);
         } else if (!strcmp(argv[i], "--h-initial") && i + 1 < argc) {
             if (!parse_entropy(argv[++i], &h))
                 return usage_error(&cmd_assess, "--h-initial: not a number from 0 to 8: %s",
@@ -161,8 +162,10 @@ int run_assess_restart(int argc, char **argv)
         usage_error(&cmd_assess, "%s: values up to %u bits wide, wider than --bits %llu", path,
                     width, bits);
     } else if (h > (bits ? bits : width ? width : 1)) {
-        usage_error(&cmd_assess, "--h-initial %g: more than the %u bit%s a sample holds", h,
-                    bits ? (unsigned)bits : width ? width : 1, (bits ? bits : width) == 1 ? "" : "s");
+        unsigned w = bits ? (unsigned)bits : width ? width : 1;
+
+        usage_error(&cmd_assess, "--h-initial %g: more than the %u bit%s a sample holds", h, w,
+                    w == 1 ? "" : "s");
     } else {
         rc = randd_ea_restart(m, n, (unsigned)bits, h, r, show ? restart_progress : NULL, &tty);
         if (show && tty)
@@ -176,7 +179,9 @@ int run_assess_restart(int argc, char **argv)
         } else {
             print_restart(path, r);
             rc = fflush(stdout) == 0 ? EXIT_OK : fail("assess", -EIO);
-            if (rc == EXIT_OK && !(r->symbols >= 2 && r->sanity_passed && r->validation_passed)) {
+            bool passed = r->symbols >= 2 && r->sanity_passed && r->validation_passed;
+
+            if (rc == EXIT_OK && !passed) {
                 fprintf(stderr, "randctl: assess: %s: the restart tests fail: %s\n", path,
                         r->symbols < 2 ? "one value only, no entropy" :
                         !r->sanity_passed ? "the sanity check (X_max > X_cutoff)" :

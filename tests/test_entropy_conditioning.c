@@ -86,8 +86,8 @@ START_TEST(output_entropy_agrees_with_a_300_digit_computation)
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        agree("Output_Entropy",
-              randd_ea_output_entropy(cases[i].n_in, cases[i].n_out, cases[i].nw, cases[i].h_in),
+        agree("Output_Entropy", randd_ea_output_entropy(cases[i].n_in, cases[i].n_out,
+                                                        cases[i].nw, cases[i].h_in),
               cases[i].want);
 }
 END_TEST

@@ -27,7 +27,8 @@ static const char *const labels[RANDD_EA_ESTIMATORS] = {
     [RANDD_EA_LRS] = "LRS Test Estimate",
     [RANDD_EA_MULTI_MCW] = "Multi Most Common in Window (MultiMCW) Prediction Test Estimate",
     [RANDD_EA_LAG] = "Lag Prediction Test Estimate",
-    [RANDD_EA_MULTI_MMC] = "Multi Markov Model with Counting (MultiMMC) Prediction Test Estimate",
+    [RANDD_EA_MULTI_MMC] =
+        "Multi Markov Model with Counting (MultiMMC) Prediction Test Estimate",
     [RANDD_EA_LZ78Y] = "LZ78Y Prediction Test Estimate",
 };
 
@@ -140,7 +141,8 @@ START_TEST(failing_four_bit_dataset_fails_the_sanity_check_as_in_ea_restart)
     ck_assert_msg(r->x_max == n.x_max, "X_max %u, NIST %.0f", r->x_max, n.x_max);
     ck_assert(!r->sanity_passed);
     ck_assert_msg(r->x_cols == 666 && r->col_max[0] == 666 && r->cols_over == 1,
-                  "the first column holds the biased first samples: X_c %u, column 0 %u, %u over",
+                  "the first column holds the biased first samples: X_c %u, column 0 %u, "
+                  "%u over",
                   r->x_cols, r->col_max[0], r->cols_over);
     ck_assert(isnan(r->h_r) && isnan(r->h_c) && isnan(r->h_restart));
     free(m);
@@ -156,7 +158,8 @@ START_TEST(cutoff_of_a_fair_coin_is_the_binomial_quantile)
     unsigned want = 1000;
 
     for (unsigned x = 999; x >= 500; x--) {
-        tail += 2 * exp(lgamma(1001.0) - lgamma(x + 2.0) - lgamma(1000.0 - x) - 1000 * log(2.0));
+        tail += 2 * exp(lgamma(1001.0) - lgamma(x + 2.0) - lgamma(1000.0 - x) -
+                        1000 * log(2.0));
         if (tail > alpha)
             break;
         want = x;
@@ -172,16 +175,17 @@ START_TEST(bad_arguments_are_refused)
     struct randd_ea_restart_result *r = malloc(sizeof(*r));
     uint8_t *m = calloc(RANDD_EA_RESTART_MATRIX, 1);
 
-    ck_assert_int_eq(randd_ea_restart(m, RANDD_EA_RESTART_MATRIX - 1, 1, 0.5, r, NULL, NULL),
-                     -EINVAL);
-    ck_assert_int_eq(randd_ea_restart(m, RANDD_EA_RESTART_MATRIX, 9, 0.5, r, NULL, NULL), -EINVAL);
-    ck_assert_int_eq(randd_ea_restart(m, RANDD_EA_RESTART_MATRIX, 1, 1.5, r, NULL, NULL), -EINVAL);
-    ck_assert_int_eq(randd_ea_restart(m, RANDD_EA_RESTART_MATRIX, 1, -0.1, r, NULL, NULL), -EINVAL);
-    ck_assert_int_eq(randd_ea_restart(m, RANDD_EA_RESTART_MATRIX, 1, NAN, r, NULL, NULL), -EINVAL);
+    const size_t n = RANDD_EA_RESTART_MATRIX;
+
+    ck_assert_int_eq(randd_ea_restart(m, n - 1, 1, 0.5, r, NULL, NULL), -EINVAL);
+    ck_assert_int_eq(randd_ea_restart(m, n, 9, 0.5, r, NULL, NULL), -EINVAL);
+    ck_assert_int_eq(randd_ea_restart(m, n, 1, 1.5, r, NULL, NULL), -EINVAL);
+    ck_assert_int_eq(randd_ea_restart(m, n, 1, -0.1, r, NULL, NULL), -EINVAL);
+    ck_assert_int_eq(randd_ea_restart(m, n, 1, NAN, r, NULL, NULL), -EINVAL);
     m[5] = 2;
-    ck_assert_int_eq(randd_ea_restart(m, RANDD_EA_RESTART_MATRIX, 1, 0.5, r, NULL, NULL), -ERANGE);
+    ck_assert_int_eq(randd_ea_restart(m, n, 1, 0.5, r, NULL, NULL), -ERANGE);
     m[6] = 3;       /* three values, 2 bits: no distribution over them has 1.9 bits */
-    ck_assert_int_eq(randd_ea_restart(m, RANDD_EA_RESTART_MATRIX, 2, 1.9, r, NULL, NULL), -EDOM);
+    ck_assert_int_eq(randd_ea_restart(m, n, 2, 1.9, r, NULL, NULL), -EDOM);
     free(m);
     free(r);
 }

@@ -195,6 +195,11 @@ $(BUILD)/tests/trust-probe: $(BUILD)/tests/integration/trust_probe.o $(BUILD)/li
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# test_arenas.sh's attacker: holds BYTES_MEMFD replies, and their descriptors, unread.
+$(BUILD)/tests/memfd-hoarder: $(BUILD)/tests/integration/memfd_hoarder.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+
 $(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
@@ -266,10 +271,10 @@ check: deps
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
 test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so \
-      $(BUILD)/tests/provider-fork $(BUILD)/tests/trust-probe
+      $(BUILD)/tests/provider-fork $(BUILD)/tests/trust-probe $(BUILD)/tests/memfd-hoarder
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
-	  TRUST_PROBE=$(BUILD)/tests/trust-probe; \
+	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder; \
 	failed=; for t in $(TEST_BIN) $(E2E_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \
@@ -284,7 +289,7 @@ test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libf
 LOADED_RUNS ?= 2
 check-loaded: deps
 	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/libfault.so \
-	  $(BUILD)/tests/provider-fork
+	  $(BUILD)/tests/provider-fork $(BUILD)/tests/memfd-hoarder
 	@stress-ng --cpu 0 --cpu-method all --timeout 3600 --quiet & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; \
 	for run in $$(seq $(LOADED_RUNS)); do \
@@ -292,9 +297,11 @@ check-loaded: deps
 	  $(MAKE) --no-print-directory end-to-end || exit 1; \
 	done; echo "check-loaded: $(LOADED_RUNS) runs passed under load"
 
-end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork
+end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork \
+            $(BUILD)/tests/memfd-hoarder
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
-	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork; \
+	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
+	  MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder; \
 	failed=; for t in $(E2E_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \

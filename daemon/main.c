@@ -4,7 +4,8 @@
  * Threads: this one owns the sources, the pool, the kernel feed, EGD, signals and reloads.
  * With workers = 1 it serves protocol v1 clients too, and nothing else runs but the PRIME
  * search thread. With workers > 1, that many worker threads serve them (workers.c), and this
- * thread runs its callbacks under pool_lock, the one lock they share. */
+ * thread runs its callbacks under pool_lock, the one lock they share. The kernel feed's two
+ * ioctls are made on a thread of their own, the only one with a capability (kernel.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -24,6 +25,7 @@
 #include "kernel.h"
 #include "log.h"
 #include "loop.h"
+#include "memfd_arena.h"
 #include "pool.h"
 #include "privileges.h"
 #include "selftest.h"
@@ -803,6 +805,14 @@ static int start(struct randd *r)
         log_err("dropping privileges failed: %s; refusing to run half-privileged", why);
         return -1;
     }
+    /* CAP_SYS_ADMIN stays with the kernel feed's thread alone: this one serves clients (EGD,
+     * and protocol v1 with workers = 1), so the kernel's limits must apply to it. */
+    kernel_start_thread(&r->kernel);
+    if (privileges_leave_to_kernel_thread(why, sizeof(why)) < 0) {
+        log_err("dropping CAP_SYS_ADMIN on the main thread failed: %s; refusing to run "
+                "half-privileged", why);
+        return -1;
+    }
     harvest_timer(r);
     /* Feed at once; until the kernel is initialised, /dev/random turning readable tells
      * us when it is, and a short timer keeps feeding meanwhile. */
@@ -826,6 +836,7 @@ static void stop(struct randd *r)
     egd_close(&r->egd);
     server_close(&r->server);
     listener_clients_free(&r->clients);
+    memfd_arena_fini();      /* after every loop's connections: arenas kept past them */
     branch_fini(&r->branch);
     primes_free(r->primes);
     vmgenid_close(&r->vmgenid);

@@ -5,7 +5,20 @@
  *
  * Sealed before it is shared: F_SEAL_SHRINK and F_SEAL_GROW, so no client can truncate it
  * under our mapping, and F_SEAL_SEAL, so none can lift them. Not F_SEAL_WRITE: the generator
- * writes the next slot while the client copies the last. */
+ * writes the next slot while the client copies the last.
+ *
+ * Descriptors in flight. Once sent, the memfd sits in the client's socket until the client
+ * reads the reply it came with, and the kernel counts it against randd's uid meanwhile (past
+ * RLIMIT_NOFILE, every SCM_RIGHTS send of that uid fails with ETOOMANYREFS). A client that
+ * never reads, shuts down writing and keeps its socket would keep it there after randd let the
+ * connection go; so an arena counts in MEMFD_ARENA_PER_UID and MEMFD_ARENA_MAX until its memfd
+ * can no longer be in flight. To tell, the arena keeps a duplicate of the connection's socket
+ * from the send on: SIOCOUTQ on an AF_UNIX stream socket is what the peer has not read yet
+ * (the skbs we sent, freed as it reads them, or purged when it closes). At close, an arena
+ * whose socket still has bytes unread is "kept": its pages freed, its socket shut for
+ * sending (the peer reads what it was sent, then end-of-file), its place in the count held.
+ * memfd_arena_open looks at the kept ones first and forgets those now read or whose peer is
+ * gone. Holding replies unread thus gains a client nothing: its share stays taken. */
 #include "memfd_arena.h"
 
 #include <errno.h>
@@ -13,6 +26,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -20,10 +35,12 @@
 #include "protocol.h"
 
 struct memfd_arena {
-    uint8_t *map;                 /* MAP_SHARED, RANDD_MEMFD_ARENA_BYTES */
+    uint8_t *map;                 /* MAP_SHARED, RANDD_MEMFD_ARENA_BYTES; NULL once kept */
     int fd;                       /* until the client has it; then -1 */
+    int sock;                     /* the connection's socket, from the send on; else -1 */
     unsigned next_slot;
     uid_t uid;                    /* whose share it counts in */
+    struct memfd_arena *next;     /* in arenas.kept */
 };
 
 /* Who holds the arenas alive: serving loops share the caps, so under a lock (taken only
@@ -32,7 +49,47 @@ static struct {
     pthread_mutex_t lock;
     unsigned alive;
     struct { uid_t uid; unsigned n; } holders[MEMFD_ARENA_MAX];
+    struct memfd_arena *kept;     /* closed, their memfd maybe still in flight */
 } arenas = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Under the lock. */
+static void uncount(uid_t uid)
+{
+    for (size_t i = 0; i < MEMFD_ARENA_MAX; i++)
+        if (arenas.holders[i].n && arenas.holders[i].uid == uid) {
+            arenas.holders[i].n--;
+            arenas.alive--;
+            break;
+        }
+}
+
+/* Whether the peer may not have received the memfd sent on sock: some of what we sent is
+ * unread. Conservative: part of a later reply unread, or a failed ioctl, count as unread. */
+static bool may_be_in_flight(int sock)
+{
+    int unread = 0;
+
+    return ioctl(sock, SIOCOUTQ, &unread) < 0 || unread > 0;
+}
+
+/* Under the lock: the kept arenas whose peer has read everything or is gone (its socket's
+ * queue is purged then) stop counting. At most MEMFD_ARENA_MAX ioctls, on a connection's
+ * first BYTES_MEMFD only. */
+static void forget_delivered(void)
+{
+    struct memfd_arena **p = &arenas.kept, *a;
+
+    while ((a = *p)) {
+        if (may_be_in_flight(a->sock)) {
+            p = &a->next;
+            continue;
+        }
+        *p = a->next;
+        close(a->sock);
+        uncount(a->uid);
+        free(a);
+    }
+}
 
 static int reserve(uid_t uid)
 {
@@ -40,6 +97,7 @@ static int reserve(uid_t uid)
     int rc = 0;
 
     pthread_mutex_lock(&arenas.lock);
+    forget_delivered();
     for (size_t i = 0; i < MEMFD_ARENA_MAX; i++) {
         if (arenas.holders[i].n && arenas.holders[i].uid == uid)
             mine = i;
@@ -66,12 +124,7 @@ static int reserve(uid_t uid)
 static void release(uid_t uid)
 {
     pthread_mutex_lock(&arenas.lock);
-    for (size_t i = 0; i < MEMFD_ARENA_MAX; i++)
-        if (arenas.holders[i].n && arenas.holders[i].uid == uid) {
-            arenas.holders[i].n--;
-            arenas.alive--;
-            break;
-        }
+    uncount(uid);
     pthread_mutex_unlock(&arenas.lock);
 }
 
@@ -103,6 +156,7 @@ int memfd_arena_open(struct memfd_arena **out, uid_t uid)
     if (!a)
         goto fail;
     a->uid = uid;
+    a->sock = -1;
     a->fd = make_sealed_memfd();
     if (a->fd < 0) {
         err = a->fd;
@@ -154,10 +208,19 @@ ssize_t memfd_arena_send(struct memfd_arena *a, int sock, const void *buf, size_
     cmsg->cmsg_type = SCM_RIGHTS;
     cmsg->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(cmsg), &a->fd, sizeof(int));
+    /* The duplicate first: an fd sent that we could not watch would go uncounted. */
+    if (a->sock < 0 && (a->sock = fcntl(sock, F_DUPFD_CLOEXEC, 0)) < 0)
+        return -1;
     sent = sendmsg(sock, &msg, MSG_NOSIGNAL);
     if (sent > 0) {
         close(a->fd);             /* the client owns its copy; ours would only count */
         a->fd = -1;
+    } else {
+        int err = errno;
+
+        close(a->sock);
+        a->sock = -1;
+        errno = err;
     }
     return sent;
 }
@@ -171,8 +234,35 @@ void memfd_arena_close(struct memfd_arena *a)
     if (madvise(a->map, RANDD_MEMFD_ARENA_BYTES, MADV_REMOVE) < 0)
         explicit_bzero(a->map, RANDD_MEMFD_ARENA_BYTES);
     munmap(a->map, RANDD_MEMFD_ARENA_BYTES);
+    a->map = NULL;
     if (a->fd >= 0)
         close(a->fd);
+    if (a->sock >= 0 && may_be_in_flight(a->sock)) {
+        /* The connection is over for us: the peer reads what it was sent and end-of-file,
+         * as after a close, and a client that asks again reconnects. */
+        shutdown(a->sock, SHUT_WR);
+        pthread_mutex_lock(&arenas.lock);
+        a->next = arenas.kept;
+        arenas.kept = a;
+        pthread_mutex_unlock(&arenas.lock);
+        return;
+    }
+    if (a->sock >= 0)
+        close(a->sock);
     release(a->uid);
     free(a);
+}
+
+void memfd_arena_fini(void)
+{
+    pthread_mutex_lock(&arenas.lock);
+    while (arenas.kept) {
+        struct memfd_arena *a = arenas.kept;
+
+        arenas.kept = a->next;
+        close(a->sock);
+        uncount(a->uid);
+        free(a);
+    }
+    pthread_mutex_unlock(&arenas.lock);
 }

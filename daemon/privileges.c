@@ -1,6 +1,8 @@
 /* The one place randd gives up privileges. Order matters: bounding set while CAP_SETPCAP is
  * still held, then the uid switch with PR_SET_KEEPCAPS so CAP_SYS_ADMIN survives it, then
- * the final permitted/effective sets, then no-new-privs and non-dumpable. */
+ * the final permitted/effective sets, then no-new-privs and non-dumpable. Capabilities are
+ * each thread's own: the kernel feed's thread starts after all this and inherits
+ * CAP_SYS_ADMIN, and only then does the main thread let go of it. */
 #include "privileges.h"
 
 #include "log.h"
@@ -122,4 +124,9 @@ int privileges_drop(bool keep_sys_admin, const char *user, char *why, size_t why
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         return failed(why, whylen, "PR_SET_DUMPABLE");
     return 0;
+}
+
+int privileges_leave_to_kernel_thread(char *why, size_t whylen)
+{
+    return keep_only(NULL, 0, why, whylen);
 }

@@ -1,6 +1,7 @@
 /* Dropping privileges, once, after everything privileged is open: capabilities down to
  * CAP_SYS_ADMIN (none without the kernel feed) in every set including the bounding set,
- * an optional switch to an unprivileged user, no new privileges, not dumpable. */
+ * an optional switch to an unprivileged user, no new privileges, not dumpable; then
+ * CAP_SYS_ADMIN left to the kernel feed's thread alone. */
 #ifndef RANDD_PRIVILEGES_H
 #define RANDD_PRIVILEGES_H
 
@@ -11,10 +12,15 @@
  * why (the daemon must not go on half-dropped). */
 int privileges_drop(bool keep_sys_admin, const char *user, char *why, size_t whylen);
 
+/* The main thread, once the kernel feed's thread has started after privileges_drop (and so
+ * holds CAP_SYS_ADMIN as the main thread did): the main thread keeps no capability, so that
+ * the kernel's limits apply to it as it serves clients. Returns 0, or -1 with why. */
+int privileges_leave_to_kernel_thread(char *why, size_t whylen);
+
 /* Called first by every thread randd starts (sources' workers, PRIME searches, serving
  * loops): capabilities, the bounding set and no-new-privileges belong to each thread, so a
  * thread started before privileges_drop would keep all of root's. None of them needs one
- * (the kernel feed runs on the main loop): the calling thread keeps only CAP_SETUID and
+ * (the kernel feed has its own thread): the calling thread keeps only CAP_SETUID and
  * CAP_SETGID, which glibc needs to apply a `user =` switch to every thread and which that
  * switch then clears. Without `user =` (systemd's DynamicUser starts randd as its user)
  * the thread keeps those two, never CAP_SYS_ADMIN. A failure is

@@ -34,6 +34,7 @@
 #define REQUESTS_PER_TURN 32          /* then let other clients have the loop */
 #define INPUT_BYTES       128         /* one recv takes a request whole, or librandd's 8 */
 #define SEND_NOW_TEXT     128         /* an error sent at once: its message, at most */
+#define LOG_EVERY_NS      60000000000ull  /* a warning a client can cause, at most this often */
 _Static_assert(INPUT_BYTES <= UINT8_MAX, "input_pos and input_len are bytes");
 
 /* One writer per count: a plain load and store, atomic only so other threads may read. */
@@ -328,6 +329,37 @@ static int generate_more(struct client *c, struct reply *r)
     return 0;
 }
 
+/* The memfd could not go with a BYTES_MEMFD reply, and nothing of it was sent: the kernel
+ * refused the descriptor (ETOOMANYREFS: randd's uid has too many in flight), or randd lacks
+ * a descriptor or memory to pass it. The client is answered with a status instead (BUSY for
+ * the first, which passes; INTERNAL otherwise) and falls back to BYTES, never with a close;
+ * the arena goes, with the bytes in its slot, and a later request tries a new one. Returns
+ * the new reply, or NULL when the client is closed (no memory even for that). */
+static struct reply *reply_arena_refused(struct client *c, int err)
+{
+    static _Atomic uint64_t logged_ns;     /* once a minute at most, over every loop */
+    uint64_t now = loop_now_ns(), last = atomic_load(&logged_ns);
+    char why[128];
+
+    if ((!last || now - last >= LOG_EVERY_NS) && atomic_compare_exchange_strong(&logged_ns,
+                                                                              &last, now))
+        log_warning("client uid %u: BYTES_MEMFD: the memfd could not be passed: %s; "
+                    "answering %s (logged once a minute)", (unsigned)c->conn.uid,
+                    strerror(err), err == ETOOMANYREFS ? "BUSY" : "INTERNAL");
+    snprintf(why, sizeof(why), "the BYTES_MEMFD descriptor could not be passed (%s); use BYTES",
+             strerror(err));
+    SERVER_STAT_ADD(c->srv->stats.errors[RANDD_OK], -1);   /* counted when it was made */
+    free_reply(c);
+    memfd_arena_close(c->arena);
+    c->arena = NULL;
+    reply_error(c, err == ETOOMANYREFS ? RANDD_BUSY : RANDD_INTERNAL, why);
+    if (!c->reply) {
+        client_close(c);
+        return NULL;
+    }
+    return c->reply;
+}
+
 /* Writes what it can; true when the reply is complete. */
 static bool flush_reply(struct client *c)
 {
@@ -370,6 +402,11 @@ static bool flush_reply(struct client *c)
             if (errno == EAGAIN || errno == EINTR) {
                 want_events(c, EPOLLOUT);
                 return false;
+            }
+            if (r->passes_arena && errno != EPIPE && errno != ECONNRESET) {
+                if (!(r = reply_arena_refused(c, errno)))
+                    return false;
+                continue;
             }
             client_close(c);           /* EPIPE, ECONNRESET: the client went away */
             return false;

@@ -842,9 +842,12 @@ failed:
  * cannot take (no buffer to read it into), or one the daemon would refuse in every pipelined
  * copy, would leave replies unread, and the handle's next call would read them as its own. */
 
-/* Large calls try BYTES_MEMFD first. A daemon that cannot (UNKNOWN_OP: too old, or its kernel
- * has no memfd) is asked with BYTES from then on; one short of arenas or memory (BUSY,
- * INTERNAL) only for this call. */
+/* Large calls try BYTES_MEMFD first, and ask again with BYTES whenever it fails: the memfd
+ * is a way to deliver bytes, never a reason not to. A daemon that cannot (UNKNOWN_OP: too
+ * old, or its kernel has no memfd) is asked with BYTES from then on; any other failure (BUSY,
+ * INTERNAL, any other status, a descriptor that did not come or is not an arena, the
+ * connection reset twice) only for this call. Not a timeout: the caller's deadline is spent.
+ * Nor on the caller's own descriptor once the failure dropped it: there is none to ask on. */
 int randd_bytes(randd_handle *h, void *buf, size_t n)
 {
     struct batch b = { RANDD_OP_BYTES, buf, n, RANDD_MAX_BYTES, NULL, 0 };
@@ -856,10 +859,10 @@ int randd_bytes(randd_handle *h, void *buf, size_t n)
     if (n >= MEMFD_MIN_BYTES && !h->no_memfd) {
         int rc = with_connection(h, run_memfd, &b);
 
+        if (rc == 0 || rc == -ETIMEDOUT || (h->fixed_fd && h->fd < 0))
+            return rc;
         if (rc == RANDD_ERR(RANDD_UNKNOWN_OP))
             h->no_memfd = true;
-        else if (rc != RANDD_ERR(RANDD_BUSY) && rc != RANDD_ERR(RANDD_INTERNAL))
-            return rc;
     }
     return with_connection(h, run_batches, &b);
 }

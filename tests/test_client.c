@@ -4,12 +4,16 @@
  * next call still gets its own reply; and a descriptor the program took back is left alone. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "client_internal.h"
@@ -328,6 +332,95 @@ START_TEST(an_arena_that_is_missing_unsealed_or_the_wrong_size_is_refused)
 }
 END_TEST
 
+/* --- BYTES_MEMFD failures fall back to BYTES -------------------------------------------- */
+
+enum memfd_failure { RESET, NO_DESCRIPTOR, A_STATUS };
+
+/* A "daemon" on a path, in a child, one connection at a time: each BYTES_MEMFD request fails
+ * as told, each BYTES request of n is answered with n bytes of 0xa5. */
+static void serve_failing_memfd(int listener, enum memfd_failure how)
+{
+    static uint8_t body[BIG];
+    static const char refused[] = "the BYTES_MEMFD descriptor could not be passed";
+
+    memset(body, 0xa5, sizeof(body));
+    for (;;) {
+        int c = accept(listener, NULL, NULL);
+        uint8_t req[RANDD_HEADER_BYTES + 4], head[RANDD_HEADER_BYTES];
+
+        while (c >= 0 && recv(c, req, sizeof(req), MSG_WAITALL) == sizeof(req)) {
+            uint32_t n = (uint32_t)req[8] << 24 | req[9] << 16 | req[10] << 8 | req[11];
+
+            if (req[1] == RANDD_OP_BYTES && n <= sizeof(body)) {
+                put_header(head, RANDD_OK, n);
+                if (write(c, head, sizeof(head)) < 0 || write(c, body, n) < 0)
+                    break;
+            } else if (how == NO_DESCRIPTOR) {
+                send_memfd_reply(c, n, -1);
+            } else if (how == A_STATUS) {
+                put_header(head, RANDD_TOO_LARGE, sizeof(refused));
+                if (write(c, head, sizeof(head)) < 0 || write(c, refused, sizeof(refused)) < 0)
+                    break;
+            } else {
+                break;                  /* RESET */
+            }
+        }
+        close(c);
+    }
+}
+
+static void large_call_served_despite(enum memfd_failure how)
+{
+    static uint8_t out[BIG], want[BIG];
+    char path[] = "/tmp/randd-test-client-XXXXXX";
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    randd_handle *h;
+    int listener, rc;
+    pid_t child;
+
+    ck_assert_ptr_nonnull(mkdtemp(path));
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sock", path);
+    listener = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_eq(bind(listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(listen(listener, 8), 0);
+    if ((child = fork()) == 0) {
+        serve_failing_memfd(listener, how);
+        _exit(0);
+    }
+    ck_assert_int_ge(child, 0);
+    close(listener);
+    ck_assert_int_eq(randd_open(&h, sa.sun_path), 0);
+    randd_set_timeout(h, 10000);
+    rc = randd_bytes(h, out, sizeof(out));
+    randd_close(h);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    unlink(sa.sun_path);
+    rmdir(path);
+    memset(want, 0xa5, sizeof(want));
+    ck_assert_msg(rc == 0, "failure %d: randd_bytes returned %d (%s), wanted the bytes over "
+                  "BYTES", how, rc, randd_strerror(rc));
+    ck_assert_mem_eq(out, want, sizeof(want));
+}
+
+START_TEST(a_reset_on_bytes_memfd_is_served_over_bytes)
+{
+    large_call_served_despite(RESET);
+}
+END_TEST
+
+START_TEST(an_ok_reply_without_its_descriptor_is_served_over_bytes)
+{
+    large_call_served_despite(NO_DESCRIPTOR);
+}
+END_TEST
+
+START_TEST(any_status_to_bytes_memfd_is_served_over_bytes)
+{
+    large_call_served_despite(A_STATUS);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("client");
@@ -340,6 +433,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_descriptor_closed_and_reused_by_the_program_is_neither_written_nor_closed);
     tcase_add_test(tc, a_daemon_without_bytes_memfd_is_asked_with_bytes_once_told);
     tcase_add_test(tc, an_arena_that_is_missing_unsealed_or_the_wrong_size_is_refused);
+    tcase_add_test(tc, a_reset_on_bytes_memfd_is_served_over_bytes);
+    tcase_add_test(tc, an_ok_reply_without_its_descriptor_is_served_over_bytes);
+    tcase_add_test(tc, any_status_to_bytes_memfd_is_served_over_bytes);
     suite_add_tcase(s, tc);
     tcase_add_test(args, bytes_into_null_sends_nothing_and_the_next_call_is_served);
     tcase_add_test(args, range_with_bad_arguments_sends_nothing_and_the_next_call_is_served);

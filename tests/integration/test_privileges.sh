@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# randd started as root drops privileges once everything is open: /proc/PID/status of the
-# running daemon shows only CAP_SYS_ADMIN (none without the kernel feed) in every set, the
-# configured user, NoNewPrivs, and non-dumpable (/proc/PID files owned by root).
+# randd started as root drops privileges once everything is open: one thread, the kernel
+# feed's (randd-kernel), holds CAP_SYS_ADMIN and no other capability; every other thread,
+# the main one (which serves clients with workers = 1) included, holds none, so that the
+# kernel's limits (descriptors in flight) apply to them; CAP_SYS_ADMIN alone is left in the
+# bounding set (nothing without the kernel feed); the configured user, NoNewPrivs, and
+# non-dumpable (/proc/PID files owned by root).
 . "$(dirname "$0")/common.sh"
 if [ "$(id -u)" != 0 ]; then echo "SKIP: test_privileges.sh needs root"; exit 0; fi
 field() { sed -n "s/^$1:[[:space:]]*//p" "/proc/$pid/status"; }
@@ -15,30 +18,48 @@ start() {   # config text
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null; pid=; }
 
-# check_threads PRM_EFF BND: every thread beside the main one has CapPrm and CapEff matching
-# the regex PRM_EFF, CapBnd matching BND, and NoNewPrivs; and there are at least 4 of them.
+# check_threads PRM_EFF BND [KERNEL [MIN]]: every thread beside the main one and randd-kernel
+# has CapPrm and CapEff matching the regex PRM_EFF, CapBnd matching BND, and NoNewPrivs; and
+# there are at least MIN (4) of them. With KERNEL, there is one randd-kernel thread and its CapPrm and
+# CapEff are KERNEL; without, there is none.
 check_threads() {
-    local threads=0 task name status caps
+    local threads=0 kernel=0 task name status caps
     for task in /proc/"$pid"/task/*; do
         [ "${task##*/}" = "$pid" ] && continue
         # A thread that ended since the glob (a start-up assessment) has nothing to read.
         name=$(cat "$task/comm" 2>/dev/null) && status=$(cat "$task/status" 2>/dev/null) &&
             [ -n "$status" ] || continue
         caps=$(sed -n 's/^\(CapPrm\|CapEff\|CapBnd\|NoNewPrivs\):[[:space:]]*//p' <<<"$status" | tr '\n' ' ')
+        if [ "$name" = randd-kernel ]; then
+            kernel=$((kernel + 1))
+            [[ $caps =~ ^${3:-none}\ ${3:-none}\ $2\ 1\ $ ]] &&
+                pass "thread randd-kernel: CAP_SYS_ADMIN alone, NoNewPrivs" ||
+                fail "thread randd-kernel: CapPrm CapEff CapBnd NoNewPrivs = $caps"
+            continue
+        fi
         threads=$((threads + 1))
         [[ $caps =~ ^$1\ $1\ $2\ 1\ $ ]] && pass "thread $name: CapPrm, CapEff, CapBnd and NoNewPrivs as wanted" ||
             fail "thread $name: CapPrm CapEff CapBnd NoNewPrivs = $caps"
     done
-    [ "$threads" -ge 4 ] && pass "$threads threads beside the main one checked" ||
+    [ "$threads" -ge "${4:-4}" ] && pass "$threads threads beside the main one checked" ||
         fail "only $threads threads beside the main one: $(cat /proc/"$pid"/task/*/comm | tr '\n' ' ')"
+    [ "$kernel" = "$([ -n "${3:-}" ] && echo 1 || echo 0)" ] &&
+        pass "$kernel randd-kernel thread" || fail "$kernel randd-kernel threads"
+}
+# check_main: the main thread, which serves EGD (and protocol v1 with workers = 1), holds no
+# capability; only CAP_SYS_ADMIN (or nothing: BND) is left in its bounding set.
+check_main() {
+    for set in CapPrm CapEff; do
+        [ "$(field $set)" = 0000000000000000 ] && pass "main thread: $set empty" ||
+            fail "main thread: $set = $(field $set)"
+    done
+    [ "$(field CapBnd)" = "$1" ] && pass "main thread: CapBnd = $1" || fail "CapBnd = $(field CapBnd)"
 }
 
 sys_admin=0000000000200000     # 1 << CAP_SYS_ADMIN (21)
 # Jitter's worker, the PRIME worker and two serving loops are threads beside the main one.
 start "user = nobody\nhwrng_device = $work/hwrng\njitter = yes\nworkers = 2\n"
-for set in CapPrm CapEff CapBnd; do
-    [ "$(field $set)" = $sys_admin ] && pass "$set = CAP_SYS_ADMIN only" || fail "$set = $(field $set)"
-done
+check_main $sys_admin
 [ "$(field CapInh)" = 0000000000000000 ] && [ "$(field CapAmb)" = 0000000000000000 ] &&
     pass "no inheritable or ambient capabilities" || fail "CapInh $(field CapInh) CapAmb $(field CapAmb)"
 [ "$(field NoNewPrivs)" = 1 ] && pass "NoNewPrivs" || fail "NoNewPrivs = $(field NoNewPrivs)"
@@ -46,7 +67,7 @@ done
 # even one started before the drop, holds none at all. (A serving loop starts after the drop,
 # so its bounding set is the main thread's: CAP_SYS_ADMIN or nothing, which only an exec
 # would use, and NoNewPrivs forbids that gaining anything.)
-check_threads '0{16}' "(0{16}|$sys_admin)"
+check_threads '0{16}' "(0{16}|$sys_admin)" $sys_admin
 [ "$(field Uid | cut -f1)" = 65534 ] && pass "runs as nobody" || fail "Uid $(field Uid)"
 [ "$(stat -c %U "/proc/$pid/environ")" = root ] && pass "not dumpable (/proc/PID owned by root)" ||
     fail "dumpable: /proc/$pid/environ owned by $(stat -c %U "/proc/$pid/environ")"
@@ -72,12 +93,20 @@ stop
     "$work/log" && pass "user = nobody: the socket left behind is logged" ||
     fail "user = nobody: socket left ($(ls -l "$work/randd.sock" 2>&1)) without the log line: $(cat "$work/log")"
 
-start "kernel_topup = no\njitter = yes\nworkers = 2\n"
+# The defaults: workers = 1, so the main thread serves protocol v1 clients, and holds nothing
+# still; the kernel feed works from its own thread.
+start "hwrng_device = $work/hwrng\njitter = yes\n"
 grep -q "replacing a stale socket" "$work/log" && pass "the next randd replaces the left socket" ||
     fail "no stale socket replaced: $(cat "$work/log")"
-for set in CapPrm CapEff CapBnd; do
-    [ "$(field $set)" = 0000000000000000 ] && pass "kernel_topup = no: $set empty" || fail "$set = $(field $set)"
-done
+check_main $sys_admin
+# No serving loop beside the main one: jitter's worker and the PRIME worker (the start-up
+# assessment's thread may have ended already).
+check_threads '(0{16}|00000000000000c0)' "(0{16}|$sys_admin)" $sys_admin 2
+wait_for "a kernel top-up in STATUS" topped_up || fail "workers = 1: no top-up: $json"
+stop
+
+start "kernel_topup = no\njitter = yes\nworkers = 2\n"
+check_main 0000000000000000
 # Still root: threads keep CAP_SETUID and CAP_SETGID at most (a user switch needs them in
 # every thread), never CAP_SYS_ADMIN or the rest of root's.
 check_threads '(0{16}|00000000000000c0)' '0{16}'

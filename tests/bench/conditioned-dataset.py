@@ -17,6 +17,7 @@ acc, now = bytes(64), 10**9
 with open(sys.argv[2], "wb") as out:
     for i in range(outputs):
         now += 1000003          # a batch about every millisecond, as a harvest gives them
-        acc = hashlib.blake2b(acc + struct.pack("<Q", now) + b"jitter\0" + batches[i % len(batches)],
+        batch = batches[i % len(batches)]
+        acc = hashlib.blake2b(acc + struct.pack("<Q", now) + b"jitter\0" + batch,
                               digest_size=64).digest()
         out.write(acc)

@@ -16,9 +16,11 @@ check "hwrng, 7 restarts x 1000: exit 0, 7000 bytes, the log says so" \
 head -c 1000 "$work/hwrng" >"$work/first"
 same=0
 for r in 0 1 2 3 4 5 6; do
-    tail -c +$((r * 1000 + 1)) "$work/rows" | head -c 1000 | cmp -s - "$work/first" && same=$((same + 1))
+    tail -c +$((r * 1000 + 1)) "$work/rows" | head -c 1000 | cmp -s - "$work/first" &&
+        same=$((same + 1))
 done
-check "hwrng: every row starts again at the device's first byte ($same of 7 rows)" '[ $same = 7 ]'
+check "hwrng: every row starts again at the device's first byte ($same of 7 rows)" \
+    '[ $same = 7 ]'
 
 "$RANDD" --config "$work/randd.conf" --capture hwrng --count 7000 --output "$work/once" \
     2>/dev/null

@@ -14,7 +14,8 @@ wait_for "the first seed" seeded || fail "not seeded: $(cat "$work/log")"
 n_in=$(pool conditioning.n_in) h_in=$(pool conditioning.h_in) h_out=$(pool conditioning.h_out)
 h_prime=$(pool conditioning.h_prime)
 check "STATUS: BLAKE2b-512, non-vetted, n_out 512, nw 512, h' $h_prime" \
-    '[ "$(pool conditioning.function)" = BLAKE2b-512 ] && [ "$(pool conditioning.vetted)" = false ] &&
+    '[ "$(pool conditioning.function)" = BLAKE2b-512 ] &&
+     [ "$(pool conditioning.vetted)" = false ] &&
      [ "$(pool conditioning.n_out)" = 512 ] && [ "$(pool conditioning.nw)" = 512 ] &&
      [ -n "$h_prime" ]'
 check "STATUS: the seed took n_in $n_in bits crediting h_in $h_in >= 256, at most n_in" \
@@ -22,9 +23,11 @@ check "STATUS: the seed took n_in $n_in bits crediting h_in $h_in >= 256, at mos
 want=$("$RANDCTL" assess --conditioning --non-vetted "$n_in" 512 512 "$h_in" "$h_prime" |
        sed -n 's/^h_out ([^)]*): \([0-9.]*\).*/\1/p')
 check "STATUS: h_out $h_out, randctl assess --conditioning's $want" \
-    'awk -v a="$h_out" -v b="$want" "BEGIN { d = a - b; exit !(a != \"\" && d < 0.051 && d > -0.051) }"'
+    'awk -v a="$h_out" -v b="$want" \
+         "BEGIN { d = a - b; exit !(a != \"\" && d < 0.051 && d > -0.051) }"'
 check "the log's first seed names h_out" \
-    'grep -q "generator seeded with .* credited bits (SP 800-90B h_out of BLAKE2b conditioning: $h_out bits)" "$work/log"'
+    'grep -q "generator seeded with .* credited bits (SP 800-90B h_out of BLAKE2b \
+conditioning: $h_out bits)" "$work/log"'
 stop_randd
 
 finish test_conditioning_status.sh

@@ -20,9 +20,11 @@ TEXTFILEDIR := /var/lib/prometheus/node-exporter
 # downloaded by the test itself, never installed).
 QEMU_PACKAGES := qemu-system-x86 busybox-static cpio
 
-# Debian 12 packages needed to build and test; `make deps` installs the missing ones.
-DEB_PACKAGES := gcc make pkg-config valgrind gdb libssl-dev libsystemd-dev libcap-dev check rng-tools5 \
-                groff-base systemd ekeyd-egd-linux prometheus stress-ng $(QEMU_PACKAGES)
+# Debian 12 packages needed to build and test; `make deps` installs the missing ones. chromium
+# renders randctl assess's HTML report in test_report.sh (about 25 s to install here).
+DEB_PACKAGES := gcc make pkg-config valgrind gdb libssl-dev libsystemd-dev libcap-dev libbz2-dev \
+                check rng-tools5 \
+                groff-base systemd ekeyd-egd-linux prometheus stress-ng chromium $(QEMU_PACKAGES)
 PKGS         := libcrypto
 
 Q   := $(if $(filter 1,$(V)),,@)
@@ -155,7 +157,7 @@ $(BUILD)/cli/%.o: randctl/%.c | $(BUILD)/cli/
 # The internal archive for the benchmark's engine figures (Cymric, Randen beside AES).
 $(BUILD)/randctl: $(RANDCTL_SRC:randctl/%.c=$(BUILD)/cli/%.o) $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
-	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -pthread -lm
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lbz2 -pthread -lm
 
 $(BUILD)/daemon.a: $(DAEMON_OBJ)
 	$(call say,AR,$@)
@@ -172,7 +174,7 @@ $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests/ $(BUILD)/tests/bench/ $(BUILD)/t
 
 $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
-	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) -lm
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) -lbz2 -lm
 
 # The end-to-end tests are clients of the daemon: librandd (and the engines' checks), no
 # daemon module.
@@ -413,6 +415,7 @@ bench: deps
 	@set -e; for b in $(BENCH_BIN); do $$b; echo; done
 	$(BUILD)/bench-jitter $(BUILD)/randd $(JENT_RNGD)
 	RANDD=$(BUILD)/randd $(BUILD)/bench-daemon
+	tests/bench/bench-assess $(BUILD)/randctl
 	tests/bench/bench-restart.sh $(BUILD)/randctl
 
 # The statistical batteries over daemon output (rngtest 1M blocks, dieharder -a, ent on

@@ -35,6 +35,8 @@ double randd_ea_prediction_bound(uint64_t correct, uint64_t n, uint64_t longest_
 int randd_ea_suffix_array(const uint8_t *s, int32_t n, unsigned k, int32_t *sa);
 int randd_ea_tuples(const uint8_t *s, size_t n, unsigned k, double *t_tuple, double *lrs,
                     const struct ea_progress *p);
+/* The length of the longest substring of s that occurs twice (overlaps allowed); 0 if none. */
+int randd_ea_longest_repeat(const uint8_t *s, size_t n, unsigned k, size_t *length);
 
 /* entropy_assess_predict.c. Symbols s[i] < k; each stores NAN when n is too short. */
 int randd_ea_multi_mcw(const uint8_t *s, size_t n, unsigned k, double *h, const struct ea_progress *p);

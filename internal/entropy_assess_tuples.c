@@ -347,3 +347,31 @@ int randd_ea_tuples(const uint8_t *s, size_t n, unsigned k, double *t_tuple, dou
     free(c.pairs);
     return rc;
 }
+
+/* --- the longest repeated substring alone (SP 800-90B 5.2.5, for entropy_iid.c) ------------- */
+
+int randd_ea_longest_repeat(const uint8_t *s, size_t n, unsigned k, size_t *length)
+{
+    int32_t *sa, *plcp;
+    int rc;
+
+    *length = 0;
+    if (n < 2)
+        return 0;
+    if (n > INT32_MAX)
+        return -E2BIG;
+    sa = malloc(n * sizeof(*sa));
+    plcp = malloc(n * sizeof(*plcp));
+    rc = sa && plcp ? 0 : -ENOMEM;
+    if (rc == 0)
+        rc = randd_ea_suffix_array(s, (int32_t)n, k, sa);
+    if (rc == 0) {
+        permuted_lcp(s, (int32_t)n, sa, plcp);
+        for (size_t i = 0; i < n; i++)
+            if ((size_t)plcp[i] > *length)
+                *length = (size_t)plcp[i];
+    }
+    randd_ea_release(sa, sa ? n * sizeof(*sa) : 0);
+    randd_ea_release(plcp, plcp ? n * sizeof(*plcp) : 0);
+    return rc;
+}

@@ -1,6 +1,7 @@
-/* randctl assess: the SP 800-90B non-IID min-entropy of a file of samples, one per byte, as
- * NIST's ea_non_iid computes it. Owns reading the file and the report; the estimators are
- * internal/entropy_assess.c's. Needs no daemon. */
+/* randctl assess: SP 800-90B on a file of samples, one per byte. Owns the options (one table),
+ * reading the file, and the non-IID track's output (NIST's ea_non_iid's figures; the
+ * estimators are internal/entropy_assess.c's). The IID track is assess_iid.c's, the HTML
+ * report assess_report.c's. Needs no daemon. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -11,22 +12,16 @@
 
 #include <openssl/crypto.h>
 
-#include "entropy_assess.h"
+#include "assess.h"
 #include "randctl.h"
 
 /* --- progress ------------------------------------------------------------------------------- */
 
 /* On a terminal one line, redrawn as the percentage moves; otherwise (--progress into a
- * file or pipe) a line per estimator. */
-struct progress {
-    bool tty;
-    int percent;
-    char what[64];
-};
-
-static void show_progress(void *arg, double done, const char *what)
+ * file or pipe) a line per stage. */
+void assess_show_progress(void *arg, double done, const char *what)
 {
-    struct progress *p = arg;
+    struct assess_progress *p = arg;
     int percent = (int)(done * 100.0);
     bool next = strcmp(what, p->what) != 0;
 
@@ -35,6 +30,12 @@ static void show_progress(void *arg, double done, const char *what)
     p->percent = percent;
     snprintf(p->what, sizeof(p->what), "%s", what);
     fprintf(stderr, p->tty ? "\r\033[Kassess: %3d%% %s" : "assess: %3d%% %s\n", percent, what);
+}
+
+void assess_progress_done(const struct assess_progress *p)
+{
+    if (p->tty)
+        fprintf(stderr, "\r\033[K");
 }
 
 /* --- the file ------------------------------------------------------------------------------- */
@@ -90,7 +91,7 @@ static void print_estimate(double h)
         printf(" %10.8f", h);
 }
 
-static void print_report(const char *path, const struct randd_ea_result *r)
+static void print_non_iid(const char *path, const struct randd_ea_result *r)
 {
     bool bitstring = r->bitstring_bits > 0;
 
@@ -122,76 +123,188 @@ static void print_report(const char *path, const struct randd_ea_result *r)
     printf("assessed min-entropy: %.8f bits per sample\n", r->h_assessed);
 }
 
-/* --- the command ---------------------------------------------------------------------------- */
+/* --- the non-IID track (the default) ------------------------------------------------------ */
+
+static int assess_non_iid(const struct assess_request *req, const uint8_t *samples, size_t n)
+{
+    struct assess_progress progress = { isatty(STDERR_FILENO), -1, "" };
+    struct randd_ea_result r;
+    int rc;
+
+    rc = randd_ea_assess(samples, n, req->bits, req->flags, &r,
+                         req->progress ? assess_show_progress : NULL, &progress);
+    if (req->progress)
+        assess_progress_done(&progress);
+    if (rc < 0)
+        return fail("assess", rc);
+    print_non_iid(req->path, &r);
+    if (fflush(stdout) != 0)
+        return fail("assess", -EIO);
+    if (req->report) {
+        struct assess_report page = { req->path, samples, n, r.bits, req->claim, &r, NULL };
+
+        if ((rc = assess_report_write(req->report, &page)) < 0) {
+            fprintf(stderr, "randctl: assess: %s: %s\n", req->report, strerror(-rc));
+            return EXIT_FAILED;
+        }
+    }
+    return EXIT_OK;
+}
+
+/* --- the options -------------------------------------------------------------------------- */
+
+/* One entry an option; value is NULL for a flag. Returns EXIT_OK or usage_error's code. */
+struct assess_option {
+    const char *name;
+    bool takes_value;
+    int (*apply)(struct assess_request *req, const char *value);
+};
+
+static int opt_bits(struct assess_request *req, const char *value)
+{
+    unsigned long long bits;
+
+    if (!parse_count(value, 8, &bits) || bits == 0)
+        return usage_error(&cmd_assess, "--bits: not a number from 1 to 8: %s", value);
+    req->bits = (unsigned)bits;
+    return EXIT_OK;
+}
+
+static int opt_truncate(struct assess_request *req, const char *value)
+{
+    (void)value;
+    req->flags |= RANDD_EA_TRUNCATE;
+    return EXIT_OK;
+}
+
+static int opt_progress(struct assess_request *req, const char *value)
+{
+    (void)value;
+    req->progress = true;
+    return EXIT_OK;
+}
+
+static int opt_iid(struct assess_request *req, const char *value)
+{
+    (void)value;
+    req->iid = true;
+    return EXIT_OK;
+}
+
+static int opt_no_permutations(struct assess_request *req, const char *value)
+{
+    (void)value;
+    req->no_permutations = true;
+    return EXIT_OK;
+}
+
+static int opt_report(struct assess_request *req, const char *value)
+{
+    if (!*value)
+        return usage_error(&cmd_assess, "--report: an empty file name");
+    req->report = value;
+    return EXIT_OK;
+}
+
+static int opt_claim(struct assess_request *req, const char *value)
+{
+    char *end;
+    double h = strtod(value, &end);
+
+    if (end == value || *end || !(h >= 0.0 && h <= 8.0))
+        return usage_error(&cmd_assess, "--claim: not a number of bits from 0 to 8: %s", value);
+    req->claim = h;
+    return EXIT_OK;
+}
+
+static const struct assess_option options[] = {
+    { "--bits", true, opt_bits },
+    { "--truncate", false, opt_truncate },
+    { "--progress", false, opt_progress },
+    { "--iid", false, opt_iid },
+    { "--no-permutations", false, opt_no_permutations },
+    { "--report", true, opt_report },
+    { "--claim", true, opt_claim },
+};
+
+static int parse_options(int argc, char **argv, struct assess_request *req)
+{
+    for (int i = 1; i < argc; i++) {
+        const struct assess_option *o = NULL;
+        int rc;
+
+        for (size_t j = 0; j < sizeof(options) / sizeof(options[0]); j++)
+            if (!strcmp(argv[i], options[j].name))
+                o = &options[j];
+        if (o && o->takes_value && i + 1 >= argc)
+            return usage_error(&cmd_assess, "%s needs a value", o->name);
+        if (o) {
+            if ((rc = o->apply(req, o->takes_value ? argv[++i] : NULL)) != EXIT_OK)
+                return rc;
+        } else if (!req->path && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
+            req->path = argv[i];
+        } else {
+            return usage_error(&cmd_assess, "bad argument: %s", argv[i]);
+        }
+    }
+    if (!req->path)
+        return usage_error(&cmd_assess, "FILE is missing");
+    if (req->no_permutations && !req->iid)
+        return usage_error(&cmd_assess, "--no-permutations: only with --iid");
+    if (req->iid && (req->flags & RANDD_EA_TRUNCATE))
+        return usage_error(&cmd_assess, "--truncate: not with --iid (ea_iid -a: all bits)");
+    return EXIT_OK;
+}
+
+/* --- the command -------------------------------------------------------------------------- */
 
 static int run_assess(int argc, char **argv)
 {
-    struct progress progress = { isatty(STDERR_FILENO), -1, "" };
-    unsigned long long bits = 0;
-    unsigned flags = 0, width;
-    const char *path = NULL;
-    struct randd_ea_result r;
-    bool show = progress.tty;
+    struct assess_request req = { .progress = isatty(STDERR_FILENO), .claim = NAN };
+    unsigned width;
     uint8_t *samples;
     size_t n;
     int rc;
 
-    for (int i = 1; i < argc; i++) {    /* the other modes parse their own arguments */
+    for (int i = 1; i < argc; i++) {    /* modes that parse their own arguments */
         if (!strcmp(argv[i], "--restart"))
             return run_assess_restart(argc, argv);
         if (!strcmp(argv[i], "--conditioning"))
             return run_assess_conditioning(argc, argv);
     }
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--bits") && i + 1 < argc) {
-            if (!parse_count(argv[++i], 8, &bits) || bits == 0)
-                return usage_error(&cmd_assess, "--bits: not a number from 1 to 8: %s", argv[i]);
-        } else if (!strcmp(argv[i], "--truncate")) {
-            flags |= RANDD_EA_TRUNCATE;
-        } else if (!strcmp(argv[i], "--progress")) {
-            show = true;
-        } else if (!path && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
-            path = argv[i];
-        } else {
-            return usage_error(&cmd_assess, "bad argument: %s", argv[i]);
-        }
-    }
-    if (!path)
-        return usage_error(&cmd_assess, "FILE is missing");
-    if (!(samples = read_samples(path, &n))) {
-        fprintf(stderr, "randctl: %s: %s\n", path, strerror(errno));
+    if ((rc = parse_options(argc, argv, &req)) != EXIT_OK)
+        return rc;
+    if (!(samples = read_samples(req.path, &n))) {
+        fprintf(stderr, "randctl: %s: %s\n", req.path, strerror(errno));
         return EXIT_FAILED;
     }
     width = randd_ea_width(samples, n);
-    if (n == 0 || n > RANDD_EA_MAX_SAMPLES || (bits && width > bits)) {
+    if (n == 0 || n > RANDD_EA_MAX_SAMPLES || (req.bits && width > req.bits)) {
         OPENSSL_clear_free(samples, n);
         if (n == 0)
-            return usage_error(&cmd_assess, "%s: empty: no samples", path);
+            return usage_error(&cmd_assess, "%s: empty: no samples", req.path);
         if (n > RANDD_EA_MAX_SAMPLES)
-            return usage_error(&cmd_assess, "%s: more than %u samples", path, RANDD_EA_MAX_SAMPLES);
-        return usage_error(&cmd_assess, "%s: values up to %u bits wide, wider than --bits %llu",
-                           path, width, bits);
+            return usage_error(&cmd_assess, "%s: more than %u samples", req.path,
+                               RANDD_EA_MAX_SAMPLES);
+        return usage_error(&cmd_assess, "%s: values up to %u bits wide, wider than --bits %u",
+                           req.path, width, req.bits);
     }
     if (n < RANDD_EA_MIN_SAMPLES)
         fprintf(stderr, "randctl: assess: warning: %zu samples; SP 800-90B 3.1.1 asks for at "
                 "least %u\n", n, RANDD_EA_MIN_SAMPLES);
-    if (bits && width < bits)
+    if (req.bits && width < req.bits)
         fprintf(stderr, "randctl: assess: warning: the values need only %u bit%s, fewer than "
-                "--bits %llu\n", width, width == 1 ? "" : "s", bits);
-    rc = randd_ea_assess(samples, n, (unsigned)bits, flags, &r, show ? show_progress : NULL,
-                         &progress);
-    if (show && progress.tty)
-        fprintf(stderr, "\r\033[K");
+                "--bits %u\n", width, width == 1 ? "" : "s", req.bits);
+    rc = req.iid ? assess_iid(&req, samples, n) : assess_non_iid(&req, samples, n);
     OPENSSL_clear_free(samples, n);
-    if (rc < 0)
-        return fail("assess", rc);
-    print_report(path, &r);
-    return fflush(stdout) == 0 ? EXIT_OK : fail("assess", -EIO);
+    return rc;
 }
 
 const struct command cmd_assess = {
-    "assess", "assess FILE [--bits W] [--truncate] [--progress] | FILE --restart --h-initial H "
-    "[--bits W] | --conditioning --vetted|--non-vetted N_IN N_OUT NW H_IN "
-    "[H_PRIME|--conditioned-file FILE]  SP 800-90B min-entropy, restart tests, conditioning",
+    "assess", "assess FILE [--bits W] [--truncate] [--iid [--no-permutations]] [--progress] "
+              "[--report OUT.html [--claim H]] | FILE --restart --h-initial H [--bits W] "
+              "[--report OUT.html] | --conditioning --vetted|--non-vetted N_IN N_OUT NW H_IN "
+              "[H_PRIME|--conditioned-file FILE]  SP 800-90B min-entropy, IID tests, restart "
+              "tests, conditioning, report",
     run_assess,
 };

@@ -1,0 +1,53 @@
+/* What randctl assess's files share: the request its options make, the progress line, and
+ * each mode's entry (assess.c parses and reads the file; assess_iid.c is the IID track;
+ * assess_report.c writes the HTML report). A new mode adds an option to assess.c's table,
+ * a field here, and a file of its own. */
+#ifndef RANDCTL_ASSESS_H
+#define RANDCTL_ASSESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "entropy_assess.h"
+#include "entropy_iid.h"
+
+struct assess_request {
+    const char *path;           /* FILE, or - for stdin */
+    unsigned bits;              /* --bits W; 0: inferred */
+    unsigned flags;             /* RANDD_EA_TRUNCATE */
+    bool progress;              /* --progress, or stderr is a terminal */
+    bool iid;                   /* --iid: SP 800-90B section 5 */
+    bool no_permutations;       /* --no-permutations: the IID track stops before its shuffles */
+    const char *report;         /* --report OUT.html; NULL: none */
+    double claim;               /* --claim H bits per sample; NAN: none */
+};
+
+/* The progress line on stderr: on a terminal one line, redrawn; otherwise a line a stage. */
+struct assess_progress {
+    bool tty;
+    int percent;
+    char what[64];
+};
+void assess_show_progress(void *arg, double done, const char *what);
+/* Clears a terminal's progress line. */
+void assess_progress_done(const struct assess_progress *p);
+
+/* assess_iid.c: runs the IID track on the samples, prints it, writes the report if asked.
+ * Returns the exit code. */
+int assess_iid(const struct assess_request *req, const uint8_t *samples, size_t n);
+
+/* assess_report.c: what a report shows. Each part may be NULL (absent). */
+struct assess_report {
+    const char *path;                       /* the samples' file, as named */
+    const uint8_t *samples;
+    size_t n;
+    unsigned bits;
+    double claim;                           /* NAN: none claimed */
+    const struct randd_ea_result *non_iid;
+    const struct randd_iid_result *iid;
+};
+/* Writes the page to out (created or replaced). Returns 0 or a negative errno. */
+int assess_report_write(const char *out, const struct assess_report *r);
+
+#endif

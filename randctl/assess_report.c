@@ -1,0 +1,494 @@
+/* randctl assess --report: one self-contained HTML page a person reads instead of the
+ * figures: the verdict and what it rests on, a histogram of the samples, their
+ * autocorrelation, each estimator against the claim, and the IID track's tests. Inline CSS
+ * and SVG only: no script, no font, no image, nothing fetched, so it opens the same offline,
+ * in a mail attachment or in a lab's archive.
+ *
+ * Layout: the verdict first, then one section a part, each written by a function of its own
+ * from struct assess_report (sections[] below). A mode adds a section by adding its part to
+ * the struct, one function, and a line in sections[] (and, if it bears on it, in verdict()). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "assess.h"
+
+#ifndef RANDD_VERSION
+#define RANDD_VERSION "0.1.0"
+#endif
+
+#define LAGS 32
+
+/* The palette: calm colours, one accent per verdict. */
+#define C_PASS  "#1a7f37"
+#define C_FAIL  "#cf222e"
+#define C_WARN  "#9a6700"
+#define C_INFO  "#0969da"
+#define C_BAR   "#54aeff"
+#define C_MARK  "#e16f24"   /* lines and points in charts: never a verdict colour */
+#define C_BAR2  "#8250df"
+#define C_GRID  "#d8dee4"
+#define C_MUTED "#57606a"
+
+/* --- writing ------------------------------------------------------------------------------ */
+
+/* The text of s, safe between tags and in attribute values. */
+static void put_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default:
+            if ((unsigned char)*s < 0x20)
+                fputc('?', f);      /* a control character in a file name */
+            else
+                fputc(*s, f);
+        }
+    }
+}
+
+static const char *const style =
+    "*{box-sizing:border-box}"
+    "body{margin:0;background:#f6f8fa;color:#1f2328;font:15px/1.5 system-ui,-apple-system,"
+    "'Segoe UI','DejaVu Sans',sans-serif}"
+    "main{max-width:1040px;margin:0 auto;padding:32px 24px 48px}"
+    "h1{font-size:26px;margin:0 0 4px;font-weight:600}"
+    "h2{font-size:18px;margin:0 0 12px;font-weight:600}"
+    ".sub{color:" C_MUTED ";margin:0 0 24px}"
+    ".card{background:#fff;border:1px solid " C_GRID ";border-radius:12px;padding:20px 24px;"
+    "margin:0 0 20px;box-shadow:0 1px 3px rgba(31,35,40,.06)}"
+    ".verdict{border-left:8px solid var(--c);display:flex;gap:24px;align-items:center}"
+    ".verdict .big{font-size:30px;font-weight:700;color:var(--c);white-space:nowrap}"
+    ".verdict ul{margin:6px 0 0;padding-left:18px}"
+    ".grid{display:grid;grid-template-columns:1fr 1fr;gap:20px}"
+    ".grid .card{margin:0 0 20px}"
+    "table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}"
+    "th,td{padding:5px 10px;text-align:right;border-bottom:1px solid #eaeef2}"
+    "th:first-child,td:first-child{text-align:left}"
+    "th{font-weight:600;color:" C_MUTED ";font-size:13px}"
+    ".chip{display:inline-block;padding:1px 9px;border-radius:10px;font-size:12px;"
+    "font-weight:600;color:#fff}"
+    ".pass{background:" C_PASS "}.fail{background:" C_FAIL "}.skip{background:" C_MUTED "}"
+    ".note{color:" C_MUTED ";font-size:13px;margin:8px 0 0}"
+    "svg{display:block;width:100%;height:auto}"
+    "svg text{font:12px system-ui,'DejaVu Sans',sans-serif;fill:" C_MUTED "}"
+    "footer{color:" C_MUTED ";font-size:12px;text-align:center}";
+
+/* --- the figures the page draws ----------------------------------------------------------- */
+
+/* r(k) = sum (x_i - m)(x_{i+k} - m) / sum (x_i - m)^2 for k = 1..LAGS; 0 when all are equal. */
+static void autocorrelation(const uint8_t *s, size_t n, double *r)
+{
+    double mean = 0.0, var = 0.0;
+
+    for (size_t i = 0; i < n; i++)
+        mean += s[i];
+    mean /= (double)n;
+    for (size_t i = 0; i < n; i++)
+        var += (s[i] - mean) * (s[i] - mean);
+    for (int k = 1; k <= LAGS; k++) {
+        double c = 0.0;
+
+        for (size_t i = 0; i + (size_t)k < n; i++)
+            c += (s[i] - mean) * (s[i + k] - mean);
+        r[k - 1] = var > 0 ? c / var : 0.0;
+    }
+}
+
+/* --- the verdict -------------------------------------------------------------------------- */
+
+struct verdict {
+    const char *headline, *colour;
+    char reasons[6][200];
+    int count;
+};
+
+static void reason(struct verdict *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void reason(struct verdict *v, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (v->count >= (int)(sizeof(v->reasons) / sizeof(v->reasons[0])))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(v->reasons[v->count++], sizeof(v->reasons[0]), fmt, ap);
+    va_end(ap);
+}
+
+/* The figure a source may be credited with by this assessment: the IID track's MCV when the
+ * samples passed as IID, else the non-IID minimum; NAN when neither says. */
+static double credited(const struct assess_report *r)
+{
+    if (r->iid && r->iid->iid)
+        return r->iid->h_assessed;
+    if (r->non_iid)
+        return r->non_iid->h_assessed;
+    return NAN;
+}
+
+static void verdict(const struct assess_report *r, struct verdict *v)
+{
+    double h = credited(r);
+
+    memset(v, 0, sizeof(*v));
+    if (r->iid) {
+        const struct randd_iid_result *d = r->iid;
+
+        v->headline = d->iid ? "IID" : d->chi_square_passed && d->lrs_passed &&
+                      !d->permutations_ran ? "Undecided" : "Not IID";
+        v->colour = d->iid ? C_PASS : strcmp(v->headline, "Undecided") ? C_FAIL : C_WARN;
+        reason(v, d->chi_square_passed ? "Chi-square tests passed (p = %.4f and %.4f, "
+               "each at least 0.001)" : "Chi-square tests failed (p = %.4g and %.4g; "
+               "either below 0.001 fails)", d->independence.p_value,
+               d->goodness_of_fit.p_value);
+        reason(v, d->lrs_passed ? "Longest repeated substring: %.0f symbols, as IID data "
+               "would give (Pr = %.4f)" : "Longest repeated substring: %.0f symbols, too long "
+               "for IID data (Pr = %.3g)", (double)d->lrs_length, d->lrs_probability);
+        if (d->permutations_ran) {
+            unsigned ok = 0;
+
+            for (int i = 0; i < RANDD_IID_STATISTICS; i++)
+                ok += randd_iid_statistic_passed(d->counts[i]);
+            reason(v, "Permutation tests: %u of 19 statistics within their shuffles (%u of "
+                   "at most %u)", ok, d->shuffles, RANDD_IID_PERMUTATIONS);
+        } else {
+            reason(v, "Permutation tests not run (--no-permutations)");
+        }
+        if (d->iid)
+            reason(v, "Credited as IID: the most common value gives %.4f bits per sample",
+                   d->h_assessed);
+        else
+            reason(v, "Not creditable as IID: assess with the non-IID estimators (randctl "
+                   "assess without --iid)");
+    } else if (r->non_iid) {
+        int lowest = 0;
+
+        v->headline = "Assessed";
+        v->colour = C_INFO;
+        for (int e = 0; e < RANDD_EA_ESTIMATORS; e++)
+            if (!isnan(r->non_iid->literal[e]) &&
+                (isnan(r->non_iid->literal[lowest]) ||
+                 r->non_iid->literal[e] < r->non_iid->literal[lowest]))
+                lowest = e;
+        reason(v, "Min-entropy %.4f bits per sample: the least of the SP 800-90B non-IID "
+               "estimators (6.3), out of %u possible", h, r->bits);
+        if (!isnan(r->non_iid->literal[lowest]))
+            reason(v, "Lowest on the samples: %s (%s), %.4f bits per sample",
+                   randd_ea_names[lowest], randd_ea_sections[lowest],
+                   r->non_iid->literal[lowest]);
+        if (!isnan(r->non_iid->h_bitstring))
+            reason(v, "Bitstring track: %.4f bits per bit, %.4f per sample",
+                   r->non_iid->h_bitstring, r->non_iid->h_bitstring * r->bits);
+    }
+    if (!isnan(r->claim) && !isnan(h)) {
+        bool held = r->claim <= h + 1e-12;
+
+        reason(v, held ? "The claim of %.4f bits per sample is within the %.4f assessed" :
+               "The claim of %.4f bits per sample exceeds the %.4f assessed", r->claim, h);
+        if (!held) {
+            v->headline = "Claim not supported";
+            v->colour = C_FAIL;
+        } else if (!r->iid) {
+            v->headline = "Claim supported";
+            v->colour = C_PASS;
+        }
+    }
+    if (!isnan(r->claim) && isnan(h))
+        reason(v, "The claim of %.4f bits per sample cannot rest on this track: the samples "
+               "did not pass as IID", r->claim);
+    if (r->n < RANDD_EA_MIN_SAMPLES)
+        reason(v, "Only %zu samples: SP 800-90B 3.1.1 asks for at least %u", r->n,
+               RANDD_EA_MIN_SAMPLES);
+}
+
+static void section_verdict(FILE *f, const struct assess_report *r)
+{
+    struct verdict v;
+
+    verdict(r, &v);
+    fprintf(f, "<section class=\"card verdict\" id=\"verdict\" style=\"--c:%s\">"
+               "<div class=\"big\">%s</div><div><strong>What it rests on</strong><ul>",
+            v.colour, v.headline);
+    for (int i = 0; i < v.count; i++) {
+        fputs("<li>", f);
+        put_escaped(f, v.reasons[i]);
+        fputs("</li>", f);
+    }
+    fputs("</ul></div></section>\n", f);
+}
+
+/* --- the samples -------------------------------------------------------------------------- */
+
+static void section_histogram(FILE *f, const struct assess_report *r)
+{
+    const double W = 480, H = 240, left = 48, bottom = 28, top = 12;
+    unsigned values = 1u << r->bits;
+    size_t count[256] = { 0 }, most = 1;
+    double expected = (double)r->n / values, bar = (W - left - 8) / values, scale;
+
+    for (size_t i = 0; i < r->n; i++)
+        count[r->samples[i]]++;
+    for (unsigned v = 0; v < values; v++)
+        most = count[v] > most ? count[v] : most;
+    scale = (H - bottom - top) / fmax((double)most, expected) / 1.05;
+    fprintf(f, "<section class=\"card\"><h2>Histogram of the samples</h2>"
+               "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"histogram\">", W, H);
+    for (int g = 0; g <= 4; g++) {       /* grid and count labels */
+        double c = fmax((double)most, expected) * 1.05 * g / 4, y = H - bottom - c * scale;
+
+        fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"" C_GRID
+                   "\"/><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>",
+                left, W - 8, y, y, left - 6, y + 4, c);
+    }
+    for (unsigned v = 0; v < values; v++) {
+        double h = count[v] * scale;
+
+        fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"" C_BAR
+                   "\"><title>value %u: %zu</title></rect>", left + v * bar + bar * 0.08,
+                H - bottom - h, fmax(bar * 0.84, 0.6), h, v, count[v]);
+    }
+    fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"" C_MARK "\" "
+               "stroke-dasharray=\"5 4\" stroke-width=\"1.5\"/>", left, W - 8,
+            H - bottom - expected * scale, H - bottom - expected * scale);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">0</text><text x=\"%.0f\" y=\"%.0f\" "
+               "text-anchor=\"end\">%u</text></svg>", left, H - 8, W - 8, H - 8, values - 1);
+    fprintf(f, "<p class=\"note\">%zu samples of %u bit%s; the dashed line is the count each "
+               "of the %u values would have if all were equally likely.</p></section>\n",
+            r->n, r->bits, r->bits == 1 ? "" : "s", values);
+}
+
+static void section_autocorrelation(FILE *f, const struct assess_report *r)
+{
+    const double W = 480, H = 240, left = 48, bottom = 28, top = 12;
+    double rk[LAGS], band = 2.0 / sqrt((double)r->n), range = band * 2.5, mid, step, scale;
+
+    autocorrelation(r->samples, r->n, rk);
+    for (int k = 0; k < LAGS; k++)
+        range = fmax(range, fabs(rk[k]) * 1.15);
+    scale = (H - bottom - top) / 2 / range;
+    mid = top + (H - bottom - top) / 2;
+    step = (W - left - 8) / LAGS;
+    fprintf(f, "<section class=\"card\"><h2>Autocorrelation, lags 1 to %d</h2>"
+               "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"autocorrelation\">",
+            LAGS, W, H);
+    fprintf(f, "<rect x=\"%.0f\" y=\"%.2f\" width=\"%.0f\" height=\"%.2f\" fill=\"#ddf4ff\"/>",
+            left, mid - band * scale, W - 8 - left, 2 * band * scale);
+    for (int g = -2; g <= 2; g++) {
+        double v = range * g / 2, y = mid - v * scale;
+
+        fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>"
+                   "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3f</text>", left, W - 8,
+                y, y, g ? C_GRID : C_MUTED, left - 6, y + 4, v);
+    }
+    for (int k = 0; k < LAGS; k++) {
+        double x = left + (k + 0.5) * step, y = mid - rk[k] * scale;
+        const char *c = fabs(rk[k]) > band ? C_MARK : C_BAR2;
+
+        fprintf(f, "<line x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+                   "stroke-width=\"2\"/><circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\">"
+                   "<title>lag %d: %.5f</title></circle>", x, x, mid, y, c, x, y, c, k + 1,
+                rk[k]);
+        if ((k + 1) % 4 == 0 || k == 0)
+            fprintf(f, "<text x=\"%.2f\" y=\"%.0f\" text-anchor=\"middle\">%d</text>", x, H - 8,
+                    k + 1);
+    }
+    fprintf(f, "</svg><p class=\"note\">The shaded band is &plusmn;2/&radic;n = &plusmn;%.4f: "
+               "about 95%% of lags of independent samples fall inside it; orange points fall "
+               "outside.</p></section>\n", band);
+}
+
+/* --- the estimators against the claim ----------------------------------------------------- */
+
+struct bar {
+    char label[64];
+    double h;           /* bits per sample */
+};
+
+static void bars_chart(FILE *f, const struct bar *b, int count, double max, double claim,
+                       double assessed)
+{
+    const double W = 960, left = 250, right = 70, row = 26, top = 8;
+    double H = top + count * row + 48, scale = (W - left - right) / max;
+
+    fprintf(f, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"estimators\">", W, H);
+    for (int g = 0; g <= 8; g++) {
+        double v = max * g / 8, x = left + v * scale;
+
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"" C_GRID
+                   "\"/><text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>", x, x,
+                top, H - 40, x, H - 24, v);
+    }
+    for (int i = 0; i < count; i++) {
+        double y = top + i * row, w = fmax(b[i].h, 0) * scale;
+        bool lowest = fabs(b[i].h - assessed) < 1e-12;
+
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\" style=\"fill:#1f2328\">",
+                left - 10, y + 17);
+        put_escaped(f, b[i].label);
+        fprintf(f, "</text><rect x=\"%.0f\" y=\"%.0f\" width=\"%.2f\" height=\"18\" rx=\"3\" "
+                   "fill=\"%s\"/><text x=\"%.2f\" y=\"%.0f\">%.4f</text>", left, y + 4, w,
+                lowest ? C_WARN : C_BAR, left + w + 6, y + 17, b[i].h);
+    }
+    if (!isnan(claim)) {
+        double x = left + claim * scale;
+
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
+                   "stroke=\"" C_MARK "\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>"
+                   "<text x=\"%.1f\" y=\"%.0f\" "
+                   "text-anchor=\"middle\" style=\"fill:" C_MARK ";font-weight:600\">claimed "
+                   "%.3f</text>", x, x, top, H - 36, x, H - 4, claim);
+    }
+    fputs("</svg>", f);
+}
+
+static void section_estimators(FILE *f, const struct assess_report *r)
+{
+    struct bar b[2 * RANDD_EA_ESTIMATORS + 2];
+    double assessed = credited(r);
+    int count = 0;
+
+    if (r->non_iid) {
+        const struct randd_ea_result *e = r->non_iid;
+
+        for (int i = 0; i < RANDD_EA_ESTIMATORS; i++)
+            if (!isnan(e->literal[i])) {
+                snprintf(b[count].label, sizeof(b[0].label), "%s (%s)", randd_ea_names[i],
+                         randd_ea_sections[i]);
+                b[count++].h = e->literal[i];
+            }
+        for (int i = 0; i < RANDD_EA_ESTIMATORS; i++)
+            if (!isnan(e->bitstring[i])) {
+                snprintf(b[count].label, sizeof(b[0].label), "bitstring %s x %u",
+                         randd_ea_names[i], r->bits);
+                b[count++].h = e->bitstring[i] * r->bits;
+            }
+    }
+    if (r->iid) {
+        snprintf(b[count].label, sizeof(b[0].label), "IID: H_original (MCV)");
+        b[count++].h = r->iid->h_original;
+        if (!isnan(r->iid->h_bitstring)) {
+            snprintf(b[count].label, sizeof(b[0].label), "IID: H_bitstring x %u", r->bits);
+            b[count++].h = r->iid->h_bitstring * r->bits;
+        }
+        if (!r->non_iid && !r->iid->iid)
+            assessed = r->iid->h_assessed;      /* mark the lowest all the same */
+    }
+    if (!count)
+        return;
+    fprintf(f, "<section class=\"card\"><h2>Each estimate against the claim</h2>");
+    bars_chart(f, b, count, r->bits, r->claim, assessed);
+    fprintf(f, "<p class=\"note\">Bits per sample (the bitstring figures times %u); the amber "
+               "bar is the lowest, the figure assessed.%s</p></section>\n", r->bits,
+            isnan(r->claim) ? " No entropy was claimed (--claim H)." :
+            " The dashed orange line is the claim.");
+}
+
+/* --- the IID track ------------------------------------------------------------------------ */
+
+static void chip(FILE *f, int state)     /* 1 pass, 0 fail, -1 not run */
+{
+    fprintf(f, "<span class=\"chip %s\">%s</span>",
+            state > 0 ? "pass" : state ? "skip" : "fail",
+            state > 0 ? "pass" : state ? "not run" : "fail");
+}
+
+static void section_iid(FILE *f, const struct assess_report *r)
+{
+    const struct randd_iid_result *d = r->iid;
+
+    if (!d)
+        return;
+    fputs("<section class=\"card\"><h2>IID tests (SP 800-90B section 5)</h2><table>"
+          "<tr><th>test</th><th>statistic</th><th>degrees of freedom</th><th>p-value</th>"
+          "<th>result</th></tr>", f);
+    fprintf(f, "<tr><td>chi-square independence (5.2.%d)</td><td>%.4f</td><td>%d</td>"
+               "<td>%.6f</td><td>", d->binary ? 3 : 1, d->independence.score,
+            d->independence.df, d->independence.p_value);
+    chip(f, d->independence.p_value >= 0.001);
+    fprintf(f, "</td></tr><tr><td>chi-square goodness of fit (5.2.%d)</td><td>%.4f</td>"
+               "<td>%d</td><td>%.6f</td><td>", d->binary ? 4 : 2, d->goodness_of_fit.score,
+            d->goodness_of_fit.df, d->goodness_of_fit.p_value);
+    chip(f, d->goodness_of_fit.p_value >= 0.001);
+    fprintf(f, "</td></tr><tr><td>longest repeated substring (5.2.5)</td><td>length %zu</td>"
+               "<td>P_col %.6f</td><td>%.6f</td><td>", d->lrs_length, d->lrs_p_col,
+            d->lrs_probability);
+    chip(f, d->lrs_passed);
+    fputs("</td></tr></table>", f);
+
+    fputs("<h2 style=\"margin-top:20px\">Permutation tests (5.1)</h2><table><tr>"
+          "<th>statistic</th><th>on the data</th><th>shuffles above</th><th>equal</th>"
+          "<th>below</th><th>result</th></tr>", f);
+    for (int i = 0; i < RANDD_IID_STATISTICS; i++) {
+        const unsigned *c = d->counts[i];
+
+        fprintf(f, "<tr><td>%s</td><td>%.10g</td>", randd_iid_names[i], d->statistics[i]);
+        if (d->permutations_ran)
+            fprintf(f, "<td>%u</td><td>%u</td><td>%u</td><td>", c[0], c[1], c[2]);
+        else
+            fputs("<td>-</td><td>-</td><td>-</td><td>", f);
+        chip(f, d->permutations_ran ? randd_iid_statistic_passed(c) : -1);
+        fputs("</td></tr>", f);
+    }
+    fprintf(f, "</table><p class=\"note\">A statistic passes once more than 5 shuffles "
+               "came out at or above it and more than 5 at or below it; %u shuffles were "
+               "needed (of at most %u).</p></section>\n", d->shuffles, RANDD_IID_PERMUTATIONS);
+}
+
+/* --- the page ----------------------------------------------------------------------------- */
+
+typedef void section_fn(FILE *f, const struct assess_report *r);
+
+static void section_samples(FILE *f, const struct assess_report *r)
+{
+    fputs("<div class=\"grid\">", f);
+    section_histogram(f, r);
+    section_autocorrelation(f, r);
+    fputs("</div>\n", f);
+}
+
+static section_fn *const sections[] = {
+    section_verdict, section_samples, section_estimators, section_iid,
+};
+
+int assess_report_write(const char *out, const struct assess_report *r)
+{
+    FILE *f = fopen(out, "w");
+    char when[64] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    int err;
+
+    if (!f)
+        return -errno;
+    if (gmtime_r(&now, &tm))
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+          "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+          "style-src 'unsafe-inline'\"><title>SP 800-90B assessment: ", f);
+    put_escaped(f, r->path);
+    fprintf(f, "</title><style>%s</style></head><body><main><h1>SP 800-90B assessment%s</h1>"
+               "<p class=\"sub\">", style, r->iid ? ": IID track" : "");
+    put_escaped(f, r->path);
+    fprintf(f, " &middot; %zu samples of %u bit%s &middot; %s</p>\n", r->n, r->bits,
+            r->bits == 1 ? "" : "s", when);
+    for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+        sections[i](f, r);
+    fprintf(f, "<footer>randctl %s &middot; NIST SP 800-90B &middot; figures as NIST's "
+               "ea_non_iid and ea_iid compute them</footer></main></body></html>\n",
+            RANDD_VERSION);
+    err = ferror(f) ? EIO : 0;
+    if (fclose(f) != 0 && !err)
+        err = errno;
+    return -err;
+}

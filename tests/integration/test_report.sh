@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# randctl assess --report (no daemon needed): one self-contained HTML page (no script, nothing
+# fetched), rendered by headless Chromium: the screenshot is not blank and shows the verdict
+# in its colour (green for IID or a supported claim, red against), and the rendered DOM's
+# verdict reads as randctl printed it. Without chromium or python3 it skips those checks.
+. "$(dirname "$0")/common.sh"
+check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
+vectors=tests/vectors/sp800-90b
+
+# page NAME ARGS...: writes $work/NAME.html with randctl assess ARGS --report.
+page() {
+    local name=$1 rc
+    shift
+    "$RANDCTL" assess "$@" --report "$work/$name.html" >"$work/$name.out" 2>"$work/$name.err"
+    rc=$?
+    check "report $name: exit 0, page written" '[ $rc = 0 ] && [ -s "$work/$name.html" ]'
+    check "report $name: self-contained (no script, no link, nothing fetched)" \
+        '! grep -qiE "<script|<link|<img|<iframe|src=|href=|url\(|@import|https?:" \
+            "$work/$name.html"'
+    check "report $name: histogram, autocorrelation and estimates drawn in SVG" \
+        '[ "$(grep -o "<svg " "$work/$name.html" | wc -l)" -ge 3 ]'
+}
+page iid-pass "$vectors/rand1_short.bin" --iid
+page iid-fail "$vectors/rand8_short.bin" --iid
+page claim-too-high "$vectors/rand4_short.bin" --claim 3.5
+check "report iid-fail: the permutation counts are on the page" \
+    'grep -q "numDirectionalRuns</td>" "$work/iid-fail.html"'
+
+if ! command -v chromium >/dev/null || ! command -v python3 >/dev/null; then
+    echo "SKIP: rendering needs chromium and python3 (make deps installs chromium)"
+    finish test_report.sh
+    exit
+fi
+# The verdict is near the top: its colour is counted in the first rows only, where nothing
+# else uses it.
+TOP=450
+render() {      # render NAME: screenshot and DOM of $work/NAME.html
+    local name=$1
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+        --user-data-dir="$work/chromium" --window-size=1100,1400 \
+        --screenshot="$work/$name.png" "file://$work/$name.html" >/dev/null 2>&1
+    timeout 120 chromium --headless --no-sandbox --disable-gpu \
+        --user-data-dir="$work/chromium" --dump-dom "file://$work/$name.html" \
+        2>/dev/null >"$work/$name.dom"
+}
+for t in "iid-pass|IID|green" "iid-fail|Not IID|red" \
+         "claim-too-high|Claim not supported|red"; do
+    IFS='|' read -r name headline colour <<<"$t"
+    render "$name"
+    read -r differ green red < <(python3 tests/report/png_pixels.py "$work/$name.png" $TOP) ||
+        differ=0 green=0 red=0
+    check "report $name: the screenshot is not blank ($differ pixels off the background)" \
+        '[ "${differ:-0}" -gt 100000 ]'
+    want=$([ "$colour" = green ] && echo "$green" || echo "$red")
+    other=$([ "$colour" = green ] && echo "$red" || echo "$green")
+    check "report $name: the verdict in $colour ($want pixels of it, $other of the other)" \
+        '[ "${want:-0}" -gt 1000 ] && [ "${other:-0}" -lt 50 ]'
+    verdict=$(sed -n 's/.*<div class="big">\([^<]*\)<\/div>.*/\1/p' "$work/$name.dom")
+    check "report $name: the rendered verdict reads \"$verdict\"" '[ "$verdict" = "$headline" ]'
+done
+grep -q "^verdict: IID " "$work/iid-pass.out" &&
+    grep -q "^verdict: not IID " "$work/iid-fail.out" &&
+    pass "report: the verdicts are those randctl printed" ||
+    fail "report: the verdicts are those randctl printed"
+
+finish test_report.sh

@@ -141,7 +141,8 @@ static int assess_non_iid(const struct assess_request *req, const uint8_t *sampl
     if (fflush(stdout) != 0)
         return fail("assess", -EIO);
     if (req->report) {
-        struct assess_report page = { req->path, samples, n, r.bits, req->claim, &r, NULL };
+        struct assess_report page = { req->path, samples, n, r.bits, req->claim, &r, NULL,
+                                      NULL };
 
         if ((rc = assess_report_write(req->report, &page)) < 0) {
             fprintf(stderr, "randctl: assess: %s: %s\n", req->report, strerror(-rc));

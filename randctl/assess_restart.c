@@ -1,7 +1,8 @@
 /* randctl assess FILE --restart --h-initial H: the SP 800-90B 3.1.4 restart tests on a row
  * dataset (1,000 restarts of 1,000 samples, one per byte, as `randd --capture --restarts`
- * writes it), printed as NIST's `ea_restart -n -v` gives them. Owns its arguments, reading
- * the matrix and the report; the tests are internal/entropy_restart.c's. Needs no daemon. */
+ * writes it), printed as NIST's `ea_restart -n -v` gives them, and with --report OUT.html
+ * handed to the page (assess_report.c). Owns its arguments, reading the matrix and the
+ * printed report; the tests are internal/entropy_restart.c's. Needs no daemon. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -12,6 +13,7 @@
 
 #include <openssl/crypto.h>
 
+#include "assess.h"
 #include "entropy_restart.h"
 #include "randctl.h"
 
@@ -105,12 +107,26 @@ static int parse_entropy(const char *s, double *h)
     return *s && !*end && errno == 0 && *h >= 0.0 && *h <= 8.0;
 }
 
+static int write_report(const char *out, const char *path, const uint8_t *m,
+                        const struct randd_ea_restart_result *r)
+{
+    struct assess_report page = { path, m, RANDD_EA_RESTART_MATRIX, r->bits, NAN, NULL, NULL,
+                                  r };
+    int rc = assess_report_write(out, &page);
+
+    if (rc < 0) {
+        fprintf(stderr, "randctl: assess: %s: %s\n", out, strerror(-rc));
+        return EXIT_FAILED;
+    }
+    return EXIT_OK;
+}
+
 int run_assess_restart(int argc, char **argv)
 {
     bool show = isatty(STDERR_FILENO), tty = show, have_h = false;
     struct randd_ea_restart_result *r = NULL;
     unsigned long long bits = 0;
-    const char *path = NULL;
+    const char *path = NULL, *report = NULL;
     uint8_t *m = NULL;
     unsigned width;
     size_t n;
@@ -131,6 +147,9 @@ int run_assess_restart(int argc, char **argv)
             have_h = true;
         } else if (!strcmp(argv[i], "--progress")) {
             show = true;
+        } else if (!strcmp(argv[i], "--report") && i + 1 < argc) {
+            if (!*(report = argv[++i]))
+                return usage_error(&cmd_assess, "--report: an empty file name");
         } else if (!path && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
             path = argv[i];
         } else {
@@ -177,17 +196,18 @@ int run_assess_restart(int argc, char **argv)
         } else if (rc < 0) {
             rc = fail("assess", rc);
         } else {
-            print_restart(path, r);
-            rc = fflush(stdout) == 0 ? EXIT_OK : fail("assess", -EIO);
             bool passed = r->symbols >= 2 && r->sanity_passed && r->validation_passed;
 
-            if (rc == EXIT_OK && !passed) {
+            print_restart(path, r);
+            printf("restart tests: %s\n", passed ? "passed" : "FAILED");
+            rc = fflush(stdout) == 0 ? EXIT_OK : fail("assess", -EIO);
+            if (rc == EXIT_OK && !passed)      /* a verdict, not an error: exit 0 as --iid */
                 fprintf(stderr, "randctl: assess: %s: the restart tests fail: %s\n", path,
                         r->symbols < 2 ? "one value only, no entropy" :
                         !r->sanity_passed ? "the sanity check (X_max > X_cutoff)" :
                         "the validation (min(H_r, H_c) < H_I/2)");
-                rc = EXIT_FAILED;
-            }
+            if (rc == EXIT_OK && report)
+                rc = write_report(report, path, m, r);
         }
     }
 out:

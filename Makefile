@@ -430,6 +430,7 @@ bench: deps
 	$(BUILD)/bench-jitter $(BUILD)/randd $(JENT_RNGD)
 	RANDD=$(BUILD)/randd $(BUILD)/bench-daemon
 	tests/bench/bench-assess $(BUILD)/randctl
+	tests/bench/bench-restart.sh $(BUILD)/randctl
 
 # The statistical batteries over daemon output (rngtest 1M blocks, dieharder -a, ent on
 # 256 MiB, RANGE chi-square per byte position): an hour or more. `make check` runs the short

@@ -81,6 +81,7 @@ struct randd {
     uint64_t watchdog_ns;           /* half the systemd watchdog interval; 0: none */
     const char *capture_source;     /* --capture: write raw samples and exit */
     unsigned long long capture_count;
+    unsigned long long capture_restarts;    /* --restarts: a row dataset; 0: one run */
     const char *capture_output;
 };
 
@@ -88,7 +89,8 @@ static void usage(FILE *to)
 {
     fprintf(to,
             "usage: randd [--config FILE] [--socket PATH] [--foreground] [--check-config]\n"
-            "             [--reload PID] [--capture SOURCE --count N --output FILE]\n"
+            "             [--reload PID]\n"
+            "             [--capture SOURCE [--restarts R] --count N --output FILE]\n"
             "             [--version] [--help]\n"
             "  -c, --config FILE   configuration file (default " DEFAULT_CONFIG ";\n"
             "                      built-in defaults when that file does not exist)\n"
@@ -103,6 +105,9 @@ static void usage(FILE *to)
             "      --capture SOURCE --count N --output FILE\n"
             "                      write N raw samples of SOURCE (rdseed, hwrng, jitter or\n"
             "                      getrandom), one per byte, for SP 800-90B tools, and exit\n"
+            "      --restarts R    with --capture: R rows of N samples, SOURCE opened afresh\n"
+            "                      before each row as a start of randd opens it (SP 800-90B\n"
+            "                      3.1.4 restart data: --restarts 1000 --count 1000)\n"
             "  -V, --version       print the version and exit\n"
             "  -h, --help          print this help and exit\n");
 }
@@ -118,6 +123,7 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         { "reload", required_argument, NULL, 'L' },
         { "capture", required_argument, NULL, 'R' },
         { "count", required_argument, NULL, 'N' },
+        { "restarts", required_argument, NULL, 'T' },
         { "output", required_argument, NULL, 'O' },
         { "version", no_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
@@ -152,6 +158,16 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
                 return 2;
             }
             break;
+        case 'T':
+            errno = 0;
+            r->capture_restarts = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || *optarg < '0' || *optarg > '9' ||
+                r->capture_restarts == 0 || r->capture_restarts > CAPTURE_MAX_RESTARTS) {
+                fprintf(stderr, "randd: --restarts: not a number of restarts from 1 to %u: "
+                                "\"%s\"\n", CAPTURE_MAX_RESTARTS, optarg);
+                return 2;
+            }
+            break;
         case 'O': r->capture_output = optarg; break;
         case 'L':
             errno = 0;
@@ -169,6 +185,10 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
     }
     if (r->capture_source && (!r->capture_output || r->capture_count == 0)) {
         fprintf(stderr, "randd: --capture needs --count N (N > 0) and --output FILE\n");
+        return 2;
+    }
+    if (r->capture_restarts && !r->capture_source) {
+        fprintf(stderr, "randd: --restarts goes with --capture SOURCE\n");
         return 2;
     }
     if (*check_only && r->reload_pid) {
@@ -210,8 +230,8 @@ static int load_config(struct randd *r, struct config *out)
 static int run_capture(const struct randd *r)
 {
     char why[512];
-    int rc = capture_run(&r->config, r->capture_source, r->capture_count, r->capture_output,
-                         why, sizeof(why));
+    int rc = capture_run(&r->config, r->capture_source, r->capture_count, r->capture_restarts,
+                         r->capture_output, why, sizeof(why));
 
     if (rc < 0)
         log_err("--capture: %s", why);
@@ -591,7 +611,7 @@ static bool is_config_option(const char *arg, const char **value)
 static int find_daemon_config(struct randd *r, char *path, size_t len)
 {
     static const char *const with_value[] = { "-s", "--socket", "--reload", "--capture",
-                                              "--count", "--output" };
+                                              "--count", "--output", "--restarts" };
     char proc[64], cmdline[8192], cwd[PATH_MAX];
     const char *named = NULL, *end;
     bool after_randd = false;

@@ -104,17 +104,34 @@ static void write_sources(FILE *f, const struct pool *p)
     fputs("],", f);
 }
 
+/* SP 800-90B 3.1.5.2 for the last seed (pool.h): null figures before the first. Closes the
+ * pool's object. */
+static void write_conditioning(FILE *f, const struct pool *p)
+{
+    const struct pool_conditioning *c = &p->last_seed;
+
+    fprintf(f, "\"conditioning\":{\"function\":\"BLAKE2b-512\",\"vetted\":false,"
+               "\"n_out\":%d,\"nw\":%d,\"h_prime\":%.4g,", POOL_CONDITIONED_BITS,
+            POOL_CONDITIONING_NW, POOL_CONDITIONING_H_PRIME);
+    if (c->n_in)
+        fprintf(f, "\"n_in\":%llu,\"h_in\":%.1f,\"h_out\":%.1f}},",
+                (unsigned long long)c->n_in, c->h_in, c->h_out);
+    else
+        fputs("\"n_in\":null,\"h_in\":null,\"h_out\":null}},", f);
+}
+
 static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct kernel *k,
                                   uint64_t now_ns)
 {
     fprintf(f, "\"pool\":{\"engine\":\"%s\",\"seeded\":%s,\"reseeds\":%llu,"
                "\"last_reseed_age_seconds\":%.1f,"
                "\"credited_bits\":%.0f,\"bytes_since_reseed\":%llu,\"locked_in_memory\":%s,"
-               "\"vm_generations\":%llu},",
+               "\"vm_generations\":%llu,",
             pool_engine_name(p), p->seeded ? "true" : "false", (unsigned long long)p->reseeds,
             p->seeded ? (double)(now_ns - p->last_reseed_ns) / 1e9 : 0.0, p->credit,
             (unsigned long long)p->bytes_since_reseed, p->lock_errno ? "false" : "true",
             (unsigned long long)p->vm_generations);
+    write_conditioning(f, p);
     fprintf(f, "\"kernel\":{\"enabled\":%s,\"initialised\":%s,\"topups\":%llu,\"reseeds\":%llu,"
                "\"bits_offered\":%llu,",
             k->enabled ? "true" : "false", k->initialised ? "true" : "false",

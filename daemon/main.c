@@ -607,7 +607,8 @@ static bool is_config_option(const char *arg, const char **value)
  * default), whatever this command was given: it is read from /proc/PID/cmdline, after the
  * argument that names randd, and a relative one is resolved against the daemon's directory.
  * A process whose command line names no randd is not signalled: SIGHUP kills most programs.
- * Sets r->config_path (in path) and r->config_given; returns 0, or -1 having said why. */
+ * Sets r->config_path (in path) and r->config_given; returns 0, 1 when the command line is
+ * hidden from us and --config named the file (it stands), or -1 having said why. */
 static int find_daemon_config(struct randd *r, char *path, size_t len)
 {
     static const char *const with_value[] = { "-s", "--socket", "--reload", "--capture",
@@ -619,9 +620,19 @@ static int find_daemon_config(struct randd *r, char *path, size_t len)
     int fd;
 
     snprintf(proc, sizeof(proc), "/proc/%ld/cmdline", (long)r->reload_pid);
-    if ((fd = open(proc, O_RDONLY | O_CLOEXEC)) < 0)
+    if ((fd = open(proc, O_RDONLY | O_CLOEXEC)) < 0) {
+        /* Hidden, not gone: randd is not dumpable (it holds keys), and under the unit's
+         * ProtectProc=invisible a process of the same user cannot read its /proc entry.
+         * The unit names the file, as ExecStart= does: that one is checked. */
+        if (r->config_given && (errno == ENOENT || errno == EACCES) &&
+            kill(r->reload_pid, 0) == 0) {
+            log_info("reload: randd (pid %ld): %s cannot be read; checking %s, the file "
+                     "this command names", (long)r->reload_pid, proc, r->config_path);
+            return 1;
+        }
         return log_err("reload: randd (pid %ld): %s; nothing sent", (long)r->reload_pid,
                        strerror(errno)), -1;
+    }
     while ((got = read(fd, cmdline + n, sizeof(cmdline) - 1 - (size_t)n)) > 0)
         n += got;
     close(fd);
@@ -684,9 +695,10 @@ static int resolve_reload_config(struct randd *r)
 {
     static char path[PATH_MAX];
     const char *given = r->config_given ? r->config_path : NULL;
+    int rc = find_daemon_config(r, path, sizeof(path));
 
-    if (find_daemon_config(r, path, sizeof(path)) < 0)
-        return -1;
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;  /* > 0: the daemon's command line is hidden; given stands */
     if (given && !same_file(given, path))
         return log_err("reload: randd (pid %ld) reads %s, not %s; nothing sent",
                        (long)r->reload_pid, path, given), -1;

@@ -115,8 +115,8 @@ static int bind_path(struct server *s, const struct config *cfg, char *why, size
     }
     if (make_parent_dir(cfg->socket, why, whylen) < 0)
         return -1;
-    fd = unix_socket_listen(&s->bound, "socket", cfg->socket, cfg->socket_mode, gid, why,
-                            whylen);
+    fd = unix_socket_listen(&s->bound, "socket", cfg->socket, cfg->socket_mode, gid, cfg->user,
+                            why, whylen);
     if (fd < 0)
         return -1;
     listener_add_fd(&s->listener, fd);

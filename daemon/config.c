@@ -143,6 +143,13 @@ unsigned config_workers(const struct config *c)
     return n > CONFIG_WORKERS_MAX ? CONFIG_WORKERS_MAX : (unsigned)n;
 }
 
+unsigned config_clients_for_root(const struct config *c)
+{
+    unsigned eighth = c->max_clients / 8 + (c->max_clients % 8 != 0);
+
+    return eighth < c->max_clients ? eighth : c->max_clients - 1;
+}
+
 unsigned config_clients_per_uid(const struct config *c)
 {
     if (c->max_clients_per_uid != CONFIG_AUTO)

@@ -88,6 +88,11 @@ bool config_pending_restart(const struct config *in_effect, const struct config 
  * affinity mask), at most CONFIG_WORKERS_MAX. */
 unsigned config_workers(const struct config *c);
 
+/* The places of max_clients kept for root: an eighth, rounded up, but never all of them.
+ * Peers of every other uid (and TCP peers) together hold at most the rest, so that no user,
+ * however many uids it has (subordinate uids are 65536 a user), can shut root's tools out. */
+unsigned config_clients_for_root(const struct config *c);
+
 /* The connections one peer uid may hold (of max_clients, over every listener):
  * max_clients_per_uid, with auto resolved to half of max_clients, rounded up. */
 unsigned config_clients_per_uid(const struct config *c);

@@ -40,7 +40,7 @@ struct egd_client {
 static int listen_unix(struct egd *e, const char *path, char *why, size_t whylen)
 {
     int fd = unix_socket_listen(&e->bound, "egd_socket", path, e->config->socket_mode,
-                                (gid_t)-1, why, whylen);
+                                (gid_t)-1, e->config->user, why, whylen);
 
     if (fd < 0)
         return -1;

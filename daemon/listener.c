@@ -1,12 +1,12 @@
 /* One way to accept, for both protocols, so a fix to one is a fix to the other (the EGD
  * listener once checked only a peer's primary group, and spun when accept failed with
  * EMFILE). A listener accepts up to ACCEPTS_PER_TURN connections a loop turn; a connection
- * over max_clients, or over its peer uid's share of it, is refused, the others get their
- * peer's credentials and go to the protocol. Out of descriptors, accept() fails at once
- * every time the level-triggered loop asks: the listener stops listening for
- * EMFILE_PAUSE_NS instead of spinning. The idle sweep runs every half timeout plus a second,
- * so an idle connection goes between one and one and a half timeouts after its last
- * progress.
+ * over max_clients, into the places kept for root (config_clients_for_root), or over its
+ * peer uid's share is refused; the others get their peer's credentials and go to the
+ * protocol. Out of descriptors, accept() fails at once every time the level-triggered loop
+ * asks: the listener stops listening for EMFILE_PAUSE_NS instead of spinning. The idle sweep
+ * runs every half timeout plus a second, so an idle connection goes between one and one and
+ * a half timeouts after its last progress.
  *
  * Sections: places, sockets and credentials, connections, accept, the idle sweep, up and
  * down. */
@@ -82,9 +82,24 @@ static unsigned share_of(const struct config *cfg, uid_t uid)
     return uid != LISTENER_NO_UID || share < 2 ? share : share / 2;
 }
 
-/* A place for a connection from uid, within max_clients and the uid's share of it (both read
- * live: a reload that lowers them refuses new connections, and closes none). Returns 0, or
- * -1 with why. */
+/* Whether uid may take one more place: the places of max_clients kept for root are root's
+ * alone, whatever the other uids' shares add up to. */
+static bool within_others_places(struct listener_clients *clients, const struct config *cfg,
+                                 uid_t uid)
+{
+    struct listener_uid *root;
+    unsigned others = atomic_load(&clients->connected);
+
+    if (uid == 0)
+        return true;
+    if ((root = uid_entry(clients, 0)))
+        others -= root->n;
+    return others < cfg->max_clients - config_clients_for_root(cfg);
+}
+
+/* A place for a connection from uid, within max_clients, the places kept for root and the
+ * uid's share (all read live: a reload that lowers them refuses new connections, and closes
+ * none). Returns 0, or -1 with why. */
 static int take_place(struct listener *l, uid_t uid, enum listener_refusal *why)
 {
     struct listener_clients *clients = l->clients;
@@ -95,6 +110,8 @@ static int take_place(struct listener *l, uid_t uid, enum listener_refusal *why)
     e = uid_entry(clients, uid);
     if (atomic_load(&clients->connected) >= l->config->max_clients) {
         *why = LISTENER_FULL;
+    } else if (!within_others_places(clients, l->config, uid)) {
+        *why = LISTENER_ROOTS;
     } else if (e && e->n >= share_of(l->config, uid)) {
         *why = LISTENER_UID_SHARE;
         atomic_fetch_add(&clients->over_uid_share, 1);

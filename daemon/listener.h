@@ -39,6 +39,7 @@ struct listener_clients {
 enum listener_refusal {
     LISTENER_FULL,                      /* max_clients connections are open */
     LISTENER_UID_SHARE,                 /* its uid holds max_clients_per_uid of them */
+    LISTENER_ROOTS,                     /* not root's, and the rest are kept for root */
 };
 
 struct listener;

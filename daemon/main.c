@@ -845,6 +845,7 @@ static int start(struct randd *r)
     int rc, client_fd, egd_fds[2], negd;
 
     r->started_ns = loop_now_ns();
+    privileges_plan(r->config.user[0] != '\0');      /* before any thread starts */
     raise_fd_limit(r->config.max_clients);
     /* The sockets first: a second randd is refused before it does anything else. */
     if (take_activated(&client_fd, egd_fds, &negd, why, sizeof(why)) < 0 ||

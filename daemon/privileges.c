@@ -94,16 +94,26 @@ static int keep_only(const cap_value_t *keep, size_t n, char *why, size_t whylen
     return 0;
 }
 
-/* A thread keeps CAP_SETUID and CAP_SETGID where it holds them: glibc applies the main
- * thread's setresuid and setgroups to every thread, and aborts randd if one of them lacks the
- * capability; the switch to a user then clears both, as for any thread. */
+/* Set before any thread starts, read by each: no lock needed. */
+static bool user_switch_planned;
+
+void privileges_plan(bool switch_user)
+{
+    user_switch_planned = switch_user;
+}
+
+/* A thread keeps CAP_SETUID and CAP_SETGID where it holds them only for a planned switch to
+ * a user: glibc applies the main thread's setresuid and setgroups to every thread, and aborts
+ * randd if one of them lacks the capability; the switch then clears both, as for any thread.
+ * Without a switch nothing would ever clear them, so they go now. */
 void privileges_drop_thread(const char *thread)
 {
     static const cap_value_t setxid[] = { CAP_SETUID, CAP_SETGID };
+    size_t nkeep = user_switch_planned ? sizeof(setxid) / sizeof(setxid[0]) : 0;
     char why[128];
 
     if (drop_bounding_set(false, why, sizeof(why)) < 0 ||
-        keep_only(setxid, sizeof(setxid) / sizeof(setxid[0]), why, sizeof(why)) < 0 ||
+        keep_only(setxid, nkeep, why, sizeof(why)) < 0 ||
         (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 &&
          failed(why, sizeof(why), "PR_SET_NO_NEW_PRIVS") < 0))
         log_err("%s: dropping its privileges failed: %s", thread, why);

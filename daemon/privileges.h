@@ -17,13 +17,16 @@ int privileges_drop(bool keep_sys_admin, const char *user, char *why, size_t why
  * the kernel's limits apply to it as it serves clients. Returns 0, or -1 with why. */
 int privileges_leave_to_kernel_thread(char *why, size_t whylen);
 
+/* Whether privileges_drop will switch to a user: said once, before randd starts any thread
+ * (privileges_drop_thread reads it). */
+void privileges_plan(bool switch_user);
+
 /* Called first by every thread randd starts (sources' workers, PRIME searches, serving
  * loops): capabilities, the bounding set and no-new-privileges belong to each thread, so a
  * thread started before privileges_drop would keep all of root's. None of them needs one
- * (the kernel feed has its own thread): the calling thread keeps only CAP_SETUID and
- * CAP_SETGID, which glibc needs to apply a `user =` switch to every thread and which that
- * switch then clears. Without `user =` (systemd's DynamicUser starts randd as its user)
- * the thread keeps those two, never CAP_SYS_ADMIN. A failure is
+ * (the kernel feed has its own thread). Only when a switch to a user is planned does the
+ * calling thread keep CAP_SETUID and CAP_SETGID, which glibc needs to apply that switch to
+ * every thread and which the switch then clears; otherwise it keeps nothing. A failure is
  * logged, naming the thread: it cannot happen short of a kernel that refuses to take
  * capabilities away, and the thread runs only randd's own code. */
 void privileges_drop_thread(const char *thread);

@@ -115,8 +115,8 @@ static int bind_path(struct server *s, const struct config *cfg, char *why, size
     }
     if (make_parent_dir(cfg->socket, why, whylen) < 0)
         return -1;
-    fd = unix_socket_listen(&s->bound, "socket", cfg->socket, cfg->socket_mode, gid, why,
-                            whylen);
+    fd = unix_socket_listen(&s->bound, "socket", cfg->socket, cfg->socket_mode, gid, cfg->user,
+                            why, whylen);
     if (fd < 0)
         return -1;
     listener_add_fd(&s->listener, fd);
@@ -788,8 +788,8 @@ void server_pool_ready(struct server *s)
 
 /* --- up and down --------------------------------------------------------------------- */
 
-/* Over max_clients, or over its uid's share: the peer reads BUSY and why before the listener
- * closes it. */
+/* Over max_clients, into root's places or over its uid's share: the peer reads BUSY and why
+ * before the listener closes it. */
 static void turn_away_busy(void *arg, int fd, enum listener_refusal why, uid_t uid)
 {
     struct server *s = arg;
@@ -799,6 +799,9 @@ static void turn_away_busy(void *arg, int fd, enum listener_refusal why, uid_t u
         snprintf(msg, sizeof(msg), "uid %u has its share of %u connections open "
                  "(max_clients_per_uid); close one", (unsigned)uid,
                  config_clients_per_uid(s->config));
+    else if (why == LISTENER_ROOTS)
+        snprintf(msg, sizeof(msg), "too many clients: the last %u of max_clients are kept "
+                 "for root", config_clients_for_root(s->config));
     else
         snprintf(msg, sizeof(msg), "too many clients (max_clients)");
     send_error_now(fd, RANDD_BUSY, msg);

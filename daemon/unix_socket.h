@@ -17,13 +17,16 @@ struct unix_socket {
     bool bound;                      /* false: nothing of ours at path */
 };
 
-/* Binds path, sets its mode (and its group, unless group is (gid_t)-1) and listens; returns
- * the non-blocking listening descriptor. Something already at path is refused unless it is
+/* Binds path with its mode (and its group, unless group is (gid_t)-1) and listens; returns
+ * the non-blocking listening descriptor. The path's directory, and each above it, must belong
+ * to root or the uid randd runs as (now, or as user, "" for none) and be writable by no one
+ * else (those above it may be sticky, as /tmp). Not thread-safe: it sets the umask. Something already at path is refused unless it is
  * a socket nobody answers on (its daemon was killed): a file, a directory or a symlink is
  * never ours, and a live socket is another daemon's. Returns -1 with why, which starts with
  * what (the config key) and the path. */
 int unix_socket_listen(struct unix_socket *us, const char *what, const char *path,
-                       unsigned mode, gid_t group, char *why, size_t whylen);
+                       unsigned mode, gid_t group, const char *user, char *why,
+                       size_t whylen);
 
 /* Removes the socket file, if the path still names the one we bound; then forgets it. */
 void unix_socket_unlink(struct unix_socket *us);

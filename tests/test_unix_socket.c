@@ -18,6 +18,9 @@ static char dir[64], path[128];
 static char why[256];
 static struct unix_socket us;
 
+#define NO_GROUP ((gid_t)-1)
+#define WHY      why, sizeof(why)
+
 static void setup(void)
 {
     strcpy(dir, "/tmp/randd-test-unix-XXXXXX");
@@ -91,15 +94,54 @@ static ino_t inode(const char *at)
 START_TEST(a_fresh_path_is_bound_with_its_mode_and_unlinked_on_exit)
 {
     struct stat st;
-    int fd = unix_socket_listen(&us, "socket", path, 0640, (gid_t)-1, why, sizeof(why));
+    mode_t before = umask(027);
+    int fd = unix_socket_listen(&us, "socket", path, 0640, NO_GROUP, "", WHY);
 
     ck_assert_msg(fd >= 0, "listen on a fresh path failed: %s", why);
     ck_assert_int_eq(lstat(path, &st), 0);
     ck_assert(S_ISSOCK(st.st_mode));
     ck_assert_uint_eq(st.st_mode & 0777, 0640);
     ck_assert(fcntl(fd, F_GETFL) & O_NONBLOCK);
+    ck_assert_uint_eq(umask(before), 027);         /* the umask it set for bind() is undone */
     unix_socket_unlink(&us);
     ck_assert_int_ne(access(path, F_OK), 0);
+    close(fd);
+}
+END_TEST
+
+/* Whoever may write the directory may rename a symlink over the socket between two of our
+ * steps: such a directory is refused before anything is bound in it. */
+START_TEST(a_directory_others_may_write_is_refused)
+{
+    static const struct { mode_t mode; const char *problem; } cases[] = {
+        { 0770, "is writable by its group (mode 0770)" },
+        { 01777, "is writable by others (mode 1777)" },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char want[256];
+
+        ck_assert_int_eq(chmod(dir, cases[i].mode), 0);
+        snprintf(want, sizeof(want), "%s %s", dir, cases[i].problem);
+        check_refused(unix_socket_listen(&us, "socket", path, 0666, NO_GROUP, "", WHY), want);
+        ck_assert_int_ne(access(path, F_OK), 0);
+    }
+}
+END_TEST
+
+START_TEST(a_directory_of_another_user_is_refused_unless_randd_becomes_them)
+{
+    char want[256];
+    int fd;
+
+    if (geteuid() != 0)
+        return;                 /* only root can give the directory away */
+    ck_assert_int_eq(chown(dir, 65534, (gid_t)-1), 0);
+    snprintf(want, sizeof(want), "%s belongs to uid 65534, not to root or the user randd "
+                                 "runs as", dir);
+    check_refused(unix_socket_listen(&us, "socket", path, 0666, NO_GROUP, "", WHY), want);
+    fd = unix_socket_listen(&us, "socket", path, 0666, NO_GROUP, "nobody", WHY);
+    ck_assert_msg(fd >= 0, "with user = nobody, nobody's directory: %s", why);
     close(fd);
 }
 END_TEST
@@ -107,7 +149,7 @@ END_TEST
 START_TEST(a_regular_file_is_refused_and_left_alone)
 {
     write_file(path, "important\n");
-    check_refused(unix_socket_listen(&us, "socket", path, 0666, (gid_t)-1, why, sizeof(why)),
+    check_refused(unix_socket_listen(&us, "socket", path, 0666, NO_GROUP, "", WHY),
                   "exists and is not a socket");
     check_file_holds(path, "important\n");
     unix_socket_unlink(&us);                       /* nothing of ours: removes nothing */
@@ -120,7 +162,7 @@ START_TEST(a_directory_is_refused_and_left_alone)
     struct stat st;
 
     ck_assert_int_eq(mkdir(path, 0755), 0);
-    check_refused(unix_socket_listen(&us, "socket", path, 0666, (gid_t)-1, why, sizeof(why)),
+    check_refused(unix_socket_listen(&us, "socket", path, 0666, NO_GROUP, "", WHY),
                   "exists and is not a socket");
     ck_assert(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
 }
@@ -134,7 +176,7 @@ START_TEST(a_symlink_is_refused_even_to_a_stale_socket)
     snprintf(target, sizeof(target), "%s/target", dir);
     socket_at(target, 0, false);
     ck_assert_int_eq(symlink(target, path), 0);
-    check_refused(unix_socket_listen(&us, "socket", path, 0666, (gid_t)-1, why, sizeof(why)),
+    check_refused(unix_socket_listen(&us, "socket", path, 0666, NO_GROUP, "", WHY),
                   "is a symbolic link");
     ck_assert_int_eq(access(target, F_OK), 0);
     ck_assert_int_eq(access(path, F_OK), 0);
@@ -146,7 +188,7 @@ START_TEST(a_stale_socket_is_replaced)
     int fd;
 
     socket_at(path, 0, false);
-    fd = unix_socket_listen(&us, "socket", path, 0666, (gid_t)-1, why, sizeof(why));
+    fd = unix_socket_listen(&us, "socket", path, 0666, NO_GROUP, "", WHY);
     ck_assert_msg(fd >= 0, "a stale socket was not replaced: %s", why);
     unix_socket_unlink(&us);
     close(fd);
@@ -158,7 +200,7 @@ START_TEST(a_live_socket_is_refused_and_keeps_its_listener)
     int live = socket_at(path, 8, true);
     ino_t before = inode(path);
 
-    check_refused(unix_socket_listen(&us, "socket", path, 0666, (gid_t)-1, why, sizeof(why)),
+    check_refused(unix_socket_listen(&us, "socket", path, 0666, NO_GROUP, "", WHY),
                   "another randd is already listening there");
     ck_assert_msg(inode(path) == before, "the live socket at %s was replaced", path);
     close(live);
@@ -182,7 +224,7 @@ START_TEST(a_live_socket_with_a_full_backlog_is_refused_without_waiting)
         }
     }
     ck_assert_msg(n < 8, "the backlog of %s never filled", path);
-    check_refused(unix_socket_listen(&us, "socket", path, 0666, (gid_t)-1, why, sizeof(why)),
+    check_refused(unix_socket_listen(&us, "socket", path, 0666, NO_GROUP, "", WHY),
                   "another randd is already listening there");
     while (n-- > 0)
         close(queued[n]);
@@ -198,10 +240,10 @@ START_TEST(unlink_leaves_a_socket_bound_at_the_path_since)
     int ours, theirs;
     ino_t their_inode;
 
-    ours = unix_socket_listen(&us, "socket", path, 0666, (gid_t)-1, why, sizeof(why));
+    ours = unix_socket_listen(&us, "socket", path, 0666, NO_GROUP, "", WHY);
     ck_assert_msg(ours >= 0, "%s", why);
     ck_assert_int_eq(unlink(path), 0);
-    theirs = unix_socket_listen(&other, "socket", path, 0666, (gid_t)-1, why, sizeof(why));
+    theirs = unix_socket_listen(&other, "socket", path, 0666, NO_GROUP, "", WHY);
     ck_assert_msg(theirs >= 0, "%s", why);
     their_inode = inode(path);
     unix_socket_unlink(&us);
@@ -221,6 +263,8 @@ Suite *test_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, a_fresh_path_is_bound_with_its_mode_and_unlinked_on_exit);
+    tcase_add_test(tc, a_directory_others_may_write_is_refused);
+    tcase_add_test(tc, a_directory_of_another_user_is_refused_unless_randd_becomes_them);
     tcase_add_test(tc, a_regular_file_is_refused_and_left_alone);
     tcase_add_test(tc, a_directory_is_refused_and_left_alone);
     tcase_add_test(tc, a_symlink_is_refused_even_to_a_stale_socket);

@@ -3,8 +3,8 @@
 # afresh (a regular file of one page, 0644, one link), mapped by a client that is not root,
 # removed on a clean stop, and replaced after a kill. A file someone else put there first
 # (another user's, a hard link to a root-only file, a wrong size) is never adopted: randd
-# leaves it as it was and says so, and clients refuse it and say why. A client also refuses
-# randd's own file in a directory others may write.
+# leaves it as it was and says so, and clients refuse it and say why. randd will not start
+# with its socket in a directory others may write.
 . "$(dirname "$0")/common.sh"
 if [ "$(id -u)" != 0 ]; then echo "SKIP: test_generation.sh needs root (files of another uid)"; exit 0; fi
 export RANDD_SOCKET=$work/randd.sock
@@ -77,15 +77,18 @@ printf 'short' >"$word"; chmod 644 "$word"
 refused "a file shorter than a page" "5 bytes, not one page"
 rm -f "$word"
 
-# --- randd's own file in a directory anyone may write ----------------------------------------
+# --- a directory anyone may write ----------------------------------------------------------
+# There anyone could swap the word (or the socket) for their own: randd will not start.
 
 chmod 1777 "$work"
-start_with_config "hwrng_device = $work/hwrng"
-out=$(client_line)
-[[ $out == "unavailable: $word: its directory is writable by others"* ]] &&
-    pass "in a directory of mode 1777 a client refuses even randd's file: $out" ||
-    fail "in a directory of mode 1777 the client said: $out"
-stop_randd
+printf 'hwrng_device = %s\n' "$work/hwrng" >"$work/randd.conf"
+timeout "$WAIT" "$RANDD" --foreground --config "$work/randd.conf" --socket "$RANDD_SOCKET" \
+    2>"$work/log"; rc=$?
+[ $rc = 1 ] && grep -qF "socket $RANDD_SOCKET: $work is writable by others (mode 1777)" "$work/log" &&
+    pass "randd refuses to start with its socket in a directory of mode 1777" ||
+    fail "randd with its socket in a 1777 directory: exit $rc: $(cat "$work/log")"
+[ ! -e "$RANDD_SOCKET" ] && [ ! -e "$word" ] && pass "and leaves neither socket nor word there" ||
+    fail "in the 1777 directory: $(ls -l "$work")"
 chmod 755 "$work"
 
 finish test_generation.sh

@@ -1262,6 +1262,75 @@ START_TEST(with_two_workers_a_uids_share_holds_across_loops)
 }
 END_TEST
 
+/* Connections from uid as many as tries, each asking BYTES: those served are kept in held
+ * (*nheld grows), those turned away must be BUSY saying busy_says. Returns how many were. */
+static int hold_as(uid_t uid, int tries, int *held, int *nheld, const char *busy_says)
+{
+    uint8_t request[RANDD_HEADER_BYTES + 4];
+    size_t n = randd_request_encode(request, sizeof(request),
+                                    &(struct randd_request){ .op = RANDD_OP_BYTES, .n = 8 });
+    int busy = 0;
+
+    for (int i = 0; i < tries; i++) {
+        char msg[160] = "";
+        int fd = connect_as(uid), status;
+
+        (void)!send(fd, request, n, MSG_NOSIGNAL);       /* EPIPE once turned away */
+        status = read_reply(fd, msg, sizeof(msg) - 1, NULL);
+        if (status == RANDD_OK) {
+            held[(*nheld)++] = fd;
+            continue;
+        }
+        ck_assert_msg(status == RANDD_BUSY && strstr(msg, busy_says), "uid %u's connection "
+                      "%d: %s (\"%s\"), wanted OK or BUSY saying \"%s\"", (unsigned)uid, i + 1,
+                      randd_status_name(status), msg, busy_says);
+        busy++;
+        close(fd);
+    }
+    return busy;
+}
+
+/* Review of issue 26: a user with subordinate uids (65536 of them, through newuidmap) holds a
+ * share under each. Other uids together never take the places kept for root (an eighth of
+ * max_clients): two uids hold all they can, and root's tools are still served. */
+START_TEST(uids_together_leave_roots_places_free)
+{
+    enum { MAX = 8, SHARE = MAX / 2, ROOTS = 1 };
+    int held[MAX], nheld = 0, busy;
+    uint8_t out[64];
+    randd_handle *root;
+    char *json;
+
+    if (geteuid() != 0) {
+        fprintf(stderr, "SKIP uids_together_leave_roots_places_free: needs root to act as "
+                        "two other uids\n");
+        return;
+    }
+    start_daemon_with("max_clients = 8\n", NULL);
+    busy = hold_as(65534, SHARE + 1, held, &nheld, "max_clients_per_uid");
+    ck_assert_msg(nheld == SHARE && busy == 1, "nobody holds %d (%d BUSY), wanted its share "
+                  "of %d", nheld, busy, SHARE);
+    busy += hold_as(100000, SHARE, held, &nheld, "kept for root");
+    ck_assert_msg(nheld == MAX - ROOTS && busy == 2, "uids 65534 and 100000 hold %d (%d BUSY): "
+                  "wanted %d, the last place of %d kept for root", nheld, busy, MAX - ROOTS,
+                  MAX);
+
+    ck_assert_int_eq(randd_open(&root, sock), 0);
+    ck_assert_msg(randd_bytes(root, out, sizeof(out)) == 0, "root was not served while two "
+                  "uids held every place they could: %s", randd_message(root));
+    ck_assert_int_gt(randd_status(root, &json), 0);
+    ck_assert_msg(json_number(json, "\"busy\":") == (unsigned long long)busy &&
+                  json_number(json, "\"over_uid_share\":") == 1, "STATUS does not count %d "
+                  "BUSY, 1 of them over the share: %s", busy, json);
+    free(json);
+    randd_close(root);
+    for (int i = 0; i < nheld; i++) {
+        check_still_usable(held[i], "a connection held by uid 65534 or 100000");
+        close(held[i]);
+    }
+}
+END_TEST
+
 /* A byte now and then is not progress, only a whole request is: a peer that trickles one
  * four times inside idle_timeout is closed all the same, while one sending whole requests as
  * often is kept. */
@@ -2819,6 +2888,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, clients_over_max_clients_are_told_busy);
     tcase_add_test(tc, a_uid_holding_its_share_of_connections_leaves_room_for_root);
     tcase_add_test(tc, with_two_workers_a_uids_share_holds_across_loops);
+    tcase_add_test(tc, uids_together_leave_roots_places_free);
     tcase_add_test(tc, a_client_trickling_a_request_is_closed_after_idle_timeout);
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);

@@ -116,12 +116,14 @@ else
 fi
 
 # The real daemon, started by root (it listens before dropping privileges): believed by
-# nobody, in a directory anyone can write.
+# nobody, in a directory anyone can write. randd refuses to bind there itself, so its socket
+# is moved there once bound (as anyone could rename a socket into such a directory).
 printf 'hwrng_device = %s\n' "$work/hwrng" >"$work/randd.conf"
-"$RANDD" --foreground --config "$work/randd.conf" --socket "$work/shared/randd.sock" \
+"$RANDD" --foreground --config "$work/randd.conf" --socket "$work/randd.sock" \
     2>"$work/log" &
 pid=$!
-wait_for "randd answering" answers "$work/shared/randd.sock" || fail "randd: $(cat "$work/log")"
+wait_for "randd answering" answers "$work/randd.sock" || fail "randd: $(cat "$work/log")"
+mv "$work/randd.sock" "$work/shared/randd.sock"
 out=$(as_nobody env RANDD_SOCKET="$work/shared/randd.sock" "$PROBE" bytes 2>&1)
 [[ $out =~ ^[0-9a-f]{64}$ ]] && [ "$out" != "$fake_bytes" ] &&
     pass "nobody believes root's randd in a world-writable directory" || fail "root's randd: $out"

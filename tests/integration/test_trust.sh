@@ -10,7 +10,11 @@ PROBE=${TRUST_PROBE:-build/tests/trust-probe}
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
     echo "SKIP: test_trust.sh needs root and setpriv (setuid root, another uid)"; exit 0
 fi
-as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+AS_NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+as_nobody() { "${AS_NOBODY[@]}" "$@"; }
+# The fake daemons are killed on exit, by their own pids: each is started without a function
+# or subshell between, so $! is setpriv, which becomes trust-probe (a subshell's pid would
+# die alone and leave its child running as nobody).
 fakes=()
 trap 'if [ "$BASHPID" = "$test_shell" ]; then
           for f in "${fakes[@]}"; do kill "$f" 2>/dev/null; done
@@ -18,7 +22,7 @@ trap 'if [ "$BASHPID" = "$test_shell" ]; then
       fi' EXIT
 # start_fake SOCKET: nobody's fake daemon there, its requests logged to SOCKET.log.
 start_fake() {
-    as_nobody "$PROBE" fake-daemon "$1" >"$1.log" 2>&1 &
+    "${AS_NOBODY[@]}" "$PROBE" fake-daemon "$1" >"$1.log" 2>&1 &
     fakes+=($!)
     wait_for "the fake daemon on $1" test -S "$1" || fail "no fake daemon: $(cat "$1.log")"
 }

@@ -136,6 +136,31 @@ kill "$pid"; wait "$pid" 2>/dev/null; pid=
 out=$("$PROBE" bytes "$private/own/fake.sock" 2>&1)
 [ "$out" = "$fake_bytes" ] && pass "root believes nobody's daemon in nobody's private directory" ||
     fail "nobody's daemon in its private directory: $out"
+
+# The same daemon reached through a symlink nobody put in a shared directory: whoever made
+# the name first decides where it leads, so the shared directory that holds the link counts
+# as one on the way (the review's attack: root took nobody's bytes through it).
+mkdir -m 1777 "$work/sticky"
+mkdir -m 2775 "$work/group"; chgrp nogroup "$work/group"; chmod 2775 "$work/group"
+asked=$(requests "$private/own/fake.sock")
+for shared in sticky group; do
+    as_nobody ln -s "$private/own" "$work/$shared/randd"
+    as_nobody ln -s "$private/own/fake.sock" "$work/$shared/randd.sock"
+    [ $shared = sticky ] && who=others || who="its group"
+    out=$("$PROBE" bytes "$work/$shared/randd/fake.sock" 2>&1); rc=$?
+    [ $rc != 0 ] && [[ $out == *"refused: the daemon there runs as uid 65534"* ]] &&
+        [[ $out == *"$work/$shared is writable by $who"* ]] &&
+        pass "refused through nobody's symlinked directory in $work/$shared, saying why" ||
+        fail "through a symlinked directory in $work/$shared: rc $rc: $out"
+    out=$("$PROBE" bytes "$work/$shared/randd.sock" 2>&1); rc=$?
+    [ $rc != 0 ] && [[ $out == *"$work/$shared is writable by $who"* ]] &&
+        pass "refused through nobody's symlink to the socket in $work/$shared" ||
+        fail "through a symlinked socket in $work/$shared: rc $rc: $out"
+done
+[ "$(requests "$private/own/fake.sock")" = "$asked" ] &&
+    pass "not a request was sent to it through those paths" ||
+    fail "the fake daemon was asked: $(cat "$private/own/fake.sock.log")"
+
 chmod 0775 "$private/own"
 out=$("$PROBE" bytes "$private/own/fake.sock" 2>&1); rc=$?
 [ $rc != 0 ] && [[ $out == *"$private/own is writable by its group"* ]] &&

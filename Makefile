@@ -20,6 +20,12 @@ TEXTFILEDIR := /var/lib/prometheus/node-exporter
 # downloaded by the test itself, never installed).
 QEMU_PACKAGES := qemu-system-x86 busybox-static cpio
 
+# tests/integration/test_sshd.sh runs an sshd of its own, and skips where there is none.
+# `make check` does not install it: on a machine booted by systemd, installing openssh-server
+# starts a system sshd on port 22 and enables it for every boot. CI's machines are its own to
+# change, so .ci/run installs these first (`make deps-sshd`).
+SSH_PACKAGES := openssh-server openssh-client
+
 # Debian 12 packages needed to build and test; `make deps` installs the missing ones. chromium
 # renders randctl assess's HTML report in test_report.sh (about 25 s to install here).
 DEB_PACKAGES := gcc make pkg-config valgrind gdb libssl-dev libsystemd-dev libcap-dev libbz2-dev \
@@ -93,7 +99,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check check-loaded check-qemu check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps deps-sshd check check-loaded check-qemu check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -266,6 +272,9 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
+deps-sshd:
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(SSH_PACKAGES)"
+
 # pkg-config flags are read when make starts, so building runs in a fresh make after deps.
 check: deps
 	@$(MAKE) --no-print-directory test
@@ -330,18 +339,23 @@ check-asan: deps
 # working copy under build/fuzz, so the committed corpus only changes on purpose.
 FUZZ_SECONDS ?= 30
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE -Ilib -Idaemon
-FUZZERS := request config reply
-# Each harness, then the code it tests.
-FUZZ_SOURCES_request := tests/fuzz/fuzz_request.c lib/protocol.c
-FUZZ_SOURCES_config  := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c
-FUZZ_SOURCES_reply   := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c lib/generation.c \
-                        lib/path_check.c
+FUZZERS := request config reply provider
+# Each harness, then the code it tests. fuzz_provider links the provider's code in, as
+# randd.so does, and starts it through OSSL_provider_init.
+FUZZ_SOURCES_request  := tests/fuzz/fuzz_request.c lib/protocol.c
+FUZZ_SOURCES_config   := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c
+FUZZ_SOURCES_reply    := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c lib/generation.c \
+                         lib/path_check.c
+FUZZ_SOURCES_provider := tests/fuzz/fuzz_provider.c provider/randd_provider.c lib/client.c \
+                         lib/protocol.c lib/generation.c lib/path_check.c
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SOURCES_request) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^
 $(BUILD)/fuzz/fuzz_config: $(FUZZ_SOURCES_config) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^
 $(BUILD)/fuzz/fuzz_reply: $(FUZZ_SOURCES_reply) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
+$(BUILD)/fuzz/fuzz_provider: $(FUZZ_SOURCES_provider) | $(BUILD)/fuzz/
+	clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS) -pthread
 
 fuzz: deps
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="clang libclang-rt-14-dev"
@@ -417,6 +431,7 @@ bench: deps
 	$(BUILD)/bench-jitter $(BUILD)/randd $(JENT_RNGD)
 	RANDD=$(BUILD)/randd $(BUILD)/bench-daemon
 	tests/bench/bench-assess $(BUILD)/randctl
+	tests/bench/bench-restart.sh $(BUILD)/randctl
 
 # The statistical batteries over daemon output (rngtest 1M blocks, dieharder -a, ent on
 # 256 MiB, RANGE chi-square per byte position): an hour or more. `make check` runs the short

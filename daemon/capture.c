@@ -4,12 +4,19 @@
  * hwrng's bytes byte by byte, jitter's 8-bit samples as they are). It runs as a process of
  * its own with no pool and no generator, so nothing captured ever feeds one. The samples are
  * health-tested on the way and the outcome reported, but every sample is written: an
- * assessment needs them as the source gives them. */
+ * assessment needs them as the source gives them.
+ *
+ * With --restarts R it writes the row dataset of SP 800-90B 3.1.4.1: R rows of N samples,
+ * the source opened afresh before each row and closed after it, exactly as a start of randd
+ * opens it (new state, new buffers, new health tests, and for jitter a new worker thread, a
+ * new memory buffer, its clock check and its first assessment). What a reopen can restart
+ * differs by source; randd(8) says where it cannot mean much. */
 #include "capture.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -101,30 +108,71 @@ static int capture(struct source *s, unsigned long long count, int out, char *wh
     return rc;
 }
 
-int capture_run(const struct config *c, const char *name, unsigned long long count,
-                const char *path, char *why, size_t whylen)
+/* The rows: each opens the source (as_started: as a start of randd does), writes count
+ * samples and closes it. The output is
+ * opened only once the first source has opened, so a source that cannot open leaves the file
+ * as it was. Counts the rows whose health tests failed in *failed, keeping the first reason. */
+static int capture_rows(const struct config *c, const char *name, unsigned long long count,
+                        unsigned long long rows, bool as_started, const char *path,
+                        unsigned long long *row,
+                        unsigned *failed, char *reason, size_t reasonlen, char *why,
+                        size_t whylen)
 {
-    struct source s;
-    int out, rc;
+    int out = -1, rc = 0;
 
-    if ((rc = open_source(&s, c, name, why, whylen)) < 0)
-        return rc;
-    out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (out < 0) {
-        rc = -errno;
-        snprintf(why, whylen, "%s: %s", path, strerror(errno));
+    for (unsigned long long r = 1; r <= rows && rc == 0; r++) {
+        struct source s;
+
+        *row = r;
+        if ((rc = open_source(&s, c, name, why, whylen)) < 0)
+            break;
+        /* As randd starts it: jitter's worker assesses samples of its own before its first
+         * batch, so the row holds the first samples a started daemon would be given. (rdseed's
+         * and hwrng's start assessments read the device beside the pool, taking nothing from
+         * what it reads: left out.) */
+        if (as_started && !strcmp(name, "jitter"))
+            source_assess(&s);
+        if (out < 0 && (out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
+            rc = -errno;
+            snprintf(why, whylen, "%s: %s", path, strerror(errno));
+            source_close(&s);
+            return rc;
+        }
+        rc = capture(&s, count, out, why, whylen);
+        if (rc == 0 && s.health.state == RANDD_SOURCE_QUARANTINED && (*failed)++ == 0)
+            snprintf(reason, reasonlen, "%s", s.health.reason);
         source_close(&s);
-        return rc;
     }
-    rc = capture(&s, count, out, why, whylen);
-    if (close(out) < 0 && rc == 0) {
+    if (out >= 0 && close(out) < 0 && rc == 0) {
         rc = -errno;
         snprintf(why, whylen, "%s: %s", path, strerror(errno));
     }
-    if (rc == 0)
-        snprintf(why, whylen, "%llu raw samples of %s in %s; health tests: %s%s", count,
-                 s.name, path, s.health.state == RANDD_SOURCE_QUARANTINED ? "failed: " : "passed",
-                 s.health.state == RANDD_SOURCE_QUARANTINED ? s.health.reason : "");
-    source_close(&s);
+    return rc;
+}
+
+int capture_run(const struct config *c, const char *name, unsigned long long count,
+                unsigned long long restarts, const char *path, char *why, size_t whylen)
+{
+    unsigned long long row = 0;
+    unsigned failed = 0;
+    char reason[160] = "", inner_count[64];
+    int rc = capture_rows(c, name, count, restarts ? restarts : 1, restarts > 0, path, &row,
+                          &failed, reason, sizeof(reason), why, whylen);
+
+    if (rc < 0 && restarts) {
+        char inner[256];
+
+        snprintf(inner, sizeof(inner), "%s", why);
+        snprintf(why, whylen, "restart %llu of %llu: %s", row, restarts, inner);
+    }
+    if (failed)
+        snprintf(inner_count, sizeof(inner_count), "failed after %u restart%s, the first: ",
+                 failed, failed == 1 ? "" : "s");
+    if (rc == 0 && restarts)
+        snprintf(why, whylen, "%llu restarts x %llu raw samples of %s in %s; health tests: "
+                 "%s%s", restarts, count, name, path, failed ? inner_count : "passed", reason);
+    else if (rc == 0)
+        snprintf(why, whylen, "%llu raw samples of %s in %s; health tests: %s%s", count, name,
+                 path, failed ? "failed: " : "passed", reason);
     return rc;
 }

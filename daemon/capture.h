@@ -8,13 +8,16 @@
 
 #include "config.h"
 
+#define CAPTURE_MAX_RESTARTS 1000000u     /* --restarts: SP 800-90B 3.1.4 asks for 1000 */
+
 /* Whether name is a source --capture knows: a usage error is caught before anything opens. */
 bool capture_is_source(const char *name);
 
-/* Captures count samples of source name (rdseed, hwrng, jitter or getrandom) into path.
- * Returns 0 with a summary in why (the health tests' outcome included), or a negative
- * errno with the reason in why. */
+/* Captures count samples of source name (rdseed, hwrng, jitter or getrandom) into path; with
+ * restarts > 0, restarts rows of count samples, the source reopened before each (a row
+ * dataset, SP 800-90B 3.1.4.1). Returns 0 with a summary in why (the health tests' outcome
+ * included), or a negative errno with the reason in why. */
 int capture_run(const struct config *c, const char *name, unsigned long long count,
-                const char *path, char *why, size_t whylen);
+                unsigned long long restarts, const char *path, char *why, size_t whylen);
 
 #endif

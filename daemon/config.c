@@ -49,6 +49,7 @@ static const struct key keys[] = {
     { "reseed_bytes", LIVE, KEY_SIZE, FIELD(reseed_bytes), 1ull << 20, 64ull << 30, "1G" },
     { "kernel_topup", AT_RESTART, KEY_BOOL, FIELD(kernel_topup), 0, 0, "yes" },
     { "kernel_topup_interval", LIVE, KEY_UINT, FIELD(kernel_topup_interval), 0, 86400, "300" },
+    { "selftest_interval", LIVE, KEY_UINT, FIELD(selftest_interval), 0, 86400, "600" },
     { "socket_mode", AT_RESTART, KEY_MODE, FIELD(socket_mode), 0, 0777, "0666" },
     { "socket_group", AT_RESTART, KEY_GROUP, FIELD(socket_group), 0, 0, "" },
     { "max_clients", LIVE, KEY_UINT, FIELD(max_clients), 1, 65536, "1024" },

@@ -28,6 +28,7 @@ struct config {
     uint64_t reseed_bytes;
     bool kernel_topup;
     unsigned kernel_topup_interval;    /* seconds, 0 = no periodic top-up */
+    unsigned selftest_interval;        /* seconds between self-tests; 0 = start and asked */
     unsigned socket_mode;              /* permission bits of the socket file */
     char socket_group[64];             /* group of the socket file; empty: unchanged */
     unsigned max_clients;

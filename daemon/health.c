@@ -9,6 +9,7 @@
  * opt-in lag test below catches short cycles instead. */
 #include "health.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,17 +51,25 @@ static unsigned lag_cutoff(unsigned window, double h)
     return binomial_cutoff(window, exp2(-h), HEALTH_ALPHA_LOG2 + log2(HEALTH_LAGS));
 }
 
-void health_init(struct health *h, unsigned sample_bytes, double entropy)
+void health_set_entropy(struct health *h, double entropy)
 {
-    double bits = 8.0 * sample_bytes;
+    double bits = 8.0 * h->sample_bytes;
 
-    memset(h, 0, sizeof(*h));
-    h->sample_bytes = sample_bytes;
     h->entropy = entropy > bits ? bits : entropy;
     h->rct_cutoff = rct_cutoff(h->entropy);
-    h->apt_window = bits == 1 ? 1024 : 512;
     h->apt_cutoff = apt_cutoff(h->apt_window, h->entropy);
+    if (h->lag_test)
+        h->lag_cutoff = lag_cutoff(h->apt_window, h->entropy);
+}
+
+void health_init(struct health *h, unsigned sample_bytes, double entropy)
+{
+    memset(h, 0, sizeof(*h));
+    h->sample_bytes = sample_bytes;
+    h->apt_window = sample_bytes * 8 == 1 ? 1024 : 512;
+    health_set_entropy(h, entropy);
     h->state = RANDD_SOURCE_STARTUP;
+    h->failed_test = -1;
     h->backoff_s = HEALTH_BACKOFF_MIN_S;
 }
 
@@ -68,6 +77,18 @@ void health_enable_lag_test(struct health *h)
 {
     h->lag_test = true;
     h->lag_cutoff = lag_cutoff(h->apt_window, h->entropy);
+}
+
+void health_enable_stuck_test(struct health *h)
+{
+    h->stuck_test = true;
+}
+
+bool health_runs(const struct health *h, int test)
+{
+    return test == RANDD_TEST_RCT || test == RANDD_TEST_APT ||
+           (test == RANDD_TEST_LAG && h->lag_test) ||
+           (test == RANDD_TEST_STUCK && h->stuck_test);
 }
 
 static void quarantine(struct health *h, uint64_t now_ns)
@@ -150,8 +171,15 @@ enum randd_source_state health_feed(struct health *h, uint64_t sample, uint64_t 
         return h->state;
     h->samples++;
     /* The first test to fail names the cause; all restart on re-admission. */
-    if (repetition_count_fails(h, sample) || adaptive_proportion_fails(h, sample) ||
-        lag_fails(h, sample)) {
+    if (repetition_count_fails(h, sample))
+        h->failed_test = RANDD_TEST_RCT;
+    else if (adaptive_proportion_fails(h, sample))
+        h->failed_test = RANDD_TEST_APT;
+    else if (lag_fails(h, sample))
+        h->failed_test = RANDD_TEST_LAG;
+    else
+        h->failed_test = -1;
+    if (h->failed_test >= 0) {
         quarantine(h, now_ns);
     } else if (h->state == RANDD_SOURCE_STARTUP && ++h->startup_tested >= HEALTH_STARTUP_SAMPLES) {
         h->state = RANDD_SOURCE_HEALTHY;
@@ -181,6 +209,7 @@ enum randd_source_state health_feed_stuck(struct health *h, unsigned run, uint64
     snprintf(h->reason, sizeof(h->reason),
              "stuck test: %u samples in a row with a zero first, second or third time "
              "difference (cutoff %u)", run, h->rct_cutoff);
+    h->failed_test = RANDD_TEST_STUCK;
     quarantine(h, now_ns);
     return h->state;
 }
@@ -206,4 +235,109 @@ void health_readmit(struct health *h, uint64_t now_ns)
     h->apt_seen = 0;
     h->lag_seen = 0;
     h->lag_filled = 0;
+}
+
+/* --- induced failures ----------------------------------------------------------------------
+ * randctl inject-failure: the running tests are fed the pattern that must trip one of them,
+ * through health_feed like any sample, so what is shown to fail is the shipped test itself.
+ * Each sample is first tried on a copy: one that would trip another test first (a run grown
+ * to the RCT's cutoff while the APT is the target, a lag match too many) is replaced by a
+ * filler no test counts. */
+
+#define INJECT_CYCLE 4           /* the lag test's pattern: four values over and over */
+
+/* A value none of the tests holds now: not the RCT's or APT's, not one of the lags'. */
+static uint64_t filler(const struct health *h, uint64_t *next)
+{
+    uint64_t mask = h->sample_bytes >= 8 ? UINT64_MAX : (1ull << (8 * h->sample_bytes)) - 1;
+
+    for (;;) {
+        uint64_t v = (*next)++ & mask;
+        bool held = v == h->rct_value || v == h->apt_value;
+
+        for (unsigned k = 0; k < HEALTH_LAGS && !held; k++)
+            held = h->lag_history[k] == v;
+        if (!held)
+            return v;
+    }
+}
+
+static int inject_samples(struct health *h, int test, uint64_t now_ns)
+{
+    uint64_t next = 0x5a, value = filler(h, &next), cycle[INJECT_CYCLE];
+    unsigned limit = 8 * h->apt_window + 2 * h->rct_cutoff;
+    bool aligned = false;
+
+    for (unsigned i = 0; i < INJECT_CYCLE; i++)
+        cycle[i] = filler(h, &next);     /* distinct: next only grows */
+    for (unsigned i = 0; i < limit; i++) {
+        struct health trial;
+        uint64_t sample;
+
+        /* The APT counts the first value of a window: start one with it. */
+        aligned = aligned || h->apt_seen == 0;
+        if (test == RANDD_TEST_RCT || (test == RANDD_TEST_APT && aligned))
+            sample = value;
+        else if (test == RANDD_TEST_LAG)
+            sample = cycle[i % INJECT_CYCLE];
+        else
+            sample = filler(h, &next);
+        trial = *h;
+        health_feed(&trial, sample, now_ns);
+        if (trial.state == RANDD_SOURCE_QUARANTINED && trial.failed_test != test)
+            sample = filler(h, &next);
+        health_feed(h, sample, now_ns);
+        if (h->state == RANDD_SOURCE_QUARANTINED)
+            return h->failed_test == test ? 0 : -EIO;
+    }
+    return -EIO;
+}
+
+int health_inject(struct health *h, int test, uint64_t now_ns)
+{
+    if (!health_runs(h, test))
+        return -ENOTSUP;
+    if (h->state == RANDD_SOURCE_QUARANTINED)
+        return -EALREADY;
+    if (test == RANDD_TEST_STUCK) {
+        health_feed_stuck(h, h->rct_cutoff, now_ns);
+        return h->failed_test == test ? 0 : -EIO;
+    }
+    return inject_samples(h, test, now_ns);
+}
+
+/* --- the tests' own known answers ------------------------------------------------------- */
+
+/* At 1 bit an 8-bit sample and alpha 2^-40: C = 1 + ceil(40 / 1) (4.4.1); the APT's and the
+ * lag test's critical values of the binomial tails (4.4.2), as tests/test_health.c derives
+ * them by another route. */
+#define KAT_RCT_CUTOFF 41
+#define KAT_APT_CUTOFF 337
+#define KAT_LAG_CUTOFF 340
+
+int health_selftest(char *why, size_t whylen)
+{
+    struct health h;
+
+    health_init(&h, 1, 1.0);
+    health_enable_lag_test(&h);
+    health_enable_stuck_test(&h);
+    if (h.rct_cutoff != KAT_RCT_CUTOFF || h.apt_cutoff != KAT_APT_CUTOFF ||
+        h.lag_cutoff != KAT_LAG_CUTOFF) {
+        snprintf(why, whylen, "health test cutoffs at 1 bit a sample are %u, %u, %u, not the "
+                 "known %u, %u, %u", h.rct_cutoff, h.apt_cutoff, h.lag_cutoff, KAT_RCT_CUTOFF,
+                 KAT_APT_CUTOFF, KAT_LAG_CUTOFF);
+        return -1;
+    }
+    for (int test = 0; test < RANDD_HEALTH_TEST_COUNT; test++) {
+        health_init(&h, 1, 1.0);
+        health_enable_lag_test(&h);
+        health_enable_stuck_test(&h);
+        if (health_inject(&h, test, 0) < 0) {
+            snprintf(why, whylen, "health test %s known answer: its pattern did not trip "
+                     "it%s%s", randd_health_test_name(test), h.reason[0] ? "; " : "", h.reason);
+            return -1;
+        }
+    }
+    return 0;
 }

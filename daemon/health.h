@@ -33,7 +33,9 @@ struct health {
     unsigned lag_matches[HEALTH_LAGS];      /* [k - 1]: matches at lag k in this window */
     unsigned lag_seen;                      /* samples in this window */
     unsigned lag_filled;                    /* history entries valid since the (re)start */
+    bool stuck_test;                /* the source runs a stuck test (health_feed_stuck) */
     enum randd_source_state state;
+    int failed_test;                /* enum randd_health_test that last failed; -1: none */
     uint64_t startup_tested;        /* samples passed since the (re)start */
     uint64_t samples;               /* every sample tested */
     uint64_t failures;
@@ -51,6 +53,28 @@ void health_init(struct health *h, unsigned sample_bytes, double entropy);
  * lags) fails it. The RCT and APT miss a short cycle of distinct values when the claimed
  * entropy is low (their cutoffs then allow most of a window); this catches it. */
 void health_enable_lag_test(struct health *h);
+
+/* The claimed entropy per sample changed (an assessment): the cutoffs follow it, and the
+ * tests go on where they were. Capped at the sample width as in health_init. */
+void health_set_entropy(struct health *h, double entropy);
+
+/* The source reports stuck runs (health_feed_stuck): a test it runs, that may be induced. */
+void health_enable_stuck_test(struct health *h);
+
+/* Whether the source runs test (enum randd_health_test): RCT and APT always. */
+bool health_runs(const struct health *h, int test);
+
+/* Induces a failure of test in the running tests: feeds them, sample by sample, the
+ * pattern that must trip that test (a repeated value, a window's first value over and
+ * over, a short cycle, a stuck run) and nothing that would trip another first. Returns 0
+ * once test quarantined the source, -ENOTSUP for a test it does not run, -EALREADY while it
+ * is quarantined, -EIO if the pattern failed to trip it (a bug: the known answers below). */
+int health_inject(struct health *h, int test, uint64_t now_ns);
+
+/* The health tests' own known answers, for the self-tests: the cutoffs at 1 bit a byte
+ * (SP 800-90B 4.4.1 and 4.4.2 at alpha 2^-40), and each test tripped by its pattern on a
+ * fresh source. Returns 0, or -1 with the failed check in why. */
+int health_selftest(char *why, size_t whylen);
 
 /* Tests one sample; returns the state after it. Ignored while quarantined. */
 enum randd_source_state health_feed(struct health *h, uint64_t sample, uint64_t now_ns);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -28,7 +29,7 @@
 #include "memfd_arena.h"
 #include "pool.h"
 #include "privileges.h"
-#include "selftest.h"
+#include "selfcheck.h"
 #include "server.h"
 #include "source.h"
 #include "status.h"
@@ -70,6 +71,9 @@ struct randd {
     struct randd_generation generation;   /* the word beside the socket, for librandd */
     struct loop *loop;
     int signal_fd;
+    struct selfcheck selfcheck;     /* the self-tests' runs and the last one's outcome */
+    int harvest_timer;              /* the next harvest's timer id */
+    int admin_fd;                   /* eventfd: a worker ran SELFTEST or INJECT_FAILURE */
     bool was_ready;
     uint64_t released_at_unready;     /* pool.times_unready when waiting clients were let go */
     bool notified_ready;
@@ -77,6 +81,7 @@ struct randd {
     uint64_t watchdog_ns;           /* half the systemd watchdog interval; 0: none */
     const char *capture_source;     /* --capture: write raw samples and exit */
     unsigned long long capture_count;
+    unsigned long long capture_restarts;    /* --restarts: a row dataset; 0: one run */
     const char *capture_output;
 };
 
@@ -84,7 +89,8 @@ static void usage(FILE *to)
 {
     fprintf(to,
             "usage: randd [--config FILE] [--socket PATH] [--foreground] [--check-config]\n"
-            "             [--reload PID] [--capture SOURCE --count N --output FILE]\n"
+            "             [--reload PID]\n"
+            "             [--capture SOURCE [--restarts R] --count N --output FILE]\n"
             "             [--version] [--help]\n"
             "  -c, --config FILE   configuration file (default " DEFAULT_CONFIG ";\n"
             "                      built-in defaults when that file does not exist)\n"
@@ -99,6 +105,9 @@ static void usage(FILE *to)
             "      --capture SOURCE --count N --output FILE\n"
             "                      write N raw samples of SOURCE (rdseed, hwrng, jitter or\n"
             "                      getrandom), one per byte, for SP 800-90B tools, and exit\n"
+            "      --restarts R    with --capture: R rows of N samples, SOURCE opened afresh\n"
+            "                      before each row as a start of randd opens it (SP 800-90B\n"
+            "                      3.1.4 restart data: --restarts 1000 --count 1000)\n"
             "  -V, --version       print the version and exit\n"
             "  -h, --help          print this help and exit\n");
 }
@@ -114,6 +123,7 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         { "reload", required_argument, NULL, 'L' },
         { "capture", required_argument, NULL, 'R' },
         { "count", required_argument, NULL, 'N' },
+        { "restarts", required_argument, NULL, 'T' },
         { "output", required_argument, NULL, 'O' },
         { "version", no_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
@@ -148,6 +158,16 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
                 return 2;
             }
             break;
+        case 'T':
+            errno = 0;
+            r->capture_restarts = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end || *optarg < '0' || *optarg > '9' ||
+                r->capture_restarts == 0 || r->capture_restarts > CAPTURE_MAX_RESTARTS) {
+                fprintf(stderr, "randd: --restarts: not a number of restarts from 1 to %u: "
+                                "\"%s\"\n", CAPTURE_MAX_RESTARTS, optarg);
+                return 2;
+            }
+            break;
         case 'O': r->capture_output = optarg; break;
         case 'L':
             errno = 0;
@@ -165,6 +185,10 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
     }
     if (r->capture_source && (!r->capture_output || r->capture_count == 0)) {
         fprintf(stderr, "randd: --capture needs --count N (N > 0) and --output FILE\n");
+        return 2;
+    }
+    if (r->capture_restarts && !r->capture_source) {
+        fprintf(stderr, "randd: --restarts goes with --capture SOURCE\n");
         return 2;
     }
     if (*check_only && r->reload_pid) {
@@ -206,8 +230,8 @@ static int load_config(struct randd *r, struct config *out)
 static int run_capture(const struct randd *r)
 {
     char why[512];
-    int rc = capture_run(&r->config, r->capture_source, r->capture_count, r->capture_output,
-                         why, sizeof(why));
+    int rc = capture_run(&r->config, r->capture_source, r->capture_count, r->capture_restarts,
+                         r->capture_output, why, sizeof(why));
 
     if (rc < 0)
         log_err("--capture: %s", why);
@@ -275,6 +299,7 @@ static struct status_view status_of(const struct randd *r)
         .reread = &r->reread,
         .pool = &r->pool, .kernel = &r->kernel, .clients = &r->clients,
         .loops = r->loop_stats, .nloops = r->nloops, .egd = &r->egd.stats,
+        .selfcheck = &r->selfcheck,
     };
 }
 
@@ -349,6 +374,19 @@ static void watchdog_timer(void *arg)
 
 /* --- timers ----------------------------------------------------------------------- */
 
+/* A quarantined source is retried at a harvest: the first after its back-off, not up to
+ * reseed_interval later. */
+static uint64_t sooner_for_a_retry(const struct randd *r, uint64_t next)
+{
+    uint64_t retry = pool_next_retry_ns(&r->pool), now = loop_now_ns();
+
+    if (retry == UINT64_MAX)
+        return next;
+    retry = retry > now ? retry - now : 0;
+    retry = retry < STARTUP_RETRY_NS ? STARTUP_RETRY_NS : retry;
+    return retry < next ? retry : next;
+}
+
 static void harvest_timer(void *arg)
 {
     struct randd *r = arg;
@@ -363,7 +401,65 @@ static void harvest_timer(void *arg)
         next = NOT_READY_RETRY_NS;
     else
         next = r->config.reseed_interval * NS_PER_S;
-    loop_add_timer(r->loop, next, harvest_timer, r);
+    next = sooner_for_a_retry(r, next);
+    r->harvest_timer = loop_add_timer(r->loop, next, harvest_timer, r);
+}
+
+/* --- self-tests and induced failures -------------------------------------------------- */
+
+/* After a self-test or an induced failure: harvest and judge readiness now rather than at
+ * the next timer, which may be reseed_interval away (a resumed pool reseeds first). */
+static void harvest_now(struct randd *r)
+{
+    loop_cancel_timer(r->loop, r->harvest_timer);
+    harvest_timer(r);
+}
+
+static void selftest_timer(void *arg)
+{
+    struct randd *r = arg;
+    unsigned interval = r->config.selftest_interval;   /* live: 0 looks again in a minute */
+
+    if (interval) {
+        bool halted = r->pool.halted[0] != '\0';
+
+        selfcheck_run(&r->selfcheck, &r->pool, "periodic");
+        if (halted != (r->pool.halted[0] != '\0'))
+            harvest_now(r);
+    }
+    loop_add_timer(r->loop, (interval ? interval : 60) * NS_PER_S, selftest_timer, r);
+}
+
+/* Root's SELFTEST and INJECT_FAILURE on this loop (workers = 1). */
+static int admin_here(void *arg, const struct randd_request *req, char *msg, size_t len)
+{
+    struct randd *r = arg;
+    int status = selfcheck_admin(&r->selfcheck, &r->pool, req, loop_now_ns(), msg, len);
+
+    harvest_now(r);
+    return status;
+}
+
+/* On a worker's loop: under the pool lock; this thread takes it from there (admin_done). */
+static int admin_locked(void *arg, const struct randd_request *req, char *msg, size_t len)
+{
+    struct randd *r = arg;
+    int status;
+
+    pthread_mutex_lock(&r->pool_lock);
+    status = selfcheck_admin(&r->selfcheck, &r->pool, req, loop_now_ns(), msg, len);
+    pthread_mutex_unlock(&r->pool_lock);
+    eventfd_write(r->admin_fd, 1);
+    return status;
+}
+
+static void admin_done(void *arg, int fd, uint32_t events)
+{
+    eventfd_t ignored;
+
+    (void)events;
+    eventfd_read(fd, &ignored);
+    harvest_now(arg);
 }
 
 static void kernel_timer(void *arg);
@@ -515,7 +611,7 @@ static bool is_config_option(const char *arg, const char **value)
 static int find_daemon_config(struct randd *r, char *path, size_t len)
 {
     static const char *const with_value[] = { "-s", "--socket", "--reload", "--capture",
-                                              "--count", "--output" };
+                                              "--count", "--output", "--restarts" };
     char proc[64], cmdline[8192], cwd[PATH_MAX];
     const char *named = NULL, *end;
     bool after_randd = false;
@@ -696,6 +792,7 @@ static int serve_here(struct randd *r)
     int rc = branch_init(&r->branch, &r->pool, NULL);
 
     r->loop_stats[r->nloops++] = &r->server.stats;
+    server_set_admin(&r->server, admin_here, r);
     return rc < 0 ? rc : server_start(&r->server, r->loop, &r->branch, r->primes, &r->clients,
                                       status_text, r);
 }
@@ -708,6 +805,12 @@ static int start_workers(struct randd *r)
 
     if (r->workers.n == 0)
         return 0;
+    if ((r->admin_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+        loop_add_fd(r->loop, r->admin_fd, EPOLLIN, admin_done, r) < 0) {
+        log_err("workers: eventfd: %s", strerror(errno));
+        return -1;
+    }
+    workers_set_admin(&r->workers, admin_locked, r);
     loop_set_dispatch_lock(r->loop, &r->pool_lock);
     for (size_t i = 0; i < r->workers.n; i++)
         r->loop_stats[r->nloops++] = &r->workers.w[i].server.stats;
@@ -740,15 +843,13 @@ static int start(struct randd *r)
         log_err("%s", why);
         return -1;
     }
-    if (randd_selftest(why, sizeof(why)) < 0) {
-        log_err("self-test failed: %s; refusing to serve", why);
-        return -1;
-    }
     rc = pool_init(&r->pool, r->config.reseed_interval, r->config.reseed_bytes);
     if (rc < 0) {
         log_err("pool: %s", strerror(-rc));
         return -1;
     }
+    if (selfcheck_run(&r->selfcheck, &r->pool, "start") < 0)
+        return -1;
     if ((rc = pool_use_engine(&r->pool, r->config.engine)) < 0) {
         log_err("engine = %s: %s", randd_engine_name(r->config.engine),
                 rc == -ENOTSUP ? "this CPU has no AES-NI; use engine = cymric" : strerror(-rc));
@@ -794,6 +895,8 @@ static int start(struct randd *r)
         return -1;
     }
     harvest_timer(r);
+    loop_add_timer(r->loop, (r->config.selftest_interval ? r->config.selftest_interval : 60) *
+                   NS_PER_S, selftest_timer, r);
     /* Feed at once; until the kernel is initialised, /dev/random turning readable tells
      * us when it is, and a short timer keeps feeding meanwhile. */
     if (r->kernel.enabled) {
@@ -831,6 +934,8 @@ static void stop(struct randd *r)
         loop_free(r->loop);
     if (r->signal_fd > 0)
         close(r->signal_fd);
+    if (r->admin_fd > 0)
+        close(r->admin_fd);
 }
 
 int main(int argc, char **argv)

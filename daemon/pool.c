@@ -6,6 +6,7 @@
 #include "pool.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -13,6 +14,7 @@
 
 #include "crypto.h"
 #include "cymric.h"
+#include "entropy_conditioning.h"
 #include "log.h"
 #include "randen.h"
 #include "secmem.h"
@@ -43,6 +45,7 @@ int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
     memset(p, 0, sizeof(*p));
     pool_set_reseed(p, reseed_interval, reseed_bytes);
     p->boot_offset_ns = boot_offset_now();
+    p->conditioned_in_bits = 8 * RANDD_BLAKE2B_BYTES;
     p->secret = randd_secure_alloc(sizeof(*p->secret), &p->lock_errno);
     if (!p->secret)
         return -ENOMEM;
@@ -123,6 +126,8 @@ static int absorb(struct pool *p, uint8_t acc[RANDD_BLAKE2B_BYTES], const char *
         { (void *)raw, n },
     };
 
+    if (acc == p->secret->acc)           /* n_in of the next seed: what the chain took in */
+        p->conditioned_in_bits += 8 * (sizeof(now_ns) + strlen(name) + 1 + n);
     return randd_blake2b512(p->crypto, acc, parts, sizeof(parts) / sizeof(parts[0]));
 }
 
@@ -202,6 +207,23 @@ static bool kernel_material_coming(const struct pool *p)
     return false;
 }
 
+/* SP 800-90B 3.1.5.2's h_out of the seed about to be taken (pool.h). */
+static void note_conditioning(struct pool *p)
+{
+    struct pool_conditioning *c = &p->last_seed;
+    struct randd_ea_conditioning e;
+    unsigned n_in = p->conditioned_in_bits > UINT32_MAX ? UINT32_MAX
+                                                        : (unsigned)p->conditioned_in_bits;
+
+    c->n_in = n_in;
+    c->h_in = p->credit < n_in ? p->credit : n_in;
+    c->h_out = 0.0;
+    if (randd_ea_conditioning(false, n_in, POOL_CONDITIONED_BITS, POOL_CONDITIONING_NW, c->h_in,
+                              POOL_CONDITIONING_H_PRIME, &e) == 0)
+        c->h_out = (double)e.h_out;
+    p->conditioned_in_bits = 8 * RANDD_BLAKE2B_BYTES;
+}
+
 static void reseed(struct pool *p, uint64_t now_ns)
 {
     struct pool_secrets *sec = p->secret;
@@ -214,12 +236,14 @@ static void reseed(struct pool *p, uint64_t now_ns)
     }
     p->seeded = true;
     p->must_reseed = false;
+    note_conditioning(p);
     p->credit = 0;
     p->reseeds++;
     p->last_reseed_ns = now_ns;
     p->bytes_since_reseed = 0;
     if (first)
-        log_info("generator seeded with %d credited bits", POOL_SEED_BITS);
+        log_info("generator seeded with %.0f credited bits (SP 800-90B h_out of BLAKE2b "
+                 "conditioning: %.1f bits)", p->last_seed.h_in, p->last_seed.h_out);
 }
 
 /* Moves the epoch when a serving loop's generator must reseed before its next output. */
@@ -239,7 +263,7 @@ void pool_harvest(struct pool *p, uint64_t now_ns)
 {
     for (size_t i = 0; i < p->nsources; i++)
         harvest_source(p, p->sources[i], now_ns);
-    if (p->credit >= POOL_SEED_BITS && reseed_due(p, now_ns))
+    if (!p->halted[0] && p->credit >= POOL_SEED_BITS && reseed_due(p, now_ns))
         reseed(p, now_ns);
     update_demand(p, now_ns);
     publish(p);
@@ -253,6 +277,19 @@ bool pool_any_starting(const struct pool *p)
     return false;
 }
 
+uint64_t pool_next_retry_ns(const struct pool *p)
+{
+    uint64_t soonest = UINT64_MAX;
+
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct health *h = &p->sources[i]->health;
+
+        if (h->state == RANDD_SOURCE_QUARANTINED && h->retry_at_ns < soonest)
+            soonest = h->retry_at_ns;
+    }
+    return soonest;
+}
+
 bool pool_any_healthy(const struct pool *p)
 {
     for (size_t i = 0; i < p->nsources; i++)
@@ -263,6 +300,8 @@ bool pool_any_healthy(const struct pool *p)
 
 const char *pool_not_ready_reason(const struct pool *p)
 {
+    if (p->halted[0])
+        return p->halted;
     if (!pool_any_healthy(p))
         return p->nsources ? "no healthy entropy source" : "no entropy source available";
     if (!p->seeded)
@@ -275,6 +314,26 @@ const char *pool_not_ready_reason(const struct pool *p)
 bool pool_ready(const struct pool *p)
 {
     return pool_not_ready_reason(p) == NULL;
+}
+
+void pool_halt(struct pool *p, const char *why)
+{
+    snprintf(p->halted, sizeof(p->halted), "%s", why);
+    p->credit = 0;
+    p->kernel_credit = 0;
+    if (p->seeded)
+        p->must_reseed = true;
+    publish(p);
+}
+
+void pool_resume(struct pool *p)
+{
+    p->halted[0] = '\0';
+    p->credit = 0;               /* conditioned by primitives that had just failed */
+    p->kernel_credit = 0;
+    if (p->seeded)
+        p->must_reseed = true;
+    publish(p);
 }
 
 /* A resumed suspend or restored snapshot can replay a generator state: reseed first. */
@@ -359,6 +418,8 @@ unsigned pool_take_kernel_material(struct pool *p, uint8_t out[POOL_KERNEL_BYTES
 {
     unsigned bits;
 
+    if (p->halted[0])
+        return 0;
     p->kernel_wanted = POOL_KERNEL_BYTES * 8;
     if (p->kernel_credit < p->kernel_wanted)
         pool_harvest(p, now_ns);

@@ -16,6 +16,25 @@
 #define POOL_MAX_SOURCES   8
 #define POOL_KERNEL_BYTES  64      /* conditioned bytes per kernel top-up */
 
+/* SP 800-90B 3.1.5 for randd's own conditioning: BLAKE2b-512 is not a vetted function
+ * (3.1.5.1.1 lists HMAC, CMAC, CBC-MAC, Hash_df, Block_cipher_df, SHA-2 and SHA-3), so
+ * a seed's entropy is the non-vetted h_out = min(Output_Entropy(n_in, n_out, nw, h_in),
+ * 0.999 n_out, h' n_out) (3.1.5.2). The chain of absorbs between two seeds is one function of
+ * all it absorbed and the accumulator it started from: n_in is those bits, h_in the bits
+ * credited for them, n_out the 512-bit seed, nw BLAKE2b-512's 512-bit chaining value. h' is
+ * the min-entropy per bit SP 800-90B's non-IID estimators measured on 1,000,000 bytes of
+ * randd's conditioned output, jitter samples absorbed as the pool absorbs them (README:
+ * "Conditioning"): a property of the function, measured once, as 3.1.5.2 asks of a lab. */
+#define POOL_CONDITIONED_BITS  512
+#define POOL_CONDITIONING_NW   512
+#define POOL_CONDITIONING_H_PRIME 0.931   /* 0.93149 measured (README) */
+
+/* The conditioning behind the last seed, for STATUS: n_in 0 before the first. */
+struct pool_conditioning {
+    uint64_t n_in;
+    double h_in, h_out;
+};
+
 struct pool_secrets;
 
 struct pool {
@@ -29,11 +48,14 @@ struct pool {
     enum randd_engine engine;        /* Cymric (BLAKE2b + ChaCha20, the default) or Randen */
     bool seeded;
     bool must_reseed;                /* clock jump: no output until reseeded */
+    char halted[192];                /* a self-test failed: why; "": not halted */
     int64_t boot_offset_ns;          /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the last check */
     unsigned reseed_interval;        /* seconds */
     uint64_t reseed_bytes;
     /* status */
     uint64_t reseeds;
+    uint64_t conditioned_in_bits;    /* n_in of the seed being gathered */
+    struct pool_conditioning last_seed;
     uint64_t last_reseed_ns;
     uint64_t bytes_since_reseed;
     uint64_t bytes_served;
@@ -65,11 +87,20 @@ void pool_fini(struct pool *p);
  * healthy, and seeds or reseeds the generator when enough is credited and a reseed is due. */
 void pool_harvest(struct pool *p, uint64_t now_ns);
 
-/* Seeded, not waiting for a forced reseed, and at least one source healthy. */
+/* A self-test failed (daemon/selfcheck.c): no output of any kind, generator or kernel feed,
+ * until pool_resume; why is the not-ready reason. What was credited before is forgotten, and
+ * output resumes only after a reseed from material conditioned after the clean re-test. */
+void pool_halt(struct pool *p, const char *why);
+void pool_resume(struct pool *p);
+
+/* Seeded, not halted, not waiting for a forced reseed, and at least one source healthy. */
 bool pool_ready(const struct pool *p);
 /* Why not ready, for logs and status; NULL when ready. */
 const char *pool_not_ready_reason(const struct pool *p);
 bool pool_any_healthy(const struct pool *p);
+/* When the soonest quarantined source's back-off ends (its retry is due at a harvest), in
+ * loop_now_ns() time; UINT64_MAX: none is waiting for one. */
+uint64_t pool_next_retry_ns(const struct pool *p);
 /* Some source is still in its start-up test (a slow device gives a few bytes a read). */
 bool pool_any_starting(const struct pool *p);
 

@@ -458,6 +458,38 @@ static void handle_add_entropy(struct client *c, const struct randd_request *req
     start_reply(c, RANDD_OK, 0);
 }
 
+/* SELFTEST and INJECT_FAILURE: root's alone (not the trusted_group's, not a TCP peer's, which
+ * has no uid). They can stop all output, or quarantine a source. */
+static void handle_admin(struct client *c, const struct randd_request *req)
+{
+    const char *op = req->op == RANDD_OP_SELFTEST ? "SELFTEST" : "INJECT_FAILURE";
+    char msg[384], why[64];
+    struct reply *r;
+    int status;
+    size_t len;
+
+    if (c->conn.uid != 0) {
+        snprintf(why, sizeof(why), "%s needs uid 0", op);
+        reply_error(c, RANDD_NOT_PERMITTED, why);
+        return;
+    }
+    if (!c->srv->admin) {
+        reply_error(c, RANDD_INTERNAL, "no self-tests on this loop");
+        return;
+    }
+    status = c->srv->admin(c->srv->admin_ctx, req, msg, sizeof(msg));
+    log_notice("client uid %u asked %s: %s", (unsigned)c->conn.uid, op, msg);
+    if (status != RANDD_OK) {
+        reply_error(c, status, msg);
+        return;
+    }
+    len = strlen(msg);
+    if ((r = start_reply(c, RANDD_OK, len))) {
+        memcpy(r->buf + r->len, msg, len);
+        r->len += len;
+    }
+}
+
 /* The search runs on the worker; the reply starts when it comes back (prime_found). The
  * worker's generator is seeded with pool output, so it too only runs on a ready pool. A uid
  * with its share of the worker under way is answered BUSY at once (primes.c). */
@@ -597,6 +629,8 @@ static bool handle_request(struct client *c)
         handle_status(c);
     else if (req.op == RANDD_OP_ADD_ENTROPY)
         handle_add_entropy(c, &req);
+    else if (req.op == RANDD_OP_SELFTEST || req.op == RANDD_OP_INJECT_FAILURE)
+        handle_admin(c, &req);
     else
         done = handle_output(c, &req);
     return done;
@@ -800,6 +834,12 @@ int server_start(struct server *s, struct loop *loop, struct branch *branch,
     if (!s->primes)
         return -errno;
     return listener_start(&s->listener, loop, clients);
+}
+
+void server_set_admin(struct server *s, server_admin_fn *admin, void *admin_ctx)
+{
+    s->admin = admin;
+    s->admin_ctx = admin_ctx;
 }
 
 void server_reload(struct server *s)

@@ -32,6 +32,11 @@ struct server_stats {
 /* STATUS's JSON: from the caller, which sees every module. */
 typedef char *server_status_fn(void *ctx, size_t *len);
 
+/* SELFTEST and INJECT_FAILURE, asked by root: carried out by the caller, which owns the
+ * sources and the pool. Returns a protocol status, with the reply's text in msg. */
+typedef int server_admin_fn(void *ctx, const struct randd_request *req, char *msg,
+                            size_t msglen);
+
 struct server {
     struct loop *loop;
     struct branch *branch;             /* this loop's generator: the pool, or seeded from it */
@@ -44,6 +49,8 @@ struct server {
     struct server_stats stats;
     server_status_fn *status_json;
     void *status_ctx;
+    server_admin_fn *admin;            /* NULL: SELFTEST and INJECT_FAILURE are refused */
+    void *admin_ctx;
 };
 
 /* Takes activated_fd (a socket systemd passed; -1: none), or binds config->socket: a stale
@@ -64,6 +71,9 @@ int server_open_beside(struct server *s, const struct config *config, struct ser
 int server_start(struct server *s, struct loop *loop, struct branch *branch,
                  struct primes *primes, struct listener_clients *clients,
                  server_status_fn *status, void *status_ctx);
+
+/* Root's SELFTEST and INJECT_FAILURE requests go to admin(admin_ctx), on this loop. */
+void server_set_admin(struct server *s, server_admin_fn *admin, void *admin_ctx);
 
 /* After a reload: idle_timeout's new value applies (max_clients and trusted_group are read
  * live). */

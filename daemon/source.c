@@ -148,6 +148,36 @@ void source_disable(struct source *s, const char *why)
     log_warning("source %s: disabled: %s", s->name, why);
 }
 
+/* --- induced failures ------------------------------------------------------------------ */
+
+#define INDUCED_MARK " (induced: randctl inject-failure)"
+
+int source_inject_failure(struct source *s, int test, uint64_t now_ns, char *msg,
+                          size_t msglen)
+{
+    const char *name = randd_health_test_name(test);
+    int rc = health_inject(&s->health, test, now_ns);
+    size_t len;
+
+    if (rc == -ENOTSUP)
+        return snprintf(msg, msglen, "source %s runs no %s test", s->name, name), rc;
+    if (rc == -EALREADY)
+        return snprintf(msg, msglen, "source %s is quarantined already: %s", s->name,
+                        s->health.reason), rc;
+    if (rc < 0)
+        return snprintf(msg, msglen, "source %s: the %s pattern did not trip the %s test: %s",
+                        s->name, name, name, s->health.reason), rc;
+    s->injected_failures++;
+    len = strlen(s->health.reason);
+    if (len + sizeof(INDUCED_MARK) > sizeof(s->health.reason))
+        len = sizeof(s->health.reason) - sizeof(INDUCED_MARK);
+    memcpy(s->health.reason + len, INDUCED_MARK, sizeof(INDUCED_MARK));
+    log_warning("source %s: quarantined: %s", s->name, s->health.reason);
+    snprintf(msg, msglen, "source %s quarantined by its %s test: %s", s->name, name,
+             s->health.reason);
+    return 0;
+}
+
 /* --- the harvest -------------------------------------------------------------------------- */
 
 ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns)

@@ -72,6 +72,7 @@ struct source {
     uint64_t read_errors;
     uint64_t stale_discarded;   /* bytes queued while quarantined, wiped at the retry */
     uint64_t stuck_discarded;   /* samples the source found stuck and dropped (jitter) */
+    uint64_t injected_failures; /* health test failures induced (randctl inject-failure) */
     unsigned stuck_run;         /* set by read: the longest run of stuck samples it saw */
     double credited_bits;       /* bits of credit in the bytes passed on */
     double cpu_seconds;         /* CPU time spent producing them (jitter's worker) */
@@ -104,6 +105,13 @@ void source_set_assessed(struct source *s, double min_entropy_per_byte);
 /* Starts an assessment of the source's raw output, if it has one (jitter: at once, and again
  * hourly while it runs; rdseed and hwrng: once, at start). Results arrive with harvests. */
 void source_assess(struct source *s);
+
+/* randctl inject-failure: makes the health test (enum randd_health_test) fail on the source
+ * by feeding the running test its pattern (health_inject); quarantined, logged and re-admitted
+ * after a fresh start-up test as for any failure, the reason marked as induced. Returns 0, or
+ * -ENOTSUP (the source runs no such test), -EALREADY (quarantined now), -EIO; msg says it. */
+int source_inject_failure(struct source *s, int test, uint64_t now_ns, char *msg,
+                          size_t msglen);
 
 /* Takes the source out of use for good, with the reason in STATUS and the log. */
 void source_disable(struct source *s, const char *why);

@@ -14,7 +14,8 @@
  *  - each kept delta, divided by the clock's step (the GCD found at start: a VM's TSC may
  *    count in 13s or 26s), is reduced to its low 8 bits: one raw sample per byte, the form
  *    SP 800-90B tooling reads and the one that is health-tested, assessed and credited;
- *  - the health tests hold the samples to a claim of JITTER_CLAIM_BITS;
+ *  - the health tests hold the samples to a claim of JITTER_CLAIM_BITS, or to the lowest
+ *    assessment when that is lower (their cutoffs follow it);
  *  - the credit is measured: the worker assesses a sample of its own (SP 800-90B non-IID, on
  *    SOURCE_ASSESS_SAMPLES samples never handed out) before its first batch and again every
  *    JITTER_REASSESS_S while it runs, and the source credits a margin below the lowest
@@ -430,6 +431,10 @@ static void jitter_assessed(struct source *s, double lowest)
     if (bits > JITTER_CLAIM_BITS)
         bits = JITTER_CLAIM_BITS;
     s->entropy_per_byte = bits / j->oversampling;
+    /* SP 800-90B 4.4: the cutoffs follow the entropy the samples are assessed to have, at
+     * most the claim; a lower figure loosens them, or a healthy source would false-alarm
+     * far more often than alpha says. */
+    health_set_entropy(&s->health, lowest < JITTER_CLAIM_BITS ? lowest : JITTER_CLAIM_BITS);
 }
 
 #define JITTER_STOP_WAIT_S 2
@@ -589,6 +594,7 @@ int source_jitter_init(struct source *s, unsigned oversampling, jitter_clock_fn 
     /* Held to the claim, credited less: the tests catch a source that falls below it. */
     health_init(&s->health, 1, JITTER_CLAIM_BITS);
     health_enable_lag_test(&s->health);
+    health_enable_stuck_test(&s->health);
     s->state = j;
     s->wake_fd = j->efd;
     return 0;

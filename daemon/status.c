@@ -9,7 +9,9 @@
 #include <stdlib.h>
 
 #include "egd.h"
+#include "health.h"
 #include "log.h"
+#include "selfcheck.h"
 #include "server.h"
 
 static void json_string(FILE *f, const char *s)
@@ -45,6 +47,32 @@ static void write_assessment(FILE *f, const struct source *s)
         fputs("null", f);
 }
 
+/* What the cutoffs follow (min-entropy a sample), the tests the source runs (what randctl
+ * inject-failure may name), the one that failed last, and the failures induced. */
+static void write_health_tests(FILE *f, const struct source *s)
+{
+    const struct health *h = &s->health;
+    bool first = true;
+
+    fprintf(f, ",\"health_entropy_per_sample\":%.4g,\"lag_cutoff\":", h->entropy);
+    if (h->lag_test)
+        fprintf(f, "%u", h->lag_cutoff);
+    else
+        fputs("null", f);
+    fputs(",\"health_tests\":[", f);
+    for (int t = 0; t < RANDD_HEALTH_TEST_COUNT; t++)
+        if (health_runs(h, t)) {
+            fprintf(f, "%s\"%s\"", first ? "" : ",", randd_health_test_name(t));
+            first = false;
+        }
+    fputs("],\"failed_test\":", f);
+    if (h->failed_test >= 0)
+        fprintf(f, "\"%s\"", randd_health_test_name(h->failed_test));
+    else
+        fputs("null", f);
+    fprintf(f, ",\"injected_failures\":%llu", (unsigned long long)s->injected_failures);
+}
+
 static void write_sources(FILE *f, const struct pool *p)
 {
     fputs("\"sources\":[", f);
@@ -70,9 +98,26 @@ static void write_sources(FILE *f, const struct pool *p)
                    "\"running\":%s",
                 s->credited_bits, s->cpu_seconds, (unsigned long long)s->stuck_discarded,
                 s->wanted ? "true" : "false");
+        write_health_tests(f, s);
         fputc('}', f);
     }
     fputs("],", f);
+}
+
+/* SP 800-90B 3.1.5.2 for the last seed (pool.h): null figures before the first. Closes the
+ * pool's object. */
+static void write_conditioning(FILE *f, const struct pool *p)
+{
+    const struct pool_conditioning *c = &p->last_seed;
+
+    fprintf(f, "\"conditioning\":{\"function\":\"BLAKE2b-512\",\"vetted\":false,"
+               "\"n_out\":%d,\"nw\":%d,\"h_prime\":%.4g,", POOL_CONDITIONED_BITS,
+            POOL_CONDITIONING_NW, POOL_CONDITIONING_H_PRIME);
+    if (c->n_in)
+        fprintf(f, "\"n_in\":%llu,\"h_in\":%.1f,\"h_out\":%.1f}},",
+                (unsigned long long)c->n_in, c->h_in, c->h_out);
+    else
+        fputs("\"n_in\":null,\"h_in\":null,\"h_out\":null}},", f);
 }
 
 static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct kernel *k,
@@ -81,11 +126,12 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
     fprintf(f, "\"pool\":{\"engine\":\"%s\",\"seeded\":%s,\"reseeds\":%llu,"
                "\"last_reseed_age_seconds\":%.1f,"
                "\"credited_bits\":%.0f,\"bytes_since_reseed\":%llu,\"locked_in_memory\":%s,"
-               "\"vm_generations\":%llu},",
+               "\"vm_generations\":%llu,",
             pool_engine_name(p), p->seeded ? "true" : "false", (unsigned long long)p->reseeds,
             p->seeded ? (double)(now_ns - p->last_reseed_ns) / 1e9 : 0.0, p->credit,
             (unsigned long long)p->bytes_since_reseed, p->lock_errno ? "false" : "true",
             (unsigned long long)p->vm_generations);
+    write_conditioning(f, p);
     fprintf(f, "\"kernel\":{\"enabled\":%s,\"initialised\":%s,\"topups\":%llu,\"reseeds\":%llu,"
                "\"bits_offered\":%llu,",
             k->enabled ? "true" : "false", k->initialised ? "true" : "false",
@@ -218,6 +264,29 @@ static void write_pending_restart(FILE *f, const struct config *in_effect,
     fputc('}', f);
 }
 
+/* The last self-test (null before the first) and the health tests' false-alarm rate. */
+static void write_selftest(FILE *f, const struct selfcheck *sc, unsigned interval)
+{
+    fprintf(f, "\"selftest\":{\"interval_seconds\":%u,\"runs\":%llu,\"failures\":%llu,"
+               "\"last_time\":", interval, (unsigned long long)sc->runs,
+            (unsigned long long)sc->failures);
+    if (sc->runs == 0) {
+        fputs("null,\"last_result\":null,\"last_trigger\":null,\"failed_test\":null},", f);
+    } else {
+        fprintf(f, "%lld,\"last_seconds\":%.6f,\"last_result\":\"%s\",\"last_trigger\":\"%s\","
+                   "\"failed_test\":", (long long)sc->last_time, sc->last_seconds,
+                sc->last_passed ? "pass" : "fail", sc->last_trigger);
+        if (sc->last_passed)
+            fputs("null", f);
+        else
+            json_string(f, sc->failed);
+        fputs("},", f);
+    }
+    fprintf(f, "\"health\":{\"alpha_log2\":-%d,\"alpha\":%.6g,\"startup_samples\":%d},",
+            HEALTH_ALPHA_LOG2, 1.0 / (double)(1ull << HEALTH_ALPHA_LOG2),
+            HEALTH_STARTUP_SAMPLES);
+}
+
 char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
 {
     const char *why = pool_not_ready_reason(v->pool);
@@ -236,6 +305,8 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
         fputc(',', f);
     }
     write_sources(f, v->pool);
+    if (v->selfcheck)
+        write_selftest(f, v->selfcheck, v->config->selftest_interval);
     write_pool_and_kernel(f, v->pool, v->kernel, now_ns);
     if (v->nloops)
         write_server(f, v);
@@ -277,6 +348,11 @@ void status_log(const struct status_view *v, uint64_t now_ns)
                  s->health.state == RANDD_SOURCE_QUARANTINED ? ": " : "",
                  s->health.state == RANDD_SOURCE_QUARANTINED ? s->health.reason : "");
     }
+    if (v->selfcheck && v->selfcheck->runs)
+        log_info("  self-tests: %llu runs, %llu failed; the last (%s) %s%s",
+                 (unsigned long long)v->selfcheck->runs,
+                 (unsigned long long)v->selfcheck->failures, v->selfcheck->last_trigger,
+                 v->selfcheck->last_passed ? "passed" : "failed: ", v->selfcheck->failed);
     log_info("  pool: %s, %llu reseeds, last %.0f s ago, %llu bytes out",
              p->seeded ? "seeded" : "unseeded", (unsigned long long)p->reseeds,
              p->seeded ? (double)(now_ns - p->last_reseed_ns) / 1e9 : 0.0,

@@ -13,6 +13,7 @@
 struct listener_clients;
 struct server_stats;
 struct egd_stats;
+struct selfcheck;
 
 struct status_view {
     const char *version;
@@ -25,6 +26,7 @@ struct status_view {
     const struct server_stats *const *loops;  /* each serving loop's (workers) */
     size_t nloops;
     const struct egd_stats *egd;
+    const struct selfcheck *selfcheck; /* NULL: not reported */
 };
 
 /* Returns a malloc'd JSON text (its length in *len), or NULL when out of memory. */

@@ -123,11 +123,18 @@ static int start_one(struct worker *w, struct pool *pool, struct primes *primes,
         (rc = server_start(&w->server, w->loop, &w->branch, primes, clients, status,
                            status_ctx)) < 0)
         return rc;
+    server_set_admin(&w->server, w->all->admin, w->all->admin_ctx);
     if ((rc = pthread_create(&w->thread, NULL, worker_run, w)) != 0)
         return -rc;
     pthread_setname_np(w->thread, "randd-loop");     /* for top -H and perf; not vital */
     w->running = true;
     return 0;
+}
+
+void workers_set_admin(struct workers *ws, server_admin_fn *admin, void *admin_ctx)
+{
+    ws->admin = admin;
+    ws->admin_ctx = admin_ctx;
 }
 
 int workers_start(struct workers *ws, struct pool *pool, pthread_mutex_t *pool_lock,

@@ -39,6 +39,8 @@ struct workers {
     size_t n;
     const struct config *config;       /* the main thread's, read under pool_lock */
     pthread_mutex_t *pool_lock;
+    server_admin_fn *admin;            /* each loop's server_set_admin, from workers_start */
+    void *admin_ctx;
 };
 
 /* n loops' servers on socket_owner's socket (bound, or passed by systemd; it keeps the file
@@ -53,6 +55,10 @@ int workers_open(struct workers *ws, unsigned n, const struct config *config,
 int workers_start(struct workers *ws, struct pool *pool, pthread_mutex_t *pool_lock,
                   struct primes *primes, struct listener_clients *clients,
                   server_status_fn *status, void *status_ctx);
+
+/* Before workers_start: root's SELFTEST and INJECT_FAILURE on every loop go to admin, which
+ * runs on that loop's thread and must take pool_lock itself. */
+void workers_set_admin(struct workers *ws, server_admin_fn *admin, void *admin_ctx);
 
 /* From the main thread, under pool_lock: the live keys changed; the pool became ready. */
 void workers_reload(struct workers *ws);

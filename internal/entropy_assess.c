@@ -382,7 +382,7 @@ int randd_ea_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned fl
     size_t nbits = 0;
     int rc = 0;
 
-    if (n == 0 || bits > 8 || (flags & ~RANDD_EA_TRUNCATE))
+    if (n == 0 || bits > 8 || (flags & ~(RANDD_EA_TRUNCATE | RANDD_EA_LITERAL_ONLY)))
         return -EINVAL;
     if (n > RANDD_EA_MAX_SAMPLES)
         return -E2BIG;
@@ -410,7 +410,7 @@ int randd_ea_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned fl
         return -ENOMEM;
     for (size_t i = 0; i < n; i++)
         literal[i] = rank[samples[i]];
-    if (k > 2) {                            /* the bitstring, most significant bit first */
+    if (k > 2 && !(flags & RANDD_EA_LITERAL_ONLY)) {  /* the bitstring, most significant first */
         nbits = (size_t)n * bits;
         if ((flags & RANDD_EA_TRUNCATE) && nbits > TRUNCATED_BITS)
             nbits = TRUNCATED_BITS;

@@ -54,6 +54,7 @@ extern const char *const randd_ea_sections[RANDD_EA_ESTIMATORS];
 #define RANDD_EA_MAX_SAMPLES  ((1u << 28) - 1)  /* bitstrings are indexed by int32_t */
 #define RANDD_EA_MIN_SAMPLES  1000000u    /* what SP 800-90B 3.1.1 asks of a source's data */
 #define RANDD_EA_TRUNCATE     1u          /* flag: assess only the first 1,000,000 bitstring bits */
+#define RANDD_EA_LITERAL_ONLY 2u          /* flag: no bitstring track (ea_restart runs none) */
 
 struct randd_ea_result {
     unsigned bits;              /* W, the symbol width used */
@@ -76,7 +77,8 @@ unsigned randd_ea_width(const uint8_t *samples, size_t n);
 typedef void randd_ea_progress_fn(void *arg, double done, const char *what);
 
 /* Assesses n samples, one per byte, each a value of bits bits (1..8; 0: the width of the
- * largest value, as ea_non_iid infers it). flags: 0 or RANDD_EA_TRUNCATE. progress may be
+ * largest value, as ea_non_iid infers it). flags: 0, RANDD_EA_TRUNCATE or
+ * RANDD_EA_LITERAL_ONLY (then h_assessed = h_original). progress may be
  * NULL. Samples all of one value have no entropy: every estimate NAN, h_original and
  * h_assessed 0. Returns 0, -EINVAL (n = 0, bits > 8, unknown flags), -ERANGE (a value wider
  * than bits), -E2BIG (n > RANDD_EA_MAX_SAMPLES), -ENOMEM. */

@@ -1,5 +1,5 @@
-/* Start-up known answers. A mismatch means the crypto library or our use of it is broken,
- * and no output may be served. */
+/* Known answers, run at start and again periodically and on request (daemon/selfcheck.c). A
+ * mismatch means the crypto library or our use of it is broken, and no output may be served. */
 #include "selftest.h"
 
 #include <stdio.h>
@@ -7,6 +7,8 @@
 
 #include "crypto.h"
 #include "cymric.h"
+#include "randen.h"
+#include "rngbc.h"
 
 static const uint8_t blake2b_abc[64] = {   /* RFC 7693 appendix A */
     0xba, 0x80, 0xa5, 0x3f, 0x98, 0x1c, 0x4d, 0x0d, 0x6a, 0x27, 0x97, 0xb6, 0x9f, 0x12, 0xf6, 0xe9,
@@ -28,6 +30,19 @@ static const uint8_t cymric_out1[32] = {   /* cymric-kat.txt: out1-32 */
     0x92, 0x0d, 0x7f, 0x25, 0x7b, 0xe2, 0x82, 0x28, 0x19, 0x3c, 0x67, 0x01, 0xe2, 0x94, 0x2f, 0xe3,
     0x2c, 0x7d, 0xf5, 0xcd, 0x7f, 0xae, 0xb9, 0x4f, 0x7b, 0x97, 0x47, 0xce, 0xb1, 0x32, 0xfc, 0x40,
 };
+
+static const uint8_t randen_zero[16] = {   /* randen-golden.txt: words 0, 1, little-endian */
+    0xee, 0x10, 0x04, 0xd9, 0x7c, 0xf4, 0xa9, 0xdd,
+    0x77, 0x39, 0x43, 0x4e, 0x13, 0x4f, 0xc1, 0xc3,
+};
+
+/* RNG-BC-8 in [0, 100001) over the byte source 0x9d, 0x3a, 0xd7, ... (adding 0x9d): four
+ * values and the 14 bytes drawn, one candidate rejected on its middle byte. */
+static const uint8_t rngbc_r[3] = { 0x01, 0x86, 0xa1 };
+static const uint8_t rngbc_out[4][3] = {
+    { 0x01, 0x3a, 0xd7 }, { 0x00, 0x11, 0xae }, { 0x00, 0xbf, 0x85 }, { 0x00, 0xf9, 0x96 },
+};
+#define RNGBC_KAT_DRAWN 14
 
 static int check_primitives(struct randd_crypto *c)
 {
@@ -61,6 +76,46 @@ static int check_cymric(void)
     return rc;
 }
 
+/* Only on a CPU with AES-NI: without it Randen cannot be chosen at all. */
+static int check_randen(void)
+{
+    struct randd_randen g;
+    uint8_t out[16];
+    int rc = -1;
+
+    if (!randd_randen_available())
+        return 0;
+    if (randd_randen_init(&g) == 0 && randd_randen_generate(&g, out, sizeof(out)) == 0 &&
+        !memcmp(out, randen_zero, sizeof(out)))
+        rc = 0;
+    randd_randen_wipe(&g);
+    return rc;
+}
+
+static int counter_fill(void *ctx, void *buf, size_t n)
+{
+    uint8_t *next = ctx, *b = buf;
+
+    for (size_t i = 0; i < n; i++)
+        b[i] = *next += 0x9d;
+    return 0;
+}
+
+static int check_rngbc(void)
+{
+    struct randd_rngbc_range range;
+    uint8_t counter = 0, out[3];
+    struct randd_byte_source src = { counter_fill, &counter };
+    uint64_t drawn = 0;
+
+    if (randd_rngbc_prepare(&range, rngbc_r, sizeof(rngbc_r)) < 0)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        if (randd_rngbc8(&range, out, &src, &drawn) < 0 || memcmp(out, rngbc_out[i], 3))
+            return -1;
+    return drawn == RNGBC_KAT_DRAWN ? 0 : -1;
+}
+
 int randd_selftest(char *why, size_t whylen)
 {
     struct randd_crypto *c = randd_crypto_new();
@@ -78,5 +133,10 @@ int randd_selftest(char *why, size_t whylen)
         snprintf(why, whylen, "ChaCha20 known answer (RFC 8439 2.4.2) does not match");
     else if ((rc = check_cymric()) < 0)
         snprintf(why, whylen, "Cymric generator known answer does not match");
+    else if ((rc = check_randen()) < 0)
+        snprintf(why, whylen, "Randen known answer (google/randen golden output) does not "
+                 "match");
+    else if ((rc = check_rngbc()) < 0)
+        snprintf(why, whylen, "RNG-BC-8 known answer does not match");
     return rc < 0 ? -1 : 0;
 }

@@ -1,5 +1,6 @@
-/* Known-answer self-tests run before anything is served: BLAKE2b (RFC 7693), ChaCha20
- * (RFC 8439 2.4.2) and the reference Cymric outputs, through the production code paths. */
+/* Known-answer self-tests run before anything is served, and again periodically: BLAKE2b
+ * (RFC 7693), ChaCha20 (RFC 8439 2.4.2), the reference Cymric outputs, Randen's golden output
+ * (with AES-NI) and RNG-BC-8, through the production code paths. */
 #ifndef RANDD_SELFTEST_H
 #define RANDD_SELFTEST_H
 

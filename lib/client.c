@@ -885,6 +885,35 @@ int randd_status(randd_handle *h, char **json)
     return with_connection(h, run_status, json);
 }
 
+struct admin {
+    int op, test;
+    const char *source;
+    char **text;
+};
+
+static int run_admin(randd_handle *h, void *arg)
+{
+    struct admin *a = arg;
+    struct randd_request req = { .op = (uint8_t)a->op, .flags = h->flags,
+                                 .test = (uint8_t)a->test, .data = (const uint8_t *)a->source,
+                                 .data_len = a->source ? strlen(a->source) : 0 };
+    uint8_t frame[RANDD_HEADER_BYTES + 1 + RANDD_MAX_SOURCE_NAME];
+    int rc = send_request(h, &req, frame, sizeof(frame));
+
+    return rc < 0 ? rc : read_reply(h, NULL, SIZE_MAX, a->text);
+}
+
+int randd_admin(randd_handle *h, int op, int test, const char *source, char **text)
+{
+    struct admin a = { op, test, source, text };
+
+    if (!text || (op != RANDD_OP_SELFTEST && op != RANDD_OP_INJECT_FAILURE) ||
+        (op == RANDD_OP_INJECT_FAILURE && (!source || strlen(source) > RANDD_MAX_SOURCE_NAME)))
+        return -EINVAL;
+    *text = NULL;
+    return with_connection(h, run_admin, &a);
+}
+
 struct add_entropy {
     const void *data;
     size_t len;

@@ -13,4 +13,10 @@ int randd_handle_from_fd(randd_handle **handle, int fd);
  * seeding (provider/randd_provider.c). Returns 0 or a negative error. */
 int randd_seed(randd_handle *h, void *buf, size_t n);
 
+/* Root's SELFTEST (op RANDD_OP_SELFTEST) or INJECT_FAILURE of test (enum randd_health_test)
+ * on source, for randctl: the daemon's reply text in *text (malloc'd). Returns >= 0, or a
+ * negative error (RANDD_ERR(RANDD_NOT_PERMITTED) for anyone but root; randd_message says
+ * why). */
+int randd_admin(randd_handle *h, int op, int test, const char *source, char **text);
+
 #endif

@@ -61,6 +61,8 @@ static bool body_length(const struct randd_request *req, size_t *len)
     case RANDD_OP_STATUS: *len = 0; return true;
     case RANDD_OP_ADD_ENTROPY: *len = 4 + req->data_len; return req->data_len < UINT32_MAX - 4;
     case RANDD_OP_PRIME: *len = 2; return true;
+    case RANDD_OP_SELFTEST: *len = 0; return true;
+    case RANDD_OP_INJECT_FAILURE: *len = 1 + req->data_len; return req->data_len < 256;
     default: return false;
     }
 }
@@ -94,6 +96,11 @@ size_t randd_request_encode(uint8_t *out, size_t cap, const struct randd_request
         break;
     case RANDD_OP_PRIME:
         put16(b, req->bits);
+        break;
+    case RANDD_OP_INJECT_FAILURE:
+        b[0] = req->test;
+        if (req->data_len)
+            memcpy(b + 1, req->data, req->data_len);
         break;
     }
     return RANDD_HEADER_BYTES + body;
@@ -243,6 +250,26 @@ static int parse_prime(const struct randd_header *h, const uint8_t *body,
     return RANDD_OK;
 }
 
+/* A test's number, then the source's name: printable, as STATUS's sources[].name. */
+static int parse_inject_failure(const struct randd_header *h, const uint8_t *body,
+                                struct randd_request *req, char *why, size_t whylen)
+{
+    if (h->length < 2 || h->length > 1 + RANDD_MAX_SOURCE_NAME)
+        return reject(RANDD_MALFORMED, why, whylen, "INJECT_FAILURE body is %u bytes, not "
+                      "2 to %u", h->length, 1 + RANDD_MAX_SOURCE_NAME);
+    req->test = body[0];
+    req->data = body + 1;
+    req->data_len = h->length - 1;
+    if (req->test >= RANDD_HEALTH_TEST_COUNT)
+        return reject(RANDD_INVALID_ARGUMENT, why, whylen, "INJECT_FAILURE test = %u (at "
+                      "most %u)", req->test, RANDD_HEALTH_TEST_COUNT - 1);
+    for (size_t i = 0; i < req->data_len; i++)
+        if (req->data[i] <= ' ' || req->data[i] > '~')
+            return reject(RANDD_INVALID_ARGUMENT, why, whylen, "INJECT_FAILURE source name "
+                          "holds byte 0x%02x", req->data[i]);
+    return RANDD_OK;
+}
+
 int randd_parse_request(const struct randd_header *h, const uint8_t *body,
                         struct randd_request *req, char *why, size_t whylen)
 {
@@ -261,10 +288,11 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
     case RANDD_OP_RANGE: return parse_range(h, body, req, why, whylen);
     case RANDD_OP_ADD_ENTROPY: return parse_add_entropy(h, body, req, why, whylen);
     case RANDD_OP_PRIME: return parse_prime(h, body, req, why, whylen);
+    case RANDD_OP_INJECT_FAILURE: return parse_inject_failure(h, body, req, why, whylen);
     default:
         if (h->length != 0)
-            return reject(RANDD_MALFORMED, why, whylen, "STATUS body is %u bytes, not 0",
-                          h->length);
+            return reject(RANDD_MALFORMED, why, whylen, "%s body is %u bytes, not 0",
+                          h->code == RANDD_OP_SELFTEST ? "SELFTEST" : "STATUS", h->length);
         return RANDD_OK;
     }
 }
@@ -284,6 +312,8 @@ static const char *const op_names[] = {
     [RANDD_OP_PRIME] = "prime",
     [RANDD_OP_SEED] = "seed",
     [RANDD_OP_BYTES_MEMFD] = "bytes_memfd",
+    [RANDD_OP_SELFTEST] = "selftest",
+    [RANDD_OP_INJECT_FAILURE] = "inject_failure",
 };
 _Static_assert(COUNT(op_names) == RANDD_OP_LAST + 1, "an op without a name");
 
@@ -311,6 +341,14 @@ static const char *const source_states[] = {
     [RANDD_SOURCE_QUARANTINED] = "quarantined",
 };
 _Static_assert(COUNT(source_states) == RANDD_SOURCE_STATE_COUNT, "a state without a name");
+
+static const char *const health_tests[] = {
+    [RANDD_TEST_RCT] = "rct",
+    [RANDD_TEST_APT] = "apt",
+    [RANDD_TEST_LAG] = "lag",
+    [RANDD_TEST_STUCK] = "stuck",
+};
+_Static_assert(COUNT(health_tests) == RANDD_HEALTH_TEST_COUNT, "a test without a name");
 
 static const char *const engines[] = {
     [RANDD_ENGINE_CYMRIC] = "cymric",
@@ -349,6 +387,19 @@ int randd_engine_from_name(const char *name)
 {
     for (int i = 0; i < RANDD_ENGINE_COUNT; i++)
         if (!strcmp(name, engines[i]))
+            return i;
+    return -1;
+}
+
+const char *randd_health_test_name(int test)
+{
+    return test >= 0 && test < RANDD_HEALTH_TEST_COUNT ? health_tests[test] : "unknown";
+}
+
+int randd_health_test_from_name(const char *name)
+{
+    for (int i = 0; i < RANDD_HEALTH_TEST_COUNT; i++)
+        if (!strcmp(name, health_tests[i]))
             return i;
     return -1;
 }

@@ -31,8 +31,11 @@ enum randd_op {
     RANDD_OP_PRIME = 0x05,
     RANDD_OP_SEED = 0x06,          /* BYTES to seed another generator, counted apart */
     RANDD_OP_BYTES_MEMFD = 0x07,   /* BYTES written into a memfd shared with the client */
+    RANDD_OP_SELFTEST = 0x08,      /* root: run the self-tests now */
+    RANDD_OP_INJECT_FAILURE = 0x09,    /* root: make a source's health test fail */
 };
-#define RANDD_OP_LAST            RANDD_OP_BYTES_MEMFD
+#define RANDD_OP_LAST            RANDD_OP_INJECT_FAILURE
+#define RANDD_MAX_SOURCE_NAME    31     /* INJECT_FAILURE: a source's name, in bytes */
 #define RANDD_PRIME_MIN_BITS     16
 #define RANDD_PRIME_MAX_BITS     4096
 #define RANDD_PRIME_PER_UID      4      /* PRIMEs queued or running per peer uid; more: BUSY */
@@ -60,7 +63,9 @@ struct randd_request {
     const uint8_t *r;               /* RANGE: points into the body */
     uint32_t entropy_bits;          /* ADD_ENTROPY */
     uint16_t bits;                  /* PRIME */
-    const uint8_t *data;            /* ADD_ENTROPY: points into the body */
+    uint8_t test;                   /* INJECT_FAILURE: enum randd_health_test */
+    const uint8_t *data;            /* ADD_ENTROPY, INJECT_FAILURE (the source's name): points
+                                     * into the body */
     size_t data_len;
 };
 
@@ -117,6 +122,18 @@ enum randd_source_state {
 };
 #define RANDD_SOURCE_STATE_COUNT (RANDD_SOURCE_QUARANTINED + 1)
 const char *randd_source_state_name(int state);
+
+/* The health tests a source may run (daemon/health.c), as INJECT_FAILURE names them. */
+enum randd_health_test {
+    RANDD_TEST_RCT,                   /* repetition count, SP 800-90B 4.4.1 */
+    RANDD_TEST_APT,                   /* adaptive proportion, SP 800-90B 4.4.2 */
+    RANDD_TEST_LAG,                   /* randd's lag test: short cycles (jitter) */
+    RANDD_TEST_STUCK,                 /* the source's own stuck test (jitter) */
+};
+#define RANDD_HEALTH_TEST_COUNT (RANDD_TEST_STUCK + 1)
+const char *randd_health_test_name(int test);
+/* The test called name ("rct", "apt", "lag", "stuck"), or -1. */
+int randd_health_test_from_name(const char *name);
 
 /* The generators the daemon serves from (the engine key, STATUS's pool.engine). */
 enum randd_engine {

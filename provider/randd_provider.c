@@ -5,7 +5,7 @@
  * when the daemon cannot serve; the DRBGs, their reseeding and their locks are OpenSSL's.
  *
  * Sections: configuration, seeding (daemon, kernel, logging), the seed source's RAND
- * functions, the provider's own functions and OSSL_provider_init. */
+ * functions, fork, the provider's own functions and OSSL_provider_init. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -44,6 +44,12 @@
  * per forked child (a server forking a process per connection would pay it every time).
  * systemd's watchdog restarts a hung randd within 30 s. */
 #define HUNG_BACKOFF_NS    (10ull * 1000000000u)
+/* fork() waits for a seed in flight (section fork): its timeout and this margin at most, then
+ * this grace for OpenSSL to release its DRBG's locks. */
+#define FORK_WAIT_MARGIN_MS 1000
+#ifndef FORK_GRACE_NS
+#define FORK_GRACE_NS      1000000
+#endif
 
 /* Reason codes for OpenSSL's error queue; the texts are in reason_strings below. */
 enum {
@@ -76,14 +82,19 @@ struct settings {
 
 /* One per loaded provider, which in practice is one per process: the connection is shared
  * by every seed source context, behind its own lock. */
+struct seed_source;
+
 struct provider {
+    struct provider *next;         /* in the fork registry (section fork) */
+    struct seed_source *sources;   /* its seed source contexts, for the fork registry */
     const OSSL_CORE_HANDLE *core;
     OSSL_FUNC_core_new_error_fn *new_error;
     OSSL_FUNC_core_set_error_debug_fn *set_error_debug;
     OSSL_FUNC_core_vset_error_fn *vset_error;
     struct settings settings;
     char bad_setting[256];         /* a key with a bad value: seeding fails, saying so */
-    pthread_mutex_t daemon_lock;   /* daemon and every exchange over it */
+    pthread_mutex_t daemon_lock;   /* daemon, in_exchange and every exchange */
+    bool in_exchange;              /* daemon is mid-exchange */
     randd_handle *daemon;          /* NULL until the first seed, or while randd_open fails */
     uint64_t hung_until_ns;        /* after a timeout: randd is not asked before this */
     atomic_bool fallback_logged;
@@ -210,6 +221,7 @@ static int seed_from_daemon(struct provider *p, unsigned char *out, size_t n)
     int rc = 0;
 
     pthread_mutex_lock(&p->daemon_lock);
+    p->in_exchange = true;
     if (now_ns() < p->hung_until_ns)
         rc = -ETIMEDOUT;
     else if (!p->daemon && (rc = randd_open(&p->daemon, p->settings.socket)) < 0)
@@ -220,6 +232,7 @@ static int seed_from_daemon(struct provider *p, unsigned char *out, size_t n)
         if ((rc = randd_seed(p->daemon, out, n)) == -ETIMEDOUT)
             p->hung_until_ns = now_ns() + HUNG_BACKOFF_NS;
     }
+    p->in_exchange = false;
     pthread_mutex_unlock(&p->daemon_lock);
     return rc;
 }
@@ -262,6 +275,37 @@ static void log_fallback_once(struct provider *p, int err)
     (void)!write(STDERR_FILENO, line, (size_t)len);    /* one write: not interleaved */
 }
 
+/* A seed is busy from the start of generate or get_seed until generate returns or the seed
+ * comes back through clear_seed: that is when OpenSSL has finished the (re)seeding that took
+ * it, and a fork may go ahead (section fork). Counted for the whole process, under a lock of
+ * its own that fork waits on: a seed must never wait for fork while inside OpenSSL's locks. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t done;           /* signalled when count falls to 0 */
+    unsigned count;
+    uint64_t until_ns;             /* by when every busy seed should be done */
+} busy = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void seed_begins(struct provider *p)
+{
+    uint64_t until = now_ns() + (uint64_t)(p->settings.timeout_ms + FORK_WAIT_MARGIN_MS) *
+                     1000000u;
+
+    pthread_mutex_lock(&busy.lock);
+    busy.count++;
+    if (until > busy.until_ns)
+        busy.until_ns = until;
+    pthread_mutex_unlock(&busy.lock);
+}
+
+static void seed_ends(void)
+{
+    pthread_mutex_lock(&busy.lock);
+    if (busy.count > 0 && --busy.count == 0)
+        pthread_cond_broadcast(&busy.done);
+    pthread_mutex_unlock(&busy.lock);
+}
+
 /* n bytes of seed into out, from the daemon or as the fallback says. Returns 1 or 0 (with
  * an error on OpenSSL's queue and out wiped), as the RAND functions do. */
 static int fill_seed(struct provider *p, unsigned char *out, size_t n)
@@ -274,6 +318,9 @@ static int fill_seed(struct provider *p, unsigned char *out, size_t n)
     }
     if ((rc = seed_from_daemon(p, out, n)) == 0)
         return 1;
+    /* librandd wipes the pieces it completed, not one a failure cut short: the daemon's bytes
+     * must not stay in a buffer the caller was told holds nothing. */
+    OPENSSL_cleanse(out, n);
     if (p->settings.fallback == FALLBACK_NONE) {
         raise_error(p, R_DAEMON_UNAVAILABLE, "%s: %s (fallback = none)",
                     p->settings.socket, randd_strerror(rc));
@@ -295,9 +342,14 @@ static int fill_seed(struct provider *p, unsigned char *out, size_t n)
 
 struct seed_source {
     struct provider *provider;
+    struct seed_source *next;      /* in provider->sources */
     int state;                     /* EVP_RAND_STATE_* */
     pthread_mutex_t *lock;         /* NULL until enable_locking */
 };
+
+static void registry_add_source(struct seed_source *s);
+static void registry_remove_source(struct seed_source *s);
+static void registry_set_lock(struct seed_source *s, pthread_mutex_t *lock);
 
 static OSSL_FUNC_rand_newctx_fn source_new;
 static OSSL_FUNC_rand_freectx_fn source_free;
@@ -331,6 +383,7 @@ static void *source_new(void *provctx, void *parent, const OSSL_DISPATCH *parent
     }
     s->provider = p;
     s->state = EVP_RAND_STATE_UNINITIALISED;
+    registry_add_source(s);
     return s;
 }
 
@@ -340,6 +393,7 @@ static void source_free(void *ctx)
 
     if (!s)
         return;
+    registry_remove_source(s);
     if (s->lock) {
         pthread_mutex_destroy(s->lock);
         free(s->lock);
@@ -395,10 +449,15 @@ static int source_generate(void *ctx, unsigned char *out, size_t outlen, unsigne
 {
     struct seed_source *s = ctx;
 
+    int ok;
+
     (void)prediction_resistance, (void)adin, (void)adin_len;
     if (!ready(s) || !strength_ok(s, strength))
         return 0;
-    return fill_seed(s->provider, out, outlen);
+    seed_begins(s->provider);
+    ok = fill_seed(s->provider, out, outlen);
+    seed_ends();
+    return ok;
 }
 
 static int source_reseed(void *ctx, int prediction_resistance, const unsigned char *ent,
@@ -440,8 +499,10 @@ static size_t source_get_seed(void *ctx, unsigned char **out, int entropy, size_
         raise_error(s->provider, R_OUT_OF_MEMORY, "%zu bytes of seed", n);
         return 0;
     }
+    seed_begins(s->provider);
     if (!fill_seed(s->provider, buf, n)) {
         OPENSSL_secure_clear_free(buf, n);
+        seed_ends();
         return 0;
     }
     *out = buf;
@@ -452,6 +513,8 @@ static void source_clear_seed(void *ctx, unsigned char *buf, size_t len)
 {
     (void)ctx;
     OPENSSL_secure_clear_free(buf, len);
+    if (buf)
+        seed_ends();
 }
 
 static int source_enable_locking(void *ctx)
@@ -466,7 +529,7 @@ static int source_enable_locking(void *ctx)
         raise_error(s->provider, R_OUT_OF_MEMORY, "a lock");
         return 0;
     }
-    s->lock = lock;
+    registry_set_lock(s, lock);
     return 1;
 }
 
@@ -541,6 +604,140 @@ static const OSSL_DISPATCH seed_source_functions[] = {
     { 0, NULL },
 };
 
+/* --- fork ------------------------------------------------------------------------------
+ * A seed holds locks for up to the timeout: the seed source's, which OpenSSL takes around
+ * get_seed and clear_seed; the connection's; and, above them, OpenSSL's own DRBG locks. A
+ * thread that forks meanwhile gave its child copies of them all, held by a thread the child
+ * does not have: the child's next seed (OpenSSL reseeds after a fork) blocked for ever.
+ * So fork() first waits, holding nothing, until no seed is busy: none being made and none
+ * handed out and not yet cleared, for at most the timeout (after a timeout randd is not
+ * asked for HUNG_BACKOFF_NS, so a hung randd costs one wait). OpenSSL clears a seed as soon
+ * as its DRBG has taken it, so by then OpenSSL is about to release its locks too. The child
+ * then makes every lock of the provider afresh, and drops a connection that was caught
+ * mid-exchange; librandd replaces the parent's connection with the child's own.
+ * Holding a lock of ours across the fork, as glibc's malloc does, would be worse: a seed
+ * starting meanwhile would wait for it inside OpenSSL's locks, and the child would inherit
+ * those held. Nor is a trylock falling back to the kernel enough: the child would block on
+ * OpenSSL's locks instead. What is left is OpenSSL's own window (a thread inside RAND_bytes
+ * when another forks), which exists with or without randd. Single-threaded programs never
+ * wait: no seed can be busy when they fork. The registry lists every provider and its seed
+ * source contexts, for the child. */
+
+/* busy.done waits on CLOCK_MONOTONIC, which a change of the clock cannot stretch. */
+static int init_busy_done(void)
+{
+    pthread_condattr_t attr;
+    int err;
+
+    if ((err = pthread_condattr_init(&attr)) != 0)
+        return err;
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    err = pthread_cond_init(&busy.done, &attr);
+    pthread_condattr_destroy(&attr);
+    return err;
+}
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct provider *registry;          /* every provider loaded, newest first */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int atfork_err;
+
+static void registry_add_source(struct seed_source *s)
+{
+    pthread_mutex_lock(&registry_lock);
+    s->next = s->provider->sources;
+    s->provider->sources = s;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_remove_source(struct seed_source *s)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (struct seed_source **at = &s->provider->sources; *at; at = &(*at)->next)
+        if (*at == s) {
+            *at = s->next;
+            break;
+        }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+/* Under the registry's lock, so that a fork in another thread sees the lock or no lock,
+ * never a lock it would take and then not release. */
+static void registry_set_lock(struct seed_source *s, pthread_mutex_t *lock)
+{
+    pthread_mutex_lock(&registry_lock);
+    s->lock = lock;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_add_provider(struct provider *p)
+{
+    pthread_mutex_lock(&registry_lock);
+    p->next = registry;
+    registry = p;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_remove_provider(struct provider *p)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (struct provider **at = &registry; *at; at = &(*at)->next)
+        if (*at == p) {
+            *at = p->next;
+            break;
+        }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+/* Waits until no seed is busy, and then a little longer: the thread that cleared the last
+ * seed is still inside OpenSSL's DRBG, about to release its locks. At most until the busy
+ * seeds' timeouts and FORK_WAIT_MARGIN_MS have passed: a seed never given back (a caller's
+ * bug) must not stop fork for ever. Holds no lock but busy's, which no seed holds long. */
+static void fork_prepare(void)
+{
+    struct timespec until, grace = { 0, FORK_GRACE_NS };
+    bool was_busy;
+
+    pthread_mutex_lock(&busy.lock);
+    until.tv_sec = (time_t)(busy.until_ns / 1000000000u);
+    until.tv_nsec = (long)(busy.until_ns % 1000000000u);
+    was_busy = busy.count > 0;
+    while (busy.count > 0 && pthread_cond_timedwait(&busy.done, &busy.lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&busy.lock);
+    if (was_busy)
+        nanosleep(&grace, NULL);
+}
+
+/* The child's one thread: every lock made afresh, whoever held it in the parent. A
+ * connection caught mid-exchange may be half-updated, and a reply may be on its way to it:
+ * dropped (librandd leaves the parent's socket open in the parent). */
+static void fork_child(void)
+{
+    pthread_mutex_init(&busy.lock, NULL);
+    init_busy_done();
+    busy.count = 0;
+    pthread_mutex_init(&registry_lock, NULL);
+    for (struct provider *p = registry; p; p = p->next) {
+        pthread_mutex_init(&p->daemon_lock, NULL);
+        if (p->in_exchange) {
+            randd_close(p->daemon);
+            p->daemon = NULL;
+            p->in_exchange = false;
+        }
+        for (struct seed_source *s = p->sources; s; s = s->next)
+            if (s->lock)
+                pthread_mutex_init(s->lock, NULL);
+    }
+}
+
+/* Once per process (per load of randd.so: glibc drops the handlers when it is unloaded). */
+static void register_atfork(void)
+{
+    if ((atfork_err = init_busy_done()) == 0)
+        atfork_err = pthread_atfork(fork_prepare, NULL, fork_child);
+}
+
 /* --- the provider ------------------------------------------------------------------------ */
 
 static const OSSL_ALGORITHM rands[] = {
@@ -571,6 +768,7 @@ static void provider_teardown(void *provctx)
 {
     struct provider *p = provctx;
 
+    registry_remove_provider(p);
     randd_close(p->daemon);
     pthread_mutex_destroy(&p->daemon_lock);
     free(p);
@@ -658,11 +856,14 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *core, const OSSL_DISPATCH *in,
     p->core = core;
     take_error_functions(p, in);
     read_settings(p, in);
-    if (pthread_mutex_init(&p->daemon_lock, NULL) != 0) {
+    /* Without the fork handlers a threaded program's child could hang: no provider. */
+    if (pthread_once(&atfork_once, register_atfork) != 0 || atfork_err ||
+        pthread_mutex_init(&p->daemon_lock, NULL) != 0) {
         free(p);
         return 0;
     }
     atomic_init(&p->fallback_logged, false);
+    registry_add_provider(p);
     *out = provider_functions;
     *provctx = p;
     return 1;

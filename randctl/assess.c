@@ -141,7 +141,8 @@ static int assess_non_iid(const struct assess_request *req, const uint8_t *sampl
     if (fflush(stdout) != 0)
         return fail("assess", -EIO);
     if (req->report) {
-        struct assess_report page = { req->path, samples, n, r.bits, req->claim, &r, NULL };
+        struct assess_report page = { req->path, samples, n, r.bits, req->claim, &r, NULL,
+                                      NULL };
 
         if ((rc = assess_report_write(req->report, &page)) < 0) {
             fprintf(stderr, "randctl: assess: %s: %s\n", req->report, strerror(-rc));
@@ -266,6 +267,12 @@ static int run_assess(int argc, char **argv)
     size_t n;
     int rc;
 
+    for (int i = 1; i < argc; i++) {    /* modes that parse their own arguments */
+        if (!strcmp(argv[i], "--restart"))
+            return run_assess_restart(argc, argv);
+        if (!strcmp(argv[i], "--conditioning"))
+            return run_assess_conditioning(argc, argv);
+    }
     if ((rc = parse_options(argc, argv, &req)) != EXIT_OK)
         return rc;
     if (!(samples = read_samples(req.path, &n))) {
@@ -296,6 +303,9 @@ static int run_assess(int argc, char **argv)
 
 const struct command cmd_assess = {
     "assess", "assess FILE [--bits W] [--truncate] [--iid [--no-permutations]] [--progress] "
-              "[--report OUT.html [--claim H]]  SP 800-90B min-entropy, IID tests, report",
+              "[--report OUT.html [--claim H]] | FILE --restart --h-initial H [--bits W] "
+              "[--report OUT.html] | --conditioning --vetted|--non-vetted N_IN N_OUT NW H_IN "
+              "[H_PRIME|--conditioned-file FILE]  SP 800-90B min-entropy, IID tests, restart "
+              "tests, conditioning, report",
     run_assess,
 };

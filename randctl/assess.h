@@ -11,6 +11,7 @@
 
 #include "entropy_assess.h"
 #include "entropy_iid.h"
+#include "entropy_restart.h"
 
 struct assess_request {
     const char *path;           /* FILE, or - for stdin */
@@ -46,6 +47,7 @@ struct assess_report {
     double claim;                           /* NAN: none claimed */
     const struct randd_ea_result *non_iid;
     const struct randd_iid_result *iid;
+    const struct randd_ea_restart_result *restart;  /* samples: the restart matrix */
 };
 /* Writes the page to out (created or replaced). Returns 0 or a negative errno. */
 int assess_report_write(const char *out, const struct assess_report *r);

@@ -112,7 +112,8 @@ int assess_iid(const struct assess_request *req, const uint8_t *samples, size_t 
     if (fflush(stdout) != 0)
         return fail("assess", -EIO);
     if (req->report) {
-        struct assess_report page = { req->path, samples, n, r.bits, req->claim, NULL, &r };
+        struct assess_report page = { req->path, samples, n, r.bits, req->claim, NULL, &r,
+                                      NULL };
 
         if ((rc = assess_report_write(req->report, &page)) < 0) {
             fprintf(stderr, "randctl: assess: %s: %s\n", req->report, strerror(-rc));

@@ -6,7 +6,9 @@
  *
  * Layout: the verdict first, then one section a part, each written by a function of its own
  * from struct assess_report (sections[] below). A mode adds a section by adding its part to
- * the struct, one function, and a line in sections[] (and, if it bears on it, in verdict()). */
+ * the struct, one function, and a line in sections[] (and, if it bears on it, in verdict()).
+ * The restart tests (section_restart) show each row's and column's most common value count
+ * against X_cutoff and the row and column estimates against H_I. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -129,6 +131,8 @@ static void reason(struct verdict *v, const char *fmt, ...)
  * samples passed as IID, else the non-IID minimum; NAN when neither says. */
 static double credited(const struct assess_report *r)
 {
+    if (r->restart)
+        return r->restart->h_restart;
     if (r->iid && r->iid->iid)
         return r->iid->h_assessed;
     if (r->non_iid)
@@ -136,11 +140,45 @@ static double credited(const struct assess_report *r)
     return NAN;
 }
 
+/* The restart tests' verdict: the sanity check, then the validation (SP 800-90B 3.1.4). */
+static void restart_verdict(const struct randd_ea_restart_result *d, struct verdict *v)
+{
+    bool passed = d->symbols >= 2 && d->sanity_passed && d->validation_passed;
+
+    v->headline = passed ? "Restart tests passed" : "Restart tests failed";
+    v->colour = passed ? C_PASS : C_FAIL;
+    if (d->symbols < 2) {
+        reason(v, "One value only in the restart matrix: no entropy");
+        return;
+    }
+    reason(v, "Sanity check (3.1.4.3) %s: the most common value's count is at most %u in "
+           "every row and %u in every column, against X_cutoff %u for H_I = %.4f (%u rows, "
+           "%u columns over)", d->sanity_passed ? "passed" : "failed", d->x_rows, d->x_cols,
+           d->x_cutoff, d->h_initial, d->rows_over, d->cols_over);
+    if (!d->sanity_passed) {
+        reason(v, "The row and column assessments do not run once the sanity check fails, "
+               "as in ea_restart");
+        return;
+    }
+    reason(v, "Rows (restarts): H_r = %.4f bits per sample; columns (the i-th sample of "
+           "every restart): H_c = %.4f", d->h_r, d->h_c);
+    reason(v, "Validation (3.1.4.2) %s: min(H_r, H_c) = %.4f %s H_I/2 = %.4f",
+           d->validation_passed ? "passed" : "failed", fmin(d->h_r, d->h_c),
+           d->validation_passed ? ">=" : "<", d->h_initial / 2);
+    if (passed)
+        reason(v, "Validated min-entropy min(H_r, H_c, H_I) = %.4f bits per sample",
+               d->h_restart);
+}
+
 static void verdict(const struct assess_report *r, struct verdict *v)
 {
     double h = credited(r);
 
     memset(v, 0, sizeof(*v));
+    if (r->restart) {
+        restart_verdict(r->restart, v);
+        return;
+    }
     if (r->iid) {
         const struct randd_iid_result *d = r->iid;
 
@@ -456,8 +494,91 @@ static void section_samples(FILE *f, const struct assess_report *r)
     fputs("</div>\n", f);
 }
 
+/* --- the restart tests ------------------------------------------------------------------- */
+
+/* Each of the 1,000 rows' (or columns') most common value count, as a bar, against the
+ * cutoff: a bar over it is drawn in the failing colour. */
+static void sanity_chart(FILE *f, const char *what, const uint16_t *counts, unsigned x_cutoff)
+{
+    const double W = 480, H = 200, left = 40, bottom = 26, top = 10;
+    const unsigned N = RANDD_EA_RESTART_SAMPLES;
+    double most = x_cutoff, bar = (W - left - 8) / N, scale, cut;
+
+    for (unsigned i = 0; i < N; i++)
+        most = counts[i] > most ? counts[i] : most;
+    scale = (H - bottom - top) / (most * 1.08);
+    cut = H - bottom - x_cutoff * scale;
+    fprintf(f, "<section class=\"card\"><h2>Most common value, each %s</h2>"
+               "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"%s\">", what, W, H,
+            what);
+    for (int g = 0; g <= 4; g++) {
+        double c = most * 1.08 * g / 4, y = H - bottom - c * scale;
+
+        fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"" C_GRID
+                   "\"/><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>",
+                left, W - 8, y, y, left - 6, y + 4, c);
+    }
+    for (unsigned i = 0; i < N; i++)
+        fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>",
+                left + i * bar, H - bottom - counts[i] * scale,
+                counts[i] > x_cutoff ? fmax(bar, 3.0) : fmax(bar, 0.4),
+                counts[i] * scale, counts[i] > x_cutoff ? C_FAIL : C_BAR);
+    fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"" C_MARK "\" "
+               "stroke-dasharray=\"5 4\" stroke-width=\"1.5\"/><text x=\"%.0f\" y=\"%.1f\" "
+               "text-anchor=\"end\" style=\"fill:" C_MARK ";font-weight:600\">X_cutoff %u"
+               "</text>", left, W - 8, cut, cut, W - 10, cut - 4, x_cutoff);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">1</text><text x=\"%.0f\" y=\"%.0f\" "
+               "text-anchor=\"end\">%u</text></svg></section>", left, H - 8, W - 8, H - 8, N);
+}
+
+static void section_restart(FILE *f, const struct assess_report *r)
+{
+    const struct randd_ea_restart_result *d = r->restart;
+    struct bar b[2 * RANDD_EA_ESTIMATORS];
+    int count = 0;
+
+    if (!d || d->symbols < 2)
+        return;
+    fputs("<div class=\"grid\">", f);
+    sanity_chart(f, "row (restart)", d->row_max, d->x_cutoff);
+    sanity_chart(f, "column (i-th sample)", d->col_max, d->x_cutoff);
+    fputs("</div>\n", f);
+    fprintf(f, "<section class=\"card\"><h2>Restart tests (SP 800-90B 3.1.4)</h2><table>"
+               "<tr><th>figure</th><th>rows</th><th>columns</th></tr>"
+               "<tr><td>most common value's count, at most (X_cutoff %u)</td><td>%u</td>"
+               "<td>%u</td></tr><tr><td>over X_cutoff</td><td>%u</td><td>%u</td></tr>",
+            d->x_cutoff, d->x_rows, d->x_cols, d->rows_over, d->cols_over);
+    if (d->sanity_passed) {
+        for (int e = 0; e < RANDD_EA_ESTIMATORS; e++) {
+            if (isnan(d->rows.literal[e]) && isnan(d->cols.literal[e]))
+                continue;
+            fprintf(f, "<tr><td>%s (%s)</td><td>%.4f</td><td>%.4f</td></tr>",
+                    randd_ea_names[e], randd_ea_sections[e], d->rows.literal[e],
+                    d->cols.literal[e]);
+            snprintf(b[count].label, sizeof(b[0].label), "rows: %s", randd_ea_names[e]);
+            b[count++].h = d->rows.literal[e];
+            snprintf(b[count].label, sizeof(b[0].label), "columns: %s", randd_ea_names[e]);
+            b[count++].h = d->cols.literal[e];
+        }
+        fprintf(f, "<tr><td><strong>H_r, H_c</strong></td><td><strong>%.4f</strong></td>"
+                   "<td><strong>%.4f</strong></td></tr>", d->h_r, d->h_c);
+    }
+    fprintf(f, "</table><p class=\"note\">alpha = %.6g: the chance that a row or column of "
+               "data as good as H_I = %.4f claims goes over X_cutoff, so that all 2,000 pass "
+               "99%% of the time. X_cutoff is the exact quantile, where NIST's ea_restart "
+               "simulates it.</p>", d->alpha, d->h_initial);
+    if (count) {
+        fputs("<h2>Row and column estimates against H_I</h2>", f);
+        bars_chart(f, b, count, r->bits, d->h_initial, fmin(d->h_r, d->h_c));
+        fputs("<p class=\"note\">Bits per sample, the literal estimators on the matrix read "
+              "by rows and by columns (no bitstring track, as in ea_restart); the amber bar "
+              "is the lowest, and the dashed line is H_I.</p>", f);
+    }
+    fputs("</section>\n", f);
+}
+
 static section_fn *const sections[] = {
-    section_verdict, section_samples, section_estimators, section_iid,
+    section_verdict, section_samples, section_estimators, section_iid, section_restart,
 };
 
 int assess_report_write(const char *out, const struct assess_report *r)
@@ -478,14 +599,16 @@ int assess_report_write(const char *out, const struct assess_report *r)
           "style-src 'unsafe-inline'\"><title>SP 800-90B assessment: ", f);
     put_escaped(f, r->path);
     fprintf(f, "</title><style>%s</style></head><body><main><h1>SP 800-90B assessment%s</h1>"
-               "<p class=\"sub\">", style, r->iid ? ": IID track" : "");
+               "<p class=\"sub\">", style, r->iid ? ": IID track" :
+            r->restart ? ": restart tests" : "");
     put_escaped(f, r->path);
     fprintf(f, " &middot; %zu samples of %u bit%s &middot; %s</p>\n", r->n, r->bits,
             r->bits == 1 ? "" : "s", when);
     for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
         sections[i](f, r);
     fprintf(f, "<footer>randctl %s &middot; NIST SP 800-90B &middot; figures as NIST's "
-               "ea_non_iid and ea_iid compute them</footer></main></body></html>\n",
+               "ea_non_iid, ea_iid and ea_restart compute them</footer></main></body>"
+               "</html>\n",
             RANDD_VERSION);
     err = ferror(f) ? EIO : 0;
     if (fclose(f) != 0 && !err)

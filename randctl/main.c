@@ -9,7 +9,7 @@
 
 static const struct command *const commands[] = {
     &cmd_status, &cmd_bytes, &cmd_range, &cmd_stream, &cmd_add_entropy, &cmd_metrics,
-    &cmd_prime, &cmd_benchmark, &cmd_assess,
+    &cmd_prime, &cmd_benchmark, &cmd_assess, &cmd_selftest, &cmd_inject_failure,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -40,6 +40,16 @@ static const struct scalar scalars[] = {
     { "randd_egd_served_bytes_total", "counter", "Random bytes served over EGD.", "egd.bytes_served" },
     { "randd_egd_unknown_commands_total", "counter", "EGD connections closed for an unknown command.",
       "egd.unknown_commands" },
+    { "randd_selftest_runs_total", "counter",
+      "Self-test runs (at start, every selftest_interval, randctl selftest).",
+      "selftest.runs" },
+    { "randd_selftest_failures_total", "counter",
+      "Self-test runs that failed (output stopped).", "selftest.failures" },
+    { "randd_selftest_last_timestamp_seconds", "gauge",
+      "Unix time of the last self-test run.", "selftest.last_time" },
+    { "randd_health_alpha", "gauge",
+      "False-alarm probability each health test's cutoff is set for (SP 800-90B 4.4).",
+      "health.alpha" },
 };
 
 static const char *number(const char *v)
@@ -174,6 +184,11 @@ static void write_metrics(FILE *out, const struct json_flat *j)
                "Entropy credited to the kernel with RNDADDENTROPY, in bytes (bits / 8).");
         fprintf(out, "randd_kernel_credited_entropy_bytes_total %.3f\n", atof(v) / 8);
     }
+    if ((v = json_get(j, "selftest.last_result")) && strcmp(v, "null")) {
+        header(out, "randd_selftest_last_success", "gauge",
+               "1 when the last self-test passed; 0: failed, and no output is served.");
+        fprintf(out, "randd_selftest_last_success %d\n", !strcmp(v, "pass"));
+    }
     source_states(out, j);
     per_source(out, j, "randd_source_read_bytes_total", "counter",
                "Raw bytes read from each entropy source and health-tested.", "bytes_read");
@@ -197,6 +212,12 @@ static void write_metrics(FILE *out, const struct json_flat *j)
                "SP 800-90B assessments of each source's raw bytes that finished.",
                "assessments");
     assessment_warnings(out, j);
+    per_source(out, j, "randd_source_injected_failures_total", "counter",
+               "Health test failures induced by randctl inject-failure (also counted in "
+               "randd_source_health_failures_total).", "injected_failures");
+    per_source_scaled(out, j, "randd_source_health_entropy_bytes", "gauge",
+                      "Min-entropy per sample each source's health test cutoffs are set for, "
+                      "in bytes (bits / 8).", "health_entropy_per_sample", 8);
     labelled(out, j, "randd_requests_total", "Protocol v1 requests, by op.", "op", "requests",
              randd_op_name, RANDD_OP_LAST + 1);
     labelled(out, j, "randd_replies_total", "Protocol v1 replies, by status.", "status",

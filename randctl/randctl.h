@@ -25,6 +25,11 @@ struct command {
 
 extern const struct command cmd_status, cmd_bytes, cmd_range, cmd_stream, cmd_add_entropy,
     cmd_metrics, cmd_benchmark, cmd_prime, cmd_assess;
+extern const struct command cmd_selftest, cmd_inject_failure;
+
+/* assess's modes beside the non-IID one, each in a file of its own (argv as cmd_assess's). */
+int run_assess_restart(int argc, char **argv);          /* assess_restart.c */
+int run_assess_conditioning(int argc, char **argv);     /* assess_conditioning.c */
 
 /* Connects to the daemon (after the arguments were checked). Returns EXIT_OK, or prints
  * why not and returns the exit code. */

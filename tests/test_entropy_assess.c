@@ -252,7 +252,7 @@ START_TEST(bad_arguments_are_refused)
 
     ck_assert_int_eq(randd_ea_assess(s, 0, 0, 0, &r, NULL, NULL), -EINVAL);
     ck_assert_int_eq(randd_ea_assess(s, 4, 9, 0, &r, NULL, NULL), -EINVAL);
-    ck_assert_int_eq(randd_ea_assess(s, 4, 0, 2, &r, NULL, NULL), -EINVAL);
+    ck_assert_int_eq(randd_ea_assess(s, 4, 0, 4, &r, NULL, NULL), -EINVAL);   /* no such flag */
     ck_assert_int_eq(randd_ea_assess(s, 4, 3, 0, &r, NULL, NULL), -ERANGE);  /* 9 needs 4 bits */
     ck_assert_int_eq(randd_ea_assess(s, (size_t)RANDD_EA_MAX_SAMPLES + 1, 0, 0, &r, NULL, NULL),
                      -E2BIG);
@@ -358,6 +358,23 @@ START_TEST(progress_runs_forward_to_one)
 }
 END_TEST
 
+/* ea_restart runs the literal track alone: so does RANDD_EA_LITERAL_ONLY, on data that
+ * would otherwise get a bitstring track. */
+START_TEST(literal_only_runs_no_bitstring_track)
+{
+    uint8_t s[20000];
+    struct randd_ea_result r;
+
+    for (size_t i = 0; i < sizeof(s); i++)
+        s[i] = (uint8_t)((i * 7 + i / 13) % 16);
+    ck_assert_int_eq(randd_ea_assess(s, sizeof(s), 4, RANDD_EA_LITERAL_ONLY, &r, NULL, NULL), 0);
+    ck_assert_int_eq(r.symbols, 16);
+    ck_assert_msg(r.bitstring_bits == 0 && isnan(r.h_bitstring) && isnan(r.bitstring[RANDD_EA_MCV]),
+                  "a bitstring track ran: %zu bits", r.bitstring_bits);
+    ck_assert(r.h_assessed == r.h_original && !isnan(r.literal[RANDD_EA_MCV]));
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("entropy_assess");
@@ -374,6 +391,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, one_value_has_no_entropy);
     tcase_add_test(tc, two_values_are_assessed_as_binary_data_without_a_bitstring);
     tcase_add_test(tc, truncate_assesses_the_first_million_bitstring_bits);
+    tcase_add_test(tc, literal_only_runs_no_bitstring_track);
     tcase_add_test(tc, progress_runs_forward_to_one);
     if (getenv("RANDD_ASSESS_LONG")) {
         TCase *lc = tcase_create("long");

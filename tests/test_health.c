@@ -1,5 +1,6 @@
 /* The SP 800-90B health tests (daemon/health.c): cutoffs, the failure modes of CPU
  * generators, the start-up test, and quarantine back-off. */
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -207,6 +208,63 @@ END_TEST
 
 /* Disabled (an assessment found the source unfit): out with the reason, no retry ever due,
  * and not counted as a test failure. */
+/* randctl inject-failure's patterns, fed through health_feed, trip the test they name and
+ * no other, on bytes at 1 bit (jitter's tests) and on 64-bit words at 32 (RDSEED's), from a
+ * source in its start-up test and from one healthy mid-window. */
+START_TEST(each_injected_pattern_trips_its_own_test)
+{
+    static const struct { unsigned bytes; double h; bool lag; } kinds[] = {
+        { 1, 1.0, true }, { 1, 0.75, true }, { 8, 32, false }, { 4, 16, false },
+        { 1, 8, false },
+    };
+    uint8_t good[4096];
+    struct health h;
+
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+        for (int test = 0; test < RANDD_HEALTH_TEST_COUNT; test++)
+            for (int warm = 0; warm < 2; warm++) {
+                health_init(&h, kinds[k].bytes, kinds[k].h);
+                if (kinds[k].lag) {
+                    health_enable_lag_test(&h);
+                    health_enable_stuck_test(&h);
+                }
+                if (warm) {
+                    uint64_t seed = 7;
+
+                    for (size_t i = 0; i < sizeof(good); i += 8) {
+                        uint64_t w = splitmix64(&seed);
+
+                        memcpy(good + i, &w, 8);
+                    }
+                    health_feed_buffer(&h, good, 2049 - kinds[k].bytes, 0);
+                    ck_assert(h.state != RANDD_SOURCE_QUARANTINED);
+                }
+                if (!health_runs(&h, test)) {
+                    ck_assert_int_eq(health_inject(&h, test, 5 * S), -ENOTSUP);
+                    ck_assert(h.state != RANDD_SOURCE_QUARANTINED);
+                    continue;
+                }
+                ck_assert_msg(health_inject(&h, test, 5 * S) == 0, "%u-byte samples at H = %g: "
+                              "%s injected, quarantined by %s: %s", kinds[k].bytes, kinds[k].h,
+                              randd_health_test_name(test),
+                              randd_health_test_name(h.failed_test), h.reason);
+                ck_assert_int_eq(h.state, RANDD_SOURCE_QUARANTINED);
+                ck_assert_int_eq(h.failed_test, test);
+                ck_assert_uint_eq(h.failures, 1);
+                ck_assert_int_eq(health_inject(&h, test, 5 * S), -EALREADY);
+            }
+}
+END_TEST
+
+/* The self-tests' known answers of the health tests hold. */
+START_TEST(health_known_answers_pass)
+{
+    char why[160] = "";
+
+    ck_assert_msg(health_selftest(why, sizeof(why)) == 0, "%s", why);
+}
+END_TEST
+
 START_TEST(disabled_is_never_retried_and_not_a_test_failure)
 {
     struct health h;
@@ -237,6 +295,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, lag_test_passes_good_bytes_and_restarts_on_readmission);
     tcase_add_test(tc, a_run_of_stuck_samples_as_long_as_the_rct_cutoff_quarantines);
     tcase_add_test(tc, disabled_is_never_retried_and_not_a_test_failure);
+    tcase_add_test(tc, each_injected_pattern_trips_its_own_test);
+    tcase_add_test(tc, health_known_answers_pass);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -137,6 +137,36 @@ START_TEST(a_vm_clone_reseeds_from_fresh_input_before_output)
 }
 END_TEST
 
+/* A failed self-test halts the pool: no output and no kernel material, however much is
+ * harvested, and the reason says why; after a resume, output waits for a reseed from input
+ * harvested since. */
+START_TEST(a_halted_pool_gives_nothing_until_resumed_and_reseeded)
+{
+    uint8_t out[32], kernel[POOL_KERNEL_BYTES];
+
+    scripted_init(&a, "good", SCRIPT_RANDOM, 9, true);
+    pool_add_source(&pool, &a.source);
+    pool_harvest(&pool, 1 * S);
+    ck_assert(pool_ready(&pool));
+    pool_halt(&pool, "self-test failed: BLAKE2b-512 known answer (RFC 7693) does not match");
+    ck_assert(!pool_ready(&pool));
+    ck_assert_str_eq(pool_not_ready_reason(&pool),
+                     "self-test failed: BLAKE2b-512 known answer (RFC 7693) does not match");
+    for (int i = 2; i < 6; i++)
+        pool_harvest(&pool, (uint64_t)i * 100 * S);       /* reseeds due, credit enough */
+    ck_assert_uint_eq(pool.reseeds, 1);
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 600 * S), -EAGAIN);
+    ck_assert_uint_eq(pool_take_kernel_material(&pool, kernel, 600 * S), 0);
+    pool_resume(&pool);
+    ck_assert_double_eq(pool.credit, 0);
+    ck_assert_msg(!pool_ready(&pool), "ready at once after a resume: no reseed since");
+    pool_harvest(&pool, 700 * S);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    ck_assert_uint_eq(pool.reseeds, 2);
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 700 * S), 0);
+}
+END_TEST
+
 START_TEST(no_output_before_256_credited_bits)
 {
     uint8_t out[8];
@@ -316,6 +346,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, reseed_after_reseed_bytes_of_output);
     tcase_add_test(tc, clock_jump_forces_a_reseed_before_output);
     tcase_add_test(tc, a_vm_clone_reseeds_from_fresh_input_before_output);
+    tcase_add_test(tc, a_halted_pool_gives_nothing_until_resumed_and_reseeded);
     tcase_add_test(tc, kernel_material_comes_only_from_creditable_sources);
     suite_add_tcase(s, tc);
     return s;

@@ -73,6 +73,50 @@ START_TEST(every_op_round_trips_through_the_decoder)
                                               .n = RANDD_MEMFD_SLOT_BYTES }, frame,
                      sizeof(frame));
     ck_assert_uint_eq(got.n, RANDD_MEMFD_SLOT_BYTES);
+    round_trip(&(struct randd_request){ .op = RANDD_OP_SELFTEST }, frame, sizeof(frame));
+    got = round_trip(&(struct randd_request){ .op = RANDD_OP_INJECT_FAILURE,
+                                              .test = RANDD_TEST_STUCK,
+                                              .data = (const uint8_t *)"jitter",
+                                              .data_len = 6 },
+                     frame, sizeof(frame));
+    ck_assert_uint_eq(got.test, RANDD_TEST_STUCK);
+    ck_assert_uint_eq(got.data_len, 6);
+    ck_assert_mem_eq(got.data, "jitter", 6);
+}
+END_TEST
+
+/* INJECT_FAILURE's body: a test randd has, a printable name of 1 to 31 bytes; SELFTEST's:
+ * none. Anything else is refused, saying what. */
+START_TEST(inject_failure_and_selftest_bodies_are_checked)
+{
+    static const struct { const char *body; size_t len; int status; const char *why; } bad[] = {
+        { "\x00", 1, RANDD_MALFORMED, "INJECT_FAILURE body is 1 bytes, not 2 to 32" },
+        { "\x00" "0123456789012345678901234567890x", 33, RANDD_MALFORMED,
+          "INJECT_FAILURE body is 33 bytes, not 2 to 32" },
+        { "\x04" "jitter", 7, RANDD_INVALID_ARGUMENT, "INJECT_FAILURE test = 4 (at most 3)" },
+        { "\x00" "jit ter", 8, RANDD_INVALID_ARGUMENT,
+          "INJECT_FAILURE source name holds byte 0x20" },
+        { "\x00" "jit\nter", 8, RANDD_INVALID_ARGUMENT,
+          "INJECT_FAILURE source name holds byte 0x0a" },
+    };
+    struct randd_request req;
+    char why[160];
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct randd_header h = { RANDD_PROTOCOL_VERSION, RANDD_OP_INJECT_FAILURE, 0,
+                                  (uint32_t)bad[i].len };
+
+        ck_assert_int_eq(randd_parse_request(&h, (const uint8_t *)bad[i].body, &req, why,
+                                             sizeof(why)), bad[i].status);
+        ck_assert_str_eq(why, bad[i].why);
+    }
+    ck_assert_int_eq(randd_parse_request(&(struct randd_header){ RANDD_PROTOCOL_VERSION,
+                                                                  RANDD_OP_SELFTEST, 0, 1 },
+                                         (const uint8_t *)"x", &req, why, sizeof(why)),
+                     RANDD_MALFORMED);
+    ck_assert_str_eq(why, "SELFTEST body is 1 bytes, not 0");
+    ck_assert_int_eq(randd_health_test_from_name("lag"), RANDD_TEST_LAG);
+    ck_assert_int_eq(randd_health_test_from_name("LAG"), -1);
 }
 END_TEST
 
@@ -197,6 +241,7 @@ START_TEST(every_name_table_names_each_value_once)
     check_names("status", randd_status_name, 0, RANDD_STATUS_COUNT, "UNKNOWN_STATUS");
     check_names("status text", randd_status_text, 0, RANDD_STATUS_COUNT,
                 "unknown status from the daemon");
+    check_names("health test", randd_health_test_name, 0, RANDD_HEALTH_TEST_COUNT, "unknown");
     check_names("source state", randd_source_state_name, 0, RANDD_SOURCE_STATE_COUNT,
                 "unknown");
     check_names("engine", randd_engine_name, 0, RANDD_ENGINE_COUNT, "unknown");
@@ -230,6 +275,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, memfd_replies_outside_the_arena_are_refused);
     tcase_add_test(tc, every_name_table_names_each_value_once);
     tcase_add_test(tc, engines_are_found_by_their_names_only);
+    tcase_add_test(tc, inject_failure_and_selftest_bodies_are_checked);
     suite_add_tcase(s, tc);
     return s;
 }

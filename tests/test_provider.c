@@ -39,7 +39,7 @@
 
 /* --- the scripted daemon: a thread serving protocol v1 frames as told ------------------- */
 
-enum daemon_mode { SERVE, NOT_READY, HANG, CLOSE_AFTER_REPLY };
+enum daemon_mode { SERVE, NOT_READY, HANG, CLOSE_AFTER_REPLY, HALF_REPLY };
 
 static struct {
     char dir[64], path[108];
@@ -104,6 +104,16 @@ static bool serve_one(int fd)
         return true;
     }
     memset(out, PATTERN, req.n);
+    if (mode == HALF_REPLY) {                  /* the header and half the bytes, then hang */
+        uint8_t frame[RANDD_HEADER_BYTES + RANDD_MAX_SEED];
+        struct randd_header rh = { RANDD_PROTOCOL_VERSION, RANDD_OK, 0, req.n };
+
+        randd_header_encode(frame, &rh);
+        memcpy(frame + RANDD_HEADER_BYTES, out, req.n / 2);
+        ck_assert_int_eq(write(fd, frame, RANDD_HEADER_BYTES + req.n / 2),
+                         (ssize_t)(RANDD_HEADER_BYTES + req.n / 2));
+        return true;
+    }
     reply(fd, RANDD_OK, out, req.n);
     return mode != CLOSE_AFTER_REPLY;
 }
@@ -675,6 +685,93 @@ START_TEST(a_hung_daemon_costs_one_timeout)
 }
 END_TEST
 
+/* A program with threads that forks while one thread seeds (OpenSSL holding the seed
+ * source's lock around get_seed, the provider its connection's): the child must seed, not
+ * inherit a lock that no thread of its own will ever release. The fork waits for the seed in
+ * flight (at most the timeout); the child then seeds at once. A child still blocked after the
+ * deadline is killed and the test fails, so the old hang fails here instead of hanging. */
+static void *seed_under_lock(void *ctx)
+{
+    bool from_daemon;
+    size_t n;
+
+    ck_assert_int_eq(prov.lock(ctx), 1);
+    n = seed_once(ctx, &from_daemon);
+    prov.unlock(ctx);
+    return (void *)n;
+}
+
+START_TEST(a_child_forked_while_another_thread_seeds_can_seed)
+{
+    const char *const with[] = { "socket", daemon_.path, "timeout", "2000", "log", "none",
+                                 NULL };
+    double start, deadline;
+    pthread_t seeder;
+    void *seeded;
+    int status = 0;
+    pid_t child, done = 0;
+    void *ctx;
+
+    daemon_start(HANG);
+    load_provider(with);
+    ctx = new_source();
+    ck_assert_int_eq(prov.enable_locking(ctx), 1);        /* as OpenSSL does for a parent */
+    ck_assert_int_eq(pthread_create(&seeder, NULL, seed_under_lock, ctx), 0);
+    deadline = seconds_now() + 30;
+    while (atomic_load(&daemon_.seeds) < 1 && seconds_now() < deadline)
+        usleep(1000);
+    ck_assert_msg(atomic_load(&daemon_.seeds) == 1,
+                  "the seeding thread never asked the daemon");
+    start = seconds_now();
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        bool from_daemon;
+        int ok = prov.lock(ctx) == 1 && seed_once(ctx, &from_daemon) == 32;
+
+        prov.unlock(ctx);
+        _exit(ok ? 0 : 1);
+    }
+    /* The 2 s timeout, then a seed from the kernel; 20 s more is room for a loaded machine. */
+    deadline = start + 22;
+    while ((done = waitpid(child, &status, WNOHANG)) == 0 && seconds_now() < deadline)
+        usleep(10000);
+    if (done == 0) {
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+    }
+    ck_assert_int_eq(pthread_join(seeder, &seeded), 0);
+    ck_assert_msg(done == child, "the child forked while another thread seeded was still "
+                  "blocked after %.1f s", seconds_now() - start);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's seed failed");
+    ck_assert_uint_eq((size_t)seeded, 32);
+    prov.freectx(ctx);
+}
+END_TEST
+
+/* A reply cut short (half the bytes, then silence) fails the seed with fallback = none:
+ * none of the daemon's bytes may stay in the buffer the caller is told holds nothing.
+ * fuzz_provider found them there. */
+START_TEST(a_failed_generate_leaves_none_of_the_daemons_bytes)
+{
+    const char *const with[] = { "socket", daemon_.path, "timeout", "100", "fallback", "none",
+                                 NULL };
+    unsigned char out[64];
+    void *ctx;
+
+    daemon_start(HALF_REPLY);
+    load_provider(with);
+    ctx = new_source();
+    memset(out, 0, sizeof(out));
+    ck_assert_int_eq(prov.generate(ctx, out, sizeof(out), 256, 0, NULL, 0), 0);
+    ck_assert_ptr_nonnull(strstr(last_error, "timed out"));
+    for (size_t i = 0; i < sizeof(out); i++)
+        ck_assert_msg(out[i] == 0, "byte %zu of a failed generate is 0x%02x, the daemon's",
+                      i, out[i]);
+    prov.freectx(ctx);
+}
+END_TEST
+
 START_TEST(a_daemon_that_restarts_is_reconnected)
 {
     const char *const with[] = { "socket", daemon_.path, NULL };
@@ -792,7 +889,7 @@ END_TEST
 
 /* --- through OpenSSL: EVP_RAND and RAND_bytes, the provider loaded from a config file ---- */
 
-static OSSL_LIB_CTX *libctx_with_provider(void)
+static OSSL_LIB_CTX *libctx_with_provider_and(const char *extra)
 {
     char conf[128], module[PATH_MAX];
     OSSL_LIB_CTX *libctx = OSSL_LIB_CTX_new();
@@ -805,7 +902,8 @@ static OSSL_LIB_CTX *libctx_with_provider(void)
     fprintf(f, "openssl_conf = init\n[init]\nproviders = provider_sect\n"
                "[provider_sect]\ndefault = default_sect\nrandd = randd_sect\n"
                "[default_sect]\nactivate = 1\n"
-               "[randd_sect]\nmodule = %s\nactivate = 1\nsocket = %s\n", module, daemon_.path);
+               "[randd_sect]\nmodule = %s\nactivate = 1\nsocket = %s\n%s", module, daemon_.path,
+            extra);
     fclose(f);
     ck_assert_ptr_nonnull(libctx);
     if (OSSL_LIB_CTX_load_config(libctx, conf) != 1) {
@@ -816,6 +914,11 @@ static OSSL_LIB_CTX *libctx_with_provider(void)
     }
     ck_assert(OSSL_PROVIDER_available(libctx, "randd"));
     return libctx;
+}
+
+static OSSL_LIB_CTX *libctx_with_provider(void)
+{
+    return libctx_with_provider_and("");
 }
 
 START_TEST(evp_rand_runs_the_seed_source_and_a_ctr_drbg_on_top_of_it)
@@ -879,6 +982,61 @@ START_TEST(rand_bytes_seeds_from_randd_once_set_as_the_seed_source)
 }
 END_TEST
 
+/* The same fork through OpenSSL: one thread's first RAND_bytes seeds the primary DRBG, under
+ * OpenSSL's own locks, from a daemon that never answers, while another thread forks. The
+ * child's RAND_bytes must return: fork waits until OpenSSL has the seed and lets go of its
+ * locks, which a fork that held a lock of the provider's (or did not wait) prevented. */
+static OSSL_LIB_CTX *fork_libctx;
+
+static void *rand_bytes_thread(void *arg)
+{
+    unsigned char out[32];
+
+    (void)arg;
+    return (void *)(intptr_t)RAND_bytes_ex(fork_libctx, out, sizeof(out), 0);
+}
+
+START_TEST(a_child_forked_while_another_thread_seeds_openssl_can_draw)
+{
+    double start, deadline;
+    pthread_t seeder;
+    void *drew;
+    int status = 0;
+    pid_t child, done = 0;
+
+    daemon_start(HANG);
+    fork_libctx = libctx_with_provider_and("timeout = 500\nlog = none\n");
+    ck_assert_int_eq(RAND_set_seed_source_type(fork_libctx, "RANDD", "provider=randd"), 1);
+    ck_assert_int_eq(pthread_create(&seeder, NULL, rand_bytes_thread, NULL), 0);
+    deadline = seconds_now() + 30;
+    while (atomic_load(&daemon_.seeds) < 1 && seconds_now() < deadline)
+        usleep(100);
+    ck_assert_msg(atomic_load(&daemon_.seeds) == 1, "RAND_bytes never asked the daemon");
+    start = seconds_now();
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        unsigned char out[32];
+
+        _exit(RAND_bytes_ex(fork_libctx, out, sizeof(out), 0) == 1 ? 0 : 1);
+    }
+    deadline = start + 20;            /* the 500 ms timeout, and room for a busy machine */
+    while ((done = waitpid(child, &status, WNOHANG)) == 0 && seconds_now() < deadline)
+        usleep(10000);
+    if (done == 0) {
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+    }
+    ck_assert_int_eq(pthread_join(seeder, &drew), 0);
+    ck_assert_msg(done == child, "the child's RAND_bytes was still blocked after %.1f s",
+                  seconds_now() - start);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the child's RAND_bytes failed");
+    ck_assert_int_eq((intptr_t)drew, 1);
+    OSSL_LIB_CTX_free(fork_libctx);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("provider");
@@ -897,12 +1055,15 @@ Suite *test_suite(void)
     tcase_add_test(tc, fallback_none_fails_the_seed_naming_the_socket_and_the_reason);
     tcase_add_test(tc, an_unseeded_daemon_is_not_waited_for);
     tcase_add_test(tc, a_hung_daemon_costs_one_timeout);
+    tcase_add_test(tc, a_child_forked_while_another_thread_seeds_can_seed);
+    tcase_add_test(tc, a_failed_generate_leaves_none_of_the_daemons_bytes);
     tcase_add_test(tc, a_daemon_that_restarts_is_reconnected);
     tcase_add_test(tc, a_forked_child_seeds_over_a_connection_of_its_own);
     tcase_add_test(tc, a_connection_the_program_closed_and_reused_is_left_alone);
     tcase_add_test(tc, a_bad_setting_fails_every_seed_naming_the_key);
     tcase_add_test(tc, evp_rand_runs_the_seed_source_and_a_ctr_drbg_on_top_of_it);
     tcase_add_test(tc, rand_bytes_seeds_from_randd_once_set_as_the_seed_source);
+    tcase_add_test(tc, a_child_forked_while_another_thread_seeds_openssl_can_draw);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -565,6 +565,58 @@ START_TEST(jitter_lower_reassessment_lowers_credit_and_a_higher_one_does_not_rai
 }
 END_TEST
 
+/* SP 800-90B's cutoffs at alpha = 2^-40 for H bits a sample, computed here from the
+ * binomial distribution by its mass function's recurrence (daemon/health.c sums logs of
+ * lgamma): RCT C = 1 + ceil(40 / H) (4.4.1); APT C = 1 + CRITBINOM(W, 2^-H, 1 - alpha)
+ * (4.4.2), the smallest count whose CDF reaches 1 - alpha, plus one; the lag test's, the
+ * smallest c with P(Binomial(W, 2^-H) >= c) <= alpha / 16 (alpha shared by the 16 lags). */
+static unsigned critbinom(unsigned n, double p, double alpha)
+{
+    long double pmf = powl(1 - p, n), below = 0;
+
+    for (unsigned k = 0; k <= n; k++) {
+        below += pmf;
+        if (1 - below <= alpha)
+            return k;
+        pmf *= (long double)(n - k) / (k + 1) * p / (1 - p);
+    }
+    return n;
+}
+
+/* Assessed at 0.8 bits a sample, below the claim of 1: the cutoffs are 0.8's, the figures
+ * SP 800-90B's formulas give (51, 372 and 376); the tests go on where they were. */
+START_TEST(jitter_cutoffs_follow_a_lower_assessment)
+{
+    const double h = 0.8, alpha = ldexp(1, -40), p = exp2(-h);
+
+    open_assessed_jitter();
+    ck_assert_uint_eq(src.health.rct_cutoff, 41);           /* the claim, 1 bit, until then */
+    script_assessments(0, 1, (double[]){ h });
+    harvest_until_assessed(1, 1);
+    ck_assert_double_eq_tol(src.health.entropy, h, 1e-12);
+    ck_assert_uint_eq(src.health.rct_cutoff, 1 + (unsigned)ceil(40 / h));
+    ck_assert_uint_eq(src.health.rct_cutoff, 51);
+    ck_assert_uint_eq(src.health.apt_window, 512);
+    ck_assert_uint_eq(src.health.apt_cutoff, 1 + critbinom(512, p, alpha));
+    ck_assert_uint_eq(src.health.apt_cutoff, 372);
+    ck_assert_uint_eq(src.health.lag_cutoff, 1 + critbinom(512, p, alpha / 16));
+    ck_assert_uint_eq(src.health.lag_cutoff, 376);
+    ck_assert_msg(src.health.state != RANDD_SOURCE_QUARANTINED, "jitter quarantined: %s",
+                  src.health.reason);
+}
+END_TEST
+
+/* Assessed above the claim: the cutoffs stay the claim's (1 bit: RCT 41). */
+START_TEST(jitter_cutoffs_stay_at_the_claim_when_assessed_above_it)
+{
+    open_assessed_jitter();
+    script_assessments(0, 1, (double[]){ 1.6 });
+    harvest_until_assessed(1, 1);
+    ck_assert_double_eq_tol(src.health.entropy, 1.0, 1e-12);
+    ck_assert_uint_eq(src.health.rct_cutoff, 41);
+}
+END_TEST
+
 /* 0.3 bits a sample is under the floor: out for good, the reason says why, nothing credited,
  * and no retry an hour later; the worker is no longer wanted. */
 START_TEST(jitter_assessed_below_the_floor_is_disabled_with_the_reason)
@@ -769,6 +821,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, hwrng_assessed_above_its_credit_has_no_warning);
     tcase_add_test(tc, hwrng_assessment_of_a_silent_device_stops_at_close);
     tcase_add_test(tc, rdseed_assessed_below_its_credit_keeps_it_and_warns);
+    tcase_add_test(tc, jitter_cutoffs_follow_a_lower_assessment);
+    tcase_add_test(tc, jitter_cutoffs_stay_at_the_claim_when_assessed_above_it);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,6 +9,9 @@
  *                         seccomp filter that forbids it): BYTES_MEMFD is unknown
  *   malloc=large          malloc of 64 KiB or more fails (a reply or a large request body),
  *                         only while the file named by RANDD_FAULTS_SWITCH exists, if set
+ *   kat=blake2b           BLAKE2b of "abc" (the self-tests' known answer, RFC 7693) hashes
+ *                         "abd" instead, only while the RANDD_FAULTS_SWITCH file exists, if
+ *                         set: the seam that makes a self-test fail in a running daemon
  * Test-only: never installed. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -91,4 +94,21 @@ int ioctl(int fd, unsigned long request, ...)
             return errno = EINVAL, -1;
     }
     return real(fd, request, arg);
+}
+
+/* OpenSSL's, declared here so that this library needs no OpenSSL headers: EVP_MD_CTX is
+ * only passed through. */
+int EVP_DigestUpdate(void *ctx, const void *data, size_t n);
+
+int EVP_DigestUpdate(void *ctx, const void *data, size_t n)
+{
+    static int (*real)(void *, const void *, size_t);
+    const char *sw;
+
+    if (!real)
+        real = (int (*)(void *, const void *, size_t))dlsym(RTLD_NEXT, "EVP_DigestUpdate");
+    if (n == 3 && !memcmp(data, "abc", 3) && has_fault("kat=blake2b") &&
+        (!(sw = getenv("RANDD_FAULTS_SWITCH")) || access(sw, F_OK) == 0))
+        data = "abd";
+    return real(ctx, data, n);
 }

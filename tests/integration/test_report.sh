@@ -25,6 +25,15 @@ page iid-fail "$vectors/rand8_short.bin" --iid
 page claim-too-high "$vectors/rand4_short.bin" --claim 3.5
 check "report iid-fail: the permutation counts are on the page" \
     'grep -q "numDirectionalRuns</td>" "$work/iid-fail.html"'
+page restart-pass "$vectors/restart/restart_pass_1bit.bin" --restart --h-initial 0.95
+page restart-fail "$vectors/restart/restart_fail_4bit.bin" --restart --h-initial 3.9
+check "report restart-pass: the sanity counts, H_r and H_c are on the page" \
+    'grep -q "X_cutoff 587)</td><td>556</td><td>555</td>" "$work/restart-pass.html" &&
+     grep -q "H_r, H_c</strong></td><td><strong>0.8297</strong></td><td><strong>0.8497<" \
+        "$work/restart-pass.html"'
+check "report restart-fail: the column over X_cutoff is on the page" \
+    'grep -q "X_cutoff 109)</td><td>96</td><td>666</td></tr><tr><td>over X_cutoff</td><td>0</td><td>1</td>" \
+        "$work/restart-fail.html"'
 
 if ! command -v chromium >/dev/null || ! command -v python3 >/dev/null; then
     echo "SKIP: rendering needs chromium and python3 (make deps installs chromium)"
@@ -44,7 +53,8 @@ render() {      # render NAME: screenshot and DOM of $work/NAME.html
         2>/dev/null >"$work/$name.dom"
 }
 for t in "iid-pass|IID|green" "iid-fail|Not IID|red" \
-         "claim-too-high|Claim not supported|red"; do
+         "claim-too-high|Claim not supported|red" "restart-pass|Restart tests passed|green" \
+         "restart-fail|Restart tests failed|red"; do
     IFS='|' read -r name headline colour <<<"$t"
     render "$name"
     read -r differ green red < <(python3 tests/report/png_pixels.py "$work/$name.png" $TOP) ||
@@ -60,6 +70,8 @@ for t in "iid-pass|IID|green" "iid-fail|Not IID|red" \
 done
 grep -q "^verdict: IID " "$work/iid-pass.out" &&
     grep -q "^verdict: not IID " "$work/iid-fail.out" &&
+    grep -q "^restart tests: passed$" "$work/restart-pass.out" &&
+    grep -q "^restart tests: FAILED$" "$work/restart-fail.out" &&
     pass "report: the verdicts are those randctl printed" ||
     fail "report: the verdicts are those randctl printed"
 

@@ -83,7 +83,7 @@ RANDCTL_BIN := $(if $(RANDCTL_SRC),$(BUILD)/randctl)
 # at run time, and a version script that exports OSSL_provider_init alone.
 PROVIDER     := $(if $(wildcard provider/*.c),$(BUILD)/randd.so)
 PROVIDER_OBJ := $(BUILD)/provider/randd_provider.o $(BUILD)/lib/client.o $(BUILD)/lib/protocol.o \
-                $(BUILD)/lib/generation.o
+                $(BUILD)/lib/generation.o $(BUILD)/lib/path_check.o
 MODULESDIR  ?= $(shell pkg-config --variable=modulesdir libcrypto 2>/dev/null || echo $(LIBDIR)/ossl-modules)
 DATADIR     ?= $(PREFIX)/share
 
@@ -344,9 +344,10 @@ FUZZERS := request config reply provider
 # randd.so does, and starts it through OSSL_provider_init.
 FUZZ_SOURCES_request  := tests/fuzz/fuzz_request.c lib/protocol.c
 FUZZ_SOURCES_config   := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c
-FUZZ_SOURCES_reply    := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c lib/generation.c
+FUZZ_SOURCES_reply    := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c lib/generation.c \
+                         lib/path_check.c
 FUZZ_SOURCES_provider := tests/fuzz/fuzz_provider.c provider/randd_provider.c lib/client.c \
-                         lib/protocol.c lib/generation.c
+                         lib/protocol.c lib/generation.c lib/path_check.c
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SOURCES_request) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^
 $(BUILD)/fuzz/fuzz_config: $(FUZZ_SOURCES_config) | $(BUILD)/fuzz/

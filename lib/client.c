@@ -26,6 +26,7 @@
 
 #include "client_internal.h"
 #include "generation.h"
+#include "path_check.h"
 #include "protocol.h"
 
 #define PIPELINE 8                   /* requests in flight in randd_bytes/randd_range */
@@ -120,44 +121,12 @@ __attribute__((format(printf, 2, 3))) static void say(randd_handle *h, const cha
  * setuid program or root would take its keys from them. So a daemon is believed only when no
  * other unprivileged user could have put it there: its peer credentials (SO_PEERCRED: those
  * of whoever called listen(), so root under socket activation and for a randd that binds
- * before dropping privileges) are root's or the caller's own, or its uid owns the socket's
- * directory, and neither that directory nor any above it can be written by anyone but root
- * and that uid (OpenSSH's StrictModes). Every connection is checked, whatever named the path:
- * a path given by the caller is as easy to squat as $RANDD_SOCKET. */
-
-/* Whether only root and uid can make or replace entries in dir and in every directory above
- * it: 0, or -EPERM with the reason in why. */
-static int directory_private_to(const char *dir, uid_t uid, char *why, size_t whylen)
-{
-    char *real = realpath(dir, NULL), *cut;
-    int rc = 0;
-
-    if (!real) {
-        snprintf(why, whylen, "its directory %s: %s", dir, strerror(errno));
-        return -EPERM;
-    }
-    for (bool top = true; rc == 0; top = false) {
-        const char *at = real[0] ? real : "/";   /* "" stands for "/" once cut below */
-        struct stat st;
-
-        if (stat(at, &st) < 0)
-            snprintf(why, whylen, "%s: %s", at, strerror(errno));
-        else if (st.st_mode & (S_IWGRP | S_IWOTH))
-            snprintf(why, whylen, "%s is writable by %s", at,
-                     st.st_mode & S_IWOTH ? "others" : "its group");
-        else if (top ? st.st_uid != uid : st.st_uid != 0 && st.st_uid != uid)
-            snprintf(why, whylen, "%s belongs to uid %u", at, (unsigned)st.st_uid);
-        else if (!real[0] || !(cut = strrchr(real, '/')))
-            break;                   /* "/" checked: private all the way up */
-        else {
-            *cut = '\0';             /* up one directory */
-            continue;
-        }
-        rc = -EPERM;
-    }
-    free(real);
-    return rc;
-}
+ * before dropping privileges) are root's or the caller's own, or its uid owns the directory
+ * that holds the socket, and no directory the path passes through, as written, symlinks
+ * followed, can be changed by anyone but root and that uid (OpenSSH's StrictModes; the walk
+ * is lib/path_check.c: a symlink in a shared directory is as good as the directory). Every
+ * connection is checked, whatever named the path: a path given by the caller is as easy to
+ * squat as $RANDD_SOCKET. */
 
 /* 0 when the daemon at the other end of fd is to be believed, else -EPERM, with the path,
  * the daemon's uid and the reason in h->message. Nothing has been read from fd yet. */
@@ -165,7 +134,8 @@ static int check_peer(randd_handle *h, int fd)
 {
     struct ucred peer;
     socklen_t len = sizeof(peer);
-    char dir[sizeof(h->path)], why[sizeof(h->message)], *slash;
+    char why[sizeof(h->message)];
+    struct randd_path_end end;
     uid_t me = geteuid();
 
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) < 0) {
@@ -174,14 +144,14 @@ static int check_peer(randd_handle *h, int fd)
     }
     if (peer.uid == 0 || peer.uid == me)
         return 0;
-    strcpy(dir, h->path);
-    slash = strrchr(dir, '/');
-    if (!slash)
-        strcpy(dir, ".");
-    else
-        slash[slash == dir] = '\0';  /* "/x.sock": "/" */
-    if (directory_private_to(dir, peer.uid, why, sizeof(why)) == 0)
-        return 0;
+    if (randd_path_check(h->path, peer.uid, RANDD_PATH_FOLLOW_LAST, &end, why,
+                         sizeof(why)) == 0) {
+        close(end.dirfd);
+        if (end.owner == peer.uid)
+            return 0;
+        snprintf(why, sizeof(why), "%.160s, which holds it, belongs to uid %u", end.dir,
+                 (unsigned)end.owner);
+    }
     say(h, "%s: refused: the daemon there runs as uid %u, not as root or as we do (uid %u), "
         "and %s, so another user could have put it there", h->path, (unsigned)peer.uid,
         (unsigned)me, why);

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "path_check.h"
 #include "randd.h"
 
 /* The page's words. RETIRED turns nonzero when randd withdraws the file or a new randd
@@ -172,23 +172,20 @@ void randd_generation_bump(uint64_t *word)
 
 /* --- mapping (clients) --------------------------------------------------------------------
  * OpenSSH's StrictModes for one page: a client, root included, maps only a file that no one
- * but root or randd (the directory's owner: under systemd, randd's dynamic user) could have
- * written or replaced, and that cannot shrink under it. The directory is opened first and the
- * file looked up in it, so both checks are about the same directory. */
+ * but root or randd (the owner of the directory that holds it: under systemd, randd's
+ * dynamic user) could have written or replaced, and that cannot shrink under it. The whole
+ * path is walked (lib/path_check.c), symlinks followed, so a directory above that another
+ * user may change, or a symlink of theirs on the way, cannot swap in a file of theirs. The
+ * file is then opened in the very directory the walk checked. */
 
-static int check_word_file(const char *path, int dirfd, const char *name, char *why,
+static int check_word_file(const char *path, const struct randd_path_end *end, char *why,
                            size_t len)
 {
-    struct stat dir, st;
-    int fd;
+    struct stat st;
+    /* O_NONBLOCK: a FIFO put there must not hang the caller. O_NOFOLLOW: the file is
+     * randd's own, never a link to one. */
+    int fd = openat(end->dirfd, end->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
-    if (fstat(dirfd, &dir) < 0)
-        return say(why, len, -errno, "%s: its directory: %s", path, strerror(errno));
-    if (dir.st_mode & (S_IWGRP | S_IWOTH))
-        return say(why, len, -EPERM, "%s: its directory is writable by others (mode %04o)",
-                   path, (unsigned)(dir.st_mode & 07777));
-    /* O_NONBLOCK: a FIFO put there must not hang the caller. */
-    fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return say(why, len, -errno, "%s: %s", path, strerror(errno));
     if (fstat(fd, &st) < 0) {
@@ -207,9 +204,9 @@ static int check_word_file(const char *path, int dirfd, const char *name, char *
     else if (st.st_mode & (S_IWGRP | S_IWOTH))
         say(why, len, -EPERM, "%s: writable by others (mode %04o)", path,
             (unsigned)(st.st_mode & 07777));
-    else if (st.st_uid != 0 && st.st_uid != dir.st_uid)
+    else if (st.st_uid != 0 && st.st_uid != end->owner)
         say(why, len, -EPERM, "%s: owned by uid %u, neither root nor its directory's owner "
-                              "(uid %u)", path, (unsigned)st.st_uid, (unsigned)dir.st_uid);
+                              "(uid %u)", path, (unsigned)st.st_uid, (unsigned)end->owner);
     else
         return fd;
     close(fd);
@@ -218,22 +215,18 @@ static int check_word_file(const char *path, int dirfd, const char *name, char *
 
 const uint64_t *randd_generation_map(const char *path, char *why, size_t len)
 {
-    char dir[PATH_MAX], base[PATH_MAX];
+    struct randd_path_end end;
+    char walk_why[512];
     void *map;
-    int dirfd, fd;
+    int fd;
 
-    if ((size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir) ||
-        (size_t)snprintf(base, sizeof(base), "%s", path) >= sizeof(base)) {
-        say(why, len, 0, "%s: %s", path, strerror(ENAMETOOLONG));
+    if (randd_path_check(path, RANDD_PATH_FINAL_OWNER, 0, &end, walk_why,
+                         sizeof(walk_why)) < 0) {
+        say(why, len, 0, "%s: %s", path, walk_why);
         return NULL;
     }
-    dirfd = open(dirname(dir), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0) {
-        say(why, len, 0, "%s: its directory: %s", path, strerror(errno));
-        return NULL;
-    }
-    fd = check_word_file(path, dirfd, basename(base), why, len);
-    close(dirfd);
+    fd = check_word_file(path, &end, why, len);
+    close(end.dirfd);
     if (fd < 0)
         return NULL;
     map = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, 0);

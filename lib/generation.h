@@ -6,7 +6,8 @@
  *
  * Trust: the file is randd's own. randd creates it afresh (O_EXCL under a temporary name,
  * then rename) and never adopts a file it finds; a client maps it only when no one but root
- * or the owner of its directory could have written it. */
+ * or the owner of its directory could have written or replaced it, through any directory
+ * on its path (symlinks followed). */
 #ifndef RANDD_GENERATION_H
 #define RANDD_GENERATION_H
 
@@ -47,9 +48,11 @@ void randd_generation_bump(uint64_t *word);
 
 /* --- the clients' side -------------------------------------------------------------------- */
 
-/* Maps path's word read-only when it is a regular file of exactly one page, with one link,
- * writable by no group or other, owned by root or by its directory's owner, in a directory
- * that no group or other may write. Else NULL, and why (when len > 0) says what was wrong:
+/* Maps path's word read-only when it is a regular file (not a symlink) of exactly one page,
+ * with one link, writable by no group or other, owned by root or by its directory's owner,
+ * and every directory on its path as written (symlinks followed) belongs to root or to that
+ * owner and may be written by no group or other (randd_path_check's rule, /tmp's exception
+ * included). Else NULL, and why (when len > 0) says what was wrong:
  * the caller then learns nothing of clones through randd. */
 const uint64_t *randd_generation_map(const char *path, char *why, size_t len);
 void randd_generation_unmap(const uint64_t *word);

@@ -16,7 +16,7 @@
 
 #define NOBODY 65534
 
-static char dir[64], path[128], why[512];
+static char dir[64], path[256], why[512];
 
 static void make_dir(mode_t mode)
 {
@@ -260,11 +260,16 @@ END_TEST
 START_TEST(a_client_maps_a_file_of_the_directorys_owner)
 {
     const uint64_t *word;
+    char sub[96];
 
     if (!need_root("a_client_maps_a_file_of_the_directorys_owner"))
         return;
+    /* dir stands for /run (root's, 0755), DIR/randd for /run/randd (randd's, 0755). */
     make_dir(0755);
-    ck_assert_int_eq(chown(dir, NOBODY, (gid_t)-1), 0);
+    snprintf(sub, sizeof(sub), "%s/randd", dir);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    ck_assert_int_eq(chown(sub, NOBODY, (gid_t)-1), 0);
+    snprintf(path, sizeof(path), "%s/randd.sock.generation", sub);
     put_file(path, RANDD_GENERATION_FILE_SIZE, 0, 0644, NOBODY);
     word = randd_generation_map(path, why, sizeof(why));
     ck_assert_msg(word != NULL, "refused: %s", why);
@@ -323,9 +328,87 @@ START_TEST(a_client_refuses_a_file_someone_else_could_have_written)
 
     put_file(path, RANDD_GENERATION_FILE_SIZE, 0, 0644, 0);
     ck_assert_int_eq(chmod(dir, 01777), 0);            /* /tmp: anyone could replace it */
-    assert_refused("its directory is writable by others (mode 1777)");
+    assert_refused("is writable by others (mode 1777)");
     ck_assert_int_eq(chmod(dir, 0775), 0);
-    assert_refused("its directory is writable by others (mode 0775)");
+    assert_refused("is writable by its group (mode 0775)");
+    remove_dir();
+}
+END_TEST
+
+/* A directory on the way that another user may change lets them swap in a file of theirs,
+ * which they can then truncate under a root client (SIGBUS) or rewrite: however the file
+ * itself and the directory that holds it look, it is not mapped. */
+static void make_sub(const char *name, mode_t mode, uid_t uid, gid_t gid)
+{
+    char p[160];
+
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    ck_assert_int_eq(mkdir(p, 0700), 0);
+    ck_assert_int_eq(chown(p, uid, gid), 0);
+    ck_assert_int_eq(chmod(p, mode), 0);
+}
+
+START_TEST(a_client_refuses_a_file_through_a_symlink_in_a_shared_directory)
+{
+    char target[160], link[160];
+
+    if (!need_root("a_client_refuses_a_file_through_a_symlink_in_a_shared_directory"))
+        return;
+    make_dir(0755);
+    make_sub("priv", 0755, NOBODY, NOBODY);                 /* nobody's own directory */
+    snprintf(path, sizeof(path), "%s/priv/randd.sock.generation", dir);
+    put_file(path, RANDD_GENERATION_FILE_SIZE, 0, 0644, NOBODY);
+    snprintf(target, sizeof(target), "%s/priv", dir);
+    for (int sticky = 0; sticky < 2; sticky++) {
+        /* a group-writable directory (setgid, as /var/local), then one like /tmp */
+        make_sub("shared", sticky ? 01777 : 02775, 0, NOBODY);
+        snprintf(link, sizeof(link), "%s/shared/randd", dir);
+        ck_assert_int_eq(symlink(target, link), 0);
+        ck_assert_int_eq(lchown(link, NOBODY, NOBODY), 0);
+        snprintf(path, sizeof(path), "%s/randd.sock.generation", link);
+        assert_refused(sticky ? "/shared is writable by others (mode 1777)"
+                              : "/shared is writable by its group (mode 2775)");
+        ck_assert_int_eq(unlink(link), 0);
+        snprintf(link, sizeof(link), "%s/shared", dir);
+        ck_assert_int_eq(rmdir(link), 0);
+    }
+    remove_dir();
+}
+END_TEST
+
+START_TEST(a_client_refuses_a_file_below_a_directory_others_may_change)
+{
+    if (!need_root("a_client_refuses_a_file_below_a_directory_others_may_change"))
+        return;
+    /* randd's directory, root's 0755, with root's file, in a group-writable directory: a
+     * member of the group can move it aside and put its own in its place. */
+    make_dir(0755);
+    make_sub("shared", 02775, 0, NOBODY);
+    make_sub("shared/randd", 0755, 0, 0);
+    snprintf(path, sizeof(path), "%s/shared/randd/randd.sock.generation", dir);
+    put_file(path, RANDD_GENERATION_FILE_SIZE, 0, 0644, 0);
+    assert_refused("/shared is writable by its group (mode 2775)");
+    ck_assert_int_eq(unlink(path), 0);
+    /* which is what nobody did: their directory, their file, passes every check below it */
+    snprintf(why, sizeof(why), "%s/shared/randd", dir);
+    ck_assert_int_eq(chown(why, NOBODY, NOBODY), 0);
+    put_file(path, RANDD_GENERATION_FILE_SIZE, 0, 0644, NOBODY);
+    assert_refused("/shared is writable by its group (mode 2775)");
+    remove_dir();
+}
+END_TEST
+
+/* A directory above of a third uid could be changed by them: neither root nor randd. */
+START_TEST(a_client_refuses_a_file_below_a_third_users_directory)
+{
+    if (!need_root("a_client_refuses_a_file_below_a_third_users_directory"))
+        return;
+    make_dir(0755);
+    make_sub("home", 0755, 1, 1);                           /* daemon's (uid 1) */
+    make_sub("home/randd", 0755, NOBODY, NOBODY);
+    snprintf(path, sizeof(path), "%s/home/randd/randd.sock.generation", dir);
+    put_file(path, RANDD_GENERATION_FILE_SIZE, 0, 0644, NOBODY);
+    assert_refused("/home belongs to uid 1 and");
     remove_dir();
 }
 END_TEST
@@ -354,6 +437,9 @@ Suite *test_suite(void)
     tcase_add_test(map, a_client_maps_a_file_of_the_directorys_owner);
     tcase_add_test(map, a_client_refuses_a_file_someone_else_could_have_written);
     tcase_add_test(map, a_client_without_a_file_says_so);
+    tcase_add_test(map, a_client_refuses_a_file_through_a_symlink_in_a_shared_directory);
+    tcase_add_test(map, a_client_refuses_a_file_below_a_directory_others_may_change);
+    tcase_add_test(map, a_client_refuses_a_file_below_a_third_users_directory);
     suite_add_tcase(s, publish);
     suite_add_tcase(s, map);
     return s;

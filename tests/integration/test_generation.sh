@@ -91,4 +91,41 @@ timeout "$WAIT" "$RANDD" --foreground --config "$work/randd.conf" --socket "$RAN
     fail "in the 1777 directory: $(ls -l "$work")"
 chmod 755 "$work"
 
+# --- a directory on the way that another user may change ------------------------------------
+# The review's attacks, with root's real randd: a root client (randctl status maps as
+# librandd's generators do) must not map a page nobody can truncate under it (SIGBUS) or
+# rewrite. $S is group-writable by nogroup, nobody's group.
+S=$work/shared
+mkdir -m 0755 "$S" "$S/randd"
+RANDD_SOCKET=$S/randd/randd.sock start_with_config "hwrng_device = $work/hwrng"
+chgrp nogroup "$S"; chmod 2775 "$S"
+root_view() {
+    RANDD_SOCKET=$1 "$RANDCTL" status 2>&1 | sed -n 's/^librandd.vm_generation_word: //p'
+}
+out=$(root_view "$S/randd/randd.sock")
+[[ $out == "unavailable: $S/randd/randd.sock.generation: $S is writable by its group"* ]] &&
+    pass "below a group-writable directory even randd's own file is refused: $out" ||
+    fail "below a group-writable directory the client said: $out"
+# nobody moves randd's directory aside and puts its own in its place: a symlink to the real
+# socket (root's randd still answers, so it is believed) beside a page of nobody's.
+as_nobody sh -c "mv '$S/randd' '$S/real' && mkdir -m 0755 '$S/randd' &&
+    ln -s '$S/real/randd.sock' '$S/randd/randd.sock' &&
+    head -c 4096 /dev/zero >'$S/randd/randd.sock.generation' &&
+    chmod 644 '$S/randd/randd.sock.generation'"
+out=$(root_view "$S/randd/randd.sock")
+[[ $out == "unavailable: $S/randd/randd.sock.generation: $S is writable by its group"* ]] &&
+    pass "nobody's page in place of randd's directory is refused: $out" ||
+    fail "nobody's page in place of randd's directory: the client said: $out"
+# or nobody's private directory, reached through nobody's symlink in $S
+priv=$work/priv-nobody
+mkdir -m 0755 "$priv"; chown nobody:nogroup "$priv"
+as_nobody sh -c "ln -s '$S/real/randd.sock' '$priv/randd.sock' &&
+    head -c 4096 /dev/zero >'$priv/randd.sock.generation' &&
+    chmod 644 '$priv/randd.sock.generation' && ln -s '$priv' '$S/link'"
+out=$(root_view "$S/link/randd.sock")
+[[ $out == "unavailable: $S/link/randd.sock.generation: $S is writable by its group"* ]] &&
+    pass "nobody's page through nobody's symlink in $S is refused: $out" ||
+    fail "nobody's page through a symlink in $S: the client said: $out"
+stop_randd
+
 finish test_generation.sh

@@ -10,7 +10,11 @@ PROBE=${TRUST_PROBE:-build/tests/trust-probe}
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
     echo "SKIP: test_trust.sh needs root and setpriv (setuid root, another uid)"; exit 0
 fi
-as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+AS_NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+as_nobody() { "${AS_NOBODY[@]}" "$@"; }
+# The fake daemons are killed on exit, by their own pids: each is started without a function
+# or subshell between, so $! is setpriv, which becomes trust-probe (a subshell's pid would
+# die alone and leave its child running as nobody).
 fakes=()
 trap 'if [ "$BASHPID" = "$test_shell" ]; then
           for f in "${fakes[@]}"; do kill "$f" 2>/dev/null; done
@@ -18,7 +22,7 @@ trap 'if [ "$BASHPID" = "$test_shell" ]; then
       fi' EXIT
 # start_fake SOCKET: nobody's fake daemon there, its requests logged to SOCKET.log.
 start_fake() {
-    as_nobody "$PROBE" fake-daemon "$1" >"$1.log" 2>&1 &
+    "${AS_NOBODY[@]}" "$PROBE" fake-daemon "$1" >"$1.log" 2>&1 &
     fakes+=($!)
     wait_for "the fake daemon on $1" test -S "$1" || fail "no fake daemon: $(cat "$1.log")"
 }
@@ -134,6 +138,31 @@ kill "$pid"; wait "$pid" 2>/dev/null; pid=
 out=$("$PROBE" bytes "$private/own/fake.sock" 2>&1)
 [ "$out" = "$fake_bytes" ] && pass "root believes nobody's daemon in nobody's private directory" ||
     fail "nobody's daemon in its private directory: $out"
+
+# The same daemon reached through a symlink nobody put in a shared directory: whoever made
+# the name first decides where it leads, so the shared directory that holds the link counts
+# as one on the way (the review's attack: root took nobody's bytes through it).
+mkdir -m 1777 "$work/sticky"
+mkdir -m 2775 "$work/group"; chgrp nogroup "$work/group"; chmod 2775 "$work/group"
+asked=$(requests "$private/own/fake.sock")
+for shared in sticky group; do
+    as_nobody ln -s "$private/own" "$work/$shared/randd"
+    as_nobody ln -s "$private/own/fake.sock" "$work/$shared/randd.sock"
+    [ $shared = sticky ] && who=others || who="its group"
+    out=$("$PROBE" bytes "$work/$shared/randd/fake.sock" 2>&1); rc=$?
+    [ $rc != 0 ] && [[ $out == *"refused: the daemon there runs as uid 65534"* ]] &&
+        [[ $out == *"$work/$shared is writable by $who"* ]] &&
+        pass "refused through nobody's symlinked directory in $work/$shared, saying why" ||
+        fail "through a symlinked directory in $work/$shared: rc $rc: $out"
+    out=$("$PROBE" bytes "$work/$shared/randd.sock" 2>&1); rc=$?
+    [ $rc != 0 ] && [[ $out == *"$work/$shared is writable by $who"* ]] &&
+        pass "refused through nobody's symlink to the socket in $work/$shared" ||
+        fail "through a symlinked socket in $work/$shared: rc $rc: $out"
+done
+[ "$(requests "$private/own/fake.sock")" = "$asked" ] &&
+    pass "not a request was sent to it through those paths" ||
+    fail "the fake daemon was asked: $(cat "$private/own/fake.sock.log")"
+
 chmod 0775 "$private/own"
 out=$("$PROBE" bytes "$private/own/fake.sock" 2>&1); rc=$?
 [ $rc != 0 ] && [[ $out == *"$private/own is writable by its group"* ]] &&

@@ -46,10 +46,11 @@ static void show_generation_word(void)
 static int run_status(int argc, char **argv)
 {
     int json = argc == 2 && !strcmp(argv[1], "--json");
+    int keys = argc == 2 && !strcmp(argv[1], "--keys");
     char *text;
     int rc;
 
-    if (argc > 2 || (argc == 2 && !json))
+    if (argc > 2 || (argc == 2 && !json && !keys))
         return usage_error(&cmd_status, "bad argument: %s", argv[argc - 1]);
     if ((rc = fetch_status("status", &text)) != EXIT_OK)
         return rc;

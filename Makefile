@@ -441,7 +441,7 @@ bench-plot: deps
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	  $(DESTDIR)$(INCDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR) \
-	  $(DESTDIR)$(MODULESDIR) $(DESTDIR)$(DATADIR)/randd \
+	  $(DESTDIR)$(MODULESDIR) $(DESTDIR)$(DATADIR)/randd $(DESTDIR)$(DATADIR)/randd/prometheus \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 \
 	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(TEXTFILEDIR)
 	install -m 755 $(BUILD)/randd $(DESTDIR)$(SBINDIR)/randd
@@ -465,6 +465,7 @@ install: all
 	install -m 644 man/randd.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 $(BUILD)/randd.so $(DESTDIR)$(MODULESDIR)/randd.so
 	install -m 644 conf/openssl-randd.cnf $(DESTDIR)$(DATADIR)/randd/openssl-randd.cnf
+	install -m 644 prometheus/randd-rules.yml $(DESTDIR)$(DATADIR)/randd/prometheus/
 	install -m 644 man/randd-provider.7 $(DESTDIR)$(MANDIR)/man7/
 
 # Leaves /etc/randd.conf: it is the operator's.
@@ -479,6 +480,7 @@ uninstall:
 	  $(DESTDIR)$(MANDIR)/man1/randctl.1 $(DESTDIR)$(MANDIR)/man3/librandd.3 \
 	  $(DESTDIR)$(MANDIR)/man5/randd.conf.5 $(DESTDIR)$(MANDIR)/man8/randd.8 \
 	  $(DESTDIR)$(MODULESDIR)/randd.so $(DESTDIR)$(DATADIR)/randd/openssl-randd.cnf \
+	  $(DESTDIR)$(DATADIR)/randd/prometheus/randd-rules.yml \
 	  $(DESTDIR)$(MANDIR)/man7/randd-provider.7
 
 # --- packages --------------------------------------------------------------------------

@@ -28,6 +28,9 @@ static const struct scalar scalars[] = {
     { "randd_kernel_feed_enabled", "gauge", "1 when randd feeds the kernel's pool.", "kernel.enabled" },
     { "randd_kernel_feed_configured", "gauge", "1 when the config asks for the kernel feed "
       "(kernel_topup).", "config.kernel_topup" },
+    { "randd_kernel_topup_interval_seconds", "gauge",
+      "Seconds between top-ups once the kernel is initialised (0: none).",
+      "config.kernel_topup_interval" },
     { "randd_kernel_initialised", "gauge", "1 when the kernel's generator is initialised.",
       "kernel.initialised" },
     { "randd_kernel_topups_total", "counter", "RNDADDENTROPY calls that succeeded.", "kernel.topups" },

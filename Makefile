@@ -91,7 +91,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check check-loaded check-qemu check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps check check-loaded check-qemu check-systemd check-containers test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -394,6 +394,14 @@ check-assess-long: all $(BUILD)/tests/test_entropy_assess
 check-systemd: deb
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="debootstrap systemd-container"
 	tests/system/check-systemd.sh $(BUILD)
+
+# README's container recipe, tested: a randd on the host, its socket's directory mounted
+# read-only into podman containers, rootful and rootless (run by nobody), from an image built
+# here with no registry (a debootstrapped Debian 12 minbase root, cached in build/containers,
+# plus make install). Root only; skipped with one line where podman cannot run.
+check-containers: all
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="debootstrap podman runc busybox-static file"
+	@RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl tests/system/check-containers.sh $(BUILD)
 
 # The shipped config (every key at its default) and a socket under build/, so no root needed.
 run: deps

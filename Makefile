@@ -91,7 +91,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps check check-loaded check-qemu check-systemd check-containers test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps check check-loaded check-qemu check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -399,6 +399,7 @@ check-systemd: deb
 # read-only into podman containers, rootful and rootless (run by nobody), from an image built
 # here with no registry (a debootstrapped Debian 12 minbase root, cached in build/containers,
 # plus make install). Root only; skipped with one line where podman cannot run.
+.PHONY: check-containers
 check-containers: all
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="debootstrap podman runc busybox-static file"
 	@RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl tests/system/check-containers.sh $(BUILD)

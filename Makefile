@@ -419,6 +419,15 @@ check-systemd: deb
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="debootstrap systemd-container"
 	tests/system/check-systemd.sh $(BUILD)
 
+# README's container recipe, tested: a randd on the host, its socket's directory mounted
+# read-only into podman containers, rootful and rootless (run by nobody), from an image built
+# here with no registry (a debootstrapped Debian 12 minbase root, cached in build/containers,
+# plus make install). Root only; skipped with one line where podman cannot run.
+.PHONY: check-containers
+check-containers: all
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="debootstrap podman runc busybox-static file"
+	@RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl tests/system/check-containers.sh $(BUILD)
+
 # The shipped config (every key at its default) and a socket under build/, so no root needed.
 run: deps
 	@$(MAKE) --no-print-directory all
@@ -467,7 +476,7 @@ bench-plot: deps
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 	  $(DESTDIR)$(INCDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR) \
-	  $(DESTDIR)$(MODULESDIR) $(DESTDIR)$(DATADIR)/randd \
+	  $(DESTDIR)$(MODULESDIR) $(DESTDIR)$(DATADIR)/randd $(DESTDIR)$(DATADIR)/randd/prometheus \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 \
 	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(TEXTFILEDIR)
 	install -m 755 $(BUILD)/randd $(DESTDIR)$(SBINDIR)/randd
@@ -491,6 +500,7 @@ install: all
 	install -m 644 man/randd.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 $(BUILD)/randd.so $(DESTDIR)$(MODULESDIR)/randd.so
 	install -m 644 conf/openssl-randd.cnf $(DESTDIR)$(DATADIR)/randd/openssl-randd.cnf
+	install -m 644 prometheus/randd-rules.yml $(DESTDIR)$(DATADIR)/randd/prometheus/
 	install -m 644 man/randd-provider.7 $(DESTDIR)$(MANDIR)/man7/
 
 # Leaves /etc/randd.conf: it is the operator's.
@@ -505,6 +515,7 @@ uninstall:
 	  $(DESTDIR)$(MANDIR)/man1/randctl.1 $(DESTDIR)$(MANDIR)/man3/librandd.3 \
 	  $(DESTDIR)$(MANDIR)/man5/randd.conf.5 $(DESTDIR)$(MANDIR)/man8/randd.8 \
 	  $(DESTDIR)$(MODULESDIR)/randd.so $(DESTDIR)$(DATADIR)/randd/openssl-randd.cnf \
+	  $(DESTDIR)$(DATADIR)/randd/prometheus/randd-rules.yml \
 	  $(DESTDIR)$(MANDIR)/man7/randd-provider.7
 
 # --- packages --------------------------------------------------------------------------

@@ -22,7 +22,15 @@ static const struct scalar scalars[] = {
     { "randd_uptime_seconds", "gauge", "Seconds since randd started.", "uptime_seconds" },
     { "randd_pool_seeded", "gauge", "1 when the generator has been seeded.", "pool.seeded" },
     { "randd_reseeds_total", "counter", "Seeds and reseeds of the generator.", "pool.reseeds" },
+    { "randd_vm_generations_total", "counter",
+      "VM generation changes seen (the VM was restored from a snapshot or cloned).",
+      "pool.vm_generations" },
     { "randd_kernel_feed_enabled", "gauge", "1 when randd feeds the kernel's pool.", "kernel.enabled" },
+    { "randd_kernel_feed_configured", "gauge", "1 when the config asks for the kernel feed "
+      "(kernel_topup).", "config.kernel_topup" },
+    { "randd_kernel_topup_interval_seconds", "gauge",
+      "Seconds between top-ups once the kernel is initialised (0: none).",
+      "config.kernel_topup_interval" },
     { "randd_kernel_initialised", "gauge", "1 when the kernel's generator is initialised.",
       "kernel.initialised" },
     { "randd_kernel_topups_total", "counter", "RNDADDENTROPY calls that succeeded.", "kernel.topups" },
@@ -169,10 +177,16 @@ static void labelled(FILE *out, const struct json_flat *j, const char *name, con
     }
 }
 
+/* randd_up tells "randd down" (a fresh file saying 0) from "the timer stopped" (a stale
+ * file): with no STATUS (j NULL) it is the only metric written. */
 static void write_metrics(FILE *out, const struct json_flat *j)
 {
     const char *v;
 
+    header(out, "randd_up", "gauge", "1 when randd answered STATUS, 0 when it did not.");
+    fprintf(out, "randd_up %d\n", j != NULL);
+    if (!j)
+        return;
     for (size_t i = 0; i < sizeof(scalars) / sizeof(scalars[0]); i++) {
         if (!(v = number(json_get(j, scalars[i].path))))
             continue;
@@ -265,8 +279,13 @@ static int run_metrics(int argc, char **argv)
         output = argv[2];
     else if (argc != 1)
         return usage_error(&cmd_metrics, "bad argument: %s", argv[1]);
-    if ((rc = fetch_status("metrics", &text)) != EXIT_OK)
+    if ((rc = fetch_status("metrics", &text)) != EXIT_OK) {
+        if (output)
+            write_atomically(output, NULL);
+        else
+            write_metrics(stdout, NULL);
         return rc;
+    }
     rc = json_flatten(text, &j);
     free(text);
     if (rc < 0) {

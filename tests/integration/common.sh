@@ -56,7 +56,7 @@ in_log() { grep -qE -- "$1" "$2"; }
 # status_of SOURCE FIELD: the field of the named source in STATUS (empty when absent);
 # field_is SOURCE FIELD VALUE: whether it is VALUE.
 status_of() {
-    "$RANDCTL" status 2>/dev/null | awk -F': ' -v s="$1" -v f="$2" '
+    "$RANDCTL" status --keys 2>/dev/null | awk -F': ' -v s="$1" -v f="$2" '
         $1 ~ /^sources\[[0-9]+\]\.name$/ && $2 == s { split($1, a, "."); p = a[1] }
         p != "" && $1 == p "." f { print $2; exit }'
 }

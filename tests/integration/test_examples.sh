@@ -123,7 +123,7 @@ missing_tool() {
 # --- the daemon the examples talk to --------------------------------------------------------
 "$RANDD" --foreground --config "$work/etc/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
 pid=$!
-ready() { "$RANDCTL" status 2>/dev/null | grep -q '^ready: true'; }
+ready() { "$RANDCTL" status --keys 2>/dev/null | grep -q '^ready: true'; }
 if ! wait_for "randd to be ready" ready; then
     fail "randd not ready: $(cat "$work/log")"
     finish test_examples.sh
@@ -220,7 +220,7 @@ run_daemon() {
 }
 
 # run_openssl_cnf WHERE FILE: an openssl.cnf that seeds OpenSSL from this test's daemon.
-seeds() { "$RANDCTL" status 2>/dev/null | sed -n 's/^requests\.seed: //p'; }
+seeds() { "$RANDCTL" status --keys 2>/dev/null | sed -n 's/^requests\.seed: //p'; }
 run_openssl_cnf() {
     local before out
     if ! command -v openssl >/dev/null; then

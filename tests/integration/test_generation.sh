@@ -13,7 +13,7 @@ word=$work/randd.sock.generation
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 # The client's view: randctl status maps the word with librandd's checks.
 client_line() {
-    as_nobody "$RANDCTL" --socket "$RANDD_SOCKET" status 2>&1 | sed -n 's/^librandd.vm_generation_word: //p'
+    as_nobody "$RANDCTL" --socket "$RANDD_SOCKET" status --keys 2>&1 | sed -n 's/^librandd.vm_generation_word: //p'
 }
 file_is() { [ "$(stat -c '%F %u %a %h %s' "$1" 2>&1)" = "$2" ]; }
 describe() { stat -c '%F, uid %u, mode %a, %h links, %s bytes, inode %i' "$1" 2>&1; }

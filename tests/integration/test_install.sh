@@ -33,6 +33,7 @@ $unitdir/randd-metrics.timer
 /usr/share/man/man7/randd-provider.7
 /usr/share/man/man8/randd.8
 /usr/share/randd/openssl-randd.cnf
+/usr/share/randd/prometheus/randd-rules.yml
 $modulesdir/randd.so
 EOF2
 )

@@ -32,7 +32,7 @@ grep -q '^randd_source_state{source="getrandom",state="healthy"} 1$' "$work/out"
 
 # Every op STATUS counts, and every status it counts replies by, is exported: a list of names
 # of randctl's own once lacked "prime".
-"$RANDCTL" status >"$work/status"
+"$RANDCTL" status --keys >"$work/status"
 "$RANDCTL" metrics >"$work/out"
 for set in "requests op" "replies status"; do
     set -- $set
@@ -74,5 +74,9 @@ mkdir "$work/textfile"
 kill "$pid"; wait "$pid" 2>/dev/null; pid=
 "$RANDCTL" metrics --output "$work/textfile/randd.prom" 2>/dev/null; rc=$?
 [ $rc = 3 ] && pass "daemon down: exit 3" || fail "daemon down: exit $rc"
+# Down is not stale: the file is rewritten to say so, for RanddDown (not RanddMetricsStale).
+[ "$(grep -v '^#' "$work/textfile/randd.prom")" = "randd_up 0" ] &&
+    pass "daemon down: the file holds randd_up 0 alone" ||
+    fail "daemon down: the file holds $(grep -v '^#' "$work/textfile/randd.prom" | head -3)"
 
 finish test_metrics.sh

@@ -25,7 +25,9 @@ pid=$!
 wait_for "randd to answer STATUS" answers || fail "randd did not start: $(cat "$work/log")"
 
 out=$("$RANDCTL" status); rc=$?
-check "status: readable summary" '[ $rc = 0 ] && grep -q "^ready: true" <<<"$out" && grep -q "name: getrandom" <<<"$out"'
+check "status: the view for people" '[ $rc = 0 ] && grep -q "^randd .*, ready," <<<"$out" && grep -q "^getrandom  *healthy " <<<"$out"'
+out=$("$RANDCTL" status --keys); rc=$?
+check "status --keys: path: value lines" '[ $rc = 0 ] && grep -q "^ready: true" <<<"$out" && grep -q "name: getrandom" <<<"$out"'
 out=$("$RANDCTL" status --json)
 check "status --json" 'grep -q "\"ready\":true" <<<"$out"'
 out=$("$RANDCTL" bytes 32 --hex)

@@ -189,7 +189,7 @@ json_has "\"config\":\\{[^}]*\"socket\":\"$(literal "$sock_a")\"" "after SIGHUP,
 json_has "\"pending_restart\":\\{\"socket\":\"$(literal "$sock_b")\"\\}" \
     "after SIGHUP, STATUS lists the new socket (and only it) as pending restart"
 json_has '"config":\{[^}]*"reseed_interval":45[,}]' "after SIGHUP, STATUS reports the new reseed_interval"
-"$RANDCTL" --socket "$sock_a" status >"$work/out" 2>&1
+"$RANDCTL" --socket "$sock_a" status --keys >"$work/out" 2>&1
 expect_output "^pending_restart\.socket: $(literal "$sock_b")\$" "randctl status shows the pending socket"
 grep -qE "reload: socket .*restart" "$work/log" && pass "the reload log names socket as waiting for a restart" ||
     fail "no reload line naming socket as waiting for a restart: $(cat "$work/log")"

@@ -124,7 +124,7 @@ booted() {
 prop() { ct systemctl show -P "$2" "$1"; }       # prop UNIT PROPERTY
 main_pid() { prop randd.service MainPID; }
 active() { [ "$(ct systemctl is-active "$@" 2>/dev/null | sort -u)" = active ]; }
-status_key() { ct randctl status | sed -n "s/^$1: //p"; }      # a `randctl status` value
+status_key() { ct randctl status --keys | sed -n "s/^$1: //p"; }      # a `randctl status` value
 
 # Journal lines from `mark` on: in_journal PATTERN. journald writes what it is sent a moment
 # later, so a test waits for a line (logged WHAT PATTERN). No -u: journalctl 252 with
@@ -238,7 +238,7 @@ out=$(as_nobody randctl bytes 32 --hex 2>&1)
 
 # Not an assertion: what the kernel feed can do in this container, for whoever reads the log.
 echo "kernel feed in this container (shown, not checked):"
-ct randctl status | grep -E '^(sources\[[0-9]\]\.(name|state|kernel_creditable)|kernel\.)' |
+ct randctl status --keys | grep -E '^(sources\[[0-9]\]\.(name|state|kernel_creditable)|kernel\.)' |
     sed 's/^/  /'
 
 section "notify"
@@ -267,7 +267,7 @@ check_word() {   # check_word WHEN
     out=$(ct stat -c '%F %u %a' /run/randd 2>&1)
     [ "$out" = "directory $uid 755" ] && pass "/run/randd$1: a directory of randd's uid, mode 0755" ||
         fail "/run/randd$1: \"$out\", wanted \"directory $uid 755\""
-    line=$(as_nobody randctl status 2>&1 | grep '^librandd.vm_generation_word: ')
+    line=$(as_nobody randctl status --keys 2>&1 | grep '^librandd.vm_generation_word: ')
     [[ $line == "librandd.vm_generation_word: mapped $word "* ]] &&
         pass "an unprivileged client maps it$1: ${line#*: }" ||
         fail "an unprivileged client$1: ${line:-no librandd.vm_generation_word line in randctl status}"

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# randctl status's view for people: on a healthy host it fits 24 lines of 100 columns and
+# shows every source; a quarantined source's reason is shown whole, at 100 columns and on
+# narrow ones, and no line passes the width (COLUMNS, or a terminal's own: tmux); colour on a
+# terminal only, and not with NO_COLOR; --watch refreshes with rates, on a pipe and in a
+# terminal; --keys and --json stay what scripts read.
+. "$(dirname "$0")/common.sh"
+export RANDD_SOCKET=$work/randd.sock
+unset COLUMNS NO_COLOR
+
+widest() { awk '{ if (length > w) w = length } END { print w + 0 }' "$1"; }
+# The reason of source $1 as --keys gives it.
+reason_of() { status_of "$1" reason; }
+# Every source STATUS lists starts a line of the view in $1.
+every_source_shown() {
+    local name missing=
+    for name in $("$RANDCTL" status --keys | sed -n 's/^sources\[[0-9]*\]\.name: //p'); do
+        grep -q "^$name  *\(healthy\|startup\|quarantined\) " "$1" || missing="$missing $name"
+    done
+    [ -z "$missing" ] || { echo "missing:$missing"; return 1; }
+}
+
+start_with_config "hwrng_device = $work/hwrng"
+"$RANDCTL" status >"$work/view"; rc=$?
+lines=$(wc -l <"$work/view")
+[ $rc = 0 ] && [ "$lines" -le 24 ] && [ "$(widest "$work/view")" -le 100 ] &&
+    pass "healthy host: $lines lines, $(widest "$work/view") columns at most (24 x 100)" ||
+    fail "healthy host: exit $rc, $lines lines, $(widest "$work/view") columns:
+$(cat "$work/view")"
+out=$(every_source_shown "$work/view") && pass "healthy host: every source in the table" ||
+    fail "healthy host: $out"
+grep -q $'\033' "$work/view" && fail "colour on a pipe" || pass "no colour on a pipe"
+grep -q "^randd  *[0-9.]*, up [0-9]" "$work/view" && grep -q "^pool " "$work/view" &&
+    grep -q "^kernel " "$work/view" && grep -q "^clients " "$work/view" &&
+    pass "the daemon line, the pool, the kernel feed and the clients" ||
+    fail "a line is missing: $(cat "$work/view")"
+stop_randd
+
+# hwrng reads zeros: the repetition count test quarantines it at start-up.
+head -c 1M /dev/zero >"$work/zeros"
+start_with_config "hwrng_device = $work/zeros" "kernel_topup = no"
+wait_for "hwrng quarantined" field_is hwrng state quarantined || fail "hwrng not quarantined"
+reason=$(reason_of hwrng)
+[ -n "$reason" ] || fail "no reason in STATUS for the quarantined hwrng"
+for width in 100 60 40; do
+    COLUMNS=$width "$RANDCTL" status >"$work/view"
+    flat=$(tr -s ' \n' '  ' <"$work/view")
+    [ "$(widest "$work/view")" -le "$width" ] &&
+        grep -q "^hwrng  *quarantined " "$work/view" && [[ $flat == *"$reason"* ]] &&
+        out=$(every_source_shown "$work/view") &&
+        pass "$width columns: no line wider, every source, hwrng's reason whole: $reason" ||
+        fail "$width columns ($(widest "$work/view") used): $out $(cat "$work/view")"
+done
+
+# A terminal of 50 columns (tmux): the view follows its width (no line wrapped by the
+# terminal: capture-pane -J joins what it wrapped), with colour unless NO_COLOR. The commands
+# typed echo a marker split by quotes, so only its output matches.
+if command -v tmux >/dev/null; then
+    tm() { tmux -L "randd-test-$$" -f /dev/null "$@"; }
+    trap 'if [ "$BASHPID" = "$test_shell" ]; then tm kill-server 2>/dev/null
+              [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; fi' EXIT
+    tm new-session -d -x 50 -y 50 -e RANDD_SOCKET="$RANDD_SOCKET" "bash --norc --noprofile"
+    screen() { tm capture-pane -p "$@"; }
+    shown() { screen | grep -q -- "$1"; }
+    tm send-keys "unset COLUMNS; clear; $RANDCTL status; echo VIEW""-DONE" Enter
+    wait_for "the view in tmux" shown 'VIEW-DONE$' || fail "no view in tmux: $(screen)"
+    [ "$(screen | wc -l)" = "$(screen -J | wc -l)" ] && shown '^hwrng  *quarantined' &&
+        pass "a 50-column terminal: no line wrapped by the terminal" ||
+        fail "a 50-column terminal: $(screen)"
+    screen -e | grep -q $'\033\[[0-9;]*3[12]m' && pass "colour on a terminal" ||
+        fail "no colour on a terminal: $(screen -e | head -5)"
+    tm send-keys "clear; NO_COLOR=1 $RANDCTL status; echo NOCOLOR""-DONE" Enter
+    wait_for "the view without colour" shown 'NOCOLOR-DONE$' || fail "no view: $(screen)"
+    screen -e | grep -q $'\033\[[0-9;]*3[12]m' && fail "NO_COLOR: colour all the same" ||
+        pass "NO_COLOR: no colour"
+    tm send-keys "clear; $RANDCTL status --watch --interval 0.2; echo WATCH""-ENDED" Enter
+    wait_for "--watch's second view (rates)" shown 'requests/s' || fail "no rates: $(screen)"
+    [ "$(screen | grep -c '^SOURCE')" = 1 ] && shown 'READ/s' &&
+        pass "--watch on a terminal: one view at a time, with rates" ||
+        fail "--watch on a terminal: $(screen)"
+    tm send-keys C-c
+    wait_for "--watch to end on ^C" shown 'WATCH-ENDED$' && pass "--watch ends on ^C" ||
+        fail "--watch did not end on ^C: $(screen)"
+else
+    echo "SKIP: a terminal's width and colour (tmux not installed)"
+fi
+
+# --watch on a pipe: views follow one another; the second has rates.
+: >"$work/watch"
+"$RANDCTL" status --watch --interval 0.2 >"$work/watch" 2>&1 &
+watcher=$!
+wait_for "--watch's second view" grep -q 'requests/s' "$work/watch" ||
+    fail "$(cat "$work/watch")"
+kill "$watcher"; wait "$watcher"; rc=$?
+views=$(grep -c '^SOURCE' "$work/watch")
+[ $rc = 0 ] && [ "$views" -ge 2 ] && grep -q 'READ/s' "$work/watch" &&
+    pass "--watch on a pipe: views one after another, rates, exit 0 on SIGTERM" ||
+    fail "--watch on a pipe: exit $rc, $(head -20 "$work/watch")"
+
+out=$("$RANDCTL" status --json)
+[[ $out == '{"version":'*'}' ]] && pass "--json: the daemon's STATUS" || fail "--json: $out"
+out=$("$RANDCTL" status --keys)
+grep -q '^sources\[[0-9]\]\.state: quarantined$' <<<"$out" &&
+    grep -q '^librandd.vm_generation_word: ' <<<"$out" && pass "--keys: path: value lines" ||
+    fail "--keys: $(head -5 <<<"$out")"
+for args in "--json --watch" "--keys --json" "--interval 0" "--interval x" "--bogus"; do
+    "$RANDCTL" status $args >/dev/null 2>&1; rc=$?
+    [ $rc = 2 ] && pass "status $args: exit 2" || fail "status $args: exit $rc"
+done
+stop_randd
+"$RANDCTL" status >/dev/null 2>&1; rc=$?
+[ $rc = 3 ] && pass "no daemon: exit 3" || fail "no daemon: exit $rc"
+finish test_status_view.sh

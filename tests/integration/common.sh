@@ -64,7 +64,7 @@ field_is() { [ "$(status_of "$1" "$2")" = "$3" ]; }
 # status_key KEY: a key of STATUS outside sources[] (selftest.runs, ready), empty when absent.
 # The whole value, though it hold ": " itself (a reason).
 status_key() {
-    "$RANDCTL" status 2>/dev/null |
+    "$RANDCTL" status --keys 2>/dev/null |
         awk -F': ' -v k="$1" '$1 == k { print substr($0, length(k) + 3); exit }'
 }
 # start_with_config LINE...: randd in the foreground on $RANDD_SOCKET with a config of these

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/common.sh"
 check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
 export RANDD_SOCKET=$work/randd.sock
-pool() { "$RANDCTL" status 2>/dev/null | sed -n "s/^pool\.$1: //p"; }
+pool() { "$RANDCTL" status --keys 2>/dev/null | sed -n "s/^pool\.$1: //p"; }
 seeded() { [ "$(pool seeded)" = true ]; }
 
 start_with_config "kernel_topup = no"

@@ -100,7 +100,7 @@ mkdir -m 0755 "$S" "$S/randd"
 RANDD_SOCKET=$S/randd/randd.sock start_with_config "hwrng_device = $work/hwrng"
 chgrp nogroup "$S"; chmod 2775 "$S"
 root_view() {
-    RANDD_SOCKET=$1 "$RANDCTL" status 2>&1 | sed -n 's/^librandd.vm_generation_word: //p'
+    RANDD_SOCKET=$1 "$RANDCTL" status --keys 2>&1 | sed -n 's/^librandd.vm_generation_word: //p'
 }
 out=$(root_view "$S/randd/randd.sock")
 [[ $out == "unavailable: $S/randd/randd.sock.generation: $S is writable by its group"* ]] &&

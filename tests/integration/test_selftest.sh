@@ -124,13 +124,13 @@ forced_failure() {
 }
 
 # --- induced health test failures on every kind of source -------------------------------------
-source_present() { "$RANDCTL" status | grep -q "^sources\[[0-9]*\]\.name: $1$"; }
-runs_test() { "$RANDCTL" status | awk -F': ' -v s="$1" -v t="$2" '
+source_present() { "$RANDCTL" status --keys | grep -q "^sources\[[0-9]*\]\.name: $1$"; }
+runs_test() { "$RANDCTL" status --keys | awk -F': ' -v s="$1" -v t="$2" '
     $1 ~ /^sources\[[0-9]+\]\.name$/ { split($1, a, "."); p = ($2 == s) ? a[1] : "" }
     p != "" && index($1, p ".health_tests[") == 1 && $2 == t { found = 1 }
     END { exit !found }'; }
 # The source's reason, whole (status_of stops at its first ": ").
-reason_of() { "$RANDCTL" status | awk -v s="$1" '
+reason_of() { "$RANDCTL" status --keys | awk -v s="$1" '
     $1 ~ /^sources\[[0-9]+\]\.name:$/ { split($1, a, "."); p = ($2 == s) ? a[1] : "" }
     p != "" && $1 == p ".reason:" { sub(/^[^:]*: /, ""); print; exit }'; }
 readmitted() { field_is "$1" state healthy && in_log_n "source $1: start-up test passed" "$2"; }

@@ -237,12 +237,14 @@ grep -qx 'uid 0' <<<"$out" && grep -q 'add-entropy: not permitted' <<<"$out" &&
     fail "rootless ADD_ENTROPY: $(tr "\n" "|" <<<"$out")"
 # Through the user namespace the daemon (host root) is the overflow uid: librandd trusts it
 # only because its socket's directory, seen from inside, is private to that uid as well.
-# A directory its group may write is refused, and the message names the uid seen.
-mkdir -m 775 "$rundir/open"
+# A directory its group may write is refused, and the message names the uid seen. randd
+# itself will not listen in such a directory: it is made group-writable once randd listens.
+mkdir -m 755 "$rundir/open"
 "$RANDD" --foreground --config "$work/randd.conf" --socket "$rundir/open/randd.sock" \
     2>"$work/log.open" &
 open_pid=$!
-RANDD_SOCKET=$rundir/open/randd.sock wait_for "a second randd, its directory mode 0775" answers
+RANDD_SOCKET=$rundir/open/randd.sock wait_for "a second randd" answers
+chmod 775 "$rundir/open"
 out=$(run_image rootless "$rundir/open" randctl bytes 8 2>&1); rc=$?
 kill "$open_pid"; wait "$open_pid" 2>/dev/null
 overflow=$(cat /proc/sys/kernel/overflowuid)

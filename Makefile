@@ -300,7 +300,7 @@ test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libf
 LOADED_RUNS ?= 2
 check-loaded: deps
 	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/libfault.so \
-	  $(BUILD)/tests/provider-fork $(BUILD)/tests/memfd-hoarder
+	  $(BUILD)/tests/provider-fork $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe
 	@stress-ng --cpu 0 --cpu-method all --timeout 3600 --quiet & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; \
 	for run in $$(seq $(LOADED_RUNS)); do \
@@ -309,10 +309,10 @@ check-loaded: deps
 	done; echo "check-loaded: $(LOADED_RUNS) runs passed under load"
 
 end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork \
-            $(BUILD)/tests/memfd-hoarder
+            $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
-	  MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder; \
+	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder; \
 	failed=; for t in $(E2E_BIN) $(INTEGRATION); do \
 	  $$t || failed="$$failed $${t##*/}"; \
 	done; \

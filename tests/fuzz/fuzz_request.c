@@ -45,8 +45,18 @@ static void check_request(const struct randd_header *h, const uint8_t *body)
             abort();
         break;
     case RANDD_OP_STATUS:
+    case RANDD_OP_SELFTEST:
         if (h->length)
             abort();
+        break;
+    case RANDD_OP_INJECT_FAILURE:
+        if (req.data_len + 1 != h->length || !req.data_len ||
+            req.data_len > RANDD_MAX_SOURCE_NAME || req.test >= RANDD_HEALTH_TEST_COUNT ||
+            req.data != body + 1)
+            abort();
+        for (size_t i = 0; i < req.data_len; i++)
+            if (req.data[i] <= ' ' || req.data[i] > '~')
+                abort();
         break;
     case RANDD_OP_PRIME:
         if (h->length != 2 || req.bits < RANDD_PRIME_MIN_BITS || req.bits > RANDD_PRIME_MAX_BITS)

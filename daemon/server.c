@@ -385,9 +385,17 @@ static bool flush_reply(struct client *c)
             from = r->buf + r->pos;
             n = r->len - r->pos;
         } else if (r->op && r->left > 0) {
-            explicit_bzero(r->buf, r->len);
+            size_t sent = r->len;
+            int rc;
+
+            /* The engines write their output (keystream, never XORed into what is there),
+             * so the next piece overwrites the piece just sent: only the part it does not
+             * reach is wiped, not all of buf first (a second pass over every byte served). */
             r->pos = r->len = 0;
-            if (generate_more(c, r) < 0) {
+            rc = generate_more(c, r);
+            if (sent > r->len)
+                explicit_bzero(r->buf + r->len, sent - r->len);
+            if (rc < 0) {
                 log_warning("client: pool stopped being ready mid-reply; closing it");
                 client_close(c);
                 return false;

@@ -63,4 +63,60 @@ else
     pass "no copy of the earlier generator key in $(($(stat -c %s "$work/dump") / 1024)) KiB of writable memory"
 fi
 
+# Output, once served, is wiped: a raw BYTES reply of 64 KiB + 1000 bytes is generated in two
+# pieces into one buffer (server.c), the second shorter than the first, so the first piece's
+# tail is not overwritten by the second and must be wiped on its own. Raw BYTES (randctl
+# would use BYTES_MEMFD) and the search in Python, which takes a second where od takes ten.
+if command -v python3 >/dev/null; then
+    python3 - "$RANDD_SOCKET" >"$work/served" <<'EOF'
+import socket, struct, sys
+n = 65536 + 1000
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(struct.pack(">BBHII", 1, 1, 0, 4, n))      # version 1, BYTES, no flags, n
+reply = b""
+while len(reply) < 8 + n:
+    piece = s.recv(1 << 20)
+    if not piece:
+        break
+    reply += piece
+sys.stdout.buffer.write(reply[8:] if reply[:2] == b"\x01\x00" else b"")
+EOF
+    "$RANDCTL" status >/dev/null      # one loop: the reply was let go before this answer
+    if [ "$(stat -c %s "$work/served")" != 66536 ]; then
+        fail "a raw BYTES request of 66536 bytes was not answered with them"
+    else
+        kill -STOP "$pid"
+        # 32 bytes from the first piece's tail, and the last 32 of the reply, in any writable
+        # mapping of the stopped daemon.
+        left=$(python3 - "$pid" "$work/served" <<'EOF'
+import re, sys
+served = open(sys.argv[2], "rb").read()
+wanted = [served[40000:40032], served[-32:]]
+with open(f"/proc/{sys.argv[1]}/maps") as maps, open(f"/proc/{sys.argv[1]}/mem", "rb") as mem:
+    for line in maps:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) rw", line)
+        if not m:
+            continue
+        start, end = int(m[1], 16), int(m[2], 16)
+        try:
+            mem.seek(start)
+            data = mem.read(end - start)
+        except OSError:
+            continue
+        if any(w in data for w in wanted):
+            print(line.strip())
+EOF
+)
+        kill -CONT "$pid"
+        if [ -n "$left" ]; then
+            fail "bytes served in a raw BYTES reply are still in the daemon's memory: $left"
+        else
+            pass "no bytes of a two-piece raw BYTES reply left in the daemon's memory"
+        fi
+    fi
+else
+    echo "SKIP: the served-output check needs python3"
+fi
+
 finish test_secrets.sh

@@ -97,7 +97,8 @@ for m in randd "randd_bytes()" in-process getrandom /dev/urandom RAND_bytes RAND
     done
 done
 check "benchmark: floors, latency percentiles, RANGE, clients and seeding measured" \
-    'for want in "floor,ChaCha20 keystream" "floor,AF_UNIX ping-pong" "latency,randd,32,p99.9" \
+    'for want in "floor,ChaCha20 keystream" "floor,AF_UNIX ping-pong" "floor,AF_UNIX stream" \
+                 "latency,randd,32,p99.9" \
                  "range,randd RANGE" "range,BN_rand_range" "clients,randd x4,32,aggregate" \
                  "engine,Cymric" "engine,AES-128-CTR" "seeding,RAND_bytes,0,reseed" \
                  "seeding,RAND_bytes+randd,0,reseed" "seeding,RAND_bytes+randd,0,SEED reqs"; do

@@ -332,6 +332,8 @@ static const struct {
     [RANDD_BUSY] = { "BUSY", "daemon busy (too many clients, or too many PRIME requests under "
                              "way); try again later" },
     [RANDD_INTERNAL] = { "INTERNAL", "internal error in the daemon" },
+    [RANDD_NO_NOISE_SOURCE] = { "NO_NOISE_SOURCE",
+                                "no healthy noise source can serve this mode" },
 };
 _Static_assert(COUNT(statuses) == RANDD_STATUS_COUNT, "a status without a name");
 

@@ -659,6 +659,50 @@ START_TEST(one_uid_hammering_full_entropy_leaves_another_its_fair_share)
 }
 END_TEST
 
+/* egd_full_entropy = yes: an EGD blocking read (0x02) is full entropy, spent from the noise
+ * reservoir like protocol v1's; a bad value is refused with its file and line. */
+START_TEST(egd_blocking_reads_are_full_entropy_when_configured)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    uint8_t ask[2] = { 0x02, 64 }, out[64];
+    char text[512], egd[100], cmd[512], *json;
+    FILE *p;
+    int fd;
+
+    snprintf(egd, sizeof(egd), "%s/egd.sock", dir);
+    write_config("egd_full_entropy = maybe\n");
+    snprintf(cmd, sizeof(cmd), "%s --check-config --config %s 2>&1", randd_path(), conf);
+    ck_assert_ptr_nonnull(p = popen(cmd, "r"));
+    text[fread(text, 1, sizeof(text) - 1, p)] = 0;
+    ck_assert_int_ne(pclose(p), 0);
+    ck_assert_msg(strstr(text, "randd.conf:1: egd_full_entropy: not yes or no"),
+                  "the error should name the file, line and key: %s", text);
+    snprintf(text, sizeof(text), "hwrng = no\njitter = no\negd_socket = %s\n"
+             "egd_full_entropy = yes\n", egd);
+    start_daemon_with(text, NULL);
+    json = status_now();
+    if (!strstr(json, "\"name\":\"rdseed\"")) {
+        fprintf(stderr, "skipped: no rdseed on this machine\n");
+        free(json);
+        return;
+    }
+    free(json);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", egd);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(send(fd, ask, sizeof(ask), 0), 2);
+    read_exact(fd, out, sizeof(out));
+    close(fd);
+    json = status_now();
+    ck_assert_msg(json_number(json, "\"full_entropy_bytes\":") == 64 &&
+                  noise_number(json, "full_entropy", "\"consumed_bits\":") ==
+                      2 * BLOCK_CREDIT &&
+                  noise_number(json, "full_entropy", "\"served_bytes\":") == 64,
+                  "64 EGD bytes should spend 2 blocks of 320 bits: %s", json);
+    free(json);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("noise modes");
@@ -674,6 +718,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_client_that_leaves_while_waiting_drops_its_request);
     tcase_add_test(tc, a_quarantined_noise_source_contributes_nothing);
     tcase_add_test(tc, one_uid_hammering_full_entropy_leaves_another_its_fair_share);
+    tcase_add_test(tc, egd_blocking_reads_are_full_entropy_when_configured);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -453,10 +453,14 @@ START_TEST(full_entropy_from_jitter_alone_spends_its_bits_and_the_margin)
     char msg[256], *json;
     int fd;
 
+    double t0;
+
     start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\n", NULL);
     fd = connect_raw();
+    t0 = seconds_now();
     send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, sizeof(out));
     ck_assert_int_eq(mode_reply(fd, out, sizeof(out), msg, sizeof(msg)), RANDD_OK);
+    fprintf(stderr, "jitter alone: 4096 bytes of full entropy in %.3f s\n", seconds_now() - t0);
     ck_assert_msg(memcmp(out + sizeof(out) - sizeof(zero), zero, sizeof(zero)) != 0,
                   "full entropy ended in zeros");
     close(fd);
@@ -610,6 +614,11 @@ END_TEST
  * nobody's request completes with at most one of root's blocks granted per block of its own:
  * STATUS's wait_ratio_max (blocks granted to other uids while a request waited, per block it
  * needed, the worst so far) stays at or under 1 (uids waiting - 1). */
+static bool four_wait(const char *json)
+{
+    return noise_number(json, NULL, "\"waiting\":") == NOISE_HAMMERS;
+}
+
 START_TEST(one_uid_hammering_full_entropy_leaves_another_its_fair_share)
 {
     int hammer[NOISE_HAMMERS], small;
@@ -618,20 +627,15 @@ START_TEST(one_uid_hammering_full_entropy_leaves_another_its_fair_share)
     char *json, *at;
     double ratio;
 
-    start_daemon_with("hwrng = no\njitter = no\n", NULL);
-    json = status_now();
-    if (!strstr(json, "\"name\":\"rdseed\"")) {
-        fprintf(stderr, "skipped: no rdseed on this machine\n");
-        free(json);
-        return;
-    }
-    free(json);
+    /* jitter alone: slow enough that root's requests are still waiting when nobody asks */
+    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\n", NULL);
     t0 = seconds_now();
     for (int i = 0; i < NOISE_HAMMERS; i++) {
         hammer[i] = connect_raw();
         send_mode(hammer[i], RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY);
         send_mode(hammer[i], RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY);
     }
+    free(wait_status(four_wait, "root's 4 requests to wait"));
     small = connect_as(65534);
     t0 = seconds_now();
     send_mode(small, RANDD_OP_BYTES, FLAG_FULL, sizeof(out));
@@ -650,11 +654,10 @@ START_TEST(one_uid_hammering_full_entropy_leaves_another_its_fair_share)
     ck_assert_msg(at, "no wait_ratio_max: %s", json);
     ratio = strtod(at + strlen("\"wait_ratio_max\":"), NULL);
     fprintf(stderr, "fairness: nobody's 64 bytes in %.4f s while root's %d x 4 KiB took "
-            "%.3f s; wait_ratio_max %.3f\n", small_s, 2 * NOISE_HAMMERS, big_s, ratio);
+            "%.3f s from then; wait_ratio_max %.3f\n", small_s, 2 * NOISE_HAMMERS, big_s,
+            ratio);
     ck_assert_msg(ratio <= 1.0, "a request waited for more than one block of another uid "
                   "per block of its own: %s", json);
-    ck_assert_msg(small_s < big_s / 4, "nobody's 64 bytes took %.3f s of root's %.3f s",
-                  small_s, big_s);
     free(json);
 }
 END_TEST

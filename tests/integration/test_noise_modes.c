@@ -673,7 +673,7 @@ START_TEST(egd_blocking_reads_are_full_entropy_when_configured)
     int fd;
 
     snprintf(egd, sizeof(egd), "%s/egd.sock", dir);
-    write_config("egd_full_entropy = maybe\n");
+    write_file(conf, "egd_full_entropy = maybe\n");      /* line 1, whatever the workers */
     snprintf(cmd, sizeof(cmd), "%s --check-config --config %s 2>&1", randd_path(), conf);
     ck_assert_ptr_nonnull(p = popen(cmd, "r"));
     text[fread(text, 1, sizeof(text) - 1, p)] = 0;

@@ -574,6 +574,30 @@ START_TEST(a_client_that_leaves_while_waiting_drops_its_request)
 }
 END_TEST
 
+/* A request waiting for noise when its last noise source fails does not wait for ever: it is
+ * answered NO_NOISE_SOURCE, naming the source. */
+START_TEST(a_waiting_request_is_answered_when_the_last_noise_source_fails)
+{
+    struct randd_request inject = { .op = RANDD_OP_INJECT_FAILURE, .test = RANDD_TEST_RCT,
+                                    .data = (const uint8_t *)"jitter", .data_len = 6 };
+    char msg[256];
+    int fd, admin;
+
+    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\njitter_oversampling = 64\n",
+                      NULL);
+    fd = connect_raw();
+    send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY);
+    free(wait_status(one_waits, "the request to wait"));
+    admin = connect_raw();
+    send_request(admin, &inject);
+    check_status(admin, RANDD_OK, "INJECT_FAILURE rct jitter");
+    close(admin);
+    ck_assert_int_eq(mode_reply(fd, NULL, 0, msg, sizeof(msg)), RANDD_NO_NOISE_SOURCE);
+    ck_assert_msg(strstr(msg, "jitter quarantined"), "the reply should name jitter: %s", msg);
+    close(fd);
+}
+END_TEST
+
 /* The only noise source quarantined: it contributes nothing (what it gave is wiped), and a
  * request gets NO_NOISE_SOURCE naming it. */
 START_TEST(a_quarantined_noise_source_contributes_nothing)
@@ -720,6 +744,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, nonblock_full_entropy_beyond_what_is_ready_is_not_ready);
     tcase_add_test(tc, a_client_that_leaves_while_waiting_drops_its_request);
     tcase_add_test(tc, a_quarantined_noise_source_contributes_nothing);
+    tcase_add_test(tc, a_waiting_request_is_answered_when_the_last_noise_source_fails);
     tcase_add_test(tc, one_uid_hammering_full_entropy_leaves_another_its_fair_share);
     tcase_add_test(tc, egd_blocking_reads_are_full_entropy_when_configured);
     suite_add_tcase(s, tc);

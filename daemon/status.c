@@ -94,10 +94,10 @@ static void write_sources(FILE *f, const struct pool *p)
                 s->health.rct_cutoff, s->health.apt_cutoff, s->health.apt_window);
         json_string(f, s->health.reason);
         write_assessment(f, s);
-        fprintf(f, ",\"credited_bits\":%.0f,\"cpu_seconds\":%.6f,\"stuck_discarded\":%llu,"
-                   "\"running\":%s",
-                s->credited_bits, s->cpu_seconds, (unsigned long long)s->stuck_discarded,
-                s->wanted ? "true" : "false");
+        fprintf(f, ",\"credited_bits\":%.0f,\"noise_bits\":%.0f,\"noise_source\":%s,"
+                   "\"cpu_seconds\":%.6f,\"stuck_discarded\":%llu,\"running\":%s",
+                s->credited_bits, s->noise_bits, s->noise ? "true" : "false", s->cpu_seconds,
+                (unsigned long long)s->stuck_discarded, s->wanted ? "true" : "false");
         write_health_tests(f, s);
         fputc('}', f);
     }
@@ -149,6 +149,7 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
 /* Every serving loop's counts, summed: what STATUS reports for the daemon as a whole. */
 struct server_totals {
     uint64_t accepted, busy, requests[RANDD_OP_LAST + 1], replies[RANDD_STATUS_COUNT], bytes;
+    uint64_t modes[RANDD_MODE_REQUEST_COUNT];     /* server_stats.mode_requests */
 };
 
 static void sum_loops(const struct status_view *v, struct server_totals *t)
@@ -164,6 +165,8 @@ static void sum_loops(const struct status_view *v, struct server_totals *t)
             t->requests[op] += st->requests[op];
         for (int s = 0; s < RANDD_STATUS_COUNT; s++)
             t->replies[s] += st->errors[s];
+        for (int m = 0; m < RANDD_MODE_REQUEST_COUNT; m++)
+            t->modes[m] += st->mode_requests[m];
     }
 }
 
@@ -177,6 +180,8 @@ static void write_loops(FILE *f, const struct status_view *v)
 
         for (int op = 0; op <= RANDD_OP_LAST; op++)
             requests += st->requests[op];
+        for (int m = 0; m < RANDD_MODE_REQUEST_COUNT; m++)
+            requests += st->mode_requests[m];
         fprintf(f, "%s{\"connected\":%llu,\"accepted\":%llu,\"requests\":%llu,"
                    "\"bytes_served\":%llu}", i ? "," : "",
                 (unsigned long long)st->connected, (unsigned long long)st->clients_accepted,
@@ -202,6 +207,9 @@ static void write_server(FILE *f, const struct status_view *v)
     for (int op = 0; op <= RANDD_OP_LAST; op++)
         fprintf(f, "%s\"%s\":%llu", op ? "," : "", randd_op_name(op),
                 (unsigned long long)t.requests[op]);
+    /* BYTES and SEED with a mode, apart from the others (lib/PROTOCOL.md) */
+    for (int m = 0; m < RANDD_MODE_REQUEST_COUNT; m++)
+        fprintf(f, ",\"%s\":%llu", randd_mode_request_name(m), (unsigned long long)t.modes[m]);
     fputs("},\"replies\":{", f);
     for (int i = 0; i < RANDD_STATUS_COUNT; i++)
         fprintf(f, "%s\"%s\":%llu", i ? "," : "", randd_status_name(i),
@@ -210,17 +218,45 @@ static void write_server(FILE *f, const struct status_view *v)
     write_loops(f, v);
 }
 
+/* The noise reservoir (noise.h): what is ready, what each mode spent and served, who waits. */
+static void write_noise(FILE *f, const struct noise *n)
+{
+    static const char *const modes[NOISE_MODES] = {
+        [NOISE_PREDICTION_RESISTANT] = "prediction_resistant",
+        [NOISE_FULL_ENTROPY] = "full_entropy",
+    };
+    const struct noise_stats *st = &n->stats;
+
+    fprintf(f, "\"noise\":{\"available_bits\":%.0f,\"blocks_ready\":%u,\"block_bits\":%d,"
+               "\"margin_bits\":%d,\"waiting\":%u,\"blocks_made\":%llu",
+            noise_available_bits(n), n->free_blocks, NOISE_BLOCK_BITS, NOISE_MARGIN_BITS,
+            n->nwaiting, (unsigned long long)st->blocks_made);
+    for (int m = 0; m < NOISE_MODES; m++)
+        fprintf(f, ",\"%s\":{\"consumed_bits\":%llu,\"served_bytes\":%llu,\"answered\":%llu}",
+                modes[m], (unsigned long long)st->consumed_bits[m],
+                (unsigned long long)st->served_bytes[m], (unsigned long long)st->requests[m]);
+    /* Keys no other object of STATUS has: readers look them up by name alone. */
+    fprintf(f, ",\"noise_reseeds\":%llu,\"refused_not_ready\":%llu,\"refused_busy\":%llu,"
+               "\"refused_no_noise_source\":%llu,"
+               "\"cancelled\":%llu,\"dropped_bits\":%llu,\"wait_ratio_max\":%.3f},",
+            (unsigned long long)st->reseeds, (unsigned long long)st->not_ready,
+            (unsigned long long)st->busy, (unsigned long long)st->no_source,
+            (unsigned long long)st->cancelled, (unsigned long long)st->dropped_bits,
+            st->wait_ratio_max);
+}
+
 static void write_egd(FILE *f, const struct egd_stats *st)
 {
     fprintf(f, "\"egd\":{\"clients_accepted\":%llu,\"commands\":[%llu,%llu,%llu,%llu,%llu],"
                "\"unknown_commands\":%llu,\"bytes_served\":%llu,\"entropy_bytes_added\":%llu,"
-               "\"entropy_bytes_dropped\":%llu},",
+               "\"entropy_bytes_dropped\":%llu,\"full_entropy_bytes\":%llu},",
             (unsigned long long)st->clients_accepted, (unsigned long long)st->commands[0],
             (unsigned long long)st->commands[1], (unsigned long long)st->commands[2],
             (unsigned long long)st->commands[3], (unsigned long long)st->commands[4],
             (unsigned long long)st->unknown_commands, (unsigned long long)st->bytes_served,
             (unsigned long long)st->entropy_bytes_added,
-            (unsigned long long)st->entropy_bytes_dropped);
+            (unsigned long long)st->entropy_bytes_dropped,
+            (unsigned long long)st->full_entropy_bytes);
 }
 
 /* "name":value, typed as the key table says: STATUS and randd.conf share one list of keys. */
@@ -308,6 +344,7 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
     if (v->selfcheck)
         write_selftest(f, v->selfcheck, v->config->selftest_interval);
     write_pool_and_kernel(f, v->pool, v->kernel, now_ns);
+    write_noise(f, &v->pool->noise);
     if (v->nloops)
         write_server(f, v);
     if (v->egd)

@@ -157,15 +157,20 @@ int randd_header_closes(const struct randd_header *h)
 
 int randd_check_header(const struct randd_header *h, char *why, size_t whylen)
 {
+    /* The modes mean something only where bytes are drawn for the caller alone. */
+    uint16_t allowed = RANDD_FLAG_NONBLOCK |
+                       (h->code == RANDD_OP_BYTES || h->code == RANDD_OP_SEED ? RANDD_FLAG_MODES
+                                                                               : 0);
+
     if (h->version != RANDD_PROTOCOL_VERSION)
         return reject(RANDD_BAD_VERSION, why, whylen, "protocol version %u not supported "
                       "(this daemon speaks %u)", h->version, RANDD_PROTOCOL_VERSION);
     if (h->length > RANDD_MAX_REQUEST_BODY)
         return reject(RANDD_TOO_LARGE, why, whylen, "request body of %u bytes (at most %u)",
                       h->length, RANDD_MAX_REQUEST_BODY);
-    if (h->flags & ~RANDD_FLAG_NONBLOCK)
+    if (h->flags & ~allowed)
         return reject(RANDD_MALFORMED, why, whylen, "unknown flags 0x%04x",
-                      h->flags & ~RANDD_FLAG_NONBLOCK);
+                      h->flags & ~allowed);
     if (h->code < RANDD_OP_BYTES || h->code > RANDD_OP_LAST)
         return reject(RANDD_UNKNOWN_OP, why, whylen, "unknown op 0x%02x", h->code);
     return RANDD_OK;
@@ -281,8 +286,12 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
     req->op = h->code;
     req->flags = h->flags;
     switch (h->code) {
-    case RANDD_OP_BYTES: return parse_count(h, body, req, RANDD_MAX_BYTES, why, whylen);
-    case RANDD_OP_SEED: return parse_count(h, body, req, RANDD_MAX_SEED, why, whylen);
+    case RANDD_OP_BYTES:
+    case RANDD_OP_SEED:
+        return parse_count(h, body, req, h->flags & RANDD_FLAG_FULL_ENTROPY
+                           ? RANDD_MAX_FULL_ENTROPY
+                           : h->code == RANDD_OP_SEED ? RANDD_MAX_SEED : RANDD_MAX_BYTES,
+                           why, whylen);
     case RANDD_OP_BYTES_MEMFD:
         return parse_count(h, body, req, RANDD_MEMFD_SLOT_BYTES, why, whylen);
     case RANDD_OP_RANGE: return parse_range(h, body, req, why, whylen);
@@ -317,6 +326,9 @@ static const char *const op_names[] = {
 };
 _Static_assert(COUNT(op_names) == RANDD_OP_LAST + 1, "an op without a name");
 
+static const char *const mode_requests[] = { "bytes_pr", "bytes_full", "seed_pr", "seed_full" };
+_Static_assert(COUNT(mode_requests) == RANDD_MODE_REQUEST_COUNT, "a mode without a name");
+
 static const struct {
     const char *name, *text;
 } statuses[] = {
@@ -332,6 +344,8 @@ static const struct {
     [RANDD_BUSY] = { "BUSY", "daemon busy (too many clients, or too many PRIME requests under "
                              "way); try again later" },
     [RANDD_INTERNAL] = { "INTERNAL", "internal error in the daemon" },
+    [RANDD_NO_NOISE_SOURCE] = { "NO_NOISE_SOURCE",
+                                "no healthy noise source can serve this mode" },
 };
 _Static_assert(COUNT(statuses) == RANDD_STATUS_COUNT, "a status without a name");
 
@@ -359,6 +373,16 @@ _Static_assert(COUNT(engines) == RANDD_ENGINE_COUNT, "an engine without a name")
 const char *randd_op_name(int op)
 {
     return op > 0 && op <= RANDD_OP_LAST ? op_names[op] : op_names[0];
+}
+
+int randd_mode_request_index(uint8_t op, uint16_t flags)
+{
+    return (op == RANDD_OP_SEED) * 2 + !!(flags & RANDD_FLAG_FULL_ENTROPY);
+}
+
+const char *randd_mode_request_name(int i)
+{
+    return i >= 0 && i < RANDD_MODE_REQUEST_COUNT ? mode_requests[i] : "unknown";
 }
 
 const char *randd_status_name(int status)

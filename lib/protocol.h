@@ -22,6 +22,12 @@
 #define RANDD_MEMFD_ARENA_BYTES  (RANDD_MEMFD_SLOTS * RANDD_MEMFD_SLOT_BYTES)
 #define RANDD_MEMFD_REPLY_BODY   8             /* u32 offset, u32 n */
 #define RANDD_FLAG_NONBLOCK      0x0001
+/* Request modes (issue 28), on BYTES and SEED only; lib/PROTOCOL.md, "Noise-source modes".
+ * Both set: full entropy, which implies prediction resistance. */
+#define RANDD_FLAG_PREDICTION_RESISTANT 0x0002   /* a noise-source reseed before generating */
+#define RANDD_FLAG_FULL_ENTROPY  0x0004   /* every output bit backed by fresh noise entropy */
+#define RANDD_FLAG_MODES         (RANDD_FLAG_PREDICTION_RESISTANT | RANDD_FLAG_FULL_ENTROPY)
+#define RANDD_MAX_FULL_ENTROPY   4096     /* one FULL_ENTROPY request, in bytes */
 
 enum randd_op {
     RANDD_OP_BYTES = 0x01,
@@ -40,7 +46,7 @@ enum randd_op {
 #define RANDD_PRIME_MAX_BITS     4096
 #define RANDD_PRIME_PER_UID      4      /* PRIMEs queued or running per peer uid; more: BUSY */
 
-#define RANDD_STATUS_COUNT       (RANDD_INTERNAL + 1)   /* enum randd_status, randd.h */
+#define RANDD_STATUS_COUNT       (RANDD_NO_NOISE_SOURCE + 1)   /* enum randd_status, randd.h */
 
 /* Request: version, op, flags. Reply: version, status, reserved (0). Both: body length. */
 struct randd_header {
@@ -108,6 +114,13 @@ int randd_header_closes(const struct randd_header *h);
 /* STATUS's key for requests of op ("bytes", ...), as counted by op; op 0 stands for the
  * unknown ops (RANDD_OP_LAST + 1 keys in all). */
 const char *randd_op_name(int op);
+
+/* BYTES and SEED asked with a mode, counted apart from requests.bytes and requests.seed:
+ * index (op == SEED) * 2 + (FULL_ENTROPY set): "bytes_pr", "bytes_full", "seed_pr",
+ * "seed_full" (STATUS's requests keys, randd_requests_total's op labels). */
+#define RANDD_MODE_REQUEST_COUNT 4
+int randd_mode_request_index(uint8_t op, uint16_t flags);
+const char *randd_mode_request_name(int i);
 
 /* "OK", "BAD_VERSION", ...: STATUS's key for replies of that status. */
 const char *randd_status_name(int status);

@@ -38,6 +38,8 @@ enum randd_status {
     RANDD_NOT_READY = 7,
     RANDD_BUSY = 8,
     RANDD_INTERNAL = 9,
+    RANDD_NO_NOISE_SOURCE = 10,    /* a full-entropy or prediction-resistant request, and no
+                                    * healthy noise source (rdseed, hwrng, jitter) to serve it */
 };
 #define RANDD_ERR(status) (-(RANDD_ERR_STATUS + (status)))
 

@@ -229,7 +229,7 @@ static int seed_from_daemon(struct provider *p, unsigned char *out, size_t n)
     if (rc == 0) {
         randd_set_timeout(p->daemon, p->settings.timeout_ms);
         randd_set_nonblock(p->daemon, 1);
-        if ((rc = randd_seed(p->daemon, out, n)) == -ETIMEDOUT)
+        if ((rc = randd_seed(p->daemon, out, n, RANDD_MODE_DEFAULT)) == -ETIMEDOUT)
             p->hung_until_ns = now_ns() + HUNG_BACKOFF_NS;
     }
     p->in_exchange = false;

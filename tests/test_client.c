@@ -446,7 +446,8 @@ static void send_ok(int peer, size_t n, uint8_t fill)
     ck_assert_uint_le(n, sizeof(frame) - RANDD_HEADER_BYTES);
     put_header(frame, RANDD_OK, (uint32_t)n);
     memset(frame + RANDD_HEADER_BYTES, fill, n);
-    ck_assert_int_eq(write(peer, frame, RANDD_HEADER_BYTES + n), (ssize_t)(RANDD_HEADER_BYTES + n));
+    ck_assert_int_eq(write(peer, frame, RANDD_HEADER_BYTES + n),
+                     (ssize_t)(RANDD_HEADER_BYTES + n));
 }
 
 static bool all_bytes(const uint8_t *p, size_t n, uint8_t value)
@@ -506,7 +507,8 @@ START_TEST(prediction_resistance_goes_over_bytes_with_its_flag_whatever_the_size
     randd_set_timeout(hd, 10000);
     randd_set_nonblock(hd, 1);
     send_ok(sv[1], sizeof(out), 0x3c);
-    ck_assert_int_eq(randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_PREDICTION_RESISTANT), 0);
+    ck_assert_int_eq(randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_PREDICTION_RESISTANT),
+                     0);
     ck_assert_msg(all_bytes(out, sizeof(out), 0x3c), "not the daemon's bytes");
     ck_assert_msg(next_request(sv[1], &h, &n), "no request came");
     ck_assert_msg(h.code == RANDD_OP_BYTES, "op %u, wanted BYTES", h.code);
@@ -594,7 +596,8 @@ START_TEST(no_noise_source_is_its_own_error_with_the_daemons_message)
     ck_assert_msg(strstr(randd_strerror(rc), "noise source"), "randd_strerror: \"%s\"",
                   randd_strerror(rc));
     send_ok(sv[1], sizeof(out), 0x77);
-    ck_assert_int_eq(randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_PREDICTION_RESISTANT), 0);
+    ck_assert_int_eq(randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_PREDICTION_RESISTANT),
+                     0);
     randd_close(hd);
     close(sv[1]);
 }

@@ -62,6 +62,10 @@ for bad in 15 4097 x; do
 done
 "$RANDCTL" bytes >/dev/null 2>&1; rc=$?
 check "bytes without N: exit 2" '[ $rc = 2 ]'
+for bad in "--timeout" "--timeout 0" "--timeout x" "--full-entropy --timeout"; do
+    "$RANDCTL" bytes 4 $bad >/dev/null 2>&1; rc=$?
+    check "bytes 4 $bad: exit 2" '[ $rc = 2 ]'
+done
 "$RANDCTL" range 0 >/dev/null 2>&1; rc=$?
 check "range 0: exit 2" '[ $rc = 2 ]'
 "$RANDCTL" frobnicate >/dev/null 2>&1; rc=$?

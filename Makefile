@@ -99,7 +99,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps deps-sshd check check-loaded check-qemu check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-modes bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps deps-sshd check check-loaded check-qemu check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -459,6 +459,11 @@ SOAK_SECONDS_CI ?= 30
 soak: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/soak
 	tests/bench/with-daemon $(BUILD) $(BUILD)/soak --seconds $(SOAK_SECONDS)
+
+# randd's jitter source beside jitterentropy-rngd: CPU time per credited bit, and full-entropy
+# bytes per CPU-second (tests/bench/bench_jitter.c). Part of make bench too.
+bench-jitter: all $(BUILD)/bench-jitter $(JENT_RNGD)
+	$(BUILD)/bench-jitter $(BUILD)/randd $(JENT_RNGD)
 
 # The prediction-resistant and full-entropy rows of randctl benchmark, with a daemon for each
 # noise source the machine has (tests/bench/bench-modes), as CSV.

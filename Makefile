@@ -197,6 +197,11 @@ $(BUILD)/tests/provider-fork: $(BUILD)/tests/provider_fork.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# ... and provider-pr, OpenSSL's HASH-DRBG or CTR-DRBG on randd.so with prediction resistance.
+$(BUILD)/tests/provider-pr: $(BUILD)/tests/provider_pr.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+
 # tests/integration/test_trust.sh installs a copy of trust-probe setuid root: a client of
 # librandd whose environment is a stranger's.
 $(BUILD)/tests/trust-probe: $(BUILD)/tests/integration/trust_probe.o $(BUILD)/librandd.a
@@ -282,7 +287,7 @@ check: deps
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
 test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so \
-      $(BUILD)/tests/provider-fork $(BUILD)/tests/trust-probe $(BUILD)/tests/memfd-hoarder
+      $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr $(BUILD)/tests/trust-probe $(BUILD)/tests/memfd-hoarder
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
 	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder; \
@@ -300,7 +305,7 @@ test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libf
 LOADED_RUNS ?= 2
 check-loaded: deps
 	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/libfault.so \
-	  $(BUILD)/tests/provider-fork $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe
+	  $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe
 	@stress-ng --cpu 0 --cpu-method all --timeout 3600 --quiet & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; \
 	for run in $$(seq $(LOADED_RUNS)); do \
@@ -308,7 +313,7 @@ check-loaded: deps
 	  $(MAKE) --no-print-directory end-to-end || exit 1; \
 	done; echo "check-loaded: $(LOADED_RUNS) runs passed under load"
 
-end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork \
+end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr \
             $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \

@@ -201,3 +201,16 @@ int branch_add_entropy(struct branch *b, const void *data, size_t len, unsigned 
     pthread_mutex_unlock(b->pool_lock);
     return rc;
 }
+
+struct pool *branch_lock_pool(struct branch *b)
+{
+    if (b->pool_lock)
+        pthread_mutex_lock(b->pool_lock);
+    return b->pool;
+}
+
+void branch_unlock_pool(struct branch *b)
+{
+    if (b->pool_lock)
+        pthread_mutex_unlock(b->pool_lock);
+}

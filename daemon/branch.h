@@ -48,4 +48,9 @@ int branch_fill(void *branch, void *buf, size_t n);
 int branch_add_entropy(struct branch *b, const void *data, size_t len, unsigned bits,
                        uint64_t now_ns);
 
+/* The pool for a moment (its noise reservoir): locked when the loop is not the pool's own.
+ * Every branch_lock_pool is followed by branch_unlock_pool on the same thread. */
+struct pool *branch_lock_pool(struct branch *b);
+void branch_unlock_pool(struct branch *b);
+
 #endif

@@ -45,6 +45,7 @@
 #define DEFAULT_CONFIG         "/etc/randd.conf"
 #define NOT_READY_RETRY_NS     1000000000ull   /* harvest again while not ready */
 #define STARTUP_RETRY_NS       100000000ull    /* while a source's start-up test runs */
+#define NOISE_HARVEST_NS       20000000ull     /* while noise requests wait for blocks */
 #define KERNEL_EARLY_NS        1000000000ull   /* feed period until the kernel is initialised */
 #define NS_PER_S               1000000000ull
 
@@ -74,6 +75,8 @@ struct randd {
     struct selfcheck selfcheck;     /* the self-tests' runs and the last one's outcome */
     int harvest_timer;              /* the next harvest's timer id */
     int admin_fd;                   /* eventfd: a worker ran SELFTEST or INJECT_FAILURE */
+    int noise_fd;                   /* eventfd: a request waits for noise blocks: harvest */
+    uint64_t noise_completed_seen;  /* pool.noise.stats.completed when waiters were let go */
     bool was_ready;
     uint64_t released_at_unready;     /* pool.times_unready when waiting clients were let go */
     bool notified_ready;
@@ -387,6 +390,20 @@ static uint64_t sooner_for_a_retry(const struct randd *r, uint64_t next)
     return retry < next ? retry : next;
 }
 
+/* Requests waiting for noise blocks: those whose blocks came, and all of them when no noise
+ * source is left to give any (they are answered NO_NOISE_SOURCE, not left to wait). */
+static void release_noise_waiting(struct randd *r)
+{
+    char why[8];
+    const struct noise *n = &r->pool.noise;
+
+    if (n->stats.completed == r->noise_completed_seen &&
+        !(n->nwaiting && !pool_noise_able(&r->pool, why, sizeof(why))))
+        return;
+    r->noise_completed_seen = n->stats.completed;
+    release_waiting(r);
+}
+
 static void harvest_timer(void *arg)
 {
     struct randd *r = arg;
@@ -395,6 +412,7 @@ static void harvest_timer(void *arg)
 
     pool_harvest(&r->pool, loop_now_ns());
     note_readiness(r);
+    release_noise_waiting(r);
     if (pool_any_starting(&r->pool))
         next = STARTUP_RETRY_NS;
     else if (!r->was_ready)
@@ -402,6 +420,8 @@ static void harvest_timer(void *arg)
     else
         next = r->config.reseed_interval * NS_PER_S;
     next = sooner_for_a_retry(r, next);
+    if (pool_noise_wanted(&r->pool) && next > NOISE_HARVEST_NS)
+        next = NOISE_HARVEST_NS;         /* rdseed and hwrng give at harvests only */
     r->harvest_timer = loop_add_timer(r->loop, next, harvest_timer, r);
 }
 
@@ -462,6 +482,22 @@ static void admin_done(void *arg, int fd, uint32_t events)
     harvest_now(arg);
 }
 
+/* A request waits for noise blocks (on any loop): harvest now, which also tells the sources
+ * that produce on demand (jitter) to run. */
+static void noise_wanted(void *arg)
+{
+    eventfd_write(((struct randd *)arg)->noise_fd, 1);
+}
+
+static void noise_wanted_event(void *arg, int fd, uint32_t events)
+{
+    eventfd_t ignored;
+
+    (void)events;
+    eventfd_read(fd, &ignored);
+    harvest_now(arg);
+}
+
 static void kernel_timer(void *arg);
 
 /* An on-demand source (jitter) has a batch ready: take it in, and feed the kernel as soon as
@@ -475,6 +511,7 @@ static void source_ready(void *arg, int fd, uint32_t events)
     (void)events;
     pool_harvest(&r->pool, now);
     note_readiness(r);
+    release_noise_waiting(r);
     if (pool_kernel_material_ready(&r->pool))
         kernel_feed(&r->kernel, &r->pool, now);
 }
@@ -805,6 +842,7 @@ static int serve_here(struct randd *r)
 
     r->loop_stats[r->nloops++] = &r->server.stats;
     server_set_admin(&r->server, admin_here, r);
+    server_set_noise_wanted(&r->server, noise_wanted, r);
     return rc < 0 ? rc : server_start(&r->server, r->loop, &r->branch, r->primes, &r->clients,
                                       status_text, r);
 }
@@ -823,6 +861,7 @@ static int start_workers(struct randd *r)
         return -1;
     }
     workers_set_admin(&r->workers, admin_locked, r);
+    workers_set_noise_wanted(&r->workers, noise_wanted, r);
     loop_set_dispatch_lock(r->loop, &r->pool_lock);
     for (size_t i = 0; i < r->workers.n; i++)
         r->loop_stats[r->nloops++] = &r->workers.w[i].server.stats;
@@ -880,6 +919,11 @@ static int start(struct randd *r)
         return -1;
     }
     /* Signals blocked first: threads inherit the mask, and signals must come to signal_fd. */
+    if ((r->noise_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+        loop_add_fd(r->loop, r->noise_fd, EPOLLIN, noise_wanted_event, r) < 0) {
+        log_err("event loop: eventfd: %s", strerror(errno));
+        return -1;
+    }
     if ((rc = setup_signals(r)) < 0 || (rc = watch_sources(r)) < 0 ||
         (!(r->primes = primes_new()) && (rc = -errno) < 0) ||
         (r->workers.n == 0 && (rc = serve_here(r)) < 0) ||
@@ -949,6 +993,8 @@ static void stop(struct randd *r)
         close(r->signal_fd);
     if (r->admin_fd > 0)
         close(r->admin_fd);
+    if (r->noise_fd > 0)
+        close(r->noise_fd);
 }
 
 int main(int argc, char **argv)

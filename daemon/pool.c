@@ -50,7 +50,7 @@ int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
     if (!p->secret)
         return -ENOMEM;
     p->crypto = randd_crypto_new();
-    if (!p->crypto || randd_cymric_init(&p->secret->gen, 0) < 0) {
+    if (!p->crypto || randd_cymric_init(&p->secret->gen, 0) < 0 || noise_init(&p->noise) < 0) {
         pool_fini(p);
         return -ENOMEM;
     }
@@ -112,6 +112,7 @@ void pool_fini(struct pool *p)
     }
     randd_crypto_free(p->crypto);
     p->crypto = NULL;
+    noise_fini(&p->noise);
     p->seeded = false;
 }
 
@@ -131,13 +132,28 @@ static int absorb(struct pool *p, uint8_t acc[RANDD_BLAKE2B_BYTES], const char *
     return randd_blake2b512(p->crypto, acc, parts, sizeof(parts) / sizeof(parts[0]));
 }
 
-static void credit_batch(struct pool *p, const struct source *s, size_t n, uint64_t now_ns)
+static bool generator_wants_credit(const struct pool *p, uint64_t now_ns);
+
+/* Each byte goes to one place only: the kernel's accumulator while the feed wants it, else
+ * the noise reservoir (a noise source's, while the reservoir wants blocks and no reseed of
+ * the generator waits for credit), else the generator's. */
+static void credit_batch(struct pool *p, struct source *s, size_t n, uint64_t now_ns)
 {
     struct pool_secrets *sec = p->secret;
-    double bits = s->entropy_per_byte * (double)n;
     bool for_kernel = s->kernel_creditable && p->kernel_credit < p->kernel_wanted;
+    size_t off = 0;
+    double bits;
 
-    if (absorb(p, for_kernel ? sec->kernel_acc : sec->acc, s->name, sec->raw, n, now_ns) < 0) {
+    if (!for_kernel && s->noise && !p->halted[0] && !generator_wants_credit(p, now_ns)) {
+        off = noise_absorb(&p->noise, sec->raw, n, s->entropy_per_byte);
+        s->noise_bits += s->entropy_per_byte * (double)off;
+        if (off == n)
+            return;
+    }
+    n -= off;
+    bits = s->entropy_per_byte * (double)n;
+    if (absorb(p, for_kernel ? sec->kernel_acc : sec->acc, s->name, sec->raw + off, n,
+               now_ns) < 0) {
         log_err("conditioning failed (OpenSSL BLAKE2b): batch from %s dropped", s->name);
         return;
     }
@@ -191,10 +207,11 @@ static void update_demand(struct pool *p, uint64_t now_ns)
     for (size_t i = 0; i < p->nsources; i++) {
         struct source *s = p->sources[i];
         enum randd_source_state state = s->health.state;
+        bool credit_wanted = generator_wants_credit(p, now_ns) || kernel_wants_credit(p, s) ||
+                             (s->noise && pool_noise_wanted(p));
 
         source_want(s, state == RANDD_SOURCE_STARTUP ||
-                           (state == RANDD_SOURCE_HEALTHY && (generator_wants_credit(p, now_ns) ||
-                                                        kernel_wants_credit(p, s))));
+                           (state == RANDD_SOURCE_HEALTHY && credit_wanted));
     }
 }
 
@@ -259,10 +276,28 @@ static void publish(struct pool *p)
     atomic_fetch_add_explicit(&p->epoch, 1, memory_order_release);
 }
 
+/* A noise source failed a health test (at a harvest, or induced between two): the failed
+ * window may hold bytes the reservoir took before the test tripped, so nothing gathered from
+ * noise until now is handed out. */
+static void drop_noise_after_failures(struct pool *p)
+{
+    uint64_t failures = 0;
+
+    for (size_t i = 0; i < p->nsources; i++)
+        if (p->sources[i]->noise)
+            failures += p->sources[i]->health.failures;
+    if (failures != p->noise_failures_seen)
+        noise_drop(&p->noise);
+    p->noise_failures_seen = failures;
+}
+
 void pool_harvest(struct pool *p, uint64_t now_ns)
 {
-    for (size_t i = 0; i < p->nsources; i++)
+    drop_noise_after_failures(p);
+    for (size_t i = 0; i < p->nsources; i++) {
         harvest_source(p, p->sources[i], now_ns);
+        drop_noise_after_failures(p);
+    }
     if (!p->halted[0] && p->credit >= POOL_SEED_BITS && reseed_due(p, now_ns))
         reseed(p, now_ns);
     update_demand(p, now_ns);
@@ -319,6 +354,7 @@ bool pool_ready(const struct pool *p)
 void pool_halt(struct pool *p, const char *why)
 {
     snprintf(p->halted, sizeof(p->halted), "%s", why);
+    noise_drop(&p->noise);
     p->credit = 0;
     p->kernel_credit = 0;
     if (p->seeded)
@@ -353,6 +389,7 @@ static void check_clock_jump(struct pool *p)
 void pool_vm_cloned(struct pool *p, uint64_t now_ns)
 {
     p->vm_generations++;
+    noise_drop(&p->noise);           /* every clone holds the same blocks */
     p->credit = 0;
     p->kernel_credit = 0;
     if (p->seeded)
@@ -445,4 +482,37 @@ bool pool_kernel_pending(const struct pool *p)
 bool pool_kernel_material_ready(const struct pool *p)
 {
     return p->kernel_wanted > 0 && p->kernel_credit >= p->kernel_wanted;
+}
+
+/* --- the noise reservoir --------------------------------------------------------------- */
+
+bool pool_noise_able(struct pool *p, char *why, size_t whylen)
+{
+    size_t used = 0;
+    bool any = false;
+
+    drop_noise_after_failures(p);     /* one induced since the last harvest, too */
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct source *s = p->sources[i];
+        enum randd_source_state state = s->health.state;
+        int w;
+
+        if (!s->noise)
+            continue;
+        if (state == RANDD_SOURCE_HEALTHY || state == RANDD_SOURCE_STARTUP)
+            return true;
+        w = snprintf(why + used, whylen - used, "%s%s %s: %s", any ? "; " : "", s->name,
+                     randd_source_state_name(state), s->health.reason);
+        used = w < 0 || (size_t)w >= whylen - used ? whylen - 1 : used + (size_t)w;
+        any = true;
+    }
+    if (!any)
+        snprintf(why, whylen, "no noise source is configured (rdseed, hwrng or jitter; "
+                 "getrandom is not one)");
+    return false;
+}
+
+bool pool_noise_wanted(const struct pool *p)
+{
+    return noise_wanted_blocks(&p->noise) > 0;
 }

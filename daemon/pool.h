@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "noise.h"
 #include "protocol.h"               /* enum randd_engine */
 #include "source.h"
 
@@ -68,6 +69,11 @@ struct pool {
     uint64_t times_unready;          /* the epoch moved to not ready: requests may wait */
     bool published_ready;
     uint64_t published_reseeds;
+    /* Noise sources' entropy for the prediction-resistant and full-entropy modes: their bytes
+     * go here, and nowhere else, while it wants blocks (after the kernel feed and a due reseed
+     * of the generator have theirs). */
+    struct noise noise;
+    uint64_t noise_failures_seen;    /* noise sources' health failures, summed, last look */
 };
 
 /* Returns 0 or a negative errno. Sources are added afterwards with pool_add_source. */
@@ -135,5 +141,14 @@ unsigned pool_take_kernel_material(struct pool *p, uint8_t out[POOL_KERNEL_BYTES
                                    uint64_t now_ns);
 bool pool_kernel_pending(const struct pool *p);
 bool pool_kernel_material_ready(const struct pool *p);
+
+/* --- the noise reservoir (noise.h), under the pool's lock like the rest ------------------- */
+
+/* Whether a noise source is healthy, or in its start-up test and about to be: else false,
+ * with why naming each noise source's state (or that none is configured). First wipes the
+ * reservoir if a noise source failed a health test since the last look. */
+bool pool_noise_able(struct pool *p, char *why, size_t whylen);
+/* Blocks for requests are wanted, or the reserve is short: harvest soon. */
+bool pool_noise_wanted(const struct pool *p);
 
 #endif

@@ -23,10 +23,13 @@
 #include <openssl/crypto.h>
 #include <systemd/sd-daemon.h>
 
+#include "cymric.h"
 #include "log.h"
 #include "memfd_arena.h"
+#include "noise.h"
 #include "primes.h"
 #include "rngbc.h"
+#include "secmem.h"
 #include "unix_socket.h"
 
 #define REPLY_CHUNK       (64u << 10)   /* fewer sends and wakeups; only while replying */
@@ -43,7 +46,7 @@ _Static_assert(INPUT_BYTES <= UINT8_MAX, "input_pos and input_len are bytes");
                           atomic_load_explicit(&(count), memory_order_relaxed) + (n),   \
                           memory_order_relaxed)
 
-enum client_state { READING, WAITING_READY, WAITING_PRIME, REPLYING };
+enum client_state { READING, WAITING_READY, WAITING_PRIME, WAITING_NOISE, REPLYING };
 
 /* One reply: header and a body that is either fixed text or generated as it drains. */
 struct reply {
@@ -56,6 +59,8 @@ struct reply {
     size_t text_len, text_pos;
     bool passes_arena;                /* BYTES_MEMFD: the first send carries the memfd */
     bool body_begun;                  /* BYTES, RANGE: the first piece follows the header */
+    struct randd_cymric *pr;          /* prediction resistance: BYTES from this generator,
+                                       * reseeded with a noise block for this reply alone */
     uint8_t buf[REPLY_CHUNK];         /* last, so a new reply clears only the fields above */
 };
 
@@ -75,6 +80,7 @@ struct client {
     size_t body_len;
     struct reply *reply;
     struct prime_job *prime_job;      /* WAITING_PRIME: the search under way */
+    struct noise_ticket *noise_ticket;    /* WAITING_NOISE: its place in the pool's queue */
     struct memfd_arena *arena;        /* BYTES_MEMFD's shared pages, from its first request */
     uint32_t events;                  /* what epoll watches for now */
 };
@@ -177,6 +183,10 @@ static void free_reply(struct client *c)
 {
     if (!c->reply)
         return;
+    if (c->reply->pr) {
+        randd_cymric_fini(c->reply->pr);
+        randd_secure_free(c->reply->pr, sizeof(*c->reply->pr));
+    }
     free(c->reply->text);
     /* Random bytes are only ever in buf[0, len): wipe those (glibc's explicit_bzero is a
      * vectorised memset that is not optimised away; OPENSSL_cleanse is a slow loop). */
@@ -219,6 +229,14 @@ static void client_release(struct listener_conn *conn)
 
     if (c->prime_job)
         primes_cancel(c->srv->primes, c->prime_job);
+    if (c->noise_ticket) {           /* gone while waiting: its blocks go to the next */
+        struct pool *p = branch_lock_pool(c->srv->branch);
+
+        noise_cancel(&p->noise, c->noise_ticket);
+        p->noise.stats.cancelled++;
+        branch_unlock_pool(c->srv->branch);
+        c->noise_ticket = NULL;
+    }
     free_reply(c);
     free_body(c);
     memfd_arena_close(c->arena);
@@ -312,7 +330,8 @@ static int generate_more(struct client *c, struct reply *r)
     if (r->op == RANDD_OP_BYTES) {
         size_t n = r->left < room ? (size_t)r->left : room;
 
-        if (branch_generate(s->branch, r->buf + r->len, n, loop_now_ns()) < 0)
+        if (r->pr ? randd_cymric_read(r->pr, r->buf + r->len, n) < 0
+                  : branch_generate(s->branch, r->buf + r->len, n, loop_now_ns()) < 0)
             return -1;
         r->len += n;
         r->left -= n;
@@ -580,6 +599,159 @@ static void handle_bytes_memfd(struct client *c, const struct randd_request *req
     SERVER_STAT_ADD(s->stats.bytes_served, req->n);
 }
 
+/* --- the noise-source modes (lib/PROTOCOL.md: prediction resistance, full entropy) ------
+ * The request takes its blocks from the pool's reservoir (noise.c) at once, or waits in its
+ * fair queue (WAITING_NOISE) until they are granted, or is refused: NO_NOISE_SOURCE when no
+ * noise source can give any, NOT_READY with NONBLOCK, BUSY over the uid's share. */
+
+static enum noise_mode mode_of(const struct randd_request *req)
+{
+    return req->flags & RANDD_FLAG_FULL_ENTROPY ? NOISE_FULL_ENTROPY
+                                                : NOISE_PREDICTION_RESISTANT;
+}
+
+static unsigned blocks_for(const struct randd_request *req)
+{
+    return mode_of(req) == NOISE_FULL_ENTROPY
+               ? (req->n + NOISE_BLOCK_BYTES - 1) / NOISE_BLOCK_BYTES : 1;
+}
+
+/* SP 800-90C RBG3(XOR): each full-entropy block XORed with as many generator bytes, so that
+ * the output is full entropy if the noise is, and no worse than the generator if not. */
+static void reply_full_entropy(struct client *c, const struct randd_request *req,
+                               uint8_t *blocks)
+{
+    struct reply *r;
+
+    if (!(r = start_reply(c, RANDD_OK, req->n)))
+        return;
+    if (branch_generate(c->srv->branch, r->buf + r->len, req->n, loop_now_ns()) < 0) {
+        free_reply(c);
+        SERVER_STAT_ADD(c->srv->stats.errors[RANDD_OK], -1);
+        reply_error(c, RANDD_INTERNAL, "generator failed");
+        return;
+    }
+    for (uint32_t i = 0; i < req->n; i++)
+        r->buf[r->len + i] ^= blocks[i];
+    r->len += req->n;
+    SERVER_STAT_ADD(c->srv->stats.bytes_served, req->n);
+}
+
+/* SP 800-90C RBG2(P): a generator for this reply alone, seeded from the loop's generator and
+ * reseeded with a block of fresh noise (256 bits, from 320 credited) before its first byte. */
+static void reply_prediction_resistant(struct client *c, const struct randd_request *req,
+                                       uint8_t *block)
+{
+    uint8_t material[2 * NOISE_BLOCK_BYTES];
+    struct randd_cymric *g;
+    struct reply *r;
+    int lock_errno, rc = -ENOMEM;
+
+    if ((g = randd_secure_alloc(sizeof(*g), &lock_errno)) && randd_cymric_init(g, 0) == 0) {
+        rc = branch_generate(c->srv->branch, material, NOISE_BLOCK_BYTES, loop_now_ns());
+        memcpy(material + NOISE_BLOCK_BYTES, block, NOISE_BLOCK_BYTES);
+        if (rc == 0)
+            rc = randd_cymric_seed(g, material, sizeof(material));
+        OPENSSL_cleanse(material, sizeof(material));
+    }
+    if (rc < 0) {
+        if (g) {
+            randd_cymric_fini(g);
+            randd_secure_free(g, sizeof(*g));
+        }
+        reply_error(c, RANDD_INTERNAL, "prediction-resistant generator failed");
+        return;
+    }
+    if (!(r = start_reply(c, RANDD_OK, req->n))) {
+        randd_cymric_fini(g);
+        randd_secure_free(g, sizeof(*g));
+        return;
+    }
+    r->pr = g;
+    r->op = RANDD_OP_BYTES;
+    r->left = req->n;
+}
+
+/* The blocks are all granted: take them and answer. Under no lock. */
+static void serve_noise(struct client *c, const struct randd_request *req)
+{
+    uint8_t blocks[NOISE_MAX_BLOCKS * NOISE_BLOCK_BYTES];
+    struct pool *p = branch_lock_pool(c->srv->branch);
+
+    noise_take(&p->noise, c->noise_ticket, blocks, req->n);
+    branch_unlock_pool(c->srv->branch);
+    c->noise_ticket = NULL;
+    if (mode_of(req) == NOISE_FULL_ENTROPY)
+        reply_full_entropy(c, req, blocks);
+    else
+        reply_prediction_resistant(c, req, blocks);
+    OPENSSL_cleanse(blocks, (size_t)blocks_for(req) * NOISE_BLOCK_BYTES);
+}
+
+/* True if answered now (served or refused); false: it waits in the queue. */
+static bool handle_noise(struct client *c, const struct randd_request *req)
+{
+    struct server *s = c->srv;
+    struct pool *p = branch_lock_pool(s->branch);
+    unsigned need = blocks_for(req);
+    char why[256];
+    int status = RANDD_OK, rc;
+    bool wanted, fresh = !c->noise_ticket;
+
+    if (!c->noise_ticket) {
+        if (!pool_noise_able(p, why, sizeof(why)))
+            status = RANDD_NO_NOISE_SOURCE;
+        else if ((rc = noise_submit(&p->noise, c->conn.uid, mode_of(req), need,
+                                    &c->noise_ticket)) == -EBUSY) {
+            snprintf(why, sizeof(why), "uid %u has %d full-entropy or prediction-resistant "
+                     "requests waiting already; try again when one is answered",
+                     (unsigned)c->conn.uid, NOISE_PER_UID);
+            status = RANDD_BUSY;
+        } else if (rc == -EAGAIN) {
+            snprintf(why, sizeof(why), "%d full-entropy or prediction-resistant requests "
+                     "wait already; try again", NOISE_MAX_WAITING);
+            status = RANDD_BUSY;
+        } else if (rc < 0) {
+            snprintf(why, sizeof(why), "out of memory for a noise request");
+            status = RANDD_INTERNAL;
+        }
+    } else if (!noise_ticket_ready(c->noise_ticket) && !pool_noise_able(p, why, sizeof(why))) {
+        status = RANDD_NO_NOISE_SOURCE;   /* waiting, and the last noise source failed */
+    }
+    if (status == RANDD_OK && !noise_ticket_ready(c->noise_ticket) &&
+        (req->flags & RANDD_FLAG_NONBLOCK)) {
+        snprintf(why, sizeof(why), "not enough noise-source entropy: %u bits needed, %.0f "
+                 "ready; asking the noise sources for more", need * NOISE_BLOCK_CREDIT,
+                 noise_available_bits(&p->noise));
+        status = RANDD_NOT_READY;
+    }
+    if (status != RANDD_OK) {
+        if (c->noise_ticket)
+            noise_cancel(&p->noise, c->noise_ticket);
+        c->noise_ticket = NULL;
+        noise_note_refusal(&p->noise, status);
+    }
+    wanted = fresh && pool_noise_wanted(p);   /* later, the owner's harvests go on */
+    branch_unlock_pool(s->branch);
+    if (wanted && s->noise_wanted)
+        s->noise_wanted(s->noise_ctx);
+    if (status == RANDD_NO_NOISE_SOURCE) {
+        char msg[300];
+
+        snprintf(msg, sizeof(msg), "no healthy noise source: %s", why);
+        reply_error(c, status, msg);
+        return true;
+    }
+    if (status != RANDD_OK) {
+        reply_error(c, status, why);
+        return true;
+    }
+    if (!noise_ticket_ready(c->noise_ticket))
+        return false;
+    serve_noise(c, req);
+    return true;
+}
+
 /* Output ops wait for readiness (or get NOT_READY with NONBLOCK). True if handled now. */
 static bool handle_output(struct client *c, const struct randd_request *req)
 {
@@ -599,6 +771,12 @@ static bool handle_output(struct client *c, const struct randd_request *req)
     if (req->op == RANDD_OP_BYTES_MEMFD) {
         handle_bytes_memfd(c, req);
         return true;
+    }
+    if (req->flags & RANDD_FLAG_MODES) {
+        if (handle_noise(c, req))
+            return true;
+        c->state = WAITING_NOISE;
+        return false;
     }
     bytes = req->op == RANDD_OP_BYTES || req->op == RANDD_OP_SEED;  /* SEED: only counted apart */
     r = start_reply(c, RANDD_OK, bytes ? req->n : (size_t)req->count * req->len);
@@ -702,6 +880,18 @@ gone_or_again:
     return false;
 }
 
+/* requests.<op>, or for BYTES and SEED with a mode, its own count instead. */
+static void count_request(struct server *s, const struct randd_header *h)
+{
+    bool bytes = h->code == RANDD_OP_BYTES || h->code == RANDD_OP_SEED;
+
+    if (bytes && (h->flags & RANDD_FLAG_MODES))
+        SERVER_STAT_ADD(s->stats.mode_requests[h->code == RANDD_OP_SEED]
+                                              [!!(h->flags & RANDD_FLAG_FULL_ENTROPY)], 1);
+    else
+        SERVER_STAT_ADD(s->stats.requests[h->code <= RANDD_OP_LAST ? h->code : 0], 1);
+}
+
 /* Drives one client as far as it can go without blocking. */
 static void client_serve(struct client *c)
 {
@@ -727,26 +917,27 @@ static void client_serve(struct client *c)
             c->state = READING;
             want_events(c, EPOLLIN);
         }
-        if (c->state == WAITING_READY) {
-            if (!branch_ready(s->branch))
+        if (c->state == WAITING_READY || c->state == WAITING_NOISE) {
+            if (c->state == WAITING_READY && !branch_ready(s->branch))
                 return;
-            handle_request(c);
+            if (!handle_request(c))
+                return;              /* still waiting (the noise queue) */
         } else {
             if (!read_request(c))
                 return;              /* needs more input, or closed */
             if (c->dead)
                 continue;
-            SERVER_STAT_ADD(s->stats.requests[c->req.code <= RANDD_OP_LAST ? c->req.code : 0],
-                            1);
+            count_request(s, &c->req);
             if (randd_header_closes(&c->req)) {
                 char why[160];
 
                 reply_error(c, randd_check_header(&c->req, why, sizeof(why)), why);
                 c->close_after_reply = true;
             } else if (!handle_request(c)) {
-                /* Keep the request and stop reading until the pool is ready; a peer that
-                 * closes meanwhile shows up as EPOLLHUP. */
-                c->state = WAITING_READY;
+                /* Keep the request and stop reading until the pool is ready (or its noise
+                 * blocks are granted); a peer that closes meanwhile shows up as EPOLLHUP. */
+                if (c->state == READING)
+                    c->state = WAITING_READY;
                 want_events(c, 0);
                 return;
             }
@@ -777,7 +968,7 @@ static void serve_if_waiting(struct listener_conn *conn)
 {
     struct client *c = client_of(conn);
 
-    if (c->state == WAITING_READY)
+    if (c->state == WAITING_READY || c->state == WAITING_NOISE)
         client_serve(c);
 }
 
@@ -812,7 +1003,9 @@ static void turn_away_busy(void *arg, int fd, enum listener_refusal why, uid_t u
 /* The idle sweep leaves alone a request that waits for the pool. */
 static bool waits_for_pool(const struct listener_conn *conn)
 {
-    return client_of(conn)->state == WAITING_READY;
+    enum client_state state = client_of(conn)->state;
+
+    return state == WAITING_READY || state == WAITING_NOISE;
 }
 
 static const struct listener_ops client_ops = {
@@ -843,6 +1036,12 @@ void server_set_admin(struct server *s, server_admin_fn *admin, void *admin_ctx)
 {
     s->admin = admin;
     s->admin_ctx = admin_ctx;
+}
+
+void server_set_noise_wanted(struct server *s, void (*wanted)(void *ctx), void *ctx)
+{
+    s->noise_wanted = wanted;
+    s->noise_ctx = ctx;
 }
 
 void server_reload(struct server *s)

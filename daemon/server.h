@@ -27,6 +27,8 @@ struct server_stats {
     _Atomic uint64_t requests[RANDD_OP_LAST + 1];   /* by op; [0]: unknown op */
     _Atomic uint64_t errors[RANDD_STATUS_COUNT];    /* replies by status */
     _Atomic uint64_t bytes_served;     /* reply bodies of BYTES, RANGE and SEED */
+    /* BYTES and SEED asked with a mode, counted here and not in requests[]: [seed][full] */
+    _Atomic uint64_t mode_requests[2][2];
 };
 
 /* STATUS's JSON: from the caller, which sees every module. */
@@ -51,6 +53,8 @@ struct server {
     void *status_ctx;
     server_admin_fn *admin;            /* NULL: SELFTEST and INJECT_FAILURE are refused */
     void *admin_ctx;
+    void (*noise_wanted)(void *ctx);   /* a request waits for noise: harvest (any thread) */
+    void *noise_ctx;
 };
 
 /* Takes activated_fd (a socket systemd passed; -1: none), or binds config->socket: a stale
@@ -75,11 +79,16 @@ int server_start(struct server *s, struct loop *loop, struct branch *branch,
 /* Root's SELFTEST and INJECT_FAILURE requests go to admin(admin_ctx), on this loop. */
 void server_set_admin(struct server *s, server_admin_fn *admin, void *admin_ctx);
 
+/* Requests waiting for noise-source entropy call wanted(ctx) from this loop's thread, so that
+ * the pool's owner harvests; it answers with server_pool_ready when blocks were granted. */
+void server_set_noise_wanted(struct server *s, void (*wanted)(void *ctx), void *ctx);
+
 /* After a reload: idle_timeout's new value applies (max_clients and trusted_group are read
  * live). */
 void server_reload(struct server *s);
 
-/* The pool became ready: requests waiting for it are served now. */
+/* The pool became ready, or noise blocks were granted (or no noise source is left): requests
+ * waiting for either are served now. */
 void server_pool_ready(struct server *s);
 
 /* Closes every connection and the socket, and removes the socket file we made (if it is

@@ -60,6 +60,9 @@ struct source {
     struct source_reader *reader;   /* the thread reading a sample to assess (rdseed, hwrng) */
     unsigned sample_bytes;      /* width of one health-test sample */
     bool kernel_creditable;     /* may be credited to the kernel (not its own output) */
+    bool noise;                 /* a noise source (rdseed, hwrng, jitter): may fill the noise
+                                 * reservoir for full entropy and prediction resistance;
+                                 * getrandom's output is the kernel's DRBG, not noise */
     int fd;
     int wake_fd;                /* readable when a batch is ready (jitter); -1: none */
     bool wanted;                /* last told to want(); sources without want() ignore it */
@@ -75,6 +78,7 @@ struct source {
     uint64_t injected_failures; /* health test failures induced (randctl inject-failure) */
     unsigned stuck_run;         /* set by read: the longest run of stuck samples it saw */
     double credited_bits;       /* bits of credit in the bytes passed on */
+    double noise_bits;          /* of those, credited to the noise reservoir (pool.c) */
     double cpu_seconds;         /* CPU time spent producing them (jitter's worker) */
     int last_errno;
 };

@@ -78,6 +78,7 @@ int source_hwrng_open(struct source *s, const char *path, char *why, size_t whyl
         return -ENODEV;
     }
     source_init(s, "hwrng", &hwrng_ops, HWRNG_ENTROPY_PER_BYTE, 1, !kernel_consumes_hwrng(fd));
+    s->noise = true;
     s->fd = fd;
     return 0;
 }

@@ -590,6 +590,7 @@ int source_jitter_init(struct source *s, unsigned oversampling, jitter_clock_fn 
     }
     j->thread_started = true;
     source_init(s, "jitter", &jitter_ops, JITTER_CLAIM_BITS / j->oversampling, 1, true);
+    s->noise = true;
     s->entropy_per_byte = 0;         /* until assessed: it must never credit more than that */
     /* Held to the claim, credited less: the tests catch a source that falls below it. */
     health_init(&s->health, 1, JITTER_CLAIM_BITS);

@@ -90,6 +90,7 @@ void source_rdseed_init(struct source *s, rdseed_step_fn *step)
 {
     rdseed_step = step;
     source_init(s, "rdseed", &rdseed_ops, RDSEED_ENTROPY_PER_BYTE, sizeof(uint64_t), true);
+    s->noise = true;
 }
 
 int source_rdseed_open(struct source *s, char *why, size_t whylen)

@@ -94,10 +94,10 @@ static void write_sources(FILE *f, const struct pool *p)
                 s->health.rct_cutoff, s->health.apt_cutoff, s->health.apt_window);
         json_string(f, s->health.reason);
         write_assessment(f, s);
-        fprintf(f, ",\"credited_bits\":%.0f,\"cpu_seconds\":%.6f,\"stuck_discarded\":%llu,"
-                   "\"running\":%s",
-                s->credited_bits, s->cpu_seconds, (unsigned long long)s->stuck_discarded,
-                s->wanted ? "true" : "false");
+        fprintf(f, ",\"credited_bits\":%.0f,\"noise_bits\":%.0f,\"noise_source\":%s,"
+                   "\"cpu_seconds\":%.6f,\"stuck_discarded\":%llu,\"running\":%s",
+                s->credited_bits, s->noise_bits, s->noise ? "true" : "false", s->cpu_seconds,
+                (unsigned long long)s->stuck_discarded, s->wanted ? "true" : "false");
         write_health_tests(f, s);
         fputc('}', f);
     }
@@ -149,6 +149,7 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
 /* Every serving loop's counts, summed: what STATUS reports for the daemon as a whole. */
 struct server_totals {
     uint64_t accepted, busy, requests[RANDD_OP_LAST + 1], replies[RANDD_STATUS_COUNT], bytes;
+    uint64_t modes[2][2];             /* server_stats.mode_requests: [seed][full] */
 };
 
 static void sum_loops(const struct status_view *v, struct server_totals *t)
@@ -164,6 +165,9 @@ static void sum_loops(const struct status_view *v, struct server_totals *t)
             t->requests[op] += st->requests[op];
         for (int s = 0; s < RANDD_STATUS_COUNT; s++)
             t->replies[s] += st->errors[s];
+        for (int op = 0; op < 2; op++)
+            for (int m = 0; m < 2; m++)
+                t->modes[op][m] += st->mode_requests[op][m];
     }
 }
 
@@ -177,6 +181,8 @@ static void write_loops(FILE *f, const struct status_view *v)
 
         for (int op = 0; op <= RANDD_OP_LAST; op++)
             requests += st->requests[op];
+        requests += st->mode_requests[0][0] + st->mode_requests[0][1] +
+                    st->mode_requests[1][0] + st->mode_requests[1][1];
         fprintf(f, "%s{\"connected\":%llu,\"accepted\":%llu,\"requests\":%llu,"
                    "\"bytes_served\":%llu}", i ? "," : "",
                 (unsigned long long)st->connected, (unsigned long long)st->clients_accepted,
@@ -202,12 +208,41 @@ static void write_server(FILE *f, const struct status_view *v)
     for (int op = 0; op <= RANDD_OP_LAST; op++)
         fprintf(f, "%s\"%s\":%llu", op ? "," : "", randd_op_name(op),
                 (unsigned long long)t.requests[op]);
+    /* BYTES and SEED with a mode, apart from the others (lib/PROTOCOL.md) */
+    fprintf(f, ",\"bytes_pr\":%llu,\"bytes_full\":%llu,\"seed_pr\":%llu,\"seed_full\":%llu",
+            (unsigned long long)t.modes[0][0], (unsigned long long)t.modes[0][1],
+            (unsigned long long)t.modes[1][0], (unsigned long long)t.modes[1][1]);
     fputs("},\"replies\":{", f);
     for (int i = 0; i < RANDD_STATUS_COUNT; i++)
         fprintf(f, "%s\"%s\":%llu", i ? "," : "", randd_status_name(i),
                 (unsigned long long)t.replies[i]);
     fprintf(f, "},\"bytes_served\":%llu,", (unsigned long long)t.bytes);
     write_loops(f, v);
+}
+
+/* The noise reservoir (noise.h): what is ready, what each mode spent and served, who waits. */
+static void write_noise(FILE *f, const struct noise *n)
+{
+    static const char *const modes[NOISE_MODES] = {
+        [NOISE_PREDICTION_RESISTANT] = "prediction_resistant",
+        [NOISE_FULL_ENTROPY] = "full_entropy",
+    };
+    const struct noise_stats *st = &n->stats;
+
+    fprintf(f, "\"noise\":{\"available_bits\":%.0f,\"blocks_ready\":%u,\"block_bits\":%d,"
+               "\"margin_bits\":%d,\"waiting\":%u,\"blocks_made\":%llu",
+            noise_available_bits(n), n->free_blocks, NOISE_BLOCK_BITS, NOISE_MARGIN_BITS,
+            n->nwaiting, (unsigned long long)st->blocks_made);
+    for (int m = 0; m < NOISE_MODES; m++)
+        fprintf(f, ",\"%s\":{\"consumed_bits\":%llu,\"served_bytes\":%llu,\"requests\":%llu}",
+                modes[m], (unsigned long long)st->consumed_bits[m],
+                (unsigned long long)st->served_bytes[m], (unsigned long long)st->requests[m]);
+    fprintf(f, ",\"reseeds\":%llu,\"not_ready\":%llu,\"busy\":%llu,\"no_noise_source\":%llu,"
+               "\"cancelled\":%llu,\"dropped_bits\":%llu,\"wait_ratio_max\":%.3f},",
+            (unsigned long long)st->reseeds, (unsigned long long)st->not_ready,
+            (unsigned long long)st->busy, (unsigned long long)st->no_source,
+            (unsigned long long)st->cancelled, (unsigned long long)st->dropped_bits,
+            st->wait_ratio_max);
 }
 
 static void write_egd(FILE *f, const struct egd_stats *st)
@@ -308,6 +343,7 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
     if (v->selfcheck)
         write_selftest(f, v->selfcheck, v->config->selftest_interval);
     write_pool_and_kernel(f, v->pool, v->kernel, now_ns);
+    write_noise(f, &v->pool->noise);
     if (v->nloops)
         write_server(f, v);
     if (v->egd)

@@ -124,6 +124,7 @@ static int start_one(struct worker *w, struct pool *pool, struct primes *primes,
                            status_ctx)) < 0)
         return rc;
     server_set_admin(&w->server, w->all->admin, w->all->admin_ctx);
+    server_set_noise_wanted(&w->server, w->all->noise_wanted, w->all->noise_ctx);
     if ((rc = pthread_create(&w->thread, NULL, worker_run, w)) != 0)
         return -rc;
     pthread_setname_np(w->thread, "randd-loop");     /* for top -H and perf; not vital */
@@ -135,6 +136,12 @@ void workers_set_admin(struct workers *ws, server_admin_fn *admin, void *admin_c
 {
     ws->admin = admin;
     ws->admin_ctx = admin_ctx;
+}
+
+void workers_set_noise_wanted(struct workers *ws, void (*wanted)(void *ctx), void *ctx)
+{
+    ws->noise_wanted = wanted;
+    ws->noise_ctx = ctx;
 }
 
 int workers_start(struct workers *ws, struct pool *pool, pthread_mutex_t *pool_lock,

@@ -41,6 +41,8 @@ struct workers {
     pthread_mutex_t *pool_lock;
     server_admin_fn *admin;            /* each loop's server_set_admin, from workers_start */
     void *admin_ctx;
+    void (*noise_wanted)(void *ctx);   /* each loop's server_set_noise_wanted */
+    void *noise_ctx;
 };
 
 /* n loops' servers on socket_owner's socket (bound, or passed by systemd; it keeps the file
@@ -59,6 +61,9 @@ int workers_start(struct workers *ws, struct pool *pool, pthread_mutex_t *pool_l
 /* Before workers_start: root's SELFTEST and INJECT_FAILURE on every loop go to admin, which
  * runs on that loop's thread and must take pool_lock itself. */
 void workers_set_admin(struct workers *ws, server_admin_fn *admin, void *admin_ctx);
+
+/* Before workers_start: noise requests on every loop call wanted(ctx) from that loop. */
+void workers_set_noise_wanted(struct workers *ws, void (*wanted)(void *ctx), void *ctx);
 
 /* From the main thread, under pool_lock: the live keys changed; the pool became ready. */
 void workers_reload(struct workers *ws);

@@ -157,15 +157,20 @@ int randd_header_closes(const struct randd_header *h)
 
 int randd_check_header(const struct randd_header *h, char *why, size_t whylen)
 {
+    /* The modes mean something only where bytes are drawn for the caller alone. */
+    uint16_t allowed = RANDD_FLAG_NONBLOCK |
+                       (h->code == RANDD_OP_BYTES || h->code == RANDD_OP_SEED ? RANDD_FLAG_MODES
+                                                                               : 0);
+
     if (h->version != RANDD_PROTOCOL_VERSION)
         return reject(RANDD_BAD_VERSION, why, whylen, "protocol version %u not supported "
                       "(this daemon speaks %u)", h->version, RANDD_PROTOCOL_VERSION);
     if (h->length > RANDD_MAX_REQUEST_BODY)
         return reject(RANDD_TOO_LARGE, why, whylen, "request body of %u bytes (at most %u)",
                       h->length, RANDD_MAX_REQUEST_BODY);
-    if (h->flags & ~RANDD_FLAG_NONBLOCK)
+    if (h->flags & ~allowed)
         return reject(RANDD_MALFORMED, why, whylen, "unknown flags 0x%04x",
-                      h->flags & ~RANDD_FLAG_NONBLOCK);
+                      h->flags & ~allowed);
     if (h->code < RANDD_OP_BYTES || h->code > RANDD_OP_LAST)
         return reject(RANDD_UNKNOWN_OP, why, whylen, "unknown op 0x%02x", h->code);
     return RANDD_OK;
@@ -281,8 +286,12 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
     req->op = h->code;
     req->flags = h->flags;
     switch (h->code) {
-    case RANDD_OP_BYTES: return parse_count(h, body, req, RANDD_MAX_BYTES, why, whylen);
-    case RANDD_OP_SEED: return parse_count(h, body, req, RANDD_MAX_SEED, why, whylen);
+    case RANDD_OP_BYTES:
+    case RANDD_OP_SEED:
+        return parse_count(h, body, req, h->flags & RANDD_FLAG_FULL_ENTROPY
+                           ? RANDD_MAX_FULL_ENTROPY
+                           : h->code == RANDD_OP_SEED ? RANDD_MAX_SEED : RANDD_MAX_BYTES,
+                           why, whylen);
     case RANDD_OP_BYTES_MEMFD:
         return parse_count(h, body, req, RANDD_MEMFD_SLOT_BYTES, why, whylen);
     case RANDD_OP_RANGE: return parse_range(h, body, req, why, whylen);

@@ -85,6 +85,45 @@ START_TEST(every_op_round_trips_through_the_decoder)
 }
 END_TEST
 
+/* The modes ride on BYTES and SEED alone; full entropy is at most 4096 bytes a request,
+ * prediction resistance keeps the op's own limit. */
+START_TEST(mode_flags_are_for_bytes_and_seed_and_full_entropy_is_capped)
+{
+    static const struct { uint8_t op; uint16_t flags; uint32_t n; int status; } cases[] = {
+        { RANDD_OP_BYTES, RANDD_FLAG_PREDICTION_RESISTANT, RANDD_MAX_BYTES, RANDD_OK },
+        { RANDD_OP_BYTES, RANDD_FLAG_FULL_ENTROPY | RANDD_FLAG_NONBLOCK, 4096, RANDD_OK },
+        { RANDD_OP_BYTES, RANDD_FLAG_FULL_ENTROPY, 4097, RANDD_TOO_LARGE },
+        { RANDD_OP_BYTES, RANDD_FLAG_MODES, 4097, RANDD_TOO_LARGE },
+        { RANDD_OP_SEED, RANDD_FLAG_PREDICTION_RESISTANT, RANDD_MAX_SEED, RANDD_OK },
+        { RANDD_OP_SEED, RANDD_FLAG_FULL_ENTROPY, 4097, RANDD_TOO_LARGE },
+        { RANDD_OP_BYTES_MEMFD, RANDD_FLAG_PREDICTION_RESISTANT, 64, RANDD_MALFORMED },
+        { RANDD_OP_BYTES_MEMFD, RANDD_FLAG_FULL_ENTROPY, 64, RANDD_MALFORMED },
+        { RANDD_OP_BYTES, 0x0008, 64, RANDD_MALFORMED },
+    };
+    uint8_t frame[64];
+    struct randd_header h;
+    struct randd_request req;
+    char why[160];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t n = randd_request_encode(frame, sizeof(frame), &(struct randd_request){
+            .op = cases[i].op, .flags = cases[i].flags, .n = cases[i].n });
+
+        ck_assert_uint_gt(n, 0);
+        randd_header_decode(frame, &h);
+        ck_assert_msg(randd_parse_request(&h, frame + RANDD_HEADER_BYTES, &req, why,
+                                          sizeof(why)) == cases[i].status,
+                      "case %zu: op %u flags 0x%x n %u: wanted %s, got \"%s\"", i,
+                      cases[i].op, cases[i].flags, cases[i].n,
+                      randd_status_name(cases[i].status), why);
+    }
+    randd_header_decode(frame, &h);
+    h.code = RANDD_OP_STATUS, h.flags = RANDD_FLAG_FULL_ENTROPY, h.length = 0;
+    ck_assert_int_eq(randd_check_header(&h, why, sizeof(why)), RANDD_MALFORMED);
+    ck_assert_str_eq(why, "unknown flags 0x0004");
+}
+END_TEST
+
 /* INJECT_FAILURE's body: a test randd has, a printable name of 1 to 31 bytes; SELFTEST's:
  * none. Anything else is refused, saying what. */
 START_TEST(inject_failure_and_selftest_bodies_are_checked)
@@ -276,6 +315,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, every_name_table_names_each_value_once);
     tcase_add_test(tc, engines_are_found_by_their_names_only);
     tcase_add_test(tc, inject_failure_and_selftest_bodies_are_checked);
+    tcase_add_test(tc, mode_flags_are_for_bytes_and_seed_and_full_entropy_is_capped);
     suite_add_tcase(s, tc);
     return s;
 }

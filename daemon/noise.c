@@ -1,0 +1,313 @@
+/* The noise reservoir and its fair queue (noise.h). Raw noise-source bytes are hashed with
+ * SHA-256 a block at a time until the block's credit reaches NOISE_BLOCK_CREDIT; the block is
+ * then granted to the request whose uid's turn came longest ago, a block at a time, so a uid
+ * that asks for 4 KiB again and again delays another's 64 bytes by at most one block per
+ * waiting uid per block it needs (README: the bound, measured).
+ *
+ * Sections: blocks, the queue. */
+#include "noise.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include "log.h"
+#include "protocol.h"
+#include "secmem.h"
+
+struct noise_secrets {
+    uint8_t blocks[NOISE_RESERVE][NOISE_BLOCK_BYTES];   /* made, not granted */
+};
+
+struct noise_ticket {
+    struct noise_ticket *next;
+    uid_t uid;
+    enum noise_mode mode;
+    unsigned need, granted;
+    uint64_t last_turn;             /* grants so far when this one last got a block, or when
+                                     * it came: a newcomer queues behind every uid waiting */
+    unsigned others_granted;        /* blocks granted to other uids while this one waited */
+    uint64_t seq;
+    uint8_t *blocks;                /* need blocks, in locked memory */
+    size_t blocks_len;
+};
+
+int noise_init(struct noise *n)
+{
+    int lock_errno;
+
+    memset(n, 0, sizeof(*n));
+    n->secret = randd_secure_alloc(sizeof(*n->secret), &lock_errno);
+    n->md = EVP_MD_fetch(NULL, "SHA256", NULL);
+    n->md_ctx = EVP_MD_CTX_new();
+    if (!n->secret || !n->md || !n->md_ctx) {
+        noise_fini(n);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+static void free_ticket(struct noise_ticket *t)
+{
+    randd_secure_free(t->blocks, t->blocks_len);
+    free(t);
+}
+
+void noise_fini(struct noise *n)
+{
+    while (n->waiting) {
+        struct noise_ticket *t = n->waiting;
+
+        n->waiting = t->next;
+        free_ticket(t);
+    }
+    if (n->secret)
+        randd_secure_free(n->secret, sizeof(*n->secret));
+    EVP_MD_CTX_free(n->md_ctx);     /* EVP_MD_CTX_free cleanses the digest state */
+    EVP_MD_free(n->md);
+    memset(n, 0, sizeof(*n));
+}
+
+/* --- blocks ---------------------------------------------------------------------------- */
+
+static unsigned waiting_need(const struct noise *n)
+{
+    unsigned need = 0;
+
+    for (const struct noise_ticket *t = n->waiting; t; t = t->next)
+        need += t->need - t->granted;
+    return need;
+}
+
+unsigned noise_wanted_blocks(const struct noise *n)
+{
+    unsigned need = waiting_need(n);
+
+    if (n->asked && n->free_blocks < NOISE_RESERVE)
+        need += NOISE_RESERVE - n->free_blocks;
+    return need;
+}
+
+double noise_available_bits(const struct noise *n)
+{
+    return (double)n->free_blocks * NOISE_BLOCK_CREDIT + n->partial_credit;
+}
+
+/* Ends the block being gathered: its digest is the next free block, granted at once. */
+static void finish_block(struct noise *n)
+{
+    uint8_t *out = n->secret->blocks[n->free_blocks];
+    unsigned len = NOISE_BLOCK_BYTES;
+
+    if (EVP_DigestFinal_ex(n->md_ctx, out, &len) != 1) {
+        log_err("noise reservoir: SHA-256 failed; the block is dropped");
+        OPENSSL_cleanse(out, NOISE_BLOCK_BYTES);
+    } else {
+        n->free_blocks++;
+        n->stats.blocks_made++;
+    }
+    n->partial_credit = 0;
+    n->partial_started = false;
+    noise_grant(n);
+}
+
+size_t noise_absorb(struct noise *n, const uint8_t *raw, size_t len, double bits_per_byte)
+{
+    size_t taken = 0;
+
+    if (bits_per_byte <= 0)
+        return 0;
+    while (taken < len && noise_wanted_blocks(n) > 0 && n->free_blocks < NOISE_RESERVE) {
+        double missing = NOISE_BLOCK_CREDIT - n->partial_credit;
+        size_t k = (size_t)(missing / bits_per_byte);
+
+        if ((double)k * bits_per_byte < missing)
+            k++;                    /* whole bytes: the block's credit never falls short */
+        if (k > len - taken)
+            k = len - taken;
+        if (!n->partial_started) {
+            if (EVP_DigestInit_ex(n->md_ctx, n->md, NULL) != 1)
+                break;
+            n->partial_started = true;
+        }
+        if (EVP_DigestUpdate(n->md_ctx, raw + taken, k) != 1)
+            break;
+        taken += k;
+        n->partial_credit += (double)k * bits_per_byte;
+        if (n->partial_credit >= NOISE_BLOCK_CREDIT)
+            finish_block(n);
+    }
+    return taken;
+}
+
+void noise_drop(struct noise *n)
+{
+    double bits = noise_available_bits(n);
+
+    for (struct noise_ticket *t = n->waiting; t; t = t->next) {
+        bits += (double)t->granted * NOISE_BLOCK_CREDIT;
+        OPENSSL_cleanse(t->blocks, t->blocks_len);
+        t->granted = 0;
+    }
+    OPENSSL_cleanse(n->secret, sizeof(*n->secret));
+    if (n->partial_started) {
+        uint8_t sink[NOISE_BLOCK_BYTES];
+        unsigned len = sizeof(sink);
+
+        EVP_DigestFinal_ex(n->md_ctx, sink, &len);     /* ends the state: nothing kept */
+        OPENSSL_cleanse(sink, sizeof(sink));
+    }
+    n->partial_started = false;
+    n->partial_credit = 0;
+    n->free_blocks = 0;
+    n->stats.dropped_bits += (uint64_t)bits;
+}
+
+/* --- the queue ------------------------------------------------------------------------ */
+
+bool noise_ticket_ready(const struct noise_ticket *t)
+{
+    return t->granted == t->need;
+}
+
+int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned blocks,
+                 struct noise_ticket **ticket)
+{
+    struct noise_ticket *t, **tail;
+    unsigned mine = 0;
+    int lock_errno;
+
+    n->asked = true;
+    for (t = n->waiting; t; t = t->next)
+        mine += t->uid == uid && !noise_ticket_ready(t);
+    if (mine >= NOISE_PER_UID)
+        return -EBUSY;
+    if (n->nwaiting >= NOISE_MAX_WAITING)
+        return -EAGAIN;
+    if (!(t = calloc(1, sizeof(*t))))
+        return -ENOMEM;
+    t->blocks_len = (size_t)blocks * NOISE_BLOCK_BYTES;
+    if (!(t->blocks = randd_secure_alloc(t->blocks_len, &lock_errno))) {
+        free(t);
+        return -ENOMEM;
+    }
+    t->uid = uid;
+    t->mode = mode;
+    t->need = blocks;
+    t->seq = ++n->seq;
+    /* Not 0: a uid whose requests were all answered must not jump the line with a new one. */
+    t->last_turn = n->turn;
+    for (tail = &n->waiting; *tail; tail = &(*tail)->next)
+        ;
+    *tail = t;
+    n->nwaiting++;
+    noise_grant(n);
+    *ticket = t;
+    return 0;
+}
+
+/* The uid's place in line: its latest grant or arrival, the earliest going first. */
+static uint64_t uid_turn(const struct noise *n, uid_t uid)
+{
+    uint64_t last = 0;
+
+    for (const struct noise_ticket *t = n->waiting; t; t = t->next)
+        if (t->uid == uid && t->last_turn > last)
+            last = t->last_turn;
+    return last;
+}
+
+/* The oldest incomplete ticket of the uid whose turn came longest ago. */
+static struct noise_ticket *next_in_line(const struct noise *n)
+{
+    struct noise_ticket *best = NULL;
+    uint64_t best_turn = 0;
+
+    for (struct noise_ticket *t = n->waiting; t; t = t->next) {
+        uint64_t turn;
+
+        if (noise_ticket_ready(t))
+            continue;
+        turn = uid_turn(n, t->uid);
+        if (!best || turn < best_turn)     /* ties: the earlier ticket, met first */
+            best = t, best_turn = turn;
+    }
+    return best;
+}
+
+unsigned noise_grant(struct noise *n)
+{
+    unsigned completed = 0;
+    struct noise_ticket *t;
+
+    while (n->free_blocks > 0 && (t = next_in_line(n))) {
+        uint8_t *block = n->secret->blocks[--n->free_blocks];
+
+        memcpy(t->blocks + (size_t)t->granted * NOISE_BLOCK_BYTES, block, NOISE_BLOCK_BYTES);
+        OPENSSL_cleanse(block, NOISE_BLOCK_BYTES);
+        t->granted++;
+        t->last_turn = ++n->turn;
+        for (struct noise_ticket *o = n->waiting; o; o = o->next)
+            o->others_granted += o->uid != t->uid && !noise_ticket_ready(o);
+        if (noise_ticket_ready(t)) {
+            double ratio = (double)t->others_granted / t->need;
+
+            if (ratio > n->stats.wait_ratio_max)
+                n->stats.wait_ratio_max = ratio;
+            completed++;
+        }
+    }
+    n->stats.completed += completed;
+    return completed;
+}
+
+static void unlink_ticket(struct noise *n, struct noise_ticket *t)
+{
+    for (struct noise_ticket **p = &n->waiting; *p; p = &(*p)->next)
+        if (*p == t) {
+            *p = t->next;
+            n->nwaiting--;
+            return;
+        }
+}
+
+void noise_take(struct noise *n, struct noise_ticket *t, uint8_t *out, uint64_t served)
+{
+    unlink_ticket(n, t);
+    memcpy(out, t->blocks, t->blocks_len);
+    n->stats.consumed_bits[t->mode] += (uint64_t)t->need * NOISE_BLOCK_CREDIT;
+    n->stats.served_bytes[t->mode] += served;
+    n->stats.requests[t->mode]++;
+    if (t->mode == NOISE_PREDICTION_RESISTANT)
+        n->stats.reseeds++;
+    free_ticket(t);
+}
+
+void noise_note_refusal(struct noise *n, int status)
+{
+    if (status == RANDD_NOT_READY)
+        n->stats.not_ready++;
+    else if (status == RANDD_BUSY)
+        n->stats.busy++;
+    else if (status == RANDD_NO_NOISE_SOURCE)
+        n->stats.no_source++;
+}
+
+void noise_cancel(struct noise *n, struct noise_ticket *t)
+{
+    unlink_ticket(n, t);
+    /* Never handed out: back to the reserve, as far as it has room (the rest is wiped and
+     * counted dropped: gone, never spent twice). Then to whoever waits. */
+    for (unsigned i = 0; i < t->granted; i++) {
+        if (n->free_blocks < NOISE_RESERVE)
+            memcpy(n->secret->blocks[n->free_blocks++],
+                   t->blocks + (size_t)i * NOISE_BLOCK_BYTES, NOISE_BLOCK_BYTES);
+        else
+            n->stats.dropped_bits += NOISE_BLOCK_CREDIT;
+    }
+    free_ticket(t);
+    noise_grant(n);
+}

@@ -1,0 +1,102 @@
+/* The noise reservoir: entropy from noise sources (rdseed, hwrng, jitter; never getrandom,
+ * never ADD_ENTROPY) kept apart from the generator's for the prediction-resistant and
+ * full-entropy modes (lib/PROTOCOL.md, README "Full entropy and prediction resistance"), and
+ * the queue of requests that wait for it, fair between uids. Owns the conditioned blocks and
+ * who gets them; which raw bytes come here is the pool's call, the replies the server's. */
+#ifndef RANDD_NOISE_H
+#define RANDD_NOISE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One block: SHA-256 (a vetted conditioning function, SP 800-90B 3.1.5.1.1) over raw noise
+ * credited with at least n_out + 64 bits, which SP 800-90C (its full-entropy condition; 90B
+ * 3.1.5.1.2 for the output-entropy bound) takes as full entropy. Each block is handed out
+ * once and wiped. */
+#define NOISE_BLOCK_BYTES   32
+#define NOISE_BLOCK_BITS    (8 * NOISE_BLOCK_BYTES)
+#define NOISE_MARGIN_BITS   64
+#define NOISE_BLOCK_CREDIT  (NOISE_BLOCK_BITS + NOISE_MARGIN_BITS)   /* 320 credited bits */
+#define NOISE_MAX_BLOCKS    128    /* one request: RANDD_MAX_FULL_ENTROPY / 32 */
+#define NOISE_RESERVE       16     /* blocks kept ready once the modes have been asked for */
+#define NOISE_PER_UID       4      /* requests waiting per uid; more: BUSY */
+#define NOISE_MAX_WAITING   64     /* in all */
+
+enum noise_mode {
+    NOISE_PREDICTION_RESISTANT,    /* one block reseeds a generator for the request */
+    NOISE_FULL_ENTROPY,            /* a block per 32 bytes, XORed into generator output */
+};
+#define NOISE_MODES 2
+
+struct noise_ticket;
+struct noise_secrets;
+
+struct noise_stats {
+    uint64_t blocks_made;
+    uint64_t consumed_bits[NOISE_MODES];    /* credited bits of the blocks each mode spent */
+    uint64_t served_bytes[NOISE_MODES];
+    uint64_t requests[NOISE_MODES];         /* answered OK */
+    uint64_t reseeds;                       /* prediction-resistant reseeds (one a request) */
+    uint64_t not_ready, busy, no_source;    /* requests refused so */
+    uint64_t cancelled;                     /* clients gone while waiting */
+    uint64_t completed;                     /* requests whose blocks were all granted */
+    double wait_ratio_max;          /* the most blocks granted to other uids while a request
+                                     * waited, per block it needed: the fairness measured */
+    uint64_t dropped_bits;                  /* wiped unspent: a noise source quarantined */
+};
+
+struct noise {
+    struct noise_secrets *secret;   /* blocks and the SHA-256 state, in locked memory */
+    void *md_ctx;                   /* EVP_MD_CTX over the block being gathered */
+    void *md;                       /* EVP_MD: SHA-256 */
+    double partial_credit;          /* credited bits in the block being gathered */
+    bool partial_started;
+    unsigned free_blocks;           /* made, not granted */
+    bool asked;                     /* a mode was asked for: keep NOISE_RESERVE ready */
+    struct noise_ticket *waiting;   /* in arrival order */
+    unsigned nwaiting;
+    uint64_t turn;                  /* grants so far: each uid's last is its place in line */
+    uint64_t seq;
+    struct noise_stats stats;
+};
+
+int noise_init(struct noise *n);
+void noise_fini(struct noise *n);
+
+/* Blocks still to make for the requests waiting and the reserve: > 0 while noise sources'
+ * bytes should come here rather than to the generator's accumulator. */
+unsigned noise_wanted_blocks(const struct noise *n);
+
+/* Absorbs raw bytes credited at bits_per_byte until the blocks wanted are made; returns how
+ * many of len it took (the caller credits the rest elsewhere: no byte counts twice). */
+size_t noise_absorb(struct noise *n, const uint8_t *raw, size_t len, double bits_per_byte);
+
+/* A noise source failed a health test, a VM was cloned or output halted: every block not
+ * yet handed out, and the one being gathered, is wiped; waiting requests start over. */
+void noise_drop(struct noise *n);
+
+/* Credited bits ready: blocks not yet granted, at NOISE_BLOCK_CREDIT each, and the partial. */
+double noise_available_bits(const struct noise *n);
+
+/* A request for blocks blocks (1..NOISE_MAX_BLOCKS) from uid. Returns 0 with *ticket (check
+ * noise_ticket_ready), -EBUSY (uid has NOISE_PER_UID waiting), -EAGAIN (NOISE_MAX_WAITING in
+ * all) or -ENOMEM. Blocks already made are granted at once. */
+int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned blocks,
+                 struct noise_ticket **ticket);
+bool noise_ticket_ready(const struct noise_ticket *t);
+/* Hands out the blocks granted, round-robin between the uids waiting, a block at a time.
+ * Returns how many requests became complete. */
+unsigned noise_grant(struct noise *n);
+/* A complete ticket's blocks into out (blocks * NOISE_BLOCK_BYTES), counted as spent by its
+ * mode with served bytes; the ticket is freed and its copy wiped. */
+void noise_take(struct noise *n, struct noise_ticket *t, uint8_t *out, uint64_t served);
+/* A request refused before it was queued, or given up: counted by its status (NOT_READY,
+ * BUSY, NO_NOISE_SOURCE). */
+void noise_note_refusal(struct noise *n, int status);
+/* The client went away (or was answered otherwise): its granted blocks go back to be granted
+ * again (never handed to anyone, so never spent), and the ticket is freed. */
+void noise_cancel(struct noise *n, struct noise_ticket *t);
+
+#endif

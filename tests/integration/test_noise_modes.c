@@ -1,0 +1,681 @@
+/* The noise-source modes end to end (issue 28): build/randd with its real sources, driven by
+ * raw protocol frames through the codec: a daemon without a noise source refuses the modes
+ * and says why, full entropy from jitter alone and what STATUS counts for it, one noise
+ * reseed per prediction-resistant request, NONBLOCK, a quarantined source, a client that
+ * leaves while waiting, and the queue's fairness between two uids. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "protocol.h"
+#include "randd.h"
+#include "client_internal.h"
+#include "runner.h"
+
+static char dir[64], sock[128], conf[128];
+static pid_t daemon_pid;
+
+/* The daemon under test: $RANDD (a sanitizer build, say), else build/randd. */
+static char *randd_path(void)
+{
+    char *path = getenv("RANDD");
+
+    return path && *path ? path : "build/randd";
+}
+
+/* --- the daemon under test ----------------------------------------------------------- */
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+
+static pid_t spawn(char *const argv[], const char *notify)
+{
+    pid_t pid = fork();
+
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char log[160];
+        int logfd;
+
+        /* The daemon's log goes to DIR/log, for tests that wait for a line of it. */
+        snprintf(log, sizeof(log), "%s/log", dir);
+        logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (!getenv("RANDD_TEST_VERBOSE") && logfd >= 0)
+            dup2(logfd, 2);
+        if (notify)
+            setenv("NOTIFY_SOCKET", notify, 1);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* How long a test waits for a state before it fails: generous, because a wait that is met
+ * returns at once, and the daemon may run under valgrind on a machine whose cores are busy. */
+#define WAIT_SECONDS 45
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Waits until a STATUS request over the socket answers (the daemon is listening). */
+static void wait_listening(const char *path)
+{
+    for (double end = seconds_now() + WAIT_SECONDS; seconds_now() < end;) {
+        randd_handle *h;
+
+        if (randd_open(&h, path) == 0) {
+            char *json;
+            int rc = randd_status(h, &json);
+
+            randd_close(h);
+            if (rc > 0) {
+                free(json);
+                return;
+            }
+        }
+        usleep(25000);
+    }
+    ck_abort_msg("randd did not answer STATUS on %s within %d s", path, WAIT_SECONDS);
+}
+
+/* STATUS JSON once accept(json) holds, polled over one connection (counted as a client);
+ * fails naming what it waited for. The caller frees the JSON. */
+static char *wait_status(bool (*accept)(const char *json), const char *what)
+{
+    double end = seconds_now() + WAIT_SECONDS;
+    randd_handle *h;
+    char *json = NULL;
+
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    for (;;) {
+        free(json);
+        ck_assert_int_gt(randd_status(h, &json), 0);
+        if (accept(json))
+            break;
+        ck_assert_msg(seconds_now() < end, "waited %d s for %s; STATUS: %s", WAIT_SECONDS, what,
+                      json);
+        usleep(50000);                   /* polling interval: accept() decides */
+    }
+    randd_close(h);
+    return json;
+}
+
+static unsigned long long json_number(const char *json, const char *key)
+{
+    const char *at = strstr(json, key);
+
+    return at ? strtoull(at + strlen(key), NULL, 10) : 0;
+}
+
+/* RANDD_TEST_WORKERS=N runs every test's daemon with workers = N (unless the test sets
+ * workers itself): the whole suite against several serving loops. */
+static void write_config(const char *config_text)
+{
+    const char *workers = getenv("RANDD_TEST_WORKERS");
+    char text[4096];
+
+    if (workers && *workers && !strstr(config_text, "workers =")) {
+        snprintf(text, sizeof(text), "workers = %s\n%s", workers, config_text);
+        config_text = text;
+    }
+    write_file(conf, config_text);
+}
+
+static void start_daemon_with(const char *config_text, const char *notify)
+{
+    char *argv[] = { randd_path(), "--foreground", "--config", conf, "--socket", sock, NULL };
+
+    write_config(config_text);
+    daemon_pid = spawn(argv, notify);
+    wait_listening(sock);
+}
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/randd-test-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(sock, sizeof(sock), "%s/randd.sock", dir);
+    snprintf(conf, sizeof(conf), "%s/randd.conf", dir);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* SIGTERM must stop it cleanly: exit 0 (a sanitizer report would make it non-zero). */
+static void stop_daemon(void)
+{
+    int status;
+    pid_t pid = daemon_pid;
+
+    daemon_pid = 0;
+    if (pid <= 0)
+        return;
+    kill(pid, SIGTERM);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "randd did not stop cleanly on SIGTERM (status 0x%x)", status);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+
+    stop_daemon();
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* --- raw frames ---------------------------------------------------------------------- */
+
+static int connect_raw(void)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    strcpy(sa.sun_path, sock);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    return fd;
+}
+
+/* A request as every client encodes it: through librandd's codec (lib/protocol.h). Frames
+ * the daemon must refuse for their framing would be built by hand. */
+static void send_request(int fd, const struct randd_request *req)
+{
+    uint8_t buf[RANDD_HEADER_BYTES + 4 + 2048];
+    size_t n = randd_request_encode(buf, sizeof(buf), req);
+
+    ck_assert_msg(n > 0, "op %u does not fit in %zu bytes", req->op, sizeof(buf));
+    ck_assert_int_eq(send(fd, buf, n, 0), (ssize_t)n);
+}
+
+static void send_bytes(int fd, uint32_t n)
+{
+    send_request(fd, &(struct randd_request){ .op = RANDD_OP_BYTES, .n = n });
+}
+
+static void read_exact(int fd, void *buf, size_t n)
+{
+    uint8_t *p = buf;
+
+    while (n > 0) {
+        struct pollfd pf = { fd, POLLIN, 0 };
+        ssize_t got;
+
+        /* Generous: a 4096-bit prime under valgrind on a busy machine takes its time. */
+        ck_assert_msg(poll(&pf, 1, 120000) == 1, "no reply within 120 s");
+        got = recv(fd, p, n, 0);
+        ck_assert_msg(got > 0, "connection closed with %zu bytes still expected", n);
+        p += got;
+        n -= (size_t)got;
+    }
+}
+
+/* Reads a reply; returns its status, the body in body (up to cap, rest discarded). */
+static int read_reply(int fd, void *body, size_t cap, uint32_t *length)
+{
+    uint8_t head[RANDD_HEADER_BYTES], sink[4096];
+    struct randd_header h;
+    size_t keep;
+
+    read_exact(fd, head, sizeof(head));
+    randd_header_decode(head, &h);
+    ck_assert_uint_eq(h.version, 1);
+    keep = h.length < cap ? h.length : cap;
+    read_exact(fd, body, keep);
+    for (size_t left = h.length - keep; left > 0;) {
+        size_t step = left < sizeof(sink) ? left : sizeof(sink);
+
+        read_exact(fd, sink, step);
+        left -= step;
+    }
+    if (length)
+        *length = h.length;
+    return h.code;
+}
+
+static void check_status(int fd, int want, const char *what)
+{
+    char msg[256] = "";
+    uint32_t len;
+    int got = read_reply(fd, msg, sizeof(msg) - 1, &len);
+
+    ck_assert_msg(got == want, "%s: status %s, wanted %s (%s)", what, randd_status_name(got),
+                  randd_status_name(want), msg);
+    ck_assert_msg(want == RANDD_OK || len > 0, "%s: error reply without a message", what);
+}
+
+/* The connection still serves after an error: a BYTES 8 round trip. */
+static void check_still_usable(int fd, const char *after)
+{
+    send_bytes(fd, 8);
+    check_status(fd, RANDD_OK, after);
+}
+
+static int connect_as(uid_t uid)
+{
+    union { struct cmsghdr align; char buf[CMSG_SPACE(sizeof(int))]; } ctl;
+    char byte = 0;
+    struct iovec iov = { &byte, 1 };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                          .msg_controllen = sizeof(ctl.buf) };
+    struct cmsghdr *cm;
+    int sv[2], status, fd;
+    pid_t child;
+
+    chmod(dir, 0755);
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int c = socket(AF_UNIX, SOCK_STREAM, 0);
+
+        strcpy(sa.sun_path, sock);
+        if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+            setresuid(uid, uid, uid) < 0)
+            _exit(10);
+        if (connect(c, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+            _exit(11);
+        cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &c, sizeof(int));
+        _exit(sendmsg(sv[1], &msg, 0) == 1 ? 0 : 12);
+    }
+    close(sv[1]);
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "a child as uid %u could not connect to %s (step %d)", (unsigned)uid,
+                  sock, WEXITSTATUS(status));
+    ck_assert_int_eq(recvmsg(sv[0], &msg, 0), 1);
+    cm = CMSG_FIRSTHDR(&msg);
+    ck_assert_msg(cm && cm->cmsg_type == SCM_RIGHTS, "no socket came back from uid %u",
+                  (unsigned)uid);
+    memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+    close(sv[0]);
+    return fd;
+}
+
+/* --- the modes ------------------------------------------------------------------------- */
+
+#define FLAG_PR   RANDD_FLAG_PREDICTION_RESISTANT
+#define FLAG_FULL RANDD_FLAG_FULL_ENTROPY
+#define BLOCK_CREDIT 320                  /* 256 bits out, 64 of margin (daemon/noise.h) */
+#define NOISE_HAMMERS 4                   /* root's connections: its share of the queue */
+
+/* A number in STATUS's noise object (inside: "full_entropy" or "prediction_resistant", or
+ * NULL for the object's own keys). */
+static unsigned long long noise_number(const char *json, const char *inside, const char *key)
+{
+    const char *at = strstr(json, "\"noise\":{");
+
+    ck_assert_msg(at, "STATUS has no noise object: %s", json);
+    if (inside) {
+        char name[64];
+
+        snprintf(name, sizeof(name), "\"%s\":{", inside);
+        at = strstr(at, name);
+        ck_assert_msg(at, "STATUS's noise object has no %s: %s", inside, json);
+    }
+    return json_number(at, key);
+}
+
+/* sources[] entry of name: its noise_bits. */
+static double source_noise_bits(const char *json, const char *name)
+{
+    char key[64];
+    const char *at;
+
+    snprintf(key, sizeof(key), "\"name\":\"%s\"", name);
+    at = strstr(json, key);
+    ck_assert_msg(at, "STATUS has no source %s: %s", name, json);
+    at = strstr(at, "\"noise_bits\":");
+    return at ? strtod(at + strlen("\"noise_bits\":"), NULL) : 0;
+}
+
+static char *status_now(void)
+{
+    randd_handle *h;
+    char *json;
+
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_gt(randd_status(h, &json), 0);
+    randd_close(h);
+    return json;
+}
+
+static void send_mode(int fd, uint8_t op, uint16_t flags, uint32_t n)
+{
+    send_request(fd, &(struct randd_request){ .op = op, .flags = flags, .n = n });
+}
+
+/* The status and message of the reply to a mode request; the body into out (n bytes). */
+static int mode_reply(int fd, uint8_t *out, size_t n, char *msg, size_t msglen)
+{
+    uint8_t body[RANDD_MAX_FULL_ENTROPY + 256];
+    uint32_t len;
+    int status = read_reply(fd, body, sizeof(body) - 1, &len);
+
+    if (status == RANDD_OK) {
+        ck_assert_uint_eq(len, n);
+        if (out)
+            memcpy(out, body, n);
+    } else if (msg) {
+        body[len < sizeof(body) - 1 ? len : sizeof(body) - 1] = 0;
+        snprintf(msg, msglen, "%.200s", (char *)body);
+    }
+    return status;
+}
+
+/* Only getrandom: no noise source. Each mode, on BYTES and SEED, with NONBLOCK or without,
+ * gets NO_NOISE_SOURCE at once with a message saying so; the connection and ordinary
+ * requests go on. */
+START_TEST(a_daemon_with_only_getrandom_serves_no_noise_modes_and_says_why)
+{
+    static const uint16_t flags[] = { FLAG_PR, FLAG_FULL, FLAG_PR | FLAG_FULL,
+                                      FLAG_FULL | RANDD_FLAG_NONBLOCK };
+    char msg[256], *json;
+    int fd;
+
+    start_daemon_with("rdseed = no\nhwrng = no\njitter = no\n", NULL);
+    fd = connect_raw();
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        for (int seed = 0; seed < 2; seed++) {
+            send_mode(fd, seed ? RANDD_OP_SEED : RANDD_OP_BYTES, flags[i], 64);
+            ck_assert_int_eq(mode_reply(fd, NULL, 0, msg, sizeof(msg)), RANDD_NO_NOISE_SOURCE);
+            ck_assert_msg(strstr(msg, "no noise source is configured") &&
+                          strstr(msg, "getrandom is not one"),
+                          "NO_NOISE_SOURCE should say why: \"%s\"", msg);
+        }
+    check_still_usable(fd, "NO_NOISE_SOURCE");
+    close(fd);
+    json = status_now();
+    ck_assert_msg(noise_number(json, NULL, "\"no_noise_source\":") == 8 &&
+                  json_number(json, "\"NO_NOISE_SOURCE\":") == 8 &&
+                  noise_number(json, NULL, "\"blocks_made\":") == 0 &&
+                  noise_number(json, "full_entropy", "\"served_bytes\":") == 0,
+                  "STATUS should count 8 refusals and nothing made or served: %s", json);
+    free(json);
+}
+END_TEST
+
+/* The flags mean something on BYTES and SEED alone; full entropy is at most 4096 a request. */
+START_TEST(mode_flags_elsewhere_are_malformed_and_full_entropy_is_capped)
+{
+    int fd;
+
+    start_daemon_with("rdseed = no\nhwrng = no\njitter = no\n", NULL);
+    fd = connect_raw();
+    send_request(fd, &(struct randd_request){ .op = RANDD_OP_BYTES_MEMFD, .flags = FLAG_PR,
+                                              .n = 64 });
+    check_status(fd, RANDD_MALFORMED, "BYTES_MEMFD with PREDICTION_RESISTANT");
+    send_request(fd, &(struct randd_request){ .op = RANDD_OP_STATUS, .flags = FLAG_FULL });
+    check_status(fd, RANDD_MALFORMED, "STATUS with FULL_ENTROPY");
+    send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY + 1);
+    check_status(fd, RANDD_TOO_LARGE, "FULL_ENTROPY n = 4097");
+    send_mode(fd, RANDD_OP_BYTES, 0x0008, 64);
+    check_status(fd, RANDD_MALFORMED, "BYTES with an unknown flag");
+    check_still_usable(fd, "refused flags");
+    close(fd);
+}
+END_TEST
+
+/* rdseed = no, no hwrng, jitter = yes: 4 KiB of full entropy served (waiting, not NONBLOCK),
+ * and STATUS shows jitter gave at least 32,768 bits and the margin, all spent by the mode. */
+START_TEST(full_entropy_from_jitter_alone_spends_its_bits_and_the_margin)
+{
+    uint8_t out[RANDD_MAX_FULL_ENTROPY], zero[64] = { 0 };
+    unsigned long long consumed, need = RANDD_MAX_FULL_ENTROPY / 32 * BLOCK_CREDIT;
+    double jitter_bits;
+    char msg[256], *json;
+    int fd;
+
+    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\n", NULL);
+    fd = connect_raw();
+    send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, sizeof(out));
+    ck_assert_int_eq(mode_reply(fd, out, sizeof(out), msg, sizeof(msg)), RANDD_OK);
+    ck_assert_msg(memcmp(out + sizeof(out) - sizeof(zero), zero, sizeof(zero)) != 0,
+                  "full entropy ended in zeros");
+    close(fd);
+    json = status_now();
+    consumed = noise_number(json, "full_entropy", "\"consumed_bits\":");
+    jitter_bits = source_noise_bits(json, "jitter");
+    ck_assert_msg(consumed == need && consumed >= 32768 + 128 * 64 &&
+                  noise_number(json, "full_entropy", "\"served_bytes\":") == sizeof(out) &&
+                  jitter_bits >= (double)consumed,
+                  "4096 bytes should spend %llu bits (32,768 and 64 a block of margin), all "
+                  "from jitter: consumed %llu, jitter gave %.0f: %s", need, consumed,
+                  jitter_bits, json);
+    ck_assert_msg(json_number(json, "\"bytes_full\":") == 1, "requests.bytes_full: %s", json);
+    free(json);
+}
+END_TEST
+
+/* Each prediction-resistant request, BYTES or SEED, small or 1 MiB, is one reseed from a
+ * block of noise (320 credited bits), counted apart from the ordinary requests. */
+START_TEST(each_prediction_resistant_request_is_one_noise_reseed)
+{
+    static uint8_t big[1 << 20];
+    uint8_t a[48], b[48];
+    unsigned long long before, after;
+    char *json;
+    int fd;
+
+    start_daemon_with("hwrng = no\njitter = no\n", NULL);    /* rdseed: skip without it */
+    json = status_now();
+    if (!strstr(json, "\"name\":\"rdseed\"")) {
+        fprintf(stderr, "skipped: no rdseed on this machine\n");
+        free(json);
+        return;
+    }
+    before = json_number(json, "\"reseeds\":");
+    free(json);
+    fd = connect_raw();
+    send_mode(fd, RANDD_OP_SEED, FLAG_PR, sizeof(a));
+    ck_assert_int_eq(mode_reply(fd, a, sizeof(a), NULL, 0), RANDD_OK);
+    send_mode(fd, RANDD_OP_SEED, FLAG_PR, sizeof(b));
+    ck_assert_int_eq(mode_reply(fd, b, sizeof(b), NULL, 0), RANDD_OK);
+    ck_assert_msg(memcmp(a, b, sizeof(a)) != 0, "two seeds alike");
+    send_mode(fd, RANDD_OP_BYTES, FLAG_PR, sizeof(big));
+    ck_assert_int_eq(read_reply(fd, big, sizeof(big), NULL), RANDD_OK);
+    send_mode(fd, RANDD_OP_BYTES, FLAG_PR | RANDD_FLAG_NONBLOCK, 100);
+    ck_assert_int_eq(read_reply(fd, big, 100, NULL), RANDD_OK);  /* the reserve serves it */
+    close(fd);
+    json = status_now();
+    after = noise_number(json, NULL, "\"reseeds\":");
+    (void)before;
+    ck_assert_msg(after == 4 &&
+                  noise_number(json, "prediction_resistant", "\"consumed_bits\":") ==
+                      4 * BLOCK_CREDIT &&
+                  noise_number(json, "prediction_resistant", "\"requests\":") == 4 &&
+                  json_number(json, "\"seed_pr\":") == 2 &&
+                  json_number(json, "\"bytes_pr\":") == 2 &&
+                  json_number(json, "\"seed\":") == 0 && json_number(json, "\"bytes\":") == 0,
+                  "4 requests should be 4 noise reseeds of 320 bits, counted as 2 seed_pr and "
+                  "2 bytes_pr: %s", json);
+    free(json);
+}
+END_TEST
+
+/* NONBLOCK: 4 KiB of full entropy is more than the reserve ever holds: NOT_READY, saying how
+ * much was needed, and the request does not wait. */
+START_TEST(nonblock_full_entropy_beyond_what_is_ready_is_not_ready)
+{
+    char msg[256], *json;
+    int fd;
+
+    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\n", NULL);
+    fd = connect_raw();
+    send_mode(fd, RANDD_OP_BYTES, FLAG_FULL | RANDD_FLAG_NONBLOCK, RANDD_MAX_FULL_ENTROPY);
+    ck_assert_int_eq(mode_reply(fd, NULL, 0, msg, sizeof(msg)), RANDD_NOT_READY);
+    ck_assert_msg(strstr(msg, "40960 bits needed"), "NOT_READY should say what it needs: %s",
+                  msg);
+    check_still_usable(fd, "NOT_READY");
+    close(fd);
+    json = status_now();
+    ck_assert_msg(noise_number(json, NULL, "\"waiting\":") == 0 &&
+                  noise_number(json, NULL, "\"not_ready\":") == 1,
+                  "nothing should wait after NOT_READY: %s", json);
+    free(json);
+}
+END_TEST
+
+static bool nothing_waits(const char *json)
+{
+    return noise_number(json, NULL, "\"waiting\":") == 0 &&
+           noise_number(json, NULL, "\"cancelled\":") == 1;
+}
+
+static bool one_waits(const char *json)
+{
+    return noise_number(json, NULL, "\"waiting\":") == 1;
+}
+
+/* A client that closes while its request waits leaves the queue. */
+START_TEST(a_client_that_leaves_while_waiting_drops_its_request)
+{
+    char *json;
+    int fd;
+
+    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\njitter_oversampling = 64\n",
+                      NULL);
+    fd = connect_raw();
+    send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY);
+    free(wait_status(one_waits, "the request to wait"));
+    close(fd);
+    json = wait_status(nothing_waits, "the waiting request to be dropped");
+    ck_assert_uint_eq(noise_number(json, "full_entropy", "\"served_bytes\":"), 0);
+    free(json);
+}
+END_TEST
+
+/* The only noise source quarantined: it contributes nothing (what it gave is wiped), and a
+ * request gets NO_NOISE_SOURCE naming it. */
+START_TEST(a_quarantined_noise_source_contributes_nothing)
+{
+    struct randd_request inject = { .op = RANDD_OP_INJECT_FAILURE, .test = RANDD_TEST_RCT,
+                                    .data = (const uint8_t *)"rdseed", .data_len = 6 };
+    char msg[256], *json;
+    uint8_t one[32];
+    int fd;
+
+    start_daemon_with("hwrng = no\njitter = no\n", NULL);
+    json = status_now();
+    if (!strstr(json, "\"name\":\"rdseed\"")) {
+        fprintf(stderr, "skipped: no rdseed on this machine\n");
+        free(json);
+        return;
+    }
+    free(json);
+    fd = connect_raw();
+    send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, sizeof(one));    /* asked: the reserve fills */
+    ck_assert_int_eq(mode_reply(fd, one, sizeof(one), NULL, 0), RANDD_OK);
+    send_request(fd, &inject);
+    check_status(fd, RANDD_OK, "INJECT_FAILURE rct rdseed");
+    send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, sizeof(one));
+    ck_assert_int_eq(mode_reply(fd, NULL, 0, msg, sizeof(msg)), RANDD_NO_NOISE_SOURCE);
+    ck_assert_msg(strstr(msg, "rdseed quarantined"), "the reply should name rdseed: %s", msg);
+    close(fd);
+    json = status_now();
+    ck_assert_msg(noise_number(json, NULL, "\"available_bits\":") == 0 &&
+                  noise_number(json, NULL, "\"dropped_bits\":") > 0,
+                  "what rdseed gave should be wiped: %s", json);
+    free(json);
+}
+END_TEST
+
+/* Fairness: root keeps 4 requests of 4 KiB waiting (its share), again and again, while
+ * nobody asks 64 bytes (2 blocks). Blocks go round-robin between uids, a block at a time, so
+ * nobody's request completes with at most one of root's blocks granted per block of its own:
+ * STATUS's wait_ratio_max (blocks granted to other uids while a request waited, per block it
+ * needed, the worst so far) stays at or under 1 (uids waiting - 1). */
+START_TEST(one_uid_hammering_full_entropy_leaves_another_its_fair_share)
+{
+    int hammer[NOISE_HAMMERS], small;
+    uint8_t out[64];
+    double t0, small_s, big_s;
+    char *json, *at;
+    double ratio;
+
+    start_daemon_with("hwrng = no\njitter = no\n", NULL);
+    json = status_now();
+    if (!strstr(json, "\"name\":\"rdseed\"")) {
+        fprintf(stderr, "skipped: no rdseed on this machine\n");
+        free(json);
+        return;
+    }
+    free(json);
+    t0 = seconds_now();
+    for (int i = 0; i < NOISE_HAMMERS; i++) {
+        hammer[i] = connect_raw();
+        send_mode(hammer[i], RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY);
+        send_mode(hammer[i], RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY);
+    }
+    small = connect_as(65534);
+    t0 = seconds_now();
+    send_mode(small, RANDD_OP_BYTES, FLAG_FULL, sizeof(out));
+    ck_assert_int_eq(mode_reply(small, out, sizeof(out), NULL, 0), RANDD_OK);
+    small_s = seconds_now() - t0;
+    for (int i = 0; i < NOISE_HAMMERS; i++)
+        for (int k = 0; k < 2; k++)
+            ck_assert_int_eq(mode_reply(hammer[i], NULL, RANDD_MAX_FULL_ENTROPY, NULL, 0),
+                             RANDD_OK);
+    big_s = seconds_now() - t0;
+    close(small);
+    for (int i = 0; i < NOISE_HAMMERS; i++)
+        close(hammer[i]);
+    json = status_now();
+    at = strstr(json, "\"wait_ratio_max\":");
+    ck_assert_msg(at, "no wait_ratio_max: %s", json);
+    ratio = strtod(at + strlen("\"wait_ratio_max\":"), NULL);
+    fprintf(stderr, "fairness: nobody's 64 bytes in %.4f s while root's %d x 4 KiB took "
+            "%.3f s; wait_ratio_max %.3f\n", small_s, 2 * NOISE_HAMMERS, big_s, ratio);
+    ck_assert_msg(ratio <= 1.0, "a request waited for more than one block of another uid "
+                  "per block of its own: %s", json);
+    ck_assert_msg(small_s < big_s / 4, "nobody's 64 bytes took %.3f s of root's %.3f s",
+                  small_s, big_s);
+    free(json);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("noise modes");
+    TCase *tc = tcase_create("randd's full entropy and prediction resistance");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, a_daemon_with_only_getrandom_serves_no_noise_modes_and_says_why);
+    tcase_add_test(tc, mode_flags_elsewhere_are_malformed_and_full_entropy_is_capped);
+    tcase_add_test(tc, full_entropy_from_jitter_alone_spends_its_bits_and_the_margin);
+    tcase_add_test(tc, each_prediction_resistant_request_is_one_noise_reseed);
+    tcase_add_test(tc, nonblock_full_entropy_beyond_what_is_ready_is_not_ready);
+    tcase_add_test(tc, a_client_that_leaves_while_waiting_drops_its_request);
+    tcase_add_test(tc, a_quarantined_noise_source_contributes_nothing);
+    tcase_add_test(tc, one_uid_hammering_full_entropy_leaves_another_its_fair_share);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -2,8 +2,8 @@
  * on randd.so's seed source, loaded through OPENSSL_CONF, generating with prediction
  * resistance and then without. Prints randd's counts of prediction-resistant and ordinary
  * SEED requests (STATUS requests.seed_pr and requests.seed) made by each phase, so the test
- * sees that each prediction-resistant generate took one prediction-resistant seed and the
- * ordinary ones none. Exit 0 when every step worked; 1 with OpenSSL's error otherwise. */
+ * sees that each prediction-resistant generate took one prediction-resistant seed, and the
+ * daemon one noise-source reseed for it (STATUS noise.reseeds), and the ordinary ones none. Exit 0 when every step worked; 1 with OpenSSL's error otherwise. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +17,20 @@
 
 #define GENERATES 3
 
-/* A count under requests in randd's STATUS ("seed", "seed_pr"), or -1. */
-static long requests_of(const char *key)
+/* A count in the object named section of randd's STATUS ("requests": "seed", "seed_pr";
+ * "noise": "reseeds"), or -1. */
+static long count_of(const char *section, const char *key)
 {
-    char *json = NULL, pattern[32];
+    char *json = NULL, pattern[32], object[32];
     randd_handle *h;
     const char *at;
     long n = -1;
 
     snprintf(pattern, sizeof(pattern), "\"%s\":", key);
+    snprintf(object, sizeof(object), "\"%s\":{", section);
     if (randd_open(&h, NULL) < 0)
         return -1;
-    if (randd_status(h, &json) > 0 && (at = strstr(json, "\"requests\":")) &&
+    if (randd_status(h, &json) > 0 && (at = strstr(json, object)) &&
         (at = strstr(at, pattern)))
         n = strtol(at + strlen(pattern), NULL, 10);
     free(json);
@@ -49,14 +51,16 @@ static int failed(const char *what)
 /* GENERATES generates with prediction_resistance = pr; prints the phase's counts. */
 static int phase(EVP_RAND_CTX *drbg, int pr, const char *name)
 {
-    long pr0 = requests_of("seed_pr"), plain0 = requests_of("seed");
+    long pr0 = count_of("requests", "seed_pr"), plain0 = count_of("requests", "seed");
+    long reseeds0 = count_of("noise", "reseeds");
     unsigned char out[64];
 
     for (int i = 0; i < GENERATES; i++)
         if (EVP_RAND_generate(drbg, out, sizeof(out), 256, pr, NULL, 0) != 1)
             return failed(pr ? "generate with prediction resistance" : "generate");
-    printf("%s: %d generates, seed_pr +%ld, seed +%ld\n", name, GENERATES,
-           requests_of("seed_pr") - pr0, requests_of("seed") - plain0);
+    printf("%s: %d generates, seed_pr +%ld, seed +%ld, noise reseeds +%ld\n", name, GENERATES,
+           count_of("requests", "seed_pr") - pr0, count_of("requests", "seed") - plain0,
+           count_of("noise", "reseeds") - reseeds0);
     return 0;
 }
 

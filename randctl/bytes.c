@@ -66,7 +66,12 @@ static int mode_failure(randd_handle *h, enum randd_mode mode, int timeout_ms, i
                 *daemon ? ": " : "", daemon);
         return EXIT_NO_NOISE_SOURCE;
     }
-    rc = fail(what, err);                       /* NOT_READY 5, BUSY 6, ... */
+    if (err == RANDD_ERR(RANDD_NOT_READY)) {    /* "daemon not ready" would mislead here */
+        fprintf(stderr, "randctl: %s: not enough noise-source entropy ready now (--nonblock)"
+                "%s%s\n", what, *daemon ? ": " : "", daemon);
+        return EXIT_NOT_READY;
+    }
+    rc = fail(what, err);                       /* BUSY 6, ... */
     if (*daemon)
         fprintf(stderr, "randctl: %s: the daemon says: %s\n", what, daemon);
     return rc;

@@ -80,7 +80,9 @@ enum randd_mode {
      * leaked earlier does not predict the output. */
     RANDD_MODE_PREDICTION_RESISTANT = 1,
     /* Every output bit backed by a fresh credited noise-source bit, plus the construction's
-     * margin (SP 800-90C RBG3(RS); AIS 20/31 NTG.1). Slow: as fast as the sources. */
+     * margin (SP 800-90C RBG3(XOR): 32 bytes of SHA-256-conditioned noise, credited 320 bits,
+     * XORed into each 32 bytes of generator output; AIS 20/31 NTG.1). As fast as the noise
+     * sources are. */
     RANDD_MODE_FULL_ENTROPY = 2,
 };
 

@@ -173,6 +173,11 @@ bool noise_ticket_ready(const struct noise_ticket *t)
     return t->granted == t->need;
 }
 
+unsigned noise_ticket_granted(const struct noise_ticket *t)
+{
+    return t->granted;
+}
+
 int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned blocks,
                  struct noise_ticket **ticket)
 {

@@ -86,6 +86,7 @@ double noise_available_bits(const struct noise *n);
 int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned blocks,
                  struct noise_ticket **ticket);
 bool noise_ticket_ready(const struct noise_ticket *t);
+unsigned noise_ticket_granted(const struct noise_ticket *t);
 /* Hands out the blocks granted, round-robin between the uids waiting, a block at a time.
  * Returns how many requests became complete. */
 unsigned noise_grant(struct noise *n);

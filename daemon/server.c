@@ -886,8 +886,8 @@ static void count_request(struct server *s, const struct randd_header *h)
     bool bytes = h->code == RANDD_OP_BYTES || h->code == RANDD_OP_SEED;
 
     if (bytes && (h->flags & RANDD_FLAG_MODES))
-        SERVER_STAT_ADD(s->stats.mode_requests[h->code == RANDD_OP_SEED]
-                                              [!!(h->flags & RANDD_FLAG_FULL_ENTROPY)], 1);
+        SERVER_STAT_ADD(s->stats.mode_requests[randd_mode_request_index(h->code, h->flags)],
+                        1);
     else
         SERVER_STAT_ADD(s->stats.requests[h->code <= RANDD_OP_LAST ? h->code : 0], 1);
 }

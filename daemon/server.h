@@ -27,8 +27,9 @@ struct server_stats {
     _Atomic uint64_t requests[RANDD_OP_LAST + 1];   /* by op; [0]: unknown op */
     _Atomic uint64_t errors[RANDD_STATUS_COUNT];    /* replies by status */
     _Atomic uint64_t bytes_served;     /* reply bodies of BYTES, RANGE and SEED */
-    /* BYTES and SEED asked with a mode, counted here and not in requests[]: [seed][full] */
-    _Atomic uint64_t mode_requests[2][2];
+    /* BYTES and SEED asked with a mode, counted here and not in requests[] (protocol.h:
+     * randd_mode_request_index) */
+    _Atomic uint64_t mode_requests[RANDD_MODE_REQUEST_COUNT];
 };
 
 /* STATUS's JSON: from the caller, which sees every module. */

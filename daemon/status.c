@@ -149,7 +149,7 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
 /* Every serving loop's counts, summed: what STATUS reports for the daemon as a whole. */
 struct server_totals {
     uint64_t accepted, busy, requests[RANDD_OP_LAST + 1], replies[RANDD_STATUS_COUNT], bytes;
-    uint64_t modes[2][2];             /* server_stats.mode_requests: [seed][full] */
+    uint64_t modes[RANDD_MODE_REQUEST_COUNT];     /* server_stats.mode_requests */
 };
 
 static void sum_loops(const struct status_view *v, struct server_totals *t)
@@ -165,9 +165,8 @@ static void sum_loops(const struct status_view *v, struct server_totals *t)
             t->requests[op] += st->requests[op];
         for (int s = 0; s < RANDD_STATUS_COUNT; s++)
             t->replies[s] += st->errors[s];
-        for (int op = 0; op < 2; op++)
-            for (int m = 0; m < 2; m++)
-                t->modes[op][m] += st->mode_requests[op][m];
+        for (int m = 0; m < RANDD_MODE_REQUEST_COUNT; m++)
+            t->modes[m] += st->mode_requests[m];
     }
 }
 
@@ -181,8 +180,8 @@ static void write_loops(FILE *f, const struct status_view *v)
 
         for (int op = 0; op <= RANDD_OP_LAST; op++)
             requests += st->requests[op];
-        requests += st->mode_requests[0][0] + st->mode_requests[0][1] +
-                    st->mode_requests[1][0] + st->mode_requests[1][1];
+        for (int m = 0; m < RANDD_MODE_REQUEST_COUNT; m++)
+            requests += st->mode_requests[m];
         fprintf(f, "%s{\"connected\":%llu,\"accepted\":%llu,\"requests\":%llu,"
                    "\"bytes_served\":%llu}", i ? "," : "",
                 (unsigned long long)st->connected, (unsigned long long)st->clients_accepted,
@@ -209,9 +208,8 @@ static void write_server(FILE *f, const struct status_view *v)
         fprintf(f, "%s\"%s\":%llu", op ? "," : "", randd_op_name(op),
                 (unsigned long long)t.requests[op]);
     /* BYTES and SEED with a mode, apart from the others (lib/PROTOCOL.md) */
-    fprintf(f, ",\"bytes_pr\":%llu,\"bytes_full\":%llu,\"seed_pr\":%llu,\"seed_full\":%llu",
-            (unsigned long long)t.modes[0][0], (unsigned long long)t.modes[0][1],
-            (unsigned long long)t.modes[1][0], (unsigned long long)t.modes[1][1]);
+    for (int m = 0; m < RANDD_MODE_REQUEST_COUNT; m++)
+        fprintf(f, ",\"%s\":%llu", randd_mode_request_name(m), (unsigned long long)t.modes[m]);
     fputs("},\"replies\":{", f);
     for (int i = 0; i < RANDD_STATUS_COUNT; i++)
         fprintf(f, "%s\"%s\":%llu", i ? "," : "", randd_status_name(i),
@@ -234,10 +232,12 @@ static void write_noise(FILE *f, const struct noise *n)
             noise_available_bits(n), n->free_blocks, NOISE_BLOCK_BITS, NOISE_MARGIN_BITS,
             n->nwaiting, (unsigned long long)st->blocks_made);
     for (int m = 0; m < NOISE_MODES; m++)
-        fprintf(f, ",\"%s\":{\"consumed_bits\":%llu,\"served_bytes\":%llu,\"requests\":%llu}",
+        fprintf(f, ",\"%s\":{\"consumed_bits\":%llu,\"served_bytes\":%llu,\"answered\":%llu}",
                 modes[m], (unsigned long long)st->consumed_bits[m],
                 (unsigned long long)st->served_bytes[m], (unsigned long long)st->requests[m]);
-    fprintf(f, ",\"reseeds\":%llu,\"not_ready\":%llu,\"busy\":%llu,\"no_noise_source\":%llu,"
+    /* Keys no other object of STATUS has: readers look them up by name alone. */
+    fprintf(f, ",\"noise_reseeds\":%llu,\"refused_not_ready\":%llu,\"refused_busy\":%llu,"
+               "\"refused_no_noise_source\":%llu,"
                "\"cancelled\":%llu,\"dropped_bits\":%llu,\"wait_ratio_max\":%.3f},",
             (unsigned long long)st->reseeds, (unsigned long long)st->not_ready,
             (unsigned long long)st->busy, (unsigned long long)st->no_source,

@@ -326,6 +326,9 @@ static const char *const op_names[] = {
 };
 _Static_assert(COUNT(op_names) == RANDD_OP_LAST + 1, "an op without a name");
 
+static const char *const mode_requests[] = { "bytes_pr", "bytes_full", "seed_pr", "seed_full" };
+_Static_assert(COUNT(mode_requests) == RANDD_MODE_REQUEST_COUNT, "a mode without a name");
+
 static const struct {
     const char *name, *text;
 } statuses[] = {
@@ -370,6 +373,16 @@ _Static_assert(COUNT(engines) == RANDD_ENGINE_COUNT, "an engine without a name")
 const char *randd_op_name(int op)
 {
     return op > 0 && op <= RANDD_OP_LAST ? op_names[op] : op_names[0];
+}
+
+int randd_mode_request_index(uint8_t op, uint16_t flags)
+{
+    return (op == RANDD_OP_SEED) * 2 + !!(flags & RANDD_FLAG_FULL_ENTROPY);
+}
+
+const char *randd_mode_request_name(int i)
+{
+    return i >= 0 && i < RANDD_MODE_REQUEST_COUNT ? mode_requests[i] : "unknown";
 }
 
 const char *randd_status_name(int status)

@@ -115,6 +115,13 @@ int randd_header_closes(const struct randd_header *h);
  * unknown ops (RANDD_OP_LAST + 1 keys in all). */
 const char *randd_op_name(int op);
 
+/* BYTES and SEED asked with a mode, counted apart from requests.bytes and requests.seed:
+ * index (op == SEED) * 2 + (FULL_ENTROPY set): "bytes_pr", "bytes_full", "seed_pr",
+ * "seed_full" (STATUS's requests keys, randd_requests_total's op labels). */
+#define RANDD_MODE_REQUEST_COUNT 4
+int randd_mode_request_index(uint8_t op, uint16_t flags);
+const char *randd_mode_request_name(int i);
+
 /* "OK", "BAD_VERSION", ...: STATUS's key for replies of that status. */
 const char *randd_status_name(int status);
 /* What a status means, for people: randd_strerror's text. */

@@ -177,6 +177,69 @@ static void labelled(FILE *out, const struct json_flat *j, const char *name, con
     }
 }
 
+/* More values of a counter labelled() began. */
+static void labelled_more(FILE *out, const struct json_flat *j, const char *name,
+                          const char *label, const char *prefix, const char *(*key)(int), int n)
+{
+    char path[96];
+
+    for (int i = 0; i < n; i++) {
+        const char *v;
+
+        snprintf(path, sizeof(path), "%s.%s", prefix, key(i));
+        if ((v = number(json_get(j, path))))
+            fprintf(out, "%s{%s=\"%s\"} %s\n", name, label, key(i), v);
+    }
+}
+
+static const char *noise_mode_name(int i)
+{
+    return i ? "full_entropy" : "prediction_resistant";
+}
+
+/* The noise reservoir (STATUS's noise): entropy in bytes (bits / 8), as elsewhere. */
+static void noise_metrics(FILE *out, const struct json_flat *j)
+{
+    static const struct { const char *name, *type, *help, *field; double scale; } per_mode[] = {
+        { "randd_noise_consumed_entropy_bytes_total", "counter",
+          "Noise-source entropy each mode spent, margin included, in bytes (bits / 8).",
+          "consumed_bits", 8 },
+        { "randd_noise_served_bytes_total", "counter",
+          "Bytes served with prediction resistance or full entropy.", "served_bytes", 1 },
+    };
+    char path[96];
+    const char *v;
+
+    if ((v = number(json_get(j, "noise.available_bits")))) {
+        header(out, "randd_noise_available_entropy_bytes", "gauge",
+               "Noise-source entropy ready for the modes, in bytes (bits / 8).");
+        fprintf(out, "randd_noise_available_entropy_bytes %.3f\n", atof(v) / 8);
+    }
+    if ((v = number(json_get(j, "noise.waiting")))) {
+        header(out, "randd_noise_requests_waiting", "gauge",
+               "Prediction-resistant and full-entropy requests waiting for noise.");
+        fprintf(out, "randd_noise_requests_waiting %s\n", v);
+    }
+    if ((v = number(json_get(j, "noise.noise_reseeds")))) {
+        header(out, "randd_noise_reseeds_total", "counter",
+               "Reseeds from noise-source entropy (one a prediction-resistant request).");
+        fprintf(out, "randd_noise_reseeds_total %s\n", v);
+    }
+    for (size_t k = 0; k < sizeof(per_mode) / sizeof(per_mode[0]); k++) {
+        header(out, per_mode[k].name, per_mode[k].type, per_mode[k].help);
+        for (int m = 0; m < 2; m++) {
+            snprintf(path, sizeof(path), "noise.%s.%s", noise_mode_name(m), per_mode[k].field);
+            if (!(v = number(json_get(j, path))))
+                continue;
+            if (per_mode[k].scale == 1)
+                fprintf(out, "%s{mode=\"%s\"} %s\n", per_mode[k].name, noise_mode_name(m), v);
+            else
+                fprintf(out, "%s{mode=\"%s\"} %.3f\n", per_mode[k].name, noise_mode_name(m),
+                        atof(v) / per_mode[k].scale);
+        }
+    }
+}
+
 /* randd_up tells "randd down" (a fresh file saying 0) from "the timer stopped" (a stale
  * file): with no STATUS (j NULL) it is the only metric written. */
 static void write_metrics(FILE *out, const struct json_flat *j)
@@ -232,10 +295,14 @@ static void write_metrics(FILE *out, const struct json_flat *j)
     per_source_scaled(out, j, "randd_source_health_entropy_bytes", "gauge",
                       "Min-entropy per sample each source's health test cutoffs are set for, "
                       "in bytes (bits / 8).", "health_entropy_per_sample", 8);
-    labelled(out, j, "randd_requests_total", "Protocol v1 requests, by op.", "op", "requests",
-             randd_op_name, RANDD_OP_LAST + 1);
+    labelled(out, j, "randd_requests_total", "Protocol v1 requests, by op (BYTES and SEED "
+             "with a mode under their own: bytes_pr, bytes_full, seed_pr, seed_full).", "op",
+             "requests", randd_op_name, RANDD_OP_LAST + 1);
+    labelled_more(out, j, "randd_requests_total", "op", "requests", randd_mode_request_name,
+                  RANDD_MODE_REQUEST_COUNT);
     labelled(out, j, "randd_replies_total", "Protocol v1 replies, by status.", "status",
              "replies", randd_status_name, RANDD_STATUS_COUNT);
+    noise_metrics(out, j);
 }
 
 /* Writes next to path and renames over it, so a collector never reads half a file. */

@@ -326,6 +326,92 @@ START_TEST(kernel_material_comes_only_from_creditable_sources)
 }
 END_TEST
 
+/* --- the noise reservoir: what reaches it, once ------------------------------------------ */
+
+static struct noise_ticket *want_blocks(unsigned blocks)
+{
+    struct noise_ticket *t = NULL;
+
+    ck_assert_int_eq(noise_submit(&pool.noise, 0, NOISE_FULL_ENTROPY, blocks, &t), 0);
+    return t;
+}
+
+/* A source that is not a noise source (getrandom's kind) never fills the reservoir, and the
+ * pool says no noise source can serve: however much it credits to the generator. */
+START_TEST(only_noise_sources_fill_the_noise_reservoir)
+{
+    struct noise_ticket *t;
+    char why[256];
+
+    add(&a, "kernel-like", SCRIPT_RANDOM, 1);
+    t = want_blocks(4);
+    for (int i = 1; i <= 20; i++)
+        pool_harvest(&pool, i * S);
+    ck_assert(pool.seeded);
+    ck_assert_uint_eq(pool.noise.stats.blocks_made, 0);
+    ck_assert(!noise_ticket_ready(t));
+    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    ck_assert_msg(strstr(why, "no noise source is configured"), "why: %s", why);
+    noise_cancel(&pool.noise, t);
+}
+END_TEST
+
+/* A noise source's bytes go to the reservoir while it wants blocks, and each credited bit is
+ * counted in one place: the blocks made never hold more credit than the source gave them,
+ * and what they got is not in the generator's credit too. */
+START_TEST(noise_bits_are_credited_to_the_reservoir_once)
+{
+    struct noise_ticket *t;
+    double before;
+
+    add(&a, "noise", SCRIPT_RANDOM, 1);
+    a.source.noise = true;
+    pool_harvest(&pool, 1 * S);                   /* start-up test, then seeds */
+    ck_assert(pool.seeded);
+    t = want_blocks(NOISE_MAX_BLOCKS);
+    before = pool.credit;
+    pool_harvest(&pool, 2 * S);
+    ck_assert_msg(pool.noise.stats.blocks_made > 0, "no block made from a noise source");
+    ck_assert_msg((double)pool.noise.stats.blocks_made * NOISE_BLOCK_CREDIT +
+                      pool.noise.partial_credit <= a.source.noise_bits + 1e-9,
+                  "%llu blocks of 320 bits from %.0f noise bits",
+                  (unsigned long long)pool.noise.stats.blocks_made, a.source.noise_bits);
+    ck_assert_msg(pool.credit - before + a.source.noise_bits <= a.source.credited_bits,
+                  "generator credit %.0f and noise %.0f exceed the %.0f the source gave",
+                  pool.credit, a.source.noise_bits, a.source.credited_bits);
+    noise_cancel(&pool.noise, t);
+}
+END_TEST
+
+/* A noise source that fails its health test: what the reservoir holds is wiped, and the
+ * quarantined source gives it nothing more. */
+START_TEST(a_quarantined_noise_source_leaves_nothing_in_the_reservoir)
+{
+    struct noise_ticket *t;
+    uint64_t made;
+    char why[256];
+
+    add(&a, "noise", SCRIPT_RANDOM, 1);
+    a.source.noise = true;
+    pool_harvest(&pool, 1 * S);
+    t = want_blocks(NOISE_MAX_BLOCKS);
+    pool_harvest(&pool, 2 * S);
+    ck_assert_uint_gt(noise_ticket_granted(t), 0);
+    a.pattern = SCRIPT_STUCK_ZERO;
+    pool_harvest(&pool, 3 * S);
+    ck_assert(a.source.health.state == RANDD_SOURCE_QUARANTINED);
+    ck_assert_uint_eq(noise_ticket_granted(t), 0);
+    ck_assert_msg(noise_available_bits(&pool.noise) == 0 && pool.noise.stats.dropped_bits > 0,
+                  "the reservoir kept %.0f bits", noise_available_bits(&pool.noise));
+    made = pool.noise.stats.blocks_made;
+    pool_harvest(&pool, 4 * S);
+    ck_assert_uint_eq(pool.noise.stats.blocks_made, made);
+    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    ck_assert_msg(strstr(why, "noise quarantined"), "why: %s", why);
+    noise_cancel(&pool.noise, t);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("pool");
@@ -348,6 +434,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_vm_clone_reseeds_from_fresh_input_before_output);
     tcase_add_test(tc, a_halted_pool_gives_nothing_until_resumed_and_reseeded);
     tcase_add_test(tc, kernel_material_comes_only_from_creditable_sources);
+    tcase_add_test(tc, only_noise_sources_fill_the_noise_reservoir);
+    tcase_add_test(tc, noise_bits_are_credited_to_the_reservoir_once);
+    tcase_add_test(tc, a_quarantined_noise_source_leaves_nothing_in_the_reservoir);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,205 @@
+/* The noise reservoir and its queue (daemon/noise.c): N credited bits let out at most
+ * N/8 bytes less the margin, a block is handed out once, cancelled blocks go to the next
+ * request and no one else, a failure wipes what was not handed out, and blocks go
+ * round-robin between uids so one uid's 4 KiB requests delay another's 64 bytes by at most
+ * a block of theirs per block of its own. */
+#include <errno.h>
+#include <string.h>
+
+#include "noise.h"
+#include "protocol.h"
+#include "runner.h"
+
+static struct noise noise;
+static uint8_t raw[1 << 16];
+
+static void setup(void)
+{
+    ck_assert_int_eq(noise_init(&noise), 0);
+    for (size_t i = 0; i < sizeof(raw); i++)
+        raw[i] = (uint8_t)(i * 131 + (i >> 8));
+}
+
+static void teardown(void)
+{
+    noise_fini(&noise);
+}
+
+static struct noise_ticket *submit(uid_t uid, unsigned blocks)
+{
+    struct noise_ticket *t = NULL;
+
+    ck_assert_int_eq(noise_submit(&noise, uid, NOISE_FULL_ENTROPY, blocks, &t), 0);
+    return t;
+}
+
+/* Makes exactly one more block: feeds bytes one at a time until blocks_made moves. */
+static void make_one_block(size_t *at, double bits_per_byte)
+{
+    uint64_t before = noise.stats.blocks_made;
+
+    while (noise.stats.blocks_made == before) {
+        ck_assert_uint_lt(*at, sizeof(raw));
+        ck_assert_uint_eq(noise_absorb(&noise, raw + *at, 1, bits_per_byte), 1);
+        (*at)++;
+    }
+}
+
+START_TEST(n_credited_bits_let_out_at_most_n_over_8_bytes_less_the_margin)
+{
+    static const double rates[] = { 0.25, 1.0, 3.0, 4.0, 8.0 };
+    static const size_t lengths[] = { 1, 39, 40, 41, 400, 4000, 5119 };
+
+    for (size_t r = 0; r < sizeof(rates) / sizeof(rates[0]); r++)
+        for (size_t l = 0; l < sizeof(lengths) / sizeof(lengths[0]); l++) {
+            struct noise_ticket *t;
+            size_t taken;
+            double credited;
+            unsigned granted;
+
+            noise_fini(&noise);
+            ck_assert_int_eq(noise_init(&noise), 0);
+            t = submit(0, NOISE_MAX_BLOCKS);
+            taken = noise_absorb(&noise, raw, lengths[l], rates[r]);
+            credited = (double)taken * rates[r];
+            granted = (unsigned)noise.stats.blocks_made;
+            ck_assert_uint_le(taken, lengths[l]);
+            ck_assert_msg(8.0 * NOISE_BLOCK_BYTES * granted <=
+                              credited - (double)NOISE_MARGIN_BITS * granted,
+                          "%.0f credited bits (%zu bytes at %.2f) let out %u blocks of 32 "
+                          "bytes: more than N/8 bytes less 64 bits a block", credited, taken,
+                          rates[r], granted);
+            ck_assert_msg(granted == (unsigned)(credited / NOISE_BLOCK_CREDIT),
+                          "%.0f credited bits made %u blocks, not %u", credited, granted,
+                          (unsigned)(credited / NOISE_BLOCK_CREDIT));
+            noise_cancel(&noise, t);
+        }
+}
+END_TEST
+
+START_TEST(a_request_no_one_wants_takes_no_bytes)
+{
+    ck_assert_uint_eq(noise_wanted_blocks(&noise), 0);
+    ck_assert_uint_eq(noise_absorb(&noise, raw, 4096, 8.0), 0);
+    ck_assert_uint_eq(noise.stats.blocks_made, 0);
+}
+END_TEST
+
+START_TEST(spent_blocks_are_gone)
+{
+    uint8_t first[2 * NOISE_BLOCK_BYTES], second[2 * NOISE_BLOCK_BYTES];
+    struct noise_ticket *t = submit(0, 2), *u;
+    size_t at = 0;
+
+    make_one_block(&at, 4.0);
+    make_one_block(&at, 4.0);
+    ck_assert(noise_ticket_ready(t));
+    noise_take(&noise, t, first, sizeof(first));
+    ck_assert_uint_eq(noise.stats.consumed_bits[NOISE_FULL_ENTROPY], 2 * NOISE_BLOCK_CREDIT);
+    /* The reserve (asked for now) is what is left: never the blocks just taken. */
+    u = submit(7, 2);
+    ck_assert_msg(!noise_ticket_ready(u), "a second request was served with no new blocks");
+    make_one_block(&at, 4.0);
+    make_one_block(&at, 4.0);
+    ck_assert(noise_ticket_ready(u));
+    noise_take(&noise, u, second, sizeof(second));
+    ck_assert_msg(memcmp(first, second, NOISE_BLOCK_BYTES) != 0 &&
+                  memcmp(first + NOISE_BLOCK_BYTES, second + NOISE_BLOCK_BYTES,
+                         NOISE_BLOCK_BYTES) != 0, "a block was handed out twice");
+    ck_assert_uint_eq(noise.stats.consumed_bits[NOISE_FULL_ENTROPY], 4 * NOISE_BLOCK_CREDIT);
+}
+END_TEST
+
+START_TEST(a_cancelled_requests_blocks_go_to_the_next_and_are_spent_once)
+{
+    uint8_t out[NOISE_BLOCK_BYTES];
+    struct noise_ticket *gone = submit(1, 3), *next;
+    size_t at = 0;
+
+    make_one_block(&at, 8.0);
+    ck_assert_uint_eq(noise.stats.blocks_made, 1);
+    noise_cancel(&noise, gone);          /* its block, never handed out, back to the reserve */
+    next = submit(2, 1);
+    ck_assert(noise_ticket_ready(next));
+    noise_take(&noise, next, out, sizeof(out));
+    ck_assert_uint_eq(noise.stats.consumed_bits[NOISE_FULL_ENTROPY], NOISE_BLOCK_CREDIT);
+    ck_assert_msg(noise_available_bits(&noise) < NOISE_BLOCK_CREDIT,
+                  "the block was spent, yet %.0f bits are ready",
+                  noise_available_bits(&noise));
+}
+END_TEST
+
+START_TEST(a_drop_wipes_every_block_not_handed_out)
+{
+    struct noise_ticket *t = submit(1, 4);
+    size_t at = 0;
+
+    make_one_block(&at, 8.0);
+    make_one_block(&at, 8.0);
+    ck_assert_uint_eq(noise_absorb(&noise, raw + at, 10, 8.0), 10);   /* a partial block */
+    noise_drop(&noise);
+    ck_assert(!noise_ticket_ready(t));
+    ck_assert_msg(noise_available_bits(&noise) == 0, "%.0f bits survived a drop",
+                  noise_available_bits(&noise));
+    ck_assert_uint_eq(noise.stats.dropped_bits, 2 * NOISE_BLOCK_CREDIT + 80);
+    ck_assert_uint_eq(noise_wanted_blocks(&noise), 4 + NOISE_RESERVE);
+    noise_cancel(&noise, t);
+}
+END_TEST
+
+START_TEST(a_uid_over_its_share_is_busy_and_the_queue_is_bounded)
+{
+    struct noise_ticket *t;
+
+    for (int i = 0; i < NOISE_PER_UID; i++)
+        submit(5, 1);
+    ck_assert_int_eq(noise_submit(&noise, 5, NOISE_PREDICTION_RESISTANT, 1, &t), -EBUSY);
+    for (uid_t uid = 100; noise.nwaiting < NOISE_MAX_WAITING; uid++)
+        submit(uid, 1);
+    ck_assert_int_eq(noise_submit(&noise, 9999, NOISE_PREDICTION_RESISTANT, 1, &t), -EAGAIN);
+}
+END_TEST
+
+/* Root keeps its 4 requests of 4 KiB waiting; nobody (65534) asks 64 bytes (2 blocks) after
+ * root has had blocks. Nobody's request is complete within 4 blocks made: it queues behind
+ * root once, then the two alternate. */
+START_TEST(blocks_go_round_robin_so_a_small_request_waits_its_fair_share)
+{
+    struct noise_ticket *root[NOISE_PER_UID], *small;
+    unsigned made_for_small = 0;
+    size_t at = 0;
+
+    for (int i = 0; i < NOISE_PER_UID; i++)
+        root[i] = submit(0, NOISE_MAX_BLOCKS);
+    for (int i = 0; i < 10; i++)
+        make_one_block(&at, 8.0);
+    small = submit(65534, 2);
+    while (!noise_ticket_ready(small)) {
+        make_one_block(&at, 8.0);
+        made_for_small++;
+    }
+    ck_assert_msg(made_for_small <= 4, "64 bytes took %u blocks with one other uid waiting",
+                  made_for_small);
+    ck_assert_msg(noise.stats.wait_ratio_max <= 1.0, "wait_ratio_max %.3f",
+                  noise.stats.wait_ratio_max);
+    for (int i = 0; i < NOISE_PER_UID; i++)
+        ck_assert(!noise_ticket_ready(root[i]));
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+    Suite *s = suite_create("noise");
+    TCase *tc = tcase_create("reservoir and queue");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, n_credited_bits_let_out_at_most_n_over_8_bytes_less_the_margin);
+    tcase_add_test(tc, a_request_no_one_wants_takes_no_bytes);
+    tcase_add_test(tc, spent_blocks_are_gone);
+    tcase_add_test(tc, a_cancelled_requests_blocks_go_to_the_next_and_are_spent_once);
+    tcase_add_test(tc, a_drop_wipes_every_block_not_handed_out);
+    tcase_add_test(tc, a_uid_over_its_share_is_busy_and_the_queue_is_bounded);
+    tcase_add_test(tc, blocks_go_round_robin_so_a_small_request_waits_its_fair_share);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -71,7 +71,13 @@ static int mode_failure(randd_handle *h, enum randd_mode mode, int timeout_ms, i
                 "%s%s\n", what, *daemon ? ": " : "", daemon);
         return EXIT_NOT_READY;
     }
-    rc = fail(what, err);                       /* BUSY 6, ... */
+    if (err == RANDD_ERR(RANDD_BUSY)) {         /* not clients or primes: the modes' queue */
+        fprintf(stderr, "randctl: %s: busy: this user has as many requests waiting for noise "
+                "entropy as the daemon allows; try again later%s%s\n", what,
+                *daemon ? ": " : "", daemon);
+        return EXIT_BUSY;
+    }
+    rc = fail(what, err);
     if (*daemon)
         fprintf(stderr, "randctl: %s: the daemon says: %s\n", what, daemon);
     return rc;

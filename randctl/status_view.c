@@ -447,8 +447,8 @@ static void noise_line(struct writer *w, const struct json_flat *j)
         { "prediction_resistant", "PR" }, { "full_entropy", "FE" },
     };
     static const struct { const char *key, *name; } refusals[] = {
-        { "not_ready", "not ready" }, { "busy", "busy" },
-        { "no_noise_source", "no noise source" }, { "cancelled", "given up" },
+        { "refused_not_ready", "not ready" }, { "refused_busy", "busy" },
+        { "refused_no_noise_source", "no noise source" }, { "cancelled", "given up" },
     };
     double waiting = number(j, "noise.waiting");
     char path[96], buf[32];
@@ -461,7 +461,7 @@ static void noise_line(struct writer *w, const struct json_flat *j)
     for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
         snprintf(path, sizeof(path), "noise.%s.served_bytes", modes[m].key);
         size(buf, sizeof(buf), number(j, path));
-        snprintf(path, sizeof(path), "noise.%s.requests", modes[m].key);
+        snprintf(path, sizeof(path), "noise.%s.answered", modes[m].key);
         item(w, PLAIN, "%s %.0f (%s, %.0f bits)", modes[m].name, number(j, path), buf,
              number(j, (snprintf(path, sizeof(path), "noise.%s.consumed_bits", modes[m].key),
                         path)));

@@ -3,7 +3,8 @@
  * resistance and then without. Prints randd's counts of prediction-resistant and ordinary
  * SEED requests (STATUS requests.seed_pr and requests.seed) made by each phase, so the test
  * sees that each prediction-resistant generate took one prediction-resistant seed, and the
- * daemon one noise-source reseed for it (STATUS noise.reseeds), and the ordinary ones none. Exit 0 when every step worked; 1 with OpenSSL's error otherwise. */
+ * daemon one noise-source reseed for it (STATUS noise.noise_reseeds), and the ordinary ones
+ * none. Exit 0 when every step worked; 1 with OpenSSL's error otherwise. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 #define GENERATES 3
 
 /* A count in the object named section of randd's STATUS ("requests": "seed", "seed_pr";
- * "noise": "reseeds"), or -1. */
+ * "noise": "noise_reseeds"), or -1. */
 static long count_of(const char *section, const char *key)
 {
     char *json = NULL, pattern[32], object[32];
@@ -52,7 +53,7 @@ static int failed(const char *what)
 static int phase(EVP_RAND_CTX *drbg, int pr, const char *name)
 {
     long pr0 = count_of("requests", "seed_pr"), plain0 = count_of("requests", "seed");
-    long reseeds0 = count_of("noise", "reseeds");
+    long reseeds0 = count_of("noise", "noise_reseeds");
     unsigned char out[64];
 
     for (int i = 0; i < GENERATES; i++)
@@ -60,7 +61,7 @@ static int phase(EVP_RAND_CTX *drbg, int pr, const char *name)
             return failed(pr ? "generate with prediction resistance" : "generate");
     printf("%s: %d generates, seed_pr +%ld, seed +%ld, noise reseeds +%ld\n", name, GENERATES,
            count_of("requests", "seed_pr") - pr0, count_of("requests", "seed") - plain0,
-           count_of("noise", "reseeds") - reseeds0);
+           count_of("noise", "noise_reseeds") - reseeds0);
     return 0;
 }
 

@@ -60,6 +60,7 @@ static const struct key keys[] = {
     { "egd_socket", AT_RESTART, KEY_PATH, FIELD(egd_socket), 0, 0, "" },
     { "egd_listen", AT_RESTART, KEY_LOOPBACK, FIELD(egd_listen), 0, 0, "" },
     { "egd_idle_timeout", LIVE, KEY_UINT, FIELD(egd_idle_timeout), 0, 86400, "0" },
+    { "egd_full_entropy", LIVE, KEY_BOOL, FIELD(egd_full_entropy), 0, 0, "no" },
     { "workers", AT_RESTART, KEY_WORKERS, FIELD(workers), 1, CONFIG_WORKERS_MAX, "1" },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

@@ -39,6 +39,7 @@ struct config {
     char egd_socket[108];              /* EGD on a Unix socket; empty: off */
     char egd_listen[64];               /* EGD on loopback TCP, "127.0.0.1:8888"; empty: off */
     unsigned egd_idle_timeout;         /* idle_timeout for EGD clients; 0 = never (QEMU) */
+    bool egd_full_entropy;             /* EGD blocking reads (0x02) served with full entropy */
     unsigned workers;                  /* serving loops; CONFIG_WORKERS_AUTO: one per CPU */
 };
 

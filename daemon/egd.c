@@ -1,7 +1,8 @@
 /* EGD commands, byte-oriented and client-initiated:
  *   0x00            entropy level: u32 bits, big-endian
  *   0x01 n          non-blocking read: u8 count, then count bytes (0 while not ready)
- *   0x02 n          blocking read: n bytes, once the pool is ready
+ *   0x02 n          blocking read: n bytes, once the pool is ready (egd_full_entropy:
+ *                   full entropy, once the noise reservoir has granted the blocks)
  *   0x03 u16 u8 d   add entropy (bits, length, data): mixed in for a privileged Unix peer,
  *                   read and dropped for anyone else; no reply
  *   0x04            the daemon's pid as a counted string
@@ -29,6 +30,7 @@ struct egd_client {
     struct listener_conn conn;       /* fd; trusted: a Unix peer, uid 0 or trusted_group */
     struct egd *egd;
     bool waiting;                    /* blocking read parked until the pool is ready */
+    struct noise_ticket *ticket;     /* egd_full_entropy: its place in the noise queue */
     uint8_t in[4 + 255];
     size_t in_len;
     uint8_t out[1 + 255];
@@ -146,13 +148,24 @@ static struct egd_client *client_of(const struct listener_conn *conn)
 }
 
 /* A client holds nothing beyond its struct, which the listener wipes (unsent random bytes,
- * added entropy) and frees. */
+ * added entropy) and frees, but a place in the noise queue. */
 static void client_open(void *arg, struct listener_conn *conn)
 {
     struct egd *e = arg;
 
     client_of(conn)->egd = e;
     e->stats.clients_accepted++;
+}
+
+static void client_release(struct listener_conn *conn)
+{
+    struct egd_client *c = client_of(conn);
+
+    if (c->ticket) {                 /* gone while waiting: its blocks go to the next */
+        noise_cancel(&c->egd->pool->noise, c->ticket);
+        c->egd->pool->noise.stats.cancelled++;
+        c->ticket = NULL;
+    }
 }
 
 static void client_close(struct egd_client *c)
@@ -195,6 +208,44 @@ static bool reply_bytes(struct egd_client *c, size_t n, bool counted)
     return ok;
 }
 
+/* egd_full_entropy: n bytes of full entropy (RBG3(XOR), as protocol v1's FULL_ENTROPY) once
+ * the noise queue has granted the blocks. EGD has no error to send: with no healthy noise
+ * source, or the uid's share of the queue taken, the read waits (as for a pool not ready)
+ * and is asked again when waiting clients are let go. False: parked. */
+static bool reply_full_entropy(struct egd_client *c, size_t n)
+{
+    struct egd *e = c->egd;
+    struct noise *noise = &e->pool->noise;
+    uint8_t blocks[256 + NOISE_BLOCK_BYTES];
+    unsigned need = (unsigned)((n + NOISE_BLOCK_BYTES - 1) / NOISE_BLOCK_BYTES);
+    char why[8];
+
+    if (n == 0)
+        return true;
+    if (!c->ticket) {
+        if (!pool_noise_able(e->pool, why, sizeof(why)) ||
+            noise_submit(noise, c->conn.uid, NOISE_FULL_ENTROPY, need, &c->ticket) < 0) {
+            c->ticket = NULL;
+            return false;
+        }
+        if (pool_noise_wanted(e->pool) && e->noise_wanted)
+            e->noise_wanted(e->noise_ctx);
+    }
+    if (!noise_ticket_ready(c->ticket))
+        return false;
+    if (pool_generate(e->pool, c->out, n, loop_now_ns()) < 0)
+        return false;                /* a clock jump: the blocks stay granted, waiting */
+    noise_take(noise, c->ticket, blocks, n);
+    c->ticket = NULL;
+    for (size_t i = 0; i < n; i++)
+        c->out[i] ^= blocks[i];
+    OPENSSL_cleanse(blocks, sizeof(blocks));
+    c->out_len = n;
+    e->stats.bytes_served += n;
+    e->stats.full_entropy_bytes += n;
+    return true;
+}
+
 /* Executes the complete command in c->in. False: parked until the pool is ready. */
 static bool execute(struct egd_client *c)
 {
@@ -215,6 +266,11 @@ static bool execute(struct egd_client *c)
         reply_bytes(c, ready ? c->in[1] : 0, true);   /* a refusal is an honest count 0 */
         break;
     case 0x02:
+        if (ready && e->config->egd_full_entropy) {
+            if (!reply_full_entropy(c, c->in[1]))
+                return false;
+            break;
+        }
         if (!ready || !reply_bytes(c, c->in[1], false))
             return false;                              /* exactly n bytes, or wait */
         break;
@@ -320,6 +376,12 @@ static void serve_if_waiting(struct listener_conn *conn)
         serve(c);
 }
 
+void egd_set_noise_wanted(struct egd *e, void (*wanted)(void *ctx), void *ctx)
+{
+    e->noise_wanted = wanted;
+    e->noise_ctx = ctx;
+}
+
 void egd_pool_ready(struct egd *e)
 {
     listener_each(&e->listener, serve_if_waiting);
@@ -338,6 +400,7 @@ static const struct listener_ops egd_ops = {
     .client_size = sizeof(struct egd_client),
     .conn_offset = offsetof(struct egd_client, conn),
     .open = client_open,
+    .release = client_release,
     .event = client_event,
     .waiting = waits_for_pool,
 };

@@ -26,6 +26,7 @@ struct egd_stats {
     uint64_t bytes_served;
     uint64_t entropy_bytes_added;    /* 0x03 from privileged Unix peers */
     uint64_t entropy_bytes_dropped;  /* 0x03 from anyone else */
+    uint64_t full_entropy_bytes;     /* of bytes_served, 0x02 with egd_full_entropy */
 };
 
 struct egd {
@@ -35,6 +36,8 @@ struct egd {
     struct listener listener;        /* the Unix and TCP sockets, when configured */
     struct unix_socket bound;        /* the egd_socket file we bound: unlinked on exit */
     struct egd_stats stats;
+    void (*noise_wanted)(void *ctx);   /* a blocking read waits for noise: harvest */
+    void *noise_ctx;
 };
 
 /* Listens as configured, or on descriptors systemd passed with FileDescriptorName=egd
@@ -48,7 +51,9 @@ int egd_start(struct egd *e, struct loop *loop, struct pool *pool,
               struct listener_clients *clients);
 /* After a reload: an egd_idle_timeout that changed applies from now on. */
 void egd_reload(struct egd *e);
-/* The pool became ready: blocking reads waiting for it are served. */
+/* egd_full_entropy's blocking reads that wait for noise blocks call wanted(ctx). */
+void egd_set_noise_wanted(struct egd *e, void (*wanted)(void *ctx), void *ctx);
+/* The pool became ready, or noise blocks were granted: blocking reads waiting are served. */
 void egd_pool_ready(struct egd *e);
 void egd_close(struct egd *e);
 

@@ -931,6 +931,7 @@ static int start(struct randd *r)
         log_err("event loop: %s", strerror(-rc));
         return -1;
     }
+    egd_set_noise_wanted(&r->egd, noise_wanted, r);
     watch_vm_generation(r);
     if (sd_watchdog_enabled(0, &usec) > 0) {
         r->watchdog_ns = usec * 1000 / 2;

@@ -249,13 +249,14 @@ static void write_egd(FILE *f, const struct egd_stats *st)
 {
     fprintf(f, "\"egd\":{\"clients_accepted\":%llu,\"commands\":[%llu,%llu,%llu,%llu,%llu],"
                "\"unknown_commands\":%llu,\"bytes_served\":%llu,\"entropy_bytes_added\":%llu,"
-               "\"entropy_bytes_dropped\":%llu},",
+               "\"entropy_bytes_dropped\":%llu,\"full_entropy_bytes\":%llu},",
             (unsigned long long)st->clients_accepted, (unsigned long long)st->commands[0],
             (unsigned long long)st->commands[1], (unsigned long long)st->commands[2],
             (unsigned long long)st->commands[3], (unsigned long long)st->commands[4],
             (unsigned long long)st->unknown_commands, (unsigned long long)st->bytes_served,
             (unsigned long long)st->entropy_bytes_added,
-            (unsigned long long)st->entropy_bytes_dropped);
+            (unsigned long long)st->entropy_bytes_dropped,
+            (unsigned long long)st->full_entropy_bytes);
 }
 
 /* "name":value, typed as the key table says: STATUS and randd.conf share one list of keys. */

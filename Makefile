@@ -99,7 +99,7 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps deps-sshd check check-loaded check-qemu check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps deps-sshd check check-loaded check-qemu check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -197,6 +197,11 @@ $(BUILD)/tests/provider-fork: $(BUILD)/tests/provider_fork.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# ... and provider-pr, OpenSSL's HASH-DRBG or CTR-DRBG on randd.so with prediction resistance.
+$(BUILD)/tests/provider-pr: $(BUILD)/tests/provider_pr.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+
 # tests/integration/test_trust.sh installs a copy of trust-probe setuid root: a client of
 # librandd whose environment is a stranger's.
 $(BUILD)/tests/trust-probe: $(BUILD)/tests/integration/trust_probe.o $(BUILD)/librandd.a
@@ -282,7 +287,7 @@ check: deps
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
 
 test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so \
-      $(BUILD)/tests/provider-fork $(BUILD)/tests/trust-probe $(BUILD)/tests/memfd-hoarder
+      $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr $(BUILD)/tests/trust-probe $(BUILD)/tests/memfd-hoarder
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
 	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder; \
@@ -300,7 +305,7 @@ test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libf
 LOADED_RUNS ?= 2
 check-loaded: deps
 	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/libfault.so \
-	  $(BUILD)/tests/provider-fork $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe
+	  $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe
 	@stress-ng --cpu 0 --cpu-method all --timeout 3600 --quiet & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; \
 	for run in $$(seq $(LOADED_RUNS)); do \
@@ -308,7 +313,7 @@ check-loaded: deps
 	  $(MAKE) --no-print-directory end-to-end || exit 1; \
 	done; echo "check-loaded: $(LOADED_RUNS) runs passed under load"
 
-end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork \
+end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr \
             $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
@@ -459,6 +464,16 @@ SOAK_SECONDS_CI ?= 30
 soak: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/soak
 	tests/bench/with-daemon $(BUILD) $(BUILD)/soak --seconds $(SOAK_SECONDS)
+
+# randd's jitter source beside jitterentropy-rngd: CPU time per credited bit, and full-entropy
+# bytes per CPU-second (tests/bench/bench_jitter.c). Part of make bench too.
+bench-jitter: all $(BUILD)/bench-jitter $(JENT_RNGD)
+	$(BUILD)/bench-jitter $(BUILD)/randd $(JENT_RNGD)
+
+# The prediction-resistant and full-entropy rows of randctl benchmark, with a daemon for each
+# noise source the machine has (tests/bench/bench-modes), as CSV.
+bench-modes: all
+	tests/bench/bench-modes $(BUILD) --seconds 2
 
 # randctl benchmark against a daemon of its own, as CSV, drawn by gnuplot: throughput against
 # request size for every method (build/bench/benchmark.png).

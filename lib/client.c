@@ -515,7 +515,8 @@ static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), v
     return rc;
 }
 
-/* BYTES and RANGE share this: up to PIPELINE requests sent, then their replies read. */
+/* BYTES, SEED and RANGE share this: up to depth requests sent (PIPELINE when 0), then their
+ * replies read. */
 struct batch {
     uint8_t op;
     uint8_t *out;
@@ -523,6 +524,8 @@ struct batch {
     size_t per_request;       /* at most this many output bytes a request */
     const uint8_t *r;         /* RANGE */
     uint16_t len;
+    uint16_t flags;           /* the mode's, beside the handle's NONBLOCK */
+    unsigned depth;
 };
 
 static int run_batches(randd_handle *h, void *arg)
@@ -530,14 +533,15 @@ static int run_batches(randd_handle *h, void *arg)
     struct batch *b = arg;
     uint8_t frame[RANDD_HEADER_BYTES + 4 + RANDD_MAX_RANGE_LEN];
     size_t done = 0;
+    unsigned depth = b->depth ? b->depth : PIPELINE;
 
     while (done < b->total) {
         size_t sizes[PIPELINE], req_len = 0, n = 0;
         int rc = 0;
 
-        for (; n < PIPELINE && done + req_len < b->total; n++) {
+        for (; n < depth && done + req_len < b->total; n++) {
             size_t want = b->total - done - req_len;
-            struct randd_request req = { .op = b->op, .flags = h->flags };
+            struct randd_request req = { .op = b->op, .flags = h->flags | b->flags };
 
             sizes[n] = want < b->per_request ? want : b->per_request;
             req_len += sizes[n];
@@ -548,12 +552,15 @@ static int run_batches(randd_handle *h, void *arg)
                 req.len = b->len;
                 req.r = b->r;
             }
-            if ((rc = send_request(h, &req, frame, sizeof(frame))) < 0)
+            if ((rc = send_request(h, &req, frame, sizeof(frame))) < 0) {
+                OPENSSL_cleanse(b->out, done);
                 return rc;
+            }
         }
         for (size_t i = 0; i < n; i++) {
             if ((rc = read_reply(h, b->out + done, sizes[i], NULL)) < 0) {
-                OPENSSL_cleanse(b->out, done);
+                /* the piece cut short too: a caller told of a failure holds no output */
+                OPENSSL_cleanse(b->out, done + sizes[i]);
                 if (i + 1 < n)
                     disconnect(h);   /* the replies still to come would be the next call's */
                 return rc;
@@ -820,7 +827,7 @@ failed:
  * Nor on the caller's own descriptor once the failure dropped it: there is none to ask on. */
 int randd_bytes(randd_handle *h, void *buf, size_t n)
 {
-    struct batch b = { RANDD_OP_BYTES, buf, n, RANDD_MAX_BYTES, NULL, 0 };
+    struct batch b = { RANDD_OP_BYTES, buf, n, RANDD_MAX_BYTES, NULL, 0, 0, 0 };
 
     if (n == 0)
         return 0;
@@ -850,10 +857,53 @@ static bool range_arguments_valid(const uint8_t *r, size_t len, const uint8_t *o
     return false;                    /* r = 0: no value is below it */
 }
 
-int randd_seed(randd_handle *h, void *buf, size_t n)
-{
-    struct batch b = { RANDD_OP_SEED, buf, n, RANDD_MAX_SEED, NULL, 0 };
+/* --- noise-source modes ------------------------------------------------------------------
+ * A request in a mode waits in the daemon's queue for noise entropy, which each uid may hold
+ * a few places in: so they go one at a time, never pipelined (a pipeline would take several
+ * places, and hit BUSY, for no gain: the noise sources set the pace, not the round trips).
+ * They always go over the socket with the mode's flag: a read-ahead block or an arena slot
+ * holds ordinary output, made before the call, which no mode may hand out. */
 
+/* A batch of op's requests in mode; false for a mode not in enum randd_mode. */
+static bool mode_batch(struct batch *b, uint8_t op, size_t max, enum randd_mode mode)
+{
+    switch (mode) {
+    case RANDD_MODE_DEFAULT:
+        break;
+    case RANDD_MODE_PREDICTION_RESISTANT:
+        b->flags = RANDD_FLAG_PREDICTION_RESISTANT;
+        b->depth = 1;                /* each request one noise-source reseed */
+        break;
+    case RANDD_MODE_FULL_ENTROPY:
+        b->flags = RANDD_FLAG_FULL_ENTROPY;
+        b->depth = 1;
+        max = max < RANDD_MAX_FULL_ENTROPY ? max : RANDD_MAX_FULL_ENTROPY;
+        break;
+    default:
+        return false;
+    }
+    b->op = op;
+    b->per_request = max;
+    return true;
+}
+
+int randd_bytes_mode(randd_handle *h, void *buf, size_t n, enum randd_mode mode)
+{
+    struct batch b = { .out = buf, .total = n };
+
+    if (!mode_batch(&b, RANDD_OP_BYTES, RANDD_MAX_BYTES, mode) || (n > 0 && !buf))
+        return -EINVAL;
+    if (mode == RANDD_MODE_DEFAULT)
+        return randd_bytes(h, buf, n);
+    return n == 0 ? 0 : with_connection(h, run_batches, &b);
+}
+
+int randd_seed(randd_handle *h, void *buf, size_t n, enum randd_mode mode)
+{
+    struct batch b = { .out = buf, .total = n };
+
+    if (!mode_batch(&b, RANDD_OP_SEED, RANDD_MAX_SEED, mode) || (n > 0 && !buf))
+        return -EINVAL;
     return n == 0 ? 0 : with_connection(h, run_batches, &b);
 }
 
@@ -861,7 +911,7 @@ int randd_range(randd_handle *h, const uint8_t *r, size_t len, uint8_t *out, siz
 {
     size_t per = RANDD_MAX_RANGE_REPLY / (len ? len : 1);
     struct batch b = { RANDD_OP_RANGE, out, count * len,
-                       (per > 65535 ? 65535 : per) * len, r, (uint16_t)len };
+                       (per > 65535 ? 65535 : per) * len, r, (uint16_t)len, 0, 0 };
 
     if (!range_arguments_valid(r, len, out, count))
         return -EINVAL;

@@ -9,9 +9,10 @@
  * on it never reconnect. Returns 0 or -ENOMEM. */
 int randd_handle_from_fd(randd_handle **handle, int fd);
 
-/* n bytes as randd_bytes gives them, asked for with SEED so that the daemon counts them as
- * seeding (provider/randd_provider.c). Returns 0 or a negative error. */
-int randd_seed(randd_handle *h, void *buf, size_t n);
+/* n bytes as randd_bytes_mode gives them in mode, asked for with SEED so that the daemon
+ * counts them as seeding, apart for each mode (provider/randd_provider.c). Returns 0 or a
+ * negative error (-EINVAL for a mode not in enum randd_mode). */
+int randd_seed(randd_handle *h, void *buf, size_t n, enum randd_mode mode);
 
 /* Root's SELFTEST (op RANDD_OP_SELFTEST) or INJECT_FAILURE of test (enum randd_health_test)
  * on source, for randctl: the daemon's reply text in *text (malloc'd). Returns >= 0, or a

@@ -70,6 +70,34 @@ void randd_set_nonblock(randd_handle *h, int nonblock);
  * with a forked child, dropped if the VM generation moves, wiped by any other call. */
 int randd_bytes(randd_handle *h, void *buf, size_t n);
 
+/* What a randd_bytes_mode() call asks of the daemon (lib/PROTOCOL.md, "Noise-source modes").
+ * Both modes draw on the daemon's noise sources (rdseed, hwrng, jitter), never on the kernel's
+ * getrandom(), and each credited bit serves one request only. */
+enum randd_mode {
+    RANDD_MODE_DEFAULT = 0,                /* as randd_bytes: computationally secure */
+    /* Before each request is generated, the daemon reseeds from at least 256 bits of fresh
+     * noise-source entropy (SP 800-90C RBG2(P) with prediction resistance): a state that
+     * leaked earlier does not predict the output. */
+    RANDD_MODE_PREDICTION_RESISTANT = 1,
+    /* Every output bit backed by a fresh credited noise-source bit, plus the construction's
+     * margin (SP 800-90C RBG3(XOR): 32 bytes of SHA-256-conditioned noise, credited 320 bits,
+     * XORed into each 32 bytes of generator output; AIS 20/31 NTG.1). As fast as the noise
+     * sources are. */
+    RANDD_MODE_FULL_ENTROPY = 2,
+};
+
+/* n random bytes in mode, any n: split into requests made one after another (4096 bytes
+ * each for full entropy, 16 MiB for prediction resistance: one noise-source reseed each),
+ * always over the socket, never from read-ahead blocks or a memfd arena (any read ahead are
+ * wiped unused). Such a request waits for noise entropy, unless randd_set_nonblock() was
+ * set: then RANDD_ERR(RANDD_NOT_READY) when there is not enough right now. A timeout
+ * (randd_set_timeout) gives -ETIMEDOUT and gives the daemon back the request's place.
+ * RANDD_ERR(RANDD_NO_NOISE_SOURCE) at once when no healthy noise source can serve the mode;
+ * RANDD_ERR(RANDD_BUSY) when this uid already has as many such requests waiting as it may.
+ * randd_message() gives the daemon's reason. -EINVAL for a mode not in enum randd_mode. On
+ * an error, buf holds no output (the pieces served are wiped). */
+int randd_bytes_mode(randd_handle *h, void *buf, size_t n, enum randd_mode mode);
+
 /* count values uniform in [0, r), r big-endian in len bytes (1..1024), written to out as
  * count * len bytes, each big-endian. Any count: split into requests as needed. */
 int randd_range(randd_handle *h, const uint8_t *r, size_t len, uint8_t *out, size_t count);

@@ -61,6 +61,7 @@ enum {
     R_HAS_PARENT,
     R_BAD_CONFIG,
     R_OUT_OF_MEMORY,
+    R_NO_PREDICTION_RESISTANCE,
 };
 
 /* --- configuration --------------------------------------------------------------------
@@ -204,7 +205,15 @@ static bool read_settings(struct provider *p, const OSSL_DISPATCH *in)
  * a healthy source) answers NOT_READY at once rather than holding the process, and the
  * timeout bounds a daemon that hangs. When randd cannot serve, the seed comes from the
  * kernel (fallback = kernel) or the seeding fails (fallback = none); never from anything
- * weaker. The next seed asks the daemon again, so a restarted randd is used at once. */
+ * weaker. The next seed asks the daemon again, so a restarted randd is used at once.
+ *
+ * A seed with prediction resistance (SP 800-90A 9.3.1: the DRBG asked its source for fresh
+ * entropy) is a SEED in randd's PREDICTION_RESISTANT mode: the daemon reseeds from 256 bits
+ * of fresh noise-source entropy before it makes the seed. Noise entropy comes at the
+ * sources' pace, so such a seed waits for it (without NONBLOCK), for the timeout at most, and
+ * a timeout there says nothing about a hung daemon. It never falls back: the kernel's
+ * output is not fresh noise-source entropy, and a DRBG that asked for prediction resistance
+ * must fail rather than get less (SP 800-90A 9.3.3). The ordinary path is unchanged. */
 
 static uint64_t now_ns(void)
 {
@@ -214,10 +223,14 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* n bytes from the daemon over the provider's one connection (librandd reconnects after a
- * restart or a fork, and drops a connection that timed out). Returns 0 or a librandd error. */
-static int seed_from_daemon(struct provider *p, unsigned char *out, size_t n)
+/* n bytes in mode from the daemon over the provider's one connection (librandd reconnects
+ * after a restart or a fork, and drops a connection that timed out). Returns 0 or a librandd
+ * error, with the daemon's own words for it in why. */
+static int seed_from_daemon(struct provider *p, unsigned char *out, size_t n,
+                            enum randd_mode mode, char *why, size_t whylen)
 {
+    bool ordinary = mode == RANDD_MODE_DEFAULT;
+
     int rc = 0;
 
     pthread_mutex_lock(&p->daemon_lock);
@@ -228,9 +241,10 @@ static int seed_from_daemon(struct provider *p, unsigned char *out, size_t n)
         p->daemon = NULL;
     if (rc == 0) {
         randd_set_timeout(p->daemon, p->settings.timeout_ms);
-        randd_set_nonblock(p->daemon, 1);
-        if ((rc = randd_seed(p->daemon, out, n)) == -ETIMEDOUT)
+        randd_set_nonblock(p->daemon, ordinary);
+        if ((rc = randd_seed(p->daemon, out, n, mode)) == -ETIMEDOUT && ordinary)
             p->hung_until_ns = now_ns() + HUNG_BACKOFF_NS;
+        snprintf(why, whylen, "%s", randd_message(p->daemon));
     }
     p->in_exchange = false;
     pthread_mutex_unlock(&p->daemon_lock);
@@ -306,21 +320,28 @@ static void seed_ends(void)
     pthread_mutex_unlock(&busy.lock);
 }
 
-/* n bytes of seed into out, from the daemon or as the fallback says. Returns 1 or 0 (with
- * an error on OpenSSL's queue and out wiped), as the RAND functions do. */
-static int fill_seed(struct provider *p, unsigned char *out, size_t n)
+/* n bytes of seed into out, from the daemon or as the fallback says (never, with prediction
+ * resistance). Returns 1 or 0 (with an error on OpenSSL's queue and out wiped), as the RAND
+ * functions do. */
+static int fill_seed(struct provider *p, unsigned char *out, size_t n, bool pr)
 {
+    char why[256] = "";
     int rc;
 
     if (p->bad_setting[0]) {
         raise_error(p, R_BAD_CONFIG, "%s", p->bad_setting);
         return 0;
     }
-    if ((rc = seed_from_daemon(p, out, n)) == 0)
+    rc = seed_from_daemon(p, out, n, pr ? RANDD_MODE_PREDICTION_RESISTANT : RANDD_MODE_DEFAULT,
+                          why, sizeof(why));
+    if (rc == 0)
         return 1;
-    /* librandd wipes the pieces it completed, not one a failure cut short: the daemon's bytes
-     * must not stay in a buffer the caller was told holds nothing. */
-    OPENSSL_cleanse(out, n);
+    OPENSSL_cleanse(out, n);        /* no daemon bytes in a buffer said to hold nothing */
+    if (pr) {
+        raise_error(p, R_NO_PREDICTION_RESISTANCE, "%s: %s%s%s", p->settings.socket,
+                    randd_strerror(rc), why[0] ? ": " : "", why);
+        return 0;
+    }
     if (p->settings.fallback == FALLBACK_NONE) {
         raise_error(p, R_DAEMON_UNAVAILABLE, "%s: %s (fallback = none)",
                     p->settings.socket, randd_strerror(rc));
@@ -344,6 +365,8 @@ struct seed_source {
     struct provider *provider;
     struct seed_source *next;      /* in provider->sources */
     int state;                     /* EVP_RAND_STATE_* */
+    atomic_bool pr_pending;        /* a reseed asked for prediction resistance: the next
+                                    * request is made in that mode */
     pthread_mutex_t *lock;         /* NULL until enable_locking */
 };
 
@@ -441,32 +464,55 @@ static int source_uninstantiate(void *ctx)
     return 1;
 }
 
-/* Every call is fresh from the daemon (or the fallback), so prediction resistance holds
- * as far as randd's own reseeding gives it; additional input has nothing to go into. */
+/* Whether this request is to be prediction resistant: asked now, or by a reseed since the
+ * last one that was (section seeding). */
+static bool wants_prediction_resistance(struct seed_source *s, int prediction_resistance)
+{
+    return prediction_resistance || atomic_load(&s->pr_pending);
+}
+
+static void served(struct seed_source *s, bool pr)
+{
+    if (pr)
+        atomic_store(&s->pr_pending, false);
+}
+
+/* Every call is fresh from the daemon (or the fallback); with prediction resistance, from a
+ * daemon freshly reseeded from its noise sources. Additional input has nothing to go into. */
 static int source_generate(void *ctx, unsigned char *out, size_t outlen, unsigned strength,
                            int prediction_resistance, const unsigned char *adin,
                            size_t adin_len)
 {
     struct seed_source *s = ctx;
-
+    bool pr;
     int ok;
 
-    (void)prediction_resistance, (void)adin, (void)adin_len;
+    (void)adin, (void)adin_len;
     if (!ready(s) || !strength_ok(s, strength))
         return 0;
+    pr = wants_prediction_resistance(s, prediction_resistance);
     seed_begins(s->provider);
-    ok = fill_seed(s->provider, out, outlen);
+    if ((ok = fill_seed(s->provider, out, outlen, pr)))
+        served(s, pr);
     seed_ends();
     return ok;
 }
 
+/* The source has no state to reseed: each request is fresh from the daemon. A reseed with
+ * prediction resistance is kept, so that the next request, whatever it asks, is made after
+ * a noise-source reseed in the daemon: that is what the reseed promised its caller. Spending
+ * noise entropy here, on bytes nobody takes, would buy nothing. */
 static int source_reseed(void *ctx, int prediction_resistance, const unsigned char *ent,
                          size_t ent_len, const unsigned char *adin, size_t adin_len)
 {
     struct seed_source *s = ctx;
 
-    (void)prediction_resistance, (void)ent, (void)ent_len, (void)adin, (void)adin_len;
-    return ready(s);
+    (void)ent, (void)ent_len, (void)adin, (void)adin_len;
+    if (!ready(s))
+        return 0;
+    if (prediction_resistance)
+        atomic_store(&s->pr_pending, true);
+    return 1;
 }
 
 /* What a DRBG calls on its parent: a buffer of full-entropy bytes, one byte per 8 bits
@@ -480,8 +526,9 @@ static size_t source_get_seed(void *ctx, unsigned char **out, int entropy, size_
     struct seed_source *s = ctx;
     size_t n = entropy > 0 ? ((size_t)entropy + 7) / 8 : 0;
     unsigned char *buf;
+    bool pr;
 
-    (void)prediction_resistance, (void)adin, (void)adin_len;
+    (void)adin, (void)adin_len;
     if (!ready(s) || !strength_ok(s, entropy > 0 ? (unsigned)entropy : 0))
         return 0;
     if (n < min_len)
@@ -499,12 +546,14 @@ static size_t source_get_seed(void *ctx, unsigned char **out, int entropy, size_
         raise_error(s->provider, R_OUT_OF_MEMORY, "%zu bytes of seed", n);
         return 0;
     }
+    pr = wants_prediction_resistance(s, prediction_resistance);
     seed_begins(s->provider);
-    if (!fill_seed(s->provider, buf, n)) {
+    if (!fill_seed(s->provider, buf, n, pr)) {
         OPENSSL_secure_clear_free(buf, n);
         seed_ends();
         return 0;
     }
+    served(s, pr);
     *out = buf;
     return n;
 }
@@ -755,6 +804,7 @@ static const OSSL_ITEM reason_strings[] = {
     { R_HAS_PARENT, "seed source given a parent" },
     { R_BAD_CONFIG, "bad randd provider configuration" },
     { R_OUT_OF_MEMORY, "out of memory" },
+    { R_NO_PREDICTION_RESISTANCE, "randd could not give a prediction-resistant seed" },
     { 0, NULL },
 };
 

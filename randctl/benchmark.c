@@ -32,6 +32,7 @@
 #include <openssl/rand.h>
 
 #include "cymric.h"
+#include "json.h"
 #include "protocol.h"
 #include "randctl.h"
 #include "randen.h"
@@ -86,7 +87,7 @@ struct result {
     double value;
 };
 
-static struct result results[128];
+static struct result results[160];
 static size_t nresults;
 
 static const struct result *record(const char *section, const char *method, size_t size,
@@ -884,6 +885,7 @@ struct options {
     int json, csv;
     int fail_on_miss;                 /* --fail-on-miss: a MISS exits 1, for scripts */
     const char *compare_workers;      /* a randd to start with workers = 1 and 2; NULL: no */
+    int modes_only;                   /* --modes: the noise-source modes' rows alone */
 };
 
 static void compare_workers(const struct options *o)
@@ -1065,14 +1067,15 @@ static void ranges(const struct options *o, struct plain_ctx *p, struct randd_ct
     BN_clear_free(p->v);
 }
 
-/* One reseed of a context's primary DRBG, with prediction resistance so that it draws from
- * the seed source: what seeding costs each time it happens. */
+/* One reseed of a context's primary DRBG: it draws from the seed source, what seeding costs
+ * each time it happens. Without prediction resistance, as OpenSSL's own reseeds ask: with
+ * it, randd's seed source asks for a noise-source reseed (issue 28), measured apart. */
 static int op_reseed(void *ctx, size_t size)
 {
     EVP_RAND_CTX *primary = RAND_get0_primary(ctx);
 
     (void)size;
-    return primary && EVP_RAND_reseed(primary, 1, NULL, 0, NULL, 0) == 1 ? 0 : -EIO;
+    return primary && EVP_RAND_reseed(primary, 0, NULL, 0, NULL, 0) == 1 ? 0 : -EIO;
 }
 
 /* What one seed costs from the kernel (the default context) and from randd, in turns. */
@@ -1149,6 +1152,123 @@ static void engines(const struct options *o, uint8_t *out)
     randd_cymric_fini(&e.cymric);
     randd_randen_wipe(&e.randen);
     EVP_CIPHER_CTX_free(e.aes);
+}
+
+/* --- the noise-source modes: prediction resistance and full entropy (issue 28) -----------
+ * Bounded by the daemon's noise sources, not by the generator: bytes per second where the
+ * rest of this table counts megabytes. Each row is labelled with the healthy noise sources the
+ * daemon has (its STATUS), so that runs against daemons with one source each (make
+ * bench-modes) give a row per source. A daemon without one serves neither mode: the rows are
+ * left out and the reason printed, not a failure. */
+
+#define MODE_LATENCY_BYTES  32
+#define MODE_PR_BYTES       4096             /* a prediction-resistant request: one reseed */
+#define MODE_FE_BYTES       512              /* a full-entropy request: 4096 bits and margin */
+#define MODE_MIN_SAMPLES    3
+#define MODE_TIMEOUT_MS     60000            /* one request: jitter alone on a busy machine */
+
+/* "rdseed+jitter": the daemon's healthy noise sources, as STATUS names them; "" for none. */
+static void noise_sources(randd_handle *h, char *out, size_t cap)
+{
+    struct json_flat j = { 0 };
+    char *text = NULL, path[64];
+    size_t used = 0;
+
+    out[0] = '\0';
+    if (randd_status(h, &text) < 0 || json_flatten(text, &j) < 0) {
+        free(text);
+        return;
+    }
+    for (int i = 0;; i++) {
+        const char *name, *state;
+
+        snprintf(path, sizeof(path), "sources[%d].name", i);
+        if (!(name = json_get(&j, path)))
+            break;
+        snprintf(path, sizeof(path), "sources[%d].state", i);
+        state = json_get(&j, path);
+        if (!strcmp(name, "getrandom") || !state || strcmp(state, "healthy"))
+            continue;                                /* the kernel is not a noise source */
+        used += (size_t)snprintf(out + used, cap > used ? cap - used : 0, "%s%s",
+                                 used ? "+" : "", name);
+    }
+    json_flat_free(&j);
+    free(text);
+}
+
+/* Requests of size in mode for about seconds (at least MODE_MIN_SAMPLES), each timed: the
+ * throughput in bytes per second and the median and worst latency in ms. Returns 0 or the
+ * first request's error. */
+static int mode_run(randd_handle *h, enum randd_mode mode, size_t size, double seconds,
+                    uint8_t *out, double *bytes_per_s, double *p50_ms, double *max_ms)
+{
+    double lat[4096], start = now();
+    size_t n = 0;
+
+    while (n < sizeof(lat) / sizeof(lat[0]) && (n < MODE_MIN_SAMPLES || now() - start < seconds)) {
+        double t0 = now();
+        int rc = randd_bytes_mode(h, out, size, mode);
+
+        if (rc < 0)
+            return rc;
+        lat[n++] = (now() - t0) * 1e3;
+    }
+    *bytes_per_s = (double)(n * size) / (now() - start);
+    *max_ms = 0;
+    for (size_t i = 0; i < n; i++)
+        *max_ms = lat[i] > *max_ms ? lat[i] : *max_ms;
+    *p50_ms = median(lat, n);
+    return 0;
+}
+
+static void mode_rows(const char *what, const char *sources, enum randd_mode mode,
+                      size_t bulk, const struct options *o, randd_handle *h, uint8_t *out)
+{
+    static char methods[4][80];
+    static int used;
+    char *method = methods[used++ % 4];
+    double rate, p50, worst, unused;
+    int rc;
+
+    snprintf(method, sizeof(methods[0]), "%s: %s", what, sources);
+    progress("noise modes: %s, %zu B and %d B requests", method, bulk, MODE_LATENCY_BYTES);
+    if ((rc = mode_run(h, mode, bulk, o->seconds, out, &rate, &unused, &unused)) == 0)
+        record("noise", method, bulk, "throughput", "B/s", rate);
+    if (rc == 0 && (rc = mode_run(h, mode, MODE_LATENCY_BYTES, o->seconds, out, &unused, &p50,
+                                  &worst)) == 0) {
+        record("noise", method, MODE_LATENCY_BYTES, "p50", "ms", p50);
+        record("noise", method, MODE_LATENCY_BYTES, "max", "ms", worst);
+    }
+    /* Not a failure of the benchmark: a daemon without the modes (MALFORMED from one older
+     * than them, NO_NOISE_SOURCE) or too slow a source (the timeout) leaves its rows out. */
+    if (rc < 0)
+        fprintf(stderr, "randctl: benchmark: %s: rows left out: %s%s%s\n", method,
+                randd_strerror(rc), *randd_message(h) ? ": " : "", randd_message(h));
+}
+
+/* Prediction-resistant and full-entropy rows, over a connection of their own. */
+static void noise_modes(const struct options *o, uint8_t *out)
+{
+    static char sources[64];
+    randd_handle *h;
+    int rc;
+
+    if ((rc = randd_open(&h, daemon_socket())) < 0) {
+        step += 2;
+        failure("noise modes", rc);
+        return;
+    }
+    randd_set_timeout(h, MODE_TIMEOUT_MS);
+    noise_sources(h, sources, sizeof(sources));
+    if (!sources[0]) {
+        step += 2;
+        fprintf(stderr, "randctl: benchmark: the daemon has no healthy noise source (rdseed, "
+                "hwrng, jitter): no prediction-resistant or full-entropy rows\n");
+    } else {
+        mode_rows("PR", sources, RANDD_MODE_PREDICTION_RESISTANT, MODE_PR_BYTES, o, h, out);
+        mode_rows("FE", sources, RANDD_MODE_FULL_ENTROPY, MODE_FE_BYTES, o, h, out);
+    }
+    randd_close(h);
 }
 
 /* --- report ------------------------------------------------------------------------------- */
@@ -1337,6 +1457,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             if (access(o->compare_workers, X_OK) < 0)
                 return usage_error(&cmd_benchmark, "--compare-workers: not an executable "
                                    "randd: %s", o->compare_workers);
+        } else if (!strcmp(argv[i], "--modes")) {
+            o->modes_only = 1;
         } else if (!strcmp(argv[i], "--clients") && i + 1 < argc) {
             if (!parse_clients(argv[++i], o))
                 return usage_error(&cmd_benchmark, "--clients: want N,... with 1 <= N <= %d: %s",
@@ -1365,14 +1487,14 @@ static int report(const struct options *o, const struct vdso_ctx *vdso, const ra
         printf("in-process generator: %s (RANDD_RNG_CIPHER=chacha20|aes256ctr forces one)\n\n",
                randd_rng_cipher(rng));
         print_table();
-        return print_targets(o);
+        return o->modes_only ? 0 : print_targets(o);     /* the targets need the other rows */
     }
     return 0;
 }
 
 static int run_benchmark(int argc, char **argv)
 {
-    struct options o = { 0.5, { 1, 16, 64 }, 3, 0, 0, 0, NULL };
+    struct options o = { 0.5, { 1, 16, 64 }, 3, 0, 0, 0, NULL, 0 };
     struct plain_ctx plain = { .fd = -1 };
     struct randd_ctx *daemon_ctx = NULL;
     struct vdso_ctx vdso = { 0 };
@@ -1419,7 +1541,12 @@ static int run_benchmark(int argc, char **argv)
     if (seeded_open(&seeded) == 0)
         plain.randd_seeded = seeded.libctx;
 
-    steps = (int)NSIZES + 1 + 1 + 3 + 2 + 1 + (int)o.nclients + (o.compare_workers != NULL);
+    steps = (int)NSIZES + 1 + 1 + 3 + 2 + 1 + (int)o.nclients + (o.compare_workers != NULL) + 2;
+    if (o.modes_only) {
+        steps = 2;
+        noise_modes(&o, out);
+        goto done;
+    }
     throughput(&o, &plain, daemon_ctx, &vdso);
     reseeds(&o, &plain);
     pingpong_floor(&o);
@@ -1432,6 +1559,8 @@ static int run_benchmark(int argc, char **argv)
     }
     if (o.compare_workers && !failing())
         compare_workers(&o);
+    noise_modes(&o, out);
+done:
     if (isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");
     if (failing()) {
@@ -1460,6 +1589,6 @@ out:
 
 const struct command cmd_benchmark = {
     "benchmark", "benchmark [--seconds S] [--clients N,...] [--compare-workers RANDD] "
-                 "[--json | --csv | --fail-on-miss]  randd beside the alternatives: "
+                 "[--modes] [--json | --csv | --fail-on-miss]  randd beside the alternatives: "
                  "throughput, latency, clients", run_benchmark,
 };

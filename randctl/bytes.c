@@ -1,5 +1,6 @@
-/* randctl bytes and stream: random bytes as hex, base64 or raw, and an endless raw stream
- * for rngtest or dieharder that ends quietly when the reader goes away. */
+/* randctl bytes and stream: random bytes as hex, base64 or raw (ordinary, prediction-
+ * resistant or full-entropy), and an endless raw stream for rngtest or dieharder that ends
+ * quietly when the reader goes away. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,8 +46,46 @@ static int emit(const uint8_t *buf, size_t n, enum format format)
     return write_all((uint8_t *)text, (size_t)EVP_EncodeBlock((unsigned char *)text, buf, (int)n));
 }
 
+/* What a mode's failure means, beside librandd's text and the daemon's own words: scripts
+ * get an exit status of its own (randctl(1)), people a line that says what to do. */
+static int mode_failure(randd_handle *h, enum randd_mode mode, int timeout_ms, int err)
+{
+    const char *what = mode == RANDD_MODE_FULL_ENTROPY ? "bytes --full-entropy"
+                       : mode == RANDD_MODE_PREDICTION_RESISTANT
+                           ? "bytes --prediction-resistant" : "bytes";
+    const char *daemon = randd_message(h);
+    int rc;
+
+    if (err == -ETIMEDOUT) {
+        fprintf(stderr, "randctl: %s: not served within the timeout (%d ms)\n", what,
+                timeout_ms);
+        return EXIT_TIMED_OUT;
+    }
+    if (err == RANDD_ERR(RANDD_NO_NOISE_SOURCE)) {
+        fprintf(stderr, "randctl: %s: %s%s%s\n", what, randd_strerror(err),
+                *daemon ? ": " : "", daemon);
+        return EXIT_NO_NOISE_SOURCE;
+    }
+    if (err == RANDD_ERR(RANDD_NOT_READY)) {    /* "daemon not ready" would mislead here */
+        fprintf(stderr, "randctl: %s: not enough noise-source entropy ready now (--nonblock)"
+                "%s%s\n", what, *daemon ? ": " : "", daemon);
+        return EXIT_NOT_READY;
+    }
+    if (err == RANDD_ERR(RANDD_BUSY)) {         /* not clients or primes: the modes' queue */
+        fprintf(stderr, "randctl: %s: busy: this user has as many requests waiting for noise "
+                "entropy as the daemon allows; try again later%s%s\n", what,
+                *daemon ? ": " : "", daemon);
+        return EXIT_BUSY;
+    }
+    rc = fail(what, err);
+    if (*daemon)
+        fprintf(stderr, "randctl: %s: the daemon says: %s\n", what, daemon);
+    return rc;
+}
+
 /* Output in chunks; N of 0 with endless set means until the reader stops. */
-static int produce(unsigned long long n, int endless, enum format format)
+static int produce_mode(unsigned long long n, int endless, enum format format,
+                        enum randd_mode mode, int timeout_ms)
 {
     static uint8_t buf[CHUNK];
     size_t chunk = format == BASE64 ? CHUNK - CHUNK % 3 : CHUNK;   /* no padding midway */
@@ -55,13 +94,16 @@ static int produce(unsigned long long n, int endless, enum format format)
 
     if (rc != EXIT_OK)
         return rc;
+    randd_set_timeout(h, timeout_ms);
     while (endless || n > 0) {
         size_t step = !endless && n < chunk ? (size_t)n : chunk;
-        int err = randd_bytes(h, buf, step);
+        int err = randd_bytes_mode(h, buf, step, mode);
 
         if (err < 0) {
+            rc = mode == RANDD_MODE_DEFAULT && err != -ETIMEDOUT
+                     ? fail("bytes", err) : mode_failure(h, mode, timeout_ms, err);
             randd_close(h);
-            return fail("bytes", err);
+            return rc;
         }
         err = emit(buf, step, format);
         OPENSSL_cleanse(buf, step);
@@ -79,14 +121,29 @@ static int produce(unsigned long long n, int endless, enum format format)
     return EXIT_OK;
 }
 
+static int produce(unsigned long long n, int endless, enum format format)
+{
+    return produce_mode(n, endless, format, RANDD_MODE_DEFAULT, 0);
+}
+
 static int run_bytes(int argc, char **argv)
 {
     enum format format = HEX;
-    unsigned long long n = 0;
+    enum randd_mode mode = RANDD_MODE_DEFAULT;
+    unsigned long long n = 0, timeout_ms = 0;
     int have_n = 0;
 
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--hex"))
+        if (!strcmp(argv[i], "--prediction-resistant") && mode != RANDD_MODE_FULL_ENTROPY)
+            mode = RANDD_MODE_PREDICTION_RESISTANT;
+        else if (!strcmp(argv[i], "--full-entropy"))
+            mode = RANDD_MODE_FULL_ENTROPY;      /* implies prediction resistance */
+        else if (!strcmp(argv[i], "--prediction-resistant"))
+            ;
+        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc &&
+                 parse_count(argv[i + 1], 3600000, &timeout_ms) && timeout_ms > 0)
+            i++;
+        else if (!strcmp(argv[i], "--hex"))
             format = HEX;
         else if (!strcmp(argv[i], "--base64"))
             format = BASE64;
@@ -100,7 +157,7 @@ static int run_bytes(int argc, char **argv)
     if (!have_n)
         return usage_error(&cmd_bytes, "how many bytes? (N >= 1)");
     signal(SIGPIPE, SIG_IGN);
-    return produce(n, 0, format);
+    return produce_mode(n, 0, format, mode, (int)timeout_ms);
 }
 
 static int run_stream(int argc, char **argv)
@@ -114,7 +171,8 @@ static int run_stream(int argc, char **argv)
 }
 
 const struct command cmd_bytes = {
-    "bytes", "bytes N [--hex|--base64|--raw]   N random bytes (hex by default)", run_bytes,
+    "bytes", "bytes N [--hex|--base64|--raw] [--prediction-resistant|--full-entropy] "
+             "[--timeout MS]   N random bytes (hex by default)", run_bytes,
 };
 
 const struct command cmd_stream = {

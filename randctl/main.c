@@ -48,7 +48,8 @@ static void usage(FILE *to)
                 "--nonblock: fail at once (exit 5) when the daemon is not ready, not wait.\n"
                 "--socket and --nonblock may come before or after the command.\n"
                 "Exit codes: 0 ok, 1 failed, 2 bad argument, 3 daemon not running,\n"
-                "            4 permission denied, 5 daemon not ready, 6 daemon busy (retry).\n",
+                "            4 permission denied, 5 daemon not ready, 6 daemon busy (retry),\n"
+                "            7 no noise source for the mode, 8 timed out.\n",
             RANDD_DEFAULT_SOCKET);
 }
 
@@ -60,6 +61,8 @@ int fail(const char *what, int err)
     case -EACCES: case -EPERM: case RANDD_ERR(RANDD_NOT_PERMITTED): return EXIT_DENIED;
     case RANDD_ERR(RANDD_NOT_READY): return EXIT_NOT_READY;
     case RANDD_ERR(RANDD_BUSY): return EXIT_BUSY;
+    case RANDD_ERR(RANDD_NO_NOISE_SOURCE): return EXIT_NO_NOISE_SOURCE;
+    case -ETIMEDOUT: return EXIT_TIMED_OUT;
     default: return EXIT_FAILED;
     }
 }

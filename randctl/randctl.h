@@ -15,6 +15,8 @@ enum {
     EXIT_DENIED = 4,          /* permission denied (socket or ADD_ENTROPY) */
     EXIT_NOT_READY = 5,       /* the daemon is not ready and --nonblock was given */
     EXIT_BUSY = 6,            /* the daemon is busy (clients, or this uid's PRIMEs): retry */
+    EXIT_NO_NOISE_SOURCE = 7, /* no healthy noise source can serve the mode asked for */
+    EXIT_TIMED_OUT = 8,       /* --timeout passed before the daemon served */
 };
 
 struct command {

@@ -437,6 +437,43 @@ static void served_line(struct writer *w, const struct json_flat *j)
     line_end(w);
 }
 
+/* The noise reservoir that serves the prediction-resistant (PR) and full-entropy (FE) modes:
+ * the bits ready, the requests waiting, then for each mode its requests, the bytes served and
+ * the noise bits they spent; refusals only when there were some. A daemon without the
+ * reservoir (older than the modes) has no line. */
+static void noise_line(struct writer *w, const struct json_flat *j)
+{
+    static const struct { const char *key, *name; } modes[] = {
+        { "prediction_resistant", "PR" }, { "full_entropy", "FE" },
+    };
+    static const struct { const char *key, *name; } refusals[] = {
+        { "refused_not_ready", "not ready" }, { "refused_busy", "busy" },
+        { "refused_no_noise_source", "no noise source" }, { "cancelled", "given up" },
+    };
+    double waiting = number(j, "noise.waiting");
+    char path[96], buf[32];
+
+    if (!field(j, "noise.available_bits"))
+        return;
+    line_start(w, "noise");
+    item(w, PLAIN, "%.0f bits ready", number(j, "noise.available_bits"));
+    item(w, waiting > 0 ? YELLOW : PLAIN, "%.0f waiting", waiting);
+    for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+        snprintf(path, sizeof(path), "noise.%s.served_bytes", modes[m].key);
+        size(buf, sizeof(buf), number(j, path));
+        snprintf(path, sizeof(path), "noise.%s.answered", modes[m].key);
+        item(w, PLAIN, "%s %.0f (%s, %.0f bits)", modes[m].name, number(j, path), buf,
+             number(j, (snprintf(path, sizeof(path), "noise.%s.consumed_bits", modes[m].key),
+                        path)));
+    }
+    for (size_t r = 0; r < sizeof(refusals) / sizeof(refusals[0]); r++) {
+        snprintf(path, sizeof(path), "noise.%s", refusals[r].key);
+        if (number(j, path) > 0)
+            item(w, YELLOW, "%.0f %s", number(j, path), refusals[r].name);
+    }
+    line_end(w);
+}
+
 static void egd_line(struct writer *w, const struct json_flat *j)
 {
     char buf[32];
@@ -471,7 +508,7 @@ static void pending_line(struct writer *w, const struct json_flat *j)
 static const char *const known[] = {
     "version", "uptime_seconds", "ready", "not_ready_reason", "sources", "pool", "kernel",
     "clients", "requests", "replies", "bytes_served", "workers", "egd", "config",
-    "pending_restart",
+    "pending_restart", "noise",
 };
 
 static size_t top_length(const char *path)
@@ -528,6 +565,7 @@ void status_view_print(FILE *out, const struct json_flat *j, const struct status
     kernel_line(&w, j);
     clients_line(&w, j);
     served_line(&w, j);
+    noise_line(&w, j);
     egd_line(&w, j);
     pending_line(&w, j);
     unknown_sections(&w, j);

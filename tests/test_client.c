@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -421,6 +422,187 @@ START_TEST(any_status_to_bytes_memfd_is_served_over_bytes)
 }
 END_TEST
 
+/* --- noise-source modes ---------------------------------------------------------------- */
+
+/* The next request the "daemon" receives: its header decoded, its u32 n; false if none has
+ * come. */
+static bool next_request(int peer, struct randd_header *h, uint32_t *n)
+{
+    uint8_t frame[RANDD_HEADER_BYTES + 4];
+
+    if (recv(peer, frame, sizeof(frame), MSG_DONTWAIT | MSG_WAITALL) != sizeof(frame))
+        return false;
+    randd_header_decode(frame, h);
+    *n = (uint32_t)frame[8] << 24 | (uint32_t)frame[9] << 16 | (uint32_t)frame[10] << 8 |
+         frame[11];
+    return true;
+}
+
+/* An OK reply of n bytes, each fill. */
+static void send_ok(int peer, size_t n, uint8_t fill)
+{
+    static uint8_t frame[RANDD_HEADER_BYTES + (64u << 10)];
+
+    ck_assert_uint_le(n, sizeof(frame) - RANDD_HEADER_BYTES);
+    put_header(frame, RANDD_OK, (uint32_t)n);
+    memset(frame + RANDD_HEADER_BYTES, fill, n);
+    ck_assert_int_eq(write(peer, frame, RANDD_HEADER_BYTES + n),
+                     (ssize_t)(RANDD_HEADER_BYTES + n));
+}
+
+static bool all_bytes(const uint8_t *p, size_t n, uint8_t value)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != value)
+            return false;
+    return true;
+}
+
+/* Full entropy goes 4096 bytes a request, each with the flag, one at a time: with one reply
+ * given, the call sends the second request and waits; nothing more. When the call fails
+ * (here, its timeout), the bytes it was served are wiped. */
+START_TEST(full_entropy_is_asked_4096_bytes_at_a_time_one_request_in_flight)
+{
+    static uint8_t out[10000];
+    struct randd_header h;
+    uint32_t n;
+    randd_handle *hd;
+    int sv[2], rc;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(randd_handle_from_fd(&hd, sv[0]), 0);
+    randd_set_timeout(hd, 300);
+    send_ok(sv[1], RANDD_MAX_FULL_ENTROPY, 0xa5);
+    rc = randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_FULL_ENTROPY);
+    ck_assert_msg(rc == -ETIMEDOUT, "a call left waiting for its second reply returned %d (%s)",
+                  rc, randd_strerror(rc));
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(next_request(sv[1], &h, &n), "request %d of the call never came", i + 1);
+        ck_assert_uint_eq(h.code, RANDD_OP_BYTES);
+        ck_assert_msg(h.flags == RANDD_FLAG_FULL_ENTROPY, "request %d: flags 0x%04x, wanted "
+                      "FULL_ENTROPY alone", i + 1, h.flags);
+        ck_assert_uint_eq(n, RANDD_MAX_FULL_ENTROPY);
+    }
+    ck_assert_msg(!next_request(sv[1], &h, &n), "a third request went before the second's "
+                  "reply: full-entropy requests were pipelined");
+    ck_assert_msg(all_bytes(out, RANDD_MAX_FULL_ENTROPY, 0), "the failed call left the first "
+                  "reply's bytes in the caller's buffer");
+    randd_close(hd);
+    close(sv[1]);
+}
+END_TEST
+
+/* A large prediction-resistant call is served over BYTES with the flag (never BYTES_MEMFD,
+ * whose arena and read-ahead hold ordinary output), and NONBLOCK rides along when set. */
+START_TEST(prediction_resistance_goes_over_bytes_with_its_flag_whatever_the_size)
+{
+    static uint8_t out[64u << 10];
+    struct randd_header h;
+    uint32_t n;
+    randd_handle *hd;
+    int sv[2];
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(randd_handle_from_fd(&hd, sv[0]), 0);
+    randd_set_timeout(hd, 10000);
+    randd_set_nonblock(hd, 1);
+    send_ok(sv[1], sizeof(out), 0x3c);
+    ck_assert_int_eq(randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_PREDICTION_RESISTANT),
+                     0);
+    ck_assert_msg(all_bytes(out, sizeof(out), 0x3c), "not the daemon's bytes");
+    ck_assert_msg(next_request(sv[1], &h, &n), "no request came");
+    ck_assert_msg(h.code == RANDD_OP_BYTES, "op %u, wanted BYTES", h.code);
+    ck_assert_msg(h.flags == (RANDD_FLAG_PREDICTION_RESISTANT | RANDD_FLAG_NONBLOCK),
+                  "flags 0x%04x, wanted PREDICTION_RESISTANT | NONBLOCK", h.flags);
+    ck_assert_uint_eq(n, sizeof(out));
+    ck_assert_msg(!next_request(sv[1], &h, &n), "one request expected, a second came");
+    randd_close(hd);
+    close(sv[1]);
+}
+END_TEST
+
+/* randd_seed in each mode: SEED, with the mode's flag. */
+START_TEST(seed_carries_its_mode_flag)
+{
+    static const struct { enum randd_mode mode; uint16_t flags; } modes[] = {
+        { RANDD_MODE_DEFAULT, 0 },
+        { RANDD_MODE_PREDICTION_RESISTANT, RANDD_FLAG_PREDICTION_RESISTANT },
+        { RANDD_MODE_FULL_ENTROPY, RANDD_FLAG_FULL_ENTROPY },
+    };
+    uint8_t out[48];
+    struct randd_header h;
+    uint32_t n;
+    randd_handle *hd;
+    int sv[2];
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(randd_handle_from_fd(&hd, sv[0]), 0);
+    randd_set_timeout(hd, 10000);
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        send_ok(sv[1], sizeof(out), 0x11);
+        ck_assert_int_eq(randd_seed(hd, out, sizeof(out), modes[i].mode), 0);
+        ck_assert_msg(next_request(sv[1], &h, &n), "mode %d: no request", modes[i].mode);
+        ck_assert_msg(h.code == RANDD_OP_SEED && h.flags == modes[i].flags && n == sizeof(out),
+                      "mode %d: op %u flags 0x%04x n %u, wanted SEED 0x%04x %zu",
+                      modes[i].mode, h.code, h.flags, n, modes[i].flags, sizeof(out));
+    }
+    randd_close(hd);
+    close(sv[1]);
+}
+END_TEST
+
+/* A mode not in the enum sends nothing; the next call is served. */
+START_TEST(an_unknown_mode_sends_nothing_and_the_next_call_is_served)
+{
+    static const uint8_t reply[] = "\x01\x00\x00\x00\x00\x00\x00\x10"
+                                   "0123456789abcdef";
+    uint8_t buf[16];
+    int peer;
+    randd_handle *h = handle_with_reply(reply, 24, &peer);
+
+    check_refused_unsent(randd_bytes_mode(h, buf, sizeof(buf), (enum randd_mode)3), peer,
+                         "randd_bytes_mode(mode 3)");
+    check_refused_unsent(randd_seed(h, buf, sizeof(buf), (enum randd_mode)-1), peer,
+                         "randd_seed(mode -1)");
+    check_refused_unsent(randd_bytes_mode(h, NULL, 16, RANDD_MODE_FULL_ENTROPY), peer,
+                         "randd_bytes_mode(NULL)");
+    ck_assert_int_eq(randd_bytes_mode(h, buf, sizeof(buf), RANDD_MODE_DEFAULT), 0);
+    ck_assert_msg(!memcmp(buf, "0123456789abcdef", 16), "not the daemon's bytes");
+    randd_close(h);
+    close(peer);
+}
+END_TEST
+
+/* NO_NOISE_SOURCE comes back as its own error, with the daemon's words and a text of its
+ * own; the handle serves the next call on the same connection. */
+START_TEST(no_noise_source_is_its_own_error_with_the_daemons_message)
+{
+    static const char why[] = "no healthy noise source: jitter quarantined";
+    uint8_t frame[RANDD_HEADER_BYTES + sizeof(why)], out[32];
+    randd_handle *hd;
+    int sv[2], rc;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(randd_handle_from_fd(&hd, sv[0]), 0);
+    randd_set_timeout(hd, 10000);
+    put_header(frame, RANDD_NO_NOISE_SOURCE, sizeof(why) - 1);
+    memcpy(frame + RANDD_HEADER_BYTES, why, sizeof(why) - 1);
+    ck_assert_int_eq(write(sv[1], frame, RANDD_HEADER_BYTES + sizeof(why) - 1),
+                     (ssize_t)(RANDD_HEADER_BYTES + sizeof(why) - 1));
+    rc = randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_FULL_ENTROPY);
+    ck_assert_msg(rc == RANDD_ERR(RANDD_NO_NOISE_SOURCE), "returned %d (%s)", rc,
+                  randd_strerror(rc));
+    ck_assert_str_eq(randd_message(hd), why);
+    ck_assert_msg(strstr(randd_strerror(rc), "noise source"), "randd_strerror: \"%s\"",
+                  randd_strerror(rc));
+    send_ok(sv[1], sizeof(out), 0x77);
+    ck_assert_int_eq(randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_PREDICTION_RESISTANT),
+                     0);
+    randd_close(hd);
+    close(sv[1]);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("client");
@@ -436,11 +618,16 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_reset_on_bytes_memfd_is_served_over_bytes);
     tcase_add_test(tc, an_ok_reply_without_its_descriptor_is_served_over_bytes);
     tcase_add_test(tc, any_status_to_bytes_memfd_is_served_over_bytes);
+    tcase_add_test(tc, full_entropy_is_asked_4096_bytes_at_a_time_one_request_in_flight);
+    tcase_add_test(tc, prediction_resistance_goes_over_bytes_with_its_flag_whatever_the_size);
+    tcase_add_test(tc, seed_carries_its_mode_flag);
+    tcase_add_test(tc, no_noise_source_is_its_own_error_with_the_daemons_message);
     suite_add_tcase(s, tc);
     tcase_add_test(args, bytes_into_null_sends_nothing_and_the_next_call_is_served);
     tcase_add_test(args, range_with_bad_arguments_sends_nothing_and_the_next_call_is_served);
     tcase_add_test(args, prime_into_null_sends_nothing_and_the_next_call_is_served);
     tcase_add_test(args, null_json_or_data_sends_nothing_and_the_next_call_is_served);
+    tcase_add_test(args, an_unknown_mode_sends_nothing_and_the_next_call_is_served);
     tcase_set_timeout(args, 30);
     suite_add_tcase(s, args);
     return s;

@@ -39,14 +39,15 @@
 
 /* --- the scripted daemon: a thread serving protocol v1 frames as told ------------------- */
 
-enum daemon_mode { SERVE, NOT_READY, HANG, CLOSE_AFTER_REPLY, HALF_REPLY };
+/* NO_NOISE: NO_NOISE_SOURCE to every request in a noise-source mode, the others served. */
+enum daemon_mode { SERVE, NOT_READY, HANG, CLOSE_AFTER_REPLY, HALF_REPLY, NO_NOISE };
 
 static struct {
     char dir[64], path[108];
     int listen_fd, wake[2];
     pthread_t thread;
     _Atomic enum daemon_mode mode;
-    atomic_int connections, seeds, others;
+    atomic_int connections, seeds, others, pr_seeds;
     atomic_uint last_n, last_flags;
 } daemon_;
 
@@ -77,6 +78,7 @@ static void reply(int fd, int status, const void *body, size_t len)
 static bool serve_one(int fd)
 {
     static const char not_ready[] = "no entropy source";
+    static const char no_noise[] = "no healthy noise source: jitter = no";
     uint8_t head[RANDD_HEADER_BYTES], body[64], out[RANDD_MAX_SEED];
     struct randd_header h;
     struct randd_request req;
@@ -89,7 +91,13 @@ static bool serve_one(int fd)
     ck_assert_uint_le(h.length, sizeof(body));
     if (!read_exact(fd, body, h.length))
         return false;
-    ck_assert_int_eq(randd_parse_request(&h, body, &req, why, sizeof(why)), RANDD_OK);
+    {   /* the mode flags judged here, whether or not the codec knows them yet */
+        struct randd_header plain = h;
+
+        plain.flags &= (uint16_t)~RANDD_FLAG_MODES;
+        ck_assert_int_eq(randd_parse_request(&plain, body, &req, why, sizeof(why)), RANDD_OK);
+        req.flags = h.flags;
+    }
     if (req.op != RANDD_OP_SEED) {
         atomic_fetch_add(&daemon_.others, 1);
         return true;
@@ -97,6 +105,12 @@ static bool serve_one(int fd)
     atomic_fetch_add(&daemon_.seeds, 1);
     atomic_store(&daemon_.last_n, req.n);
     atomic_store(&daemon_.last_flags, req.flags);
+    if (req.flags & RANDD_FLAG_PREDICTION_RESISTANT)
+        atomic_fetch_add(&daemon_.pr_seeds, 1);
+    if (mode == NO_NOISE && (req.flags & RANDD_FLAG_MODES)) {
+        reply(fd, RANDD_NO_NOISE_SOURCE, no_noise, sizeof(no_noise) - 1);
+        return true;
+    }
     if (mode == HANG || (mode == NOT_READY && !(req.flags & RANDD_FLAG_NONBLOCK)))
         return true;
     if (mode == NOT_READY) {
@@ -1037,6 +1051,116 @@ START_TEST(a_child_forked_while_another_thread_seeds_openssl_can_draw)
 }
 END_TEST
 
+/* --- prediction resistance ------------------------------------------------------------- */
+
+/* prediction_resistance = 1 in get_seed and generate asks for a SEED in the daemon's
+ * PREDICTION_RESISTANT mode, without NONBLOCK (noise entropy is waited for, under the
+ * timeout); 0 asks as ever. A reseed with it makes the next request so, once. */
+START_TEST(prediction_resistance_asks_for_a_seed_after_a_noise_source_reseed)
+{
+    const char *const with[] = { "socket", daemon_.path, NULL };
+    unsigned char *seed = NULL, out[64];
+    void *ctx;
+    size_t n;
+
+    daemon_start(SERVE);
+    load_provider(with);
+    ctx = new_source();
+    n = prov.get_seed(ctx, &seed, 256, 32, 4096, 1, NULL, 0);
+    ck_assert_uint_eq(n, 32);
+    ck_assert_msg(all_pattern(seed, n), "the seed is not the daemon's bytes");
+    prov.clear_seed(ctx, seed, n);
+    ck_assert_msg(atomic_load(&daemon_.last_flags) == RANDD_FLAG_PREDICTION_RESISTANT,
+                  "get_seed with prediction resistance sent flags 0x%04x",
+                  atomic_load(&daemon_.last_flags));
+    ck_assert_int_eq(prov.generate(ctx, out, sizeof(out), 256, 1, NULL, 0), 1);
+    ck_assert_uint_eq(atomic_load(&daemon_.last_flags), RANDD_FLAG_PREDICTION_RESISTANT);
+    ck_assert_int_eq(prov.generate(ctx, out, sizeof(out), 256, 0, NULL, 0), 1);
+    ck_assert_msg(atomic_load(&daemon_.last_flags) == RANDD_FLAG_NONBLOCK,
+                  "an ordinary generate sent flags 0x%04x", atomic_load(&daemon_.last_flags));
+    ck_assert_int_eq(prov.reseed(ctx, 1, NULL, 0, NULL, 0), 1);
+    ck_assert_int_eq(atomic_load(&daemon_.seeds), 3);           /* a reseed asks nothing */
+    ck_assert_int_eq(prov.generate(ctx, out, sizeof(out), 256, 0, NULL, 0), 1);
+    ck_assert_msg(atomic_load(&daemon_.last_flags) == RANDD_FLAG_PREDICTION_RESISTANT,
+                  "the request after a prediction-resistant reseed sent flags 0x%04x",
+                  atomic_load(&daemon_.last_flags));
+    ck_assert_int_eq(prov.generate(ctx, out, sizeof(out), 256, 0, NULL, 0), 1);
+    ck_assert_uint_eq(atomic_load(&daemon_.last_flags), RANDD_FLAG_NONBLOCK);
+    ck_assert_int_eq(atomic_load(&daemon_.pr_seeds), 3);
+    prov.freectx(ctx);
+}
+END_TEST
+
+/* With no noise source the daemon cannot reseed from, a prediction-resistant seed fails,
+ * naming the reason, even with fallback = kernel: the kernel's bytes are not what was asked.
+ * Ordinary seeds are served as ever. */
+START_TEST(a_prediction_resistant_seed_never_falls_back_to_the_kernel)
+{
+    const char *const with[] = { "socket", daemon_.path, NULL };
+    unsigned char *seed = NULL, out[64];
+    char text[512];
+    bool from_daemon = false;
+    void *ctx;
+
+    daemon_start(NO_NOISE);
+    load_provider(with);
+    ctx = new_source();
+    capture_stderr();
+    ck_assert_uint_eq(prov.get_seed(ctx, &seed, 256, 32, 4096, 1, NULL, 0), 0);
+    ck_assert_msg(last_reason != 0 && strstr(last_error, "noise source") &&
+                  strstr(last_error, "jitter = no") && strstr(last_error, daemon_.path),
+                  "error: %s", last_error);
+    memset(out, PATTERN, sizeof(out));
+    ck_assert_int_eq(prov.generate(ctx, out, sizeof(out), 256, 1, NULL, 0), 0);
+    for (size_t i = 0; i < sizeof(out); i++)
+        ck_assert_msg(out[i] == 0, "a failed generate left bytes in its buffer");
+    ck_assert_uint_eq(seed_once(ctx, &from_daemon), 32);
+    ck_assert_msg(from_daemon, "an ordinary seed was not served by the daemon");
+    ck_assert_int_eq(captured_lines(text, sizeof(text)), 0);     /* no fallback taken */
+    ck_assert_int_eq(atomic_load(&daemon_.pr_seeds), 2);
+    prov.freectx(ctx);
+}
+END_TEST
+
+/* OpenSSL's own HASH-DRBG on the seed source, generating with prediction resistance: each
+ * such generate reseeds it with a prediction-resistant seed from randd. */
+START_TEST(evp_rand_hash_drbg_with_prediction_resistance_seeds_in_that_mode)
+{
+    OSSL_LIB_CTX *libctx;
+    EVP_RAND *rand, *hash;
+    EVP_RAND_CTX *seed, *drbg;
+    unsigned char out[64];
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_DRBG_PARAM_DIGEST, (char *)"SHA256", 0),
+        OSSL_PARAM_END,
+    };
+    int before;
+
+    daemon_start(SERVE);
+    libctx = libctx_with_provider();
+    rand = EVP_RAND_fetch(libctx, "RANDD", "provider=randd");
+    seed = EVP_RAND_CTX_new(rand, NULL);
+    ck_assert_int_eq(EVP_RAND_instantiate(seed, 256, 0, NULL, 0, NULL), 1);
+    hash = EVP_RAND_fetch(libctx, "HASH-DRBG", NULL);
+    drbg = EVP_RAND_CTX_new(hash, seed);
+    ck_assert_ptr_nonnull(drbg);
+    ck_assert_int_eq(EVP_RAND_instantiate(drbg, 256, 1, NULL, 0, params), 1);
+    before = atomic_load(&daemon_.pr_seeds);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(EVP_RAND_generate(drbg, out, sizeof(out), 256, 1, NULL, 0), 1);
+    ck_assert_msg(atomic_load(&daemon_.pr_seeds) - before == 3, "3 generates with prediction "
+                  "resistance made %d prediction-resistant seeds",
+                  atomic_load(&daemon_.pr_seeds) - before);
+    ck_assert_int_eq(EVP_RAND_generate(drbg, out, sizeof(out), 256, 0, NULL, 0), 1);
+    ck_assert_int_eq(atomic_load(&daemon_.pr_seeds) - before, 3);
+    EVP_RAND_CTX_free(drbg);
+    EVP_RAND_free(hash);
+    EVP_RAND_CTX_free(seed);
+    EVP_RAND_free(rand);
+    OSSL_LIB_CTX_free(libctx);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("provider");
@@ -1062,6 +1186,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_connection_the_program_closed_and_reused_is_left_alone);
     tcase_add_test(tc, a_bad_setting_fails_every_seed_naming_the_key);
     tcase_add_test(tc, evp_rand_runs_the_seed_source_and_a_ctr_drbg_on_top_of_it);
+    tcase_add_test(tc, prediction_resistance_asks_for_a_seed_after_a_noise_source_reseed);
+    tcase_add_test(tc, a_prediction_resistant_seed_never_falls_back_to_the_kernel);
+    tcase_add_test(tc, evp_rand_hash_drbg_with_prediction_resistance_seeds_in_that_mode);
     tcase_add_test(tc, rand_bytes_seeds_from_randd_once_set_as_the_seed_source);
     tcase_add_test(tc, a_child_forked_while_another_thread_seeds_openssl_can_draw);
     suite_add_tcase(s, tc);

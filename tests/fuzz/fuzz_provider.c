@@ -510,6 +510,8 @@ struct context {
     bool ready;                       /* instantiated with a strength it offers */
     unsigned char *seed;              /* from get_seed, not yet given to clear_seed */
     size_t seed_len;
+    bool pr_pending;                  /* a reseed asked for prediction resistance: the next
+                                       * request is in that mode, which never falls back */
 };
 
 static struct context contexts[MAX_CONTEXTS];
@@ -556,6 +558,9 @@ static void do_generate(struct context *c, struct input *in)
     rc = prov.generate(c->ctx, out, outlen, strength, pr, adin, adin_len);
     call_end();
     check_01(rc, "generate");
+    pr |= c->pr_pending;              /* the mode the provider asked in */
+    if (rc == 1 && pr)
+        c->pr_pending = false;
     if (rc == 0) {
         check_raised(before, "generate");
         /* Untouched (refused before any byte came) or wiped: never part of a seed. */
@@ -572,7 +577,8 @@ static void do_generate(struct context *c, struct input *in)
                 c->ready, strength);
         abort();
     }
-    if (rc == 0 && c->ready && strength <= 256 && seeds_always()) {
+    /* Prediction resistance never falls back: the kernel is not a noise source. */
+    if (rc == 0 && c->ready && strength <= 256 && !pr && seeds_always()) {
         fprintf(stderr, "fuzz_provider: generate failed with fallback = kernel: %s\n",
                 last_error);
         abort();
@@ -590,6 +596,9 @@ static void do_get_seed(struct context *c, struct input *in)
     call_begin("get_seed");
     n = prov.get_seed(c->ctx, &seed, entropy, min_len, max_len, pr, adin, sizeof(adin));
     call_end();
+    pr |= c->pr_pending;
+    if (n > 0 && pr)
+        c->pr_pending = false;
     need = entropy > 0 ? ((size_t)entropy + 7) / 8 : 0;
     if (need < min_len)
         need = min_len;
@@ -598,7 +607,7 @@ static void do_get_seed(struct context *c, struct input *in)
         if (seed != (unsigned char *)&prov)
             abort();                  /* *pout is the caller's until there is a seed */
         if (c->ready && entropy <= 256 && need > 0 && need <= max_len &&
-            need <= RANDD_MAX_SEED && seeds_always()) {
+            need <= RANDD_MAX_SEED && !pr && seeds_always()) {
             fprintf(stderr, "fuzz_provider: get_seed failed with fallback = kernel: %s\n",
                     last_error);
             abort();
@@ -682,7 +691,7 @@ static void one_call(struct input *in)
 {
     uint8_t op = take8(in);
     struct context *c = &contexts[take8(in) % MAX_CONTEXTS];
-    int rc, before = errors_raised;
+    int rc, pr, before = errors_raised;
 
     if (!c->ctx && op % 16 != 15) {
         call_begin("newctx");
@@ -691,6 +700,7 @@ static void one_call(struct input *in)
         if (!c->ctx)
             abort();
         c->ready = false;
+        c->pr_pending = false;
         return;
     }
     switch (op % 16) {
@@ -746,12 +756,15 @@ static void one_call(struct input *in)
     case 7:
         if (!prov.reseed)
             break;
+        pr = take8(in) & 1;
         call_begin("reseed");
-        rc = prov.reseed(c->ctx, take8(in) & 1, NULL, 0, NULL, 0);
+        rc = prov.reseed(c->ctx, pr, NULL, 0, NULL, 0);
         call_end();
         check_01(rc, "reseed");
         if (rc == 0)
             check_raised(before, "reseed");
+        else if (pr)
+            c->pr_pending = true;
         break;
     case 8: case 9:
         do_get_seed(c, in);

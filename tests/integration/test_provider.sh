@@ -10,7 +10,8 @@ check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
 
 PROVIDER=${RANDD_PROVIDER:-build/randd.so}
 PROVIDER_FORK=${PROVIDER_FORK:-build/tests/provider-fork}
-for f in "$PROVIDER" "$PROVIDER_FORK"; do
+PROVIDER_PR=${PROVIDER_PR:-$(dirname "$PROVIDER_FORK")/provider-pr}
+for f in "$PROVIDER" "$PROVIDER_FORK" "$PROVIDER_PR"; do
     [ -e "$f" ] || { echo "test_provider.sh: $f is missing (make all $PROVIDER_FORK)"; exit 1; }
 done
 if ! command -v openssl >/dev/null || ! command -v python3 >/dev/null; then
@@ -199,6 +200,37 @@ for mode in kernel none; do
             '[ $rc != 0 ] && [ "$took" -lt 10000 ] && grep -q "daemon not ready" "$work/err"'
     fi
 done
+stop_daemon
+
+# --- prediction resistance: OpenSSL's own DRBGs on randd.so ---------------------------------
+# A noise source of the test's own (the hwrng stand-in; no RDSEED, no jitter): each generate
+# with prediction resistance takes one prediction-resistant seed, counted apart in STATUS, and
+# the daemon one reseed from the noise source for it; the
+# ordinary generates after it take none of either kind (the DRBG needs no reseed).
+start_daemon "$(printf 'rdseed = no\njitter = no\nhwrng_device = %s\n' "$work/hwrng")"
+wait_for "the hwrng stand-in healthy" field_is hwrng state healthy ||
+    fail "hwrng not healthy: $(cat "$work/randd.log")"
+for drbg in HASH-DRBG CTR-DRBG; do
+    out=$(OPENSSL_CONF=$work/kernel-10s.cnf LD_PRELOAD=$asan_preload "$PROVIDER_PR" $drbg 2>"$work/err"); rc=$?
+    check "$drbg on RANDD, prediction_resistance = 1: one prediction-resistant seed and one noise reseed a generate ($(head -1 <<<"$out"))" \
+        '[ $rc = 0 ] && grep -q "^prediction-resistant: 3 generates, seed_pr +3, seed +0, noise reseeds +3$" <<<"$out"' ||
+        cat "$work/err"
+    check "$drbg on RANDD, prediction_resistance = 0: no seed of either kind ($(tail -1 <<<"$out"))" \
+        '[ $rc = 0 ] && grep -q "^ordinary: 3 generates, seed_pr +0, seed +0, noise reseeds +0$" <<<"$out"'
+done
+stop_daemon
+# getrandom alone: no noise source. The prediction-resistant seed fails at once with the
+# daemon's reason, even with fallback = kernel; ordinary seeding still works (openssl rand).
+start_daemon "$(printf 'rdseed = no\nhwrng = no\njitter = no\n')"
+start=$(ms_now)
+out=$(OPENSSL_CONF=$work/kernel-10s.cnf LD_PRELOAD=$asan_preload "$PROVIDER_PR" 2>"$work/err"); rc=$?
+took=$(($(ms_now) - start))
+check "no noise source: prediction resistance fails at once (${took} ms), no fallback, saying why" \
+    '[ $rc = 1 ] && [ "$took" -lt 10000 ] && grep -q "randd could not give a prediction-resistant seed.*noise source" "$work/err" && ! grep -q "seeds from the kernel" "$work/err"' ||
+    cat "$work/err"
+out=$(OPENSSL_CONF=$work/kernel-10s.cnf ossl rand -hex 32 2>"$work/err"); rc=$?
+check "no noise source: openssl rand still seeds from randd, nothing on stderr" \
+    '[ $rc = 0 ] && [[ $out =~ ^[0-9a-f]{64}$ ]] && [ ! -s "$work/err" ]'
 stop_daemon
 
 # --- memory checkers on the provider inside real clients --------------------------------------

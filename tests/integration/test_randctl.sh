@@ -62,6 +62,10 @@ for bad in 15 4097 x; do
 done
 "$RANDCTL" bytes >/dev/null 2>&1; rc=$?
 check "bytes without N: exit 2" '[ $rc = 2 ]'
+for bad in "--timeout" "--timeout 0" "--timeout x" "--full-entropy --timeout"; do
+    "$RANDCTL" bytes 4 $bad >/dev/null 2>&1; rc=$?
+    check "bytes 4 $bad: exit 2" '[ $rc = 2 ]'
+done
 "$RANDCTL" range 0 >/dev/null 2>&1; rc=$?
 check "range 0: exit 2" '[ $rc = 2 ]'
 "$RANDCTL" frobnicate >/dev/null 2>&1; rc=$?
@@ -104,6 +108,13 @@ check "benchmark: floors, latency percentiles, RANGE, clients and seeding measur
                  "seeding,RAND_bytes+randd,0,reseed" "seeding,RAND_bytes+randd,0,SEED reqs"; do
          grep -q "^$want" "$work/bench.csv" || exit 1; done'
 check "benchmark: no client errors" '! grep -q "^clients,.*,errors,[1-9]" "$work/bench.csv"'
+# The noise-source modes: each row for the daemon's noise sources, or a line saying why not
+# (no healthy noise source yet: jitter alone may still be in its start-up test).
+check "benchmark: prediction-resistant and full-entropy rows, or why not" \
+    'grep -q "no healthy noise source" "$work/bench.err" ||
+     (for want in "noise,PR: .*,4096,throughput" "noise,PR: .*,32,p50" "noise,FE: .*,512,throughput" \
+                  "noise,FE: .*,32,max"; do
+          grep -q "^$want,[0-9.e+]*[1-9]" "$work/bench.csv" || exit 1; done)'
 out=$("$RANDCTL" benchmark --seconds 0.05 --clients 2 --fail-on-miss 2>"$work/bench.err"); rc=$?
 check "benchmark: table with ratios and targets" 'grep -q "vs floor" <<<"$out" && grep -qE "^  (ok|MISS) +bulk" <<<"$out"'
 # --fail-on-miss: exit 1 and a count on stderr exactly when a target is marked MISS (which

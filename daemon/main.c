@@ -68,6 +68,8 @@ struct randd {
     size_t nloops;
     struct egd egd;
     struct vmgenid vmgenid;
+    int vm_announced_kind;            /* the last VM generation announcement's: VM_UEVENT.. */
+    uint64_t vm_announced_ns;         /* and when it came */
     struct randd_generation generation;   /* the word beside the socket, for librandd */
     struct loop *loop;
     int signal_fd;
@@ -299,7 +301,7 @@ static struct status_view status_of(const struct randd *r)
         .reread = &r->reread,
         .pool = &r->pool, .kernel = &r->kernel, .clients = &r->clients,
         .loops = r->loop_stats, .nloops = r->nloops, .egd = &r->egd.stats,
-        .selfcheck = &r->selfcheck,
+        .selfcheck = &r->selfcheck, .vmgenid = &r->vmgenid,
     };
 }
 
@@ -482,31 +484,70 @@ static void source_ready(void *arg, int fd, uint32_t events)
 /* The kernel announced a new VM generation: reseed before any output, then tell clients
  * (their in-process generators reseed before their next byte). The order matters: a client
  * that sees the new generation asks a daemon that already refuses to serve the old state. */
-static void vm_generation_changed(void *arg, int fd, uint32_t events)
+static void new_vm_generation(struct randd *r)
 {
-    struct randd *r = arg;
-
-    (void)fd;
-    (void)events;
-    if (vmgenid_read(&r->vmgenid) == 0)
-        return;
     pool_vm_cloned(&r->pool, loop_now_ns());
     note_readiness(r);
     if (r->generation.word)
         randd_generation_bump(r->generation.word);
 }
 
-/* Listens for vmgenid's uevents and publishes the generation word beside the socket. Neither
- * is needed to serve: without them randd still catches a restore by its clock jump. */
+enum { VM_UEVENT = 1, VM_KERNEL_LOG = 2 };
+
+/* A kernel that sends both announcements (6.8) sends them from one call, microseconds apart:
+ * one that comes within this long of the other kind's is the same change. Two of one kind
+ * always count, and a pair is matched once, so two real changes are never taken for one. */
+#define VM_GENERATION_SAME_NS (1000 * 1000 * 1000ULL)
+
+static void vm_generation_announced(struct randd *r, int kind)
+{
+    uint64_t now = loop_now_ns();
+    bool same = r->vm_announced_kind && r->vm_announced_kind != kind &&
+                now - r->vm_announced_ns < VM_GENERATION_SAME_NS;
+
+    r->vm_announced_kind = same ? 0 : kind;
+    r->vm_announced_ns = now;
+    if (!same)
+        new_vm_generation(r);
+}
+
+static void vm_uevent(void *arg, int fd, uint32_t events)
+{
+    struct randd *r = arg;
+
+    (void)fd;
+    (void)events;
+    for (unsigned n = vmgenid_read(&r->vmgenid); n > 0; n--)
+        vm_generation_announced(r, VM_UEVENT);
+}
+
+static void vm_kernel_log(void *arg, int fd, uint32_t events)
+{
+    struct randd *r = arg;
+
+    (void)fd;
+    (void)events;
+    for (unsigned n = vmgenid_read_kmsg(&r->vmgenid); n > 0; n--)
+        vm_generation_announced(r, VM_KERNEL_LOG);
+}
+
+/* Watches the kernel log and vmgenid's uevents, and publishes the generation word beside the
+ * socket. None is needed to serve: without them randd still catches a restore by its clock
+ * jump. Called while privileged: /dev/kmsg is opened now, and read from later. */
 static void watch_vm_generation(struct randd *r)
 {
     char path[PATH_MAX], why[PATH_MAX + 160];
-    int rc = vmgenid_open(&r->vmgenid);
+    int rc = vmgenid_open_kmsg(&r->vmgenid);
 
     if (rc < 0)
-        log_warning("VM generation uevents: %s; a snapshot restore is noticed by the clock "
-                    "jump alone", strerror(-rc));
-    else if ((rc = loop_add_fd(r->loop, r->vmgenid.fd, EPOLLIN, vm_generation_changed, r)) < 0)
+        log_warning("/dev/kmsg: %s; the kernel's \"virtual machine fork\" line is not watched, "
+                    "and on kernels without the NEW_VMGENID uevent a snapshot restore is "
+                    "noticed by the clock jump alone", strerror(-rc));
+    else if ((rc = loop_add_fd(r->loop, r->vmgenid.kmsg_fd, EPOLLIN, vm_kernel_log, r)) < 0)
+        log_warning("/dev/kmsg: %s", strerror(-rc));
+    if ((rc = vmgenid_open(&r->vmgenid)) < 0)
+        log_warning("VM generation uevents: %s", strerror(-rc));
+    else if ((rc = loop_add_fd(r->loop, r->vmgenid.fd, EPOLLIN, vm_uevent, r)) < 0)
         log_warning("VM generation uevents: %s", strerror(-rc));
     if ((rc = randd_generation_path(r->server.path, path, sizeof(path))) < 0)
         log_warning("%s.generation: %s; clients' in-process generators will not learn of VM "

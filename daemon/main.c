@@ -487,7 +487,9 @@ static void source_ready(void *arg, int fd, uint32_t events)
 static void new_vm_generation(struct randd *r)
 {
     pool_vm_cloned(&r->pool, loop_now_ns());
-    note_readiness(r);
+    /* Not reseeded at once (no source had fresh input): harvest again soon, as before the
+     * first seed, not at the timer set while ready, reseed_interval away. */
+    harvest_now(r);
     if (r->generation.word)
         randd_generation_bump(r->generation.word);
 }

@@ -182,12 +182,15 @@ cp "$root/etc/randd.conf" "$cache/randd.conf.orig"
 # --- boot ----------------------------------------------------------------------------------
 
 # No systemd on the host: nothing to allocate a scope from, so nspawn stays in our cgroup.
-# CAP_IPC_LOCK lets nspawn's seccomp filter allow mlock, as on a real machine.
+# CAP_IPC_LOCK lets nspawn's seccomp filter allow mlock, as on a real machine. A machine has
+# /dev/kmsg, and its systemd CAP_SYSLOG to give randd (to learn of VM clones): nspawn gives a
+# container neither unless asked.
 keep_unit=--keep-unit
 [ -d /run/systemd/system ] && keep_unit=
 boot() {
     systemd-nspawn -D "$root" -M "$machine" -b --register=no $keep_unit --private-network \
-        --link-journal=no --console=passive --capability=CAP_IPC_LOCK >>"$cache/console.log" 2>&1 9>&- &
+        --link-journal=no --console=passive --capability=CAP_IPC_LOCK,CAP_SYSLOG \
+        --bind-ro=/dev/kmsg >>"$cache/console.log" 2>&1 9>&- &
     nspawn=$! init=
     wait_for "the container's init (systemd) to start" find_init || die "no init in the container"
     echo "$nspawn $init" >"$cache/container"

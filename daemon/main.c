@@ -534,8 +534,9 @@ static void vm_kernel_log(void *arg, int fd, uint32_t events)
 }
 
 /* Watches the kernel log and vmgenid's uevents, and publishes the generation word beside the
- * socket. None is needed to serve: without them randd still catches a restore by its clock
- * jump. Called while privileged: /dev/kmsg is opened now, and read from later. */
+ * socket. None is needed to serve: without them randd still reseeds when CLOCK_BOOTTIME jumps
+ * (a resumed suspend; a snapshot restore need not make it jump). Called while privileged:
+ * /dev/kmsg is opened now, and read from later. */
 static void watch_vm_generation(struct randd *r)
 {
     char path[PATH_MAX], why[PATH_MAX + 160];
@@ -544,7 +545,7 @@ static void watch_vm_generation(struct randd *r)
     if (rc < 0)
         log_warning("/dev/kmsg: %s; the kernel's \"virtual machine fork\" line is not watched, "
                     "and on kernels without the NEW_VMGENID uevent a snapshot restore is "
-                    "noticed by the clock jump alone", strerror(-rc));
+                    "noticed only if the clock jumps", strerror(-rc));
     else if ((rc = loop_add_fd(r->loop, r->vmgenid.kmsg_fd, EPOLLIN, vm_kernel_log, r)) < 0)
         log_warning("/dev/kmsg: %s", strerror(-rc));
     if ((rc = vmgenid_open(&r->vmgenid)) < 0)

@@ -332,8 +332,8 @@ check-qemu: deps
 
 # A VM snapshot restored in two new QEMUs, as clones are (tests/qemu/check-vmgenid): in each,
 # randd counts the new VM generation and refuses output until reseeded, and the clones' randd
-# and in-process generator output differ. Debian's 6.1 and 6.12 kernels under TCG: over a
-# minute in all, so CI runs it (.ci/run), not make check.
+# and in-process generator output differ. Debian's 6.1 and 6.12 kernels under TCG: 45 s to two
+# minutes here (more the first time: it downloads them), so CI runs it (.ci/run), not make check.
 check-vmgenid: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/tests/rng-client
 	tests/qemu/check-vmgenid $(BUILD)

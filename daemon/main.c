@@ -68,8 +68,6 @@ struct randd {
     size_t nloops;
     struct egd egd;
     struct vmgenid vmgenid;
-    int vm_announced_kind;            /* the last VM generation announcement's: VM_UEVENT.. */
-    uint64_t vm_announced_ns;         /* and when it came */
     struct randd_generation generation;   /* the word beside the socket, for librandd */
     struct loop *loop;
     int signal_fd;
@@ -494,22 +492,9 @@ static void new_vm_generation(struct randd *r)
         randd_generation_bump(r->generation.word);
 }
 
-enum { VM_UEVENT = 1, VM_KERNEL_LOG = 2 };
-
-/* A kernel that sends both announcements (6.8) sends them from one call, microseconds apart:
- * one that comes within this long of the other kind's is the same change. Two of one kind
- * always count, and a pair is matched once, so two real changes are never taken for one. */
-#define VM_GENERATION_SAME_NS (1000 * 1000 * 1000ULL)
-
-static void vm_generation_announced(struct randd *r, int kind)
+static void vm_generation_announced(struct randd *r, enum vmgenid_kind kind)
 {
-    uint64_t now = loop_now_ns();
-    bool same = r->vm_announced_kind && r->vm_announced_kind != kind &&
-                now - r->vm_announced_ns < VM_GENERATION_SAME_NS;
-
-    r->vm_announced_kind = same ? 0 : kind;
-    r->vm_announced_ns = now;
-    if (!same)
+    if (vmgenid_is_new_change(&r->vmgenid, kind, loop_now_ns()))
         new_vm_generation(r);
 }
 
@@ -520,7 +505,7 @@ static void vm_uevent(void *arg, int fd, uint32_t events)
     (void)fd;
     (void)events;
     for (unsigned n = vmgenid_read(&r->vmgenid); n > 0; n--)
-        vm_generation_announced(r, VM_UEVENT);
+        vm_generation_announced(r, VMGENID_UEVENT);
 }
 
 static void vm_kernel_log(void *arg, int fd, uint32_t events)
@@ -530,7 +515,7 @@ static void vm_kernel_log(void *arg, int fd, uint32_t events)
     (void)fd;
     (void)events;
     for (unsigned n = vmgenid_read_kmsg(&r->vmgenid); n > 0; n--)
-        vm_generation_announced(r, VM_KERNEL_LOG);
+        vm_generation_announced(r, VMGENID_KERNEL_LOG);
 }
 
 /* Watches the kernel log and vmgenid's uevents, and publishes the generation word beside the

@@ -88,6 +88,17 @@ bool vmgenid_is_vm_fork_log(const char *rec, size_t len)
            !memcmp(text, vm_fork_line, sizeof(vm_fork_line) - 1);
 }
 
+#define SAME_CHANGE_NS (1000 * 1000 * 1000ULL)
+
+bool vmgenid_is_new_change(struct vmgenid *v, enum vmgenid_kind kind, uint64_t now_ns)
+{
+    bool same = v->unpaired && v->unpaired != kind && now_ns - v->unpaired_ns < SAME_CHANGE_NS;
+
+    v->unpaired = same ? 0 : kind;
+    v->unpaired_ns = now_ns;
+    return !same;
+}
+
 void vmgenid_init(struct vmgenid *v)
 {
     *v = (struct vmgenid){ .fd = -1, .kmsg_fd = -1, .kernel_only = true };

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+enum vmgenid_kind { VMGENID_UEVENT = 1, VMGENID_KERNEL_LOG = 2 };
+
 struct vmgenid {
     int fd;                          /* the uevent socket */
     int kmsg_fd;                     /* /dev/kmsg, read from its end when opened */
@@ -18,6 +20,8 @@ struct vmgenid {
     uint64_t uevents;                /* NEW_VMGENID=1 uevents seen */
     uint64_t log_lines;              /* the kernel's "virtual machine fork" lines seen */
     uint64_t log_lost;               /* times kernel log records were overwritten unread */
+    enum vmgenid_kind unpaired;      /* the last announcement, if not yet paired; or 0 */
+    uint64_t unpaired_ns;            /* and when it came */
 };
 
 /* Not listening: vmgenid_close is then a no-op (randd may stop before it opens). */
@@ -39,6 +43,12 @@ void vmgenid_close(struct vmgenid *v);
  * generation. */
 unsigned vmgenid_read(struct vmgenid *v);
 unsigned vmgenid_read_kmsg(struct vmgenid *v);
+
+/* One announcement of kind, come at now_ns: whether it is a new VM generation. A kernel that
+ * sends both (6.8) sends them from one call: one of the other kind within a second of an
+ * unpaired one is the same change. Two of one kind always count, and a pair is matched once,
+ * so two real changes are never taken for one. */
+bool vmgenid_is_new_change(struct vmgenid *v, enum vmgenid_kind kind, uint64_t now_ns);
 
 /* Whether one uevent message (the kernel's "ACTION@DEVPATH\0KEY=VALUE\0...") announces a
  * new VM generation. */

@@ -196,6 +196,24 @@ START_TEST(the_kernel_log_is_read_from_its_end_and_root_cannot_forge_the_line)
 }
 END_TEST
 
+/* A 6.8 kernel sends both for one change; two changes are never taken for one. */
+START_TEST(a_log_line_and_uevent_pair_is_one_change)
+{
+    const uint64_t ms = 1000 * 1000;
+    struct vmgenid v;
+
+    vmgenid_init(&v);
+    ck_assert(vmgenid_is_new_change(&v, VMGENID_KERNEL_LOG, 1000 * ms));
+    ck_assert(!vmgenid_is_new_change(&v, VMGENID_UEVENT, 1001 * ms));       /* its pair */
+    ck_assert(vmgenid_is_new_change(&v, VMGENID_KERNEL_LOG, 1100 * ms));    /* a second */
+    ck_assert(!vmgenid_is_new_change(&v, VMGENID_UEVENT, 1100 * ms));
+    ck_assert(vmgenid_is_new_change(&v, VMGENID_UEVENT, 1200 * ms));        /* paired once */
+    ck_assert(vmgenid_is_new_change(&v, VMGENID_UEVENT, 1300 * ms));        /* same kind */
+    ck_assert(vmgenid_is_new_change(&v, VMGENID_KERNEL_LOG, 2400 * ms));    /* too late */
+    ck_assert(vmgenid_is_new_change(&v, VMGENID_KERNEL_LOG, 2401 * ms));
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("vmgenid");
@@ -207,6 +225,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, only_the_kernels_own_vm_fork_line_counts);
     tcase_add_test(tc, simulated_kernel_log_records_through_the_seam_are_counted);
     tcase_add_test(tc, the_kernel_log_is_read_from_its_end_and_root_cannot_forge_the_line);
+    tcase_add_test(tc, a_log_line_and_uevent_pair_is_one_change);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -302,7 +302,7 @@ static struct status_view status_of(const struct randd *r)
         .reread = &r->reread,
         .pool = &r->pool, .kernel = &r->kernel, .clients = &r->clients,
         .loops = r->loop_stats, .nloops = r->nloops, .egd = &r->egd.stats,
-        .selfcheck = &r->selfcheck,
+        .selfcheck = &r->selfcheck, .vmgenid = &r->vmgenid,
     };
 }
 
@@ -519,31 +519,60 @@ static void source_ready(void *arg, int fd, uint32_t events)
 /* The kernel announced a new VM generation: reseed before any output, then tell clients
  * (their in-process generators reseed before their next byte). The order matters: a client
  * that sees the new generation asks a daemon that already refuses to serve the old state. */
-static void vm_generation_changed(void *arg, int fd, uint32_t events)
+static void new_vm_generation(struct randd *r)
+{
+    pool_vm_cloned(&r->pool, loop_now_ns());
+    /* Not reseeded at once (no source had fresh input): harvest again soon, as before the
+     * first seed, not at the timer set while ready, reseed_interval away. */
+    harvest_now(r);
+    if (r->generation.word)
+        randd_generation_bump(r->generation.word);
+}
+
+static void vm_generation_announced(struct randd *r, enum vmgenid_kind kind)
+{
+    if (vmgenid_is_new_change(&r->vmgenid, kind, loop_now_ns()))
+        new_vm_generation(r);
+}
+
+static void vm_uevent(void *arg, int fd, uint32_t events)
 {
     struct randd *r = arg;
 
     (void)fd;
     (void)events;
-    if (vmgenid_read(&r->vmgenid) == 0)
-        return;
-    pool_vm_cloned(&r->pool, loop_now_ns());
-    note_readiness(r);
-    if (r->generation.word)
-        randd_generation_bump(r->generation.word);
+    for (unsigned n = vmgenid_read(&r->vmgenid); n > 0; n--)
+        vm_generation_announced(r, VMGENID_UEVENT);
 }
 
-/* Listens for vmgenid's uevents and publishes the generation word beside the socket. Neither
- * is needed to serve: without them randd still catches a restore by its clock jump. */
+static void vm_kernel_log(void *arg, int fd, uint32_t events)
+{
+    struct randd *r = arg;
+
+    (void)fd;
+    (void)events;
+    for (unsigned n = vmgenid_read_kmsg(&r->vmgenid); n > 0; n--)
+        vm_generation_announced(r, VMGENID_KERNEL_LOG);
+}
+
+/* Watches the kernel log and vmgenid's uevents, and publishes the generation word beside the
+ * socket. None is needed to serve: without them randd still reseeds when CLOCK_BOOTTIME jumps
+ * (a resumed suspend; a snapshot restore need not make it jump). Called while privileged:
+ * /dev/kmsg is opened now, and read from later. */
 static void watch_vm_generation(struct randd *r)
 {
     char path[PATH_MAX], why[PATH_MAX + 160];
-    int rc = vmgenid_open(&r->vmgenid);
+    int rc = vmgenid_open_kmsg(&r->vmgenid);
 
     if (rc < 0)
-        log_warning("VM generation uevents: %s; a snapshot restore is noticed by the clock "
-                    "jump alone", strerror(-rc));
-    else if ((rc = loop_add_fd(r->loop, r->vmgenid.fd, EPOLLIN, vm_generation_changed, r)) < 0)
+        log_warning("/dev/kmsg: %s; the kernel's \"virtual machine fork\" line is not watched, "
+                    "and on kernels without the NEW_VMGENID uevent a snapshot restore is "
+                    "noticed only if the clock jumps", strerror(-rc));
+    else if ((rc = loop_add_fd(r->loop, r->vmgenid.kmsg_fd, EPOLLIN, vm_kernel_log, r)) < 0)
+        log_warning("/dev/kmsg: %s", strerror(-rc));
+    if ((rc = vmgenid_open(&r->vmgenid)) < 0)
+        log_warning("VM generation uevents: %s", strerror(-rc));
+    else if ((rc = loop_add_fd(r->loop, r->vmgenid.fd, EPOLLIN, vm_uevent, r)) < 0)
         log_warning("VM generation uevents: %s", strerror(-rc));
     if ((rc = randd_generation_path(r->server.path, path, sizeof(path))) < 0)
         log_warning("%s.generation: %s; clients' in-process generators will not learn of VM "

@@ -346,7 +346,7 @@ const char *pool_not_ready_reason(const struct pool *p)
     if (!p->seeded)
         return "not yet seeded with 256 credited bits";
     if (p->must_reseed)
-        return "clock jump (suspend or snapshot restore): waiting to reseed";
+        return p->reseed_why;
     return NULL;
 }
 
@@ -355,14 +355,22 @@ bool pool_ready(const struct pool *p)
     return pool_not_ready_reason(p) == NULL;
 }
 
+/* No output from the current seed: a seeded generator waits for a new one. */
+static void must_reseed(struct pool *p, const char *why)
+{
+    if (p->seeded) {
+        p->must_reseed = true;
+        p->reseed_why = why;
+    }
+}
+
 void pool_halt(struct pool *p, const char *why)
 {
     snprintf(p->halted, sizeof(p->halted), "%s", why);
     noise_drop(&p->noise);
     p->credit = 0;
     p->kernel_credit = 0;
-    if (p->seeded)
-        p->must_reseed = true;
+    must_reseed(p, "halted: waiting to reseed");
     publish(p);
 }
 
@@ -371,8 +379,7 @@ void pool_resume(struct pool *p)
     p->halted[0] = '\0';
     p->credit = 0;               /* conditioned by primitives that had just failed */
     p->kernel_credit = 0;
-    if (p->seeded)
-        p->must_reseed = true;
+    must_reseed(p, "resumed after a halt: waiting to reseed");
     publish(p);
 }
 
@@ -384,7 +391,7 @@ static void check_clock_jump(struct pool *p)
     if (offset - p->boot_offset_ns > CLOCK_JUMP_NS && p->seeded && !p->must_reseed) {
         log_notice("clock jump of %.1f s (suspend or snapshot restore): reseeding before output",
                    (double)(offset - p->boot_offset_ns) / 1e9);
-        p->must_reseed = true;
+        must_reseed(p, "clock jump (suspend or snapshot restore): waiting to reseed");
         publish(p);
     }
     p->boot_offset_ns = offset;
@@ -396,8 +403,7 @@ void pool_vm_cloned(struct pool *p, uint64_t now_ns)
     noise_drop(&p->noise);           /* every clone holds the same blocks */
     p->credit = 0;
     p->kernel_credit = 0;
-    if (p->seeded)
-        p->must_reseed = true;
+    must_reseed(p, "new VM generation (snapshot restored or cloned): waiting to reseed");
     for (size_t i = 0; i < p->nsources; i++)
         source_discard(p->sources[i]);
     log_notice("new VM generation (snapshot restored or cloned): reseeding from fresh input "

@@ -49,6 +49,7 @@ struct pool {
     enum randd_engine engine;        /* Cymric (BLAKE2b + ChaCha20, the default) or Randen */
     bool seeded;
     bool must_reseed;                /* clock jump: no output until reseeded */
+    const char *reseed_why;          /* why must_reseed was set: not_ready_reason says it */
     char halted[192];                /* a self-test failed: why; "": not halted */
     int64_t boot_offset_ns;          /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the last check */
     unsigned reseed_interval;        /* seconds */

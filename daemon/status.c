@@ -12,6 +12,7 @@
 #include "health.h"
 #include "log.h"
 #include "selfcheck.h"
+#include "vmgenid.h"
 #include "server.h"
 
 static void json_string(FILE *f, const char *s)
@@ -245,6 +246,16 @@ static void write_noise(FILE *f, const struct noise *n)
             st->wait_ratio_max);
 }
 
+/* Which VM generation announcements randd watches, and what each has brought. */
+static void write_vmgenid(FILE *f, const struct vmgenid *v)
+{
+    fprintf(f, "\"vmgenid\":{\"kernel_log\":%s,\"uevent\":%s,\"kernel_log_lines\":%llu,"
+               "\"kernel_log_lost\":%llu,\"uevents\":%llu},",
+            v->kmsg_fd >= 0 ? "true" : "false", v->fd >= 0 ? "true" : "false",
+            (unsigned long long)v->log_lines, (unsigned long long)v->log_lost,
+            (unsigned long long)v->uevents);
+}
+
 static void write_egd(FILE *f, const struct egd_stats *st)
 {
     fprintf(f, "\"egd\":{\"clients_accepted\":%llu,\"commands\":[%llu,%llu,%llu,%llu,%llu],"
@@ -345,6 +356,8 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
         write_selftest(f, v->selfcheck, v->config->selftest_interval);
     write_pool_and_kernel(f, v->pool, v->kernel, now_ns);
     write_noise(f, &v->pool->noise);
+    if (v->vmgenid)
+        write_vmgenid(f, v->vmgenid);
     if (v->nloops)
         write_server(f, v);
     if (v->egd)

@@ -14,6 +14,7 @@ struct listener_clients;
 struct server_stats;
 struct egd_stats;
 struct selfcheck;
+struct vmgenid;
 
 struct status_view {
     const char *version;
@@ -27,6 +28,7 @@ struct status_view {
     size_t nloops;
     const struct egd_stats *egd;
     const struct selfcheck *selfcheck; /* NULL: not reported */
+    const struct vmgenid *vmgenid;     /* NULL: not reported */
 };
 
 /* Returns a malloc'd JSON text (its length in *len), or NULL when out of memory. */

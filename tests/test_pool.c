@@ -128,6 +128,8 @@ START_TEST(a_vm_clone_reseeds_from_fresh_input_before_output)
     ck_assert_uint_eq(pool.vm_generations, 1);
     ck_assert_double_eq(pool.credit, 0);
     ck_assert(!pool_ready(&pool));
+    ck_assert_str_eq(pool_not_ready_reason(&pool),
+                     "new VM generation (snapshot restored or cloned): waiting to reseed");
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 2 * S), -EAGAIN);
     a.pattern = SCRIPT_RANDOM;              /* fresh input: reseeded at once */
     pool_vm_cloned(&pool, 3 * S);

@@ -182,12 +182,15 @@ cp "$root/etc/randd.conf" "$cache/randd.conf.orig"
 # --- boot ----------------------------------------------------------------------------------
 
 # No systemd on the host: nothing to allocate a scope from, so nspawn stays in our cgroup.
-# CAP_IPC_LOCK lets nspawn's seccomp filter allow mlock, as on a real machine.
+# CAP_IPC_LOCK lets nspawn's seccomp filter allow mlock, as on a real machine. A machine has
+# /dev/kmsg, and its systemd CAP_SYSLOG to give randd (to learn of VM clones): nspawn gives a
+# container neither unless asked.
 keep_unit=--keep-unit
 [ -d /run/systemd/system ] && keep_unit=
 boot() {
     systemd-nspawn -D "$root" -M "$machine" -b --register=no $keep_unit --private-network \
-        --link-journal=no --console=passive --capability=CAP_IPC_LOCK >>"$cache/console.log" 2>&1 9>&- &
+        --link-journal=no --console=passive --capability=CAP_IPC_LOCK,CAP_SYSLOG \
+        --bind-ro=/dev/kmsg >>"$cache/console.log" 2>&1 9>&- &
     nspawn=$! init=
     wait_for "the container's init (systemd) to start" find_init || die "no init in the container"
     echo "$nspawn $init" >"$cache/container"
@@ -303,6 +306,20 @@ kernel_cap=$(ct sh -c 'for t in /proc/'"$pid"'/task/*; do
     pass "randd-kernel's CapEff is CAP_SYS_ADMIN alone (0x200000)" ||
     fail "randd-kernel's CapEff is '$kernel_cap', wanted 0000000000200000 (CAP_SYS_ADMIN alone)"
 [ "$(field NoNewPrivs)" = 1 ] && pass "NoNewPrivs" || fail "NoNewPrivs is $(field NoNewPrivs)"
+# VM clones are noticed by the kernel's log line (and the uevent where a kernel sends it):
+# the unit lets randd open /dev/kmsg (CAP_SYSLOG, DeviceAllow=/dev/kmsg r), and CAP_SYSLOG is
+# gone by now (CapEff above: none, and randd-kernel's CAP_SYS_ADMIN alone).
+watching="kernel_log $(status_key vmgenid.kernel_log) uevent $(status_key vmgenid.uevent)"
+[ "$watching" = "kernel_log true uevent true" ] &&
+    pass "randd watches for new VM generations: $watching" ||
+    fail "randd watches '$watching', wanted 'kernel_log true uevent true'" \
+         "$(ct journalctl -q -o cat -u randd.service | grep -E 'kmsg|uevents' | tail -2)"
+# The hardening as systemd scores it: at most 2.0 ("OK"; 0 is best, 10 worst).
+score=$(ct systemd-analyze security randd.service 2>&1 |
+        sed -n 's/.*Overall exposure level for randd.service: \([0-9.]*\).*/\1/p')
+[ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' &&
+    pass "systemd-analyze security: exposure $score (at most 2.0)" ||
+    fail "systemd-analyze security: exposure '${score:-not reported}', wanted at most 2.0"
 for dir in /usr /etc; do
     out=$(ct nsenter -t "$pid" -m touch "$dir/.randd-write-probe" 2>&1)
     if grep -q 'Read-only file system' <<<"$out"; then pass "$dir is read-only for randd (ProtectSystem)"

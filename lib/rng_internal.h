@@ -15,7 +15,7 @@
  * refill's two cipher inits cost as much as 1.7 KiB of AES-CTR, so a 1 KiB batch spent
  * two thirds of a 32-byte call's instructions on refills (callgrind), a 4 KiB one a third. */
 #define RNG_BATCH      4032
-#define RNG_DIRECT_MIN 4096   /* larger requests are written straight into the caller's buffer */
+#define RNG_DIRECT_MIN 4096   /* larger requests go straight into the caller's buffer */
 #define RNG_SEED_BYTES 64     /* drawn from the daemon (or getrandom) at each reseed */
 #define RNG_KERNEL_BYTES 32   /* getrandom() mixed in beside the seed at each reseed */
 

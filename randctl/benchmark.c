@@ -39,6 +39,14 @@
 
 #define MIB           (1u << 20)
 #define REPS          5              /* each figure is the median of REPS timed runs */
+/* Figures that targets compare across methods (throughput, the 32-byte call) are medians of
+ * TURNS shorter runs, every method in turn: on a shared machine the neighbours' load swings
+ * within a second, and 0.2 s turns 0.8 s apart moved in-process/RAND_bytes at 64 KiB from
+ * 0.89x to 1.5x between runs where 20 ms turns held 1.13x at a load of 30 (issue 32).
+ * Turns shorter than TURN_MIN seconds would only add the slowest calls' overshoot (a 1 MiB
+ * getrandom takes 8 ms), so a short --seconds, as the tests use, takes fewer. */
+#define TURNS         25
+#define TURN_MIN      0.02
 #define PIPELINE      8              /* requests in flight in the randd throughput runs */
 #define RANGE_COUNT   1000
 #define MAX_CLIENTS   1024
@@ -169,6 +177,14 @@ static double rate_once(op_fn op, void *ctx, size_t size, double seconds)
             batch *= 2;                      /* the clock is read about once a millisecond */
     } while (elapsed < seconds);
     return (double)ops / elapsed;
+}
+
+/* How many turns the cross-method figures take: TURNS, or fewer of TURN_MIN, at least REPS. */
+static int turns_for(double seconds)
+{
+    int n = (int)(seconds / TURN_MIN);
+
+    return n > TURNS ? TURNS : n < REPS ? REPS : n;
 }
 
 static double median(double *v, size_t n)
@@ -942,7 +958,7 @@ static void pingpong_floor(const struct options *o)
     close(e.fds[1]);
 }
 
-/* Every method at one size in turn, REPS times over, and the ChaCha20 floor among them: a
+/* Every method at one size in turn, TURNS times over, and the ChaCha20 floor among them: a
  * noisy neighbour then slows everything alike, and the ratios hold. */
 static void throughput(const struct options *o, struct plain_ctx *p, struct randd_ctx *r,
                        struct vdso_ctx *v)
@@ -959,8 +975,10 @@ static void throughput(const struct options *o, struct plain_ctx *p, struct rand
     };
     enum { NMETHODS = sizeof(methods) / sizeof(methods[0]) };
     static const uint8_t key[32], iv[16];
-    static double rates[NMETHODS][NSIZES][REPS], floor_rates[NSIZES * REPS], stream_rates[REPS];
-    double slice = o->seconds / REPS, seeds = seed_requests();
+    static double rates[NMETHODS][NSIZES][TURNS], floor_rates[NSIZES * TURNS];
+    static double stream_rates[TURNS];
+    int turns = turns_for(o->seconds);
+    double slice = o->seconds / turns, seeds = seed_requests();
     bool have[NMETHODS];
     struct stream st;
     int rc;
@@ -984,8 +1002,9 @@ static void throughput(const struct options *o, struct plain_ctx *p, struct rand
     for (size_t s = 0; s < NSIZES; s++) {
         progress("throughput: %zu B requests, every method and the ChaCha20 floor%s", sizes[s],
                  sizes[s] == MIB ? " and the AF_UNIX stream" : "");
-        for (int rep = 0; rep < REPS; rep++) {
-            floor_rates[s * REPS + rep] = rate_once(op_chacha20, p, 16384, slice) * 16384 / 1e6;
+        for (int rep = 0; rep < turns; rep++) {
+            floor_rates[s * turns + rep] =
+                rate_once(op_chacha20, p, 16384, slice) * 16384 / 1e6;
             if (sizes[s] == MIB)
                 stream_rates[rep] = rate_once(op_stream, &st, MIB, slice) * MIB / 1e6;
             for (size_t m = 0; m < NMETHODS; m++) {
@@ -1001,12 +1020,12 @@ static void throughput(const struct options *o, struct plain_ctx *p, struct rand
     EVP_CIPHER_CTX_free(p->cipher);
     stream_close(&st);
     record("floor", "ChaCha20 keystream", 16384, "throughput", "MB/s",
-           median(floor_rates, NSIZES * REPS));
-    record("floor", "AF_UNIX stream", MIB, "throughput", "MB/s", median(stream_rates, REPS));
+           median(floor_rates, NSIZES * turns));
+    record("floor", "AF_UNIX stream", MIB, "throughput", "MB/s", median(stream_rates, turns));
     for (size_t m = 0; m < NMETHODS; m++)
         for (size_t s = 0; s < NSIZES && have[m]; s++)
             record("throughput", methods[m].name, sizes[s], "throughput", "MB/s",
-                   median(rates[m][s], REPS));
+                   median(rates[m][s], turns));
     /* Every SEED request during these runs came from RAND_bytes+randd's DRBGs. */
     if (p->randd_seeded)
         record("seeding", "RAND_bytes+randd", 0, "SEED reqs", "", seed_requests() - seeds);
@@ -1036,18 +1055,19 @@ static void latencies(const struct options *o, struct plain_ctx *p, struct randd
 
     /* One small call: rates, so the clock's own cost stays out, taken in turns so that a
      * noisy neighbour slows all three alike and the ratios hold. */
-    double in_process[REPS], syscall[REPS], vdso[REPS];
+    double in_process[TURNS], syscall[TURNS], vdso[TURNS];
+    int turns = turns_for(o->seconds);
 
     progress("latency: in-process, getrandom, vDSO, 32 B");
-    for (int i = 0; i < REPS; i++) {
-        in_process[i] = rate_once(op_in_process, p, 32, o->seconds / REPS);
-        syscall[i] = rate_once(op_getrandom, p, 32, o->seconds / REPS);
-        vdso[i] = v->fn ? rate_once(op_vdso, v, 32, o->seconds / REPS) : NAN;
+    for (int i = 0; i < turns; i++) {
+        in_process[i] = rate_once(op_in_process, p, 32, o->seconds / turns);
+        syscall[i] = rate_once(op_getrandom, p, 32, o->seconds / turns);
+        vdso[i] = v->fn ? rate_once(op_vdso, v, 32, o->seconds / turns) : NAN;
     }
-    record("latency", "in-process", 32, "per call", "ns", 1e9 / median(in_process, REPS));
-    record("latency", "getrandom", 32, "per call", "ns", 1e9 / median(syscall, REPS));
+    record("latency", "in-process", 32, "per call", "ns", 1e9 / median(in_process, turns));
+    record("latency", "getrandom", 32, "per call", "ns", 1e9 / median(syscall, turns));
     if (v->fn)
-        record("latency", "vDSO getrandom", 32, "per call", "ns", 1e9 / median(vdso, REPS));
+        record("latency", "vDSO getrandom", 32, "per call", "ns", 1e9 / median(vdso, turns));
 }
 
 static void ranges(const struct options *o, struct plain_ctx *p, struct randd_ctx *r)
@@ -1482,8 +1502,9 @@ static int report(const struct options *o, const struct vdso_ctx *vdso, const ra
     else if (o->csv)
         print_csv();
     else {
-        printf("randctl benchmark: %.2f s per figure (median of %d runs), %s vDSO getrandom\n",
-               o->seconds, REPS, vdso->fn ? "with" : "no");
+        printf("randctl benchmark: %.2f s per figure (median of %d runs; throughput and 32 B "
+               "calls: of %d turns), %s vDSO getrandom\n", o->seconds, REPS,
+               turns_for(o->seconds), vdso->fn ? "with" : "no");
         printf("in-process generator: %s (RANDD_RNG_CIPHER=chacha20|aes256ctr forces one)\n\n",
                randd_rng_cipher(rng));
         print_table();

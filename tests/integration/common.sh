@@ -78,6 +78,23 @@ start_with_config() {
 }
 stop_randd() { kill "$pid"; wait "$pid" 2>/dev/null; pid=; }
 
+# write_openssl_cnf FILE SOCKET [LINE...]: an openssl.cnf in FILE, as conf/openssl-randd.cnf
+# sets one up: the default provider for everything else, randd.so (found on OPENSSL_MODULES)
+# as OpenSSL's seed source, talking to the daemon on SOCKET, with LINEs added to its section
+# ("fallback = none", "timeout = 1000").
+write_openssl_cnf() {
+    local file=$1 socket=$2
+    shift 2
+    {
+        printf '%s\n' "openssl_conf = openssl_init" "" "[openssl_init]" \
+            "providers = provider_sect" "random = random_sect" "" "[provider_sect]" \
+            "default = default_sect" "randd = randd_sect" "" "[default_sect]" "activate = 1" "" \
+            "[randd_sect]" "activate = 1" "socket = $socket"
+        [ $# -gt 0 ] && printf '%s\n' "$@"
+        printf '%s\n' "" "[random_sect]" "seed = RANDD" "seed_properties = provider=randd"
+    } >"$file"
+}
+
 # finish NAME: prints the summary and returns non-zero if anything failed.
 finish() {
     if [ "$failures" = 0 ]; then echo "$1: all passed"; else echo "$1: $failures failed"; fi

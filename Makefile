@@ -280,19 +280,18 @@ check: deps
 	@$(MAKE) --no-print-directory test
 
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
+# make check runs its test programs TEST_JOBS at a time (tests/run-tests: each one's output
+# whole when it ends, then the seconds each took, kept in $(BUILD)/test-times).
+TEST_JOBS ?= 2
 
 test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so \
       $(BUILD)/tests/provider-fork $(BUILD)/tests/trust-probe $(BUILD)/tests/memfd-hoarder
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
 	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder; \
-	failed=; for t in $(TEST_BIN) $(E2E_BIN) $(INTEGRATION); do \
-	  $$t || failed="$$failed $${t##*/}"; \
-	done; \
-	tests/qemu/check-qemu $(BUILD) || failed="$$failed check-qemu"; \
-	tests/stats/check-stats $(BUILD) short || failed="$$failed check-stats"; \
-	tests/bench/with-daemon $(BUILD) $(BUILD)/soak --seconds $(SOAK_SECONDS_CI) || failed="$$failed soak"; \
-	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
+	TEST_JOBS=$(TEST_JOBS) tests/run-tests $(BUILD)/test-times $(TEST_BIN) $(E2E_BIN) $(INTEGRATION) \
+	  "tests/qemu/check-qemu $(BUILD)" "tests/stats/check-stats $(BUILD) short" \
+	  "tests/bench/with-daemon $(BUILD) $(BUILD)/soak --seconds $(SOAK_SECONDS_CI)" && \
 	echo "all $(words $(TEST_BIN) $(E2E_BIN) $(INTEGRATION)) test programs passed"
 
 # The tests that run a real daemon (end to end, integration, faults), twice, while stress-ng

@@ -88,8 +88,8 @@ write_openssl_cnf() {
     {
         printf '%s\n' "openssl_conf = openssl_init" "" "[openssl_init]" \
             "providers = provider_sect" "random = random_sect" "" "[provider_sect]" \
-            "default = default_sect" "randd = randd_sect" "" "[default_sect]" "activate = 1" "" \
-            "[randd_sect]" "activate = 1" "socket = $socket"
+            "default = default_sect" "randd = randd_sect" "" "[default_sect]" \
+            "activate = 1" "" "[randd_sect]" "activate = 1" "socket = $socket"
         [ $# -gt 0 ] && printf '%s\n' "$@"
         printf '%s\n' "" "[random_sect]" "seed = RANDD" "seed_properties = provider=randd"
     } >"$file"

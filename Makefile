@@ -286,24 +286,29 @@ deps:
 deps-sshd:
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(SSH_PACKAGES)"
 
+# make check runs its test programs TEST_JOBS at a time (tests/run-tests: each one's output
+# whole when it ends, then the seconds each took, kept in $(BUILD)/test-times), and builds
+# with as many compilers unless make was given its own -j.
+TEST_JOBS ?= 2
+BUILD_JOBS = $(if $(filter -j% --jobserver%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
+
 # pkg-config flags are read when make starts, so building runs in a fresh make after deps.
 check: deps
-	@$(MAKE) --no-print-directory test
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) test
 
 INTEGRATION := $(wildcard tests/integration/test_*.sh)
+# With no times from a last run, the longest start first: the QEMU guest and the soak, then
+# the tests that run a daemon, and the unit tests, mostly short, fill in at the end.
+TEST_PROGRAMS = "tests/qemu/check-qemu $(BUILD)" \
+	"tests/bench/with-daemon $(BUILD) $(BUILD)/soak --seconds $(SOAK_SECONDS_CI)" \
+	$(E2E_BIN) $(INTEGRATION) "tests/stats/check-stats $(BUILD) short" $(TEST_BIN)
 
 test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so \
       $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr $(BUILD)/tests/trust-probe $(BUILD)/tests/memfd-hoarder
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
 	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder; \
-	failed=; for t in $(TEST_BIN) $(E2E_BIN) $(INTEGRATION); do \
-	  $$t || failed="$$failed $${t##*/}"; \
-	done; \
-	tests/qemu/check-qemu $(BUILD) || failed="$$failed check-qemu"; \
-	tests/stats/check-stats $(BUILD) short || failed="$$failed check-stats"; \
-	tests/bench/with-daemon $(BUILD) $(BUILD)/soak --seconds $(SOAK_SECONDS_CI) || failed="$$failed soak"; \
-	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
+	TEST_JOBS=$(TEST_JOBS) tests/run-tests $(BUILD)/test-times $(TEST_PROGRAMS) && \
 	echo "all $(words $(TEST_BIN) $(E2E_BIN) $(INTEGRATION)) test programs passed"
 
 # The tests that run a real daemon (end to end, integration, faults), twice, while stress-ng
@@ -351,7 +356,7 @@ unit-test: all $(TEST_BIN)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 check-asan: deps
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 RANDD_SANITIZED=1 \
-	  $(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="-O1 -g $(SAN_FLAGS)" \
+	  $(MAKE) --no-print-directory $(BUILD_JOBS) BUILD=$(BUILD)/asan CFLAGS="-O1 -g $(SAN_FLAGS)" \
 	  LDFLAGS="$(SAN_FLAGS)" test
 
 # libFuzzer harnesses (clang), each with its committed seed corpus; new inputs go to a

@@ -316,6 +316,33 @@ static void estimate(const struct tuple_counts *c, size_t n, double *t_tuple, do
         *lrs = upper_bound_entropy(p_max, n);
 }
 
+/* The suffix array of s[0..n) (2 <= n <= INT32_MAX) and its permuted LCP array, both
+ * allocated here (suffixes_free wipes and frees them: they describe the samples), the progress
+ * ticked after each. Returns 0, -ENOMEM or the suffix sort's error. */
+static int suffixes(const uint8_t *s, size_t n, unsigned k, int32_t **sa, int32_t **plcp,
+                    const struct ea_progress *p)
+{
+    int rc;
+
+    *sa = malloc(n * sizeof(**sa));
+    *plcp = malloc(n * sizeof(**plcp));
+    rc = *sa && *plcp ? 0 : -ENOMEM;
+    if (rc == 0)
+        rc = randd_ea_suffix_array(s, (int32_t)n, k, *sa);
+    if (rc == 0) {
+        randd_ea_tick(p, 6, 10);
+        permuted_lcp(s, (int32_t)n, *sa, *plcp);
+        randd_ea_tick(p, 8, 10);
+    }
+    return rc;
+}
+
+static void suffixes_free(int32_t *sa, int32_t *plcp, size_t n)
+{
+    randd_ea_release(sa, sa ? n * sizeof(*sa) : 0);
+    randd_ea_release(plcp, plcp ? n * sizeof(*plcp) : 0);
+}
+
 int randd_ea_tuples(const uint8_t *s, size_t n, unsigned k, double *t_tuple, double *lrs,
                     const struct ea_progress *p)
 {
@@ -328,21 +355,12 @@ int randd_ea_tuples(const uint8_t *s, size_t n, unsigned k, double *t_tuple, dou
         return 0;
     if (n > INT32_MAX)
         return -E2BIG;
-    sa = malloc(n * sizeof(*sa));
-    plcp = malloc(n * sizeof(*plcp));
-    rc = sa && plcp ? 0 : -ENOMEM;
+    rc = suffixes(s, n, k, &sa, &plcp, p);
     if (rc == 0)
-        rc = randd_ea_suffix_array(s, (int32_t)n, k, sa);
-    if (rc == 0) {
-        randd_ea_tick(p, 6, 10);
-        permuted_lcp(s, (int32_t)n, sa, plcp);
-        randd_ea_tick(p, 8, 10);
         rc = count_tuples(sa, plcp, (int32_t)n, &c);
-    }
     if (rc == 0)
         estimate(&c, n, t_tuple, lrs);
-    randd_ea_release(sa, sa ? n * sizeof(*sa) : 0);
-    randd_ea_release(plcp, plcp ? n * sizeof(*plcp) : 0);
+    suffixes_free(sa, plcp, n);
     free(c.most);
     free(c.pairs);
     return rc;
@@ -360,18 +378,11 @@ int randd_ea_longest_repeat(const uint8_t *s, size_t n, unsigned k, size_t *leng
         return 0;
     if (n > INT32_MAX)
         return -E2BIG;
-    sa = malloc(n * sizeof(*sa));
-    plcp = malloc(n * sizeof(*plcp));
-    rc = sa && plcp ? 0 : -ENOMEM;
+    rc = suffixes(s, n, k, &sa, &plcp, NULL);
     if (rc == 0)
-        rc = randd_ea_suffix_array(s, (int32_t)n, k, sa);
-    if (rc == 0) {
-        permuted_lcp(s, (int32_t)n, sa, plcp);
         for (size_t i = 0; i < n; i++)
             if ((size_t)plcp[i] > *length)
                 *length = (size_t)plcp[i];
-    }
-    randd_ea_release(sa, sa ? n * sizeof(*sa) : 0);
-    randd_ea_release(plcp, plcp ? n * sizeof(*plcp) : 0);
+    suffixes_free(sa, plcp, n);
     return rc;
 }

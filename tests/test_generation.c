@@ -84,6 +84,22 @@ static void assert_file_is(const char *p, const struct stat *before, int c)
     }
 }
 
+/* publish(g): randd publishes its word at path, or the test fails saying why not. */
+static void publish(struct randd_generation *g)
+{
+    ck_assert_msg(randd_generation_publish(g, path, why, sizeof(why)) == 0, "publish %s: %s",
+                  path, why);
+}
+
+/* mapped(): a client's mapping of path, or the test fails saying why it was refused. */
+static const uint64_t *mapped(void)
+{
+    const uint64_t *word = randd_generation_map(path, why, sizeof(why));
+
+    ck_assert_msg(word != NULL, "a client refused %s: %s", path, why);
+    return word;
+}
+
 /* --- publishing --------------------------------------------------------------------------- */
 
 START_TEST(publish_makes_a_fresh_page_mode_0644_with_one_link)
@@ -93,7 +109,7 @@ START_TEST(publish_makes_a_fresh_page_mode_0644_with_one_link)
     mode_t old = umask(077);            /* the unit's UMask= */
 
     make_dir(0755);
-    ck_assert_msg(randd_generation_publish(&g, path, why, sizeof(why)) == 0, "%s", why);
+    publish(&g);
     umask(old);
     ck_assert_int_eq(lstat(path, &st), 0);
     ck_assert(S_ISREG(st.st_mode));
@@ -188,11 +204,10 @@ START_TEST(publish_replaces_its_own_leftover_and_retires_it)
     struct stat st;
 
     make_dir(0755);
-    ck_assert_msg(randd_generation_publish(&first, path, why, sizeof(why)) == 0, "%s", why);
-    old = randd_generation_map(path, why, sizeof(why));
-    ck_assert_msg(old != NULL, "%s", why);
+    publish(&first);
+    old = mapped();
     ck_assert(!randd_generation_retired(old));
-    ck_assert_msg(randd_generation_publish(&second, path, why, sizeof(why)) == 0, "%s", why);
+    publish(&second);
     ck_assert_int_eq(lstat(path, &st), 0);
     ck_assert_uint_eq(st.st_ino, second.ino);
     ck_assert_uint_ne(st.st_ino, first.ino);
@@ -218,15 +233,14 @@ START_TEST(withdraw_removes_the_file_only_while_it_is_the_one_published)
     char other[160];
 
     make_dir(0755);
-    ck_assert_msg(randd_generation_publish(&g, path, why, sizeof(why)) == 0, "%s", why);
-    client = randd_generation_map(path, why, sizeof(why));
-    ck_assert_msg(client != NULL, "%s", why);
+    publish(&g);
+    client = mapped();
     ck_assert_int_eq(randd_generation_withdraw(&g), 0);
     ck_assert_int_eq(access(path, F_OK), -1);
     ck_assert(randd_generation_retired(client));
     randd_generation_unmap(client);
 
-    ck_assert_msg(randd_generation_publish(&g, path, why, sizeof(why)) == 0, "%s", why);
+    publish(&g);
     snprintf(other, sizeof(other), "%s/other", dir);
     put_file(other, 16, 'o', 0644, geteuid());
     ck_assert_int_eq(rename(other, path), 0);                 /* replaced meanwhile */
@@ -245,9 +259,8 @@ START_TEST(a_client_maps_the_file_randd_published)
     const uint64_t *word;
 
     make_dir(0755);
-    ck_assert_msg(randd_generation_publish(&g, path, why, sizeof(why)) == 0, "%s", why);
-    word = randd_generation_map(path, why, sizeof(why));
-    ck_assert_msg(word != NULL, "a client refused randd's own file: %s", why);
+    publish(&g);
+    word = mapped();
     randd_generation_bump(g.word);
     ck_assert_uint_eq(randd_generation_load(word), 1);
     randd_generation_unmap(word);
@@ -271,8 +284,7 @@ START_TEST(a_client_maps_a_file_of_the_directorys_owner)
     ck_assert_int_eq(chown(sub, NOBODY, (gid_t)-1), 0);
     snprintf(path, sizeof(path), "%s/randd.sock.generation", sub);
     put_file(path, RANDD_GENERATION_FILE_SIZE, 0, 0644, NOBODY);
-    word = randd_generation_map(path, why, sizeof(why));
-    ck_assert_msg(word != NULL, "refused: %s", why);
+    word = mapped();
     randd_generation_unmap(word);
     remove_dir();
 }

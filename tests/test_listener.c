@@ -141,6 +141,20 @@ static void teardown(void)
     ck_assert_int_eq(system(cmd), 0);
 }
 
+/* start_two: listeners a and b on sockets of their own (their addresses in sa_a and sb) in
+ * this test's loop, sharing clients' limits as randd's client and EGD listeners do. */
+static void start_two(struct listener_clients *clients, struct proto *a,
+                      struct sockaddr_un *sa_a, struct proto *b, struct sockaddr_un *sb)
+{
+    listener_clients_init(clients);
+    listener_init(&a->listener, "a", &ops, a, &config, &config.idle_timeout);
+    listener_init(&b->listener, "b", &ops, b, &config, &config.idle_timeout);
+    ck_assert_int_eq(listener_add_fd(&a->listener, listening("a", sa_a)), 0);
+    ck_assert_int_eq(listener_add_fd(&b->listener, listening("b", sb)), 0);
+    ck_assert_int_eq(listener_start(&a->listener, loop, clients), 0);
+    ck_assert_int_eq(listener_start(&b->listener, loop, clients), 0);
+}
+
 START_TEST(two_listeners_share_one_max_clients_and_refuse_beyond_it)
 {
     struct listener_clients clients;
@@ -150,13 +164,7 @@ START_TEST(two_listeners_share_one_max_clients_and_refuse_beyond_it)
 
     config.max_clients = 3;
     config.max_clients_per_uid = 3;             /* every peer is one uid: the total alone */
-    listener_clients_init(&clients);
-    listener_init(&a.listener, "a", &ops, &a, &config, &config.idle_timeout);
-    listener_init(&b.listener, "b", &ops, &b, &config, &config.idle_timeout);
-    ck_assert_int_eq(listener_add_fd(&a.listener, listening("a", &sa_a)), 0);
-    ck_assert_int_eq(listener_add_fd(&b.listener, listening("b", &sb)), 0);
-    ck_assert_int_eq(listener_start(&a.listener, loop, &clients), 0);
-    ck_assert_int_eq(listener_start(&b.listener, loop, &clients), 0);
+    start_two(&clients, &a, &sa_a, &b, &sb);
     peers[0] = connect_to(&sa_a);
     peers[1] = connect_to(&sa_a);
     run_until_accepted(2);
@@ -201,13 +209,7 @@ START_TEST(a_uids_share_holds_over_two_listeners_and_a_close_gives_it_back)
 
     config.max_clients = 8;
     config.max_clients_per_uid = 2;
-    listener_clients_init(&clients);
-    listener_init(&a.listener, "a", &ops, &a, &config, &config.idle_timeout);
-    listener_init(&b.listener, "b", &ops, &b, &config, &config.idle_timeout);
-    ck_assert_int_eq(listener_add_fd(&a.listener, listening("a", &sa_a)), 0);
-    ck_assert_int_eq(listener_add_fd(&b.listener, listening("b", &sb)), 0);
-    ck_assert_int_eq(listener_start(&a.listener, loop, &clients), 0);
-    ck_assert_int_eq(listener_start(&b.listener, loop, &clients), 0);
+    start_two(&clients, &a, &sa_a, &b, &sb);
     peers[0] = connect_to(&sa_a);
     run_until_accepted(1);
     peers[1] = connect_to(&sb);

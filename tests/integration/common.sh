@@ -53,10 +53,18 @@ wait_exit() {
 
 answers() { RANDD_SOCKET=${1:-$RANDD_SOCKET} "$RANDCTL" status >/dev/null 2>&1; }
 in_log() { grep -qE -- "$1" "$2"; }
+# status_keys: STATUS as `randctl status --keys` prints it, or, while $status_snapshot names
+# a file, that one reading of it: checks that several fields agree at one moment (a source
+# quarantined for a second or two) read them from a snapshot, not one STATUS each.
+status_snapshot=
+status_keys() {
+    if [ -n "$status_snapshot" ]; then cat "$status_snapshot"; else
+        "$RANDCTL" status --keys 2>/dev/null; fi
+}
 # status_of SOURCE FIELD: the field of the named source in STATUS (empty when absent);
 # field_is SOURCE FIELD VALUE: whether it is VALUE.
 status_of() {
-    "$RANDCTL" status --keys 2>/dev/null | awk -F': ' -v s="$1" -v f="$2" '
+    status_keys | awk -F': ' -v s="$1" -v f="$2" '
         $1 ~ /^sources\[[0-9]+\]\.name$/ && $2 == s { split($1, a, "."); p = a[1] }
         p != "" && $1 == p "." f { print $2; exit }'
 }
@@ -64,7 +72,7 @@ field_is() { [ "$(status_of "$1" "$2")" = "$3" ]; }
 # status_key KEY: a key of STATUS outside sources[] (selftest.runs, ready), empty when absent.
 # The whole value, though it hold ": " itself (a reason).
 status_key() {
-    "$RANDCTL" status --keys 2>/dev/null |
+    status_keys |
         awk -F': ' -v k="$1" '$1 == k { print substr($0, length(k) + 3); exit }'
 }
 # start_with_config LINE...: randd in the foreground on $RANDD_SOCKET with a config of these
@@ -77,6 +85,23 @@ start_with_config() {
     wait_for "randd answering" answers || fail "randd did not answer: $(cat "$work/log")"
 }
 stop_randd() { kill "$pid"; wait "$pid" 2>/dev/null; pid=; }
+
+# write_openssl_cnf FILE SOCKET [LINE...]: an openssl.cnf in FILE, as conf/openssl-randd.cnf
+# sets one up: the default provider for everything else, randd.so (found on OPENSSL_MODULES)
+# as OpenSSL's seed source, talking to the daemon on SOCKET, with LINEs added to its section
+# ("fallback = none", "timeout = 1000").
+write_openssl_cnf() {
+    local file=$1 socket=$2
+    shift 2
+    {
+        printf '%s\n' "openssl_conf = openssl_init" "" "[openssl_init]" \
+            "providers = provider_sect" "random = random_sect" "" "[provider_sect]" \
+            "default = default_sect" "randd = randd_sect" "" "[default_sect]" \
+            "activate = 1" "" "[randd_sect]" "activate = 1" "socket = $socket"
+        [ $# -gt 0 ] && printf '%s\n' "$@"
+        printf '%s\n' "" "[random_sect]" "seed = RANDD" "seed_properties = provider=randd"
+    } >"$file"
+}
 
 # finish NAME: prints the summary and returns non-zero if anything failed.
 finish() {

@@ -77,15 +77,26 @@ writer_is() { [ "$(cat "$work/phase")" = "$1" ]; }
 hwrng_fifo_faults() {
     mkfifo "$work/fifo"
     echo good >"$work/phase"
-    ( while :; do
-          case $(cat "$work/phase") in
-          stick) dd if=/dev/zero bs=32768 count=1 status=none || exit 0
-                 echo stuck >"$work/phase" ;;
-          stuck) sleep 0.01 ;;                      # until the test says recover
-          *)     head -c 3 /dev/urandom || exit 0
-                 sleep 0.001 ;;                     # pacing: many short reads
-          esac
-      done >"$work/fifo" 2>/dev/null ) &
+    # One process, not three forks a write: the start-up tests' samples come 3 bytes at a
+    # time, and forking for each made this most of the test's time. It ends when randd
+    # closes the FIFO (SIGPIPE).
+    perl -e '
+        my $phase = shift;
+        open(my $random, "<", "/dev/urandom") or die "/dev/urandom: $!";
+        sub phase { open(my $f, "<", $phase) or return ""; my $p = <$f> // ""; chomp $p; $p }
+        while (1) {
+            my $p = phase();
+            if ($p eq "stick") {
+                syswrite(STDOUT, "\0" x 32768) == 32768 or exit 0;
+                open(my $f, ">", $phase) or die "$phase: $!"; print $f "stuck\n"; close $f;
+            } elsif ($p eq "stuck") {
+                select(undef, undef, undef, 0.01);      # until the test says recover
+            } else {
+                sysread($random, my $bytes, 3) == 3 or die "/dev/urandom: $!";
+                syswrite(STDOUT, $bytes) or exit 0;
+                select(undef, undef, undef, 0.001);     # pacing: many short reads
+            }
+        }' "$work/phase" >"$work/fifo" 2>/dev/null &
     writer=$!
     start '' "rdseed = no\ngetrandom = no\njitter = no\nhwrng_device = $work/fifo\nkernel_topup = no\nreseed_interval = 1\n"
     wait_for "the FIFO hwrng healthy" hwrng_is healthy

@@ -30,41 +30,16 @@ fi
 ossl() { LD_PRELOAD=$asan_preload openssl "$@"; }
 py() { LD_PRELOAD=$asan_preload ASAN_OPTIONS=detect_leaks=0 python3 "$@"; }
 
-# openssl.cnf for the tests: the default provider for everything else, randd.so as the
-# seed source, and its section's extra lines from $1.
-write_conf() {
-    cat >"$2" <<EOF
-openssl_conf = openssl_init
-
-[openssl_init]
-providers = provider_sect
-random = random_sect
-
-[provider_sect]
-default = default_sect
-randd = randd_sect
-
-[default_sect]
-activate = 1
-
-[randd_sect]
-activate = 1
-socket = $RANDD_SOCKET
-$1
-
-[random_sect]
-seed = RANDD
-seed_properties = provider=randd
-EOF
-}
-write_conf "" "$work/kernel.cnf"
-write_conf "fallback = none" "$work/none.cnf"
-write_conf "timeout = 1000" "$work/kernel-1s.cnf"
-write_conf "$(printf 'timeout = 1000\nfallback = none')" "$work/none-1s.cnf"
-write_conf "timeout = 10000" "$work/kernel-10s.cnf"
-write_conf "$(printf 'timeout = 10000\nfallback = none')" "$work/none-10s.cnf"
-write_conf "log = syslog" "$work/syslog.cnf"
-write_conf "fallback = kernal" "$work/typo.cnf"
+# openssl.cnf for the tests (common.sh), randd.so's section's extra lines after the file.
+write_conf() { local file=$1; shift; write_openssl_cnf "$file" "$RANDD_SOCKET" "$@"; }
+write_conf "$work/kernel.cnf"
+write_conf "$work/none.cnf" "fallback = none"
+write_conf "$work/kernel-1s.cnf" "timeout = 1000"
+write_conf "$work/none-1s.cnf" "timeout = 1000" "fallback = none"
+write_conf "$work/kernel-10s.cnf" "timeout = 10000"
+write_conf "$work/none-10s.cnf" "timeout = 10000" "fallback = none"
+write_conf "$work/syslog.cnf" "log = syslog"
+write_conf "$work/typo.cnf" "fallback = kernal"
 
 seeds() { "$RANDCTL" status --json | grep -o '"seed":[0-9]*' | cut -d: -f2; }
 start_daemon() {

@@ -43,22 +43,24 @@ fi
 # The verdict is near the top: its colour is counted in the first rows only, where nothing
 # else uses it.
 TOP=450
-render() {      # render NAME: screenshot and DOM of $work/NAME.html
+# render NAME: the screenshot and DOM of $work/NAME.html from one Chromium run, and the
+# screenshot's pixel counts (png_pixels.py) in $work/NAME.pixels.
+render() {
     local name=$1
     timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
-        --user-data-dir="$work/chromium" --window-size=1100,1400 \
-        --screenshot="$work/$name.png" "file://$work/$name.html" >/dev/null 2>&1
-    timeout 120 chromium --headless --no-sandbox --disable-gpu \
-        --user-data-dir="$work/chromium" --dump-dom "file://$work/$name.html" \
+        --user-data-dir="$work/chromium-$name" --window-size=1100,1400 \
+        --screenshot="$work/$name.png" --dump-dom "file://$work/$name.html" \
         2>/dev/null >"$work/$name.dom"
+    python3 tests/report/png_pixels.py "$work/$name.png" $TOP >"$work/$name.pixels"
 }
-for t in "iid-pass|IID|green" "iid-fail|Not IID|red" \
-         "claim-too-high|Claim not supported|red" "restart-pass|Restart tests passed|green" \
-         "restart-fail|Restart tests failed|red"; do
+pages=("iid-pass|IID|green" "iid-fail|Not IID|red" "claim-too-high|Claim not supported|red"
+       "restart-pass|Restart tests passed|green" "restart-fail|Restart tests failed|red")
+# The pages are rendered side by side: each Chromium mostly waits on its own start-up.
+for t in "${pages[@]}"; do render "${t%%|*}" & done
+wait
+for t in "${pages[@]}"; do
     IFS='|' read -r name headline colour <<<"$t"
-    render "$name"
-    read -r differ green red < <(python3 tests/report/png_pixels.py "$work/$name.png" $TOP) ||
-        differ=0 green=0 red=0
+    read -r differ green red <"$work/$name.pixels" || differ=0 green=0 red=0
     check "report $name: the screenshot is not blank ($differ pixels off the background)" \
         '[ "${differ:-0}" -gt 100000 ]'
     want=$([ "$colour" = green ] && echo "$green" || echo "$red")

@@ -130,7 +130,7 @@ runs_test() { "$RANDCTL" status --keys | awk -F': ' -v s="$1" -v t="$2" '
     p != "" && index($1, p ".health_tests[") == 1 && $2 == t { found = 1 }
     END { exit !found }'; }
 # The source's reason, whole (status_of stops at its first ": ").
-reason_of() { "$RANDCTL" status --keys | awk -v s="$1" '
+reason_of() { status_keys | awk -v s="$1" '
     $1 ~ /^sources\[[0-9]+\]\.name:$/ { split($1, a, "."); p = ($2 == s) ? a[1] : "" }
     p != "" && $1 == p ".reason:" { sub(/^[^:]*: /, ""); print; exit }'; }
 readmitted() { field_is "$1" state healthy && in_log_n "source $1: start-up test passed" "$2"; }
@@ -148,6 +148,10 @@ inject_each() {
         n=$(grep -c "source $s: start-up test passed" "$work/log")
         injected=$(status_of "$s" injected_failures); hf=$(status_of "$s" health_failures)
         out=$("$RANDCTL" inject-failure "$s" "$t" 2>&1); rc=$?
+        # One reading of STATUS for all its fields: the quarantine lasts 1 or 2 s (backoff),
+        # and five readings on a loaded machine took longer.
+        "$RANDCTL" status --keys >"$work/status" 2>&1
+        status_snapshot=$work/status
         case $t in
         rct) expected="repetition count test" ;; apt) expected="adaptive proportion test" ;;
         lag) expected="lag test" ;; stuck) expected="stuck test" ;;
@@ -157,6 +161,7 @@ inject_each() {
              [[ $(reason_of "$s") == "$expected"*"(induced: randctl inject-failure)" ]] &&
              field_is "$s" injected_failures $((injected + 1)) &&
              field_is "$s" health_failures $((hf + 1))'
+        status_snapshot=
         want="randd_source_injected_failures_total{source=\"$s\"} $((injected + 1))"
         check "inject-failure $s $t: the log line, the metric" \
             'in_log "source $s: quarantined: $expected.*induced" "$work/log" &&

@@ -54,29 +54,7 @@ cleanup_sshd() {
 }
 trap 'if [ "$BASHPID" = "$test_shell" ]; then cleanup_sshd; fi' EXIT
 
-cat >"$work/openssl.cnf" <<EOF
-openssl_conf = openssl_init
-
-[openssl_init]
-providers = provider_sect
-random = random_sect
-
-[provider_sect]
-default = default_sect
-randd = randd_sect
-
-[default_sect]
-activate = 1
-
-[randd_sect]
-activate = 1
-socket = $RANDD_SOCKET
-fallback = none
-
-[random_sect]
-seed = RANDD
-seed_properties = provider=randd
-EOF
+write_openssl_cnf "$work/openssl.cnf" "$RANDD_SOCKET" "fallback = none"
 
 ssh-keygen -q -t ecdsa -b 256 -N '' -C "test_sshd host" -f "$work/host_key" &&
     ssh-keygen -q -t ecdsa -b 256 -N '' -C "test_sshd client" -f "$work/id" &&

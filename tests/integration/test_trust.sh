@@ -91,24 +91,7 @@ out=$("$RANDCTL" --socket "$work/shared/fake.sock" bytes 16 2>&1); rc=$?
 # fallback = none, `openssl rand` fails rather than seed from the refused daemon.
 PROVIDER=${RANDD_PROVIDER:-build/randd.so}
 if [ -e "$PROVIDER" ] && command -v openssl >/dev/null && [ -z "${RANDD_SANITIZED:-}" ]; then
-    cat >"$work/openssl.cnf" <<EOF
-openssl_conf = openssl_init
-[openssl_init]
-providers = provider_sect
-random = random_sect
-[provider_sect]
-default = default_sect
-randd = randd_sect
-[default_sect]
-activate = 1
-[randd_sect]
-activate = 1
-socket = $work/shared/fake.sock
-fallback = none
-[random_sect]
-seed = RANDD
-seed_properties = provider=randd
-EOF
+    write_openssl_cnf "$work/openssl.cnf" "$work/shared/fake.sock" "fallback = none"
     out=$(OPENSSL_MODULES=$(cd "$(dirname "$PROVIDER")" && pwd) OPENSSL_CONF=$work/openssl.cnf \
           openssl rand -hex 16 2>&1); rc=$?
     [ $rc != 0 ] && [[ $out == *"Operation not permitted"* ]] &&

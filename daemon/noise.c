@@ -190,7 +190,11 @@ int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned bloc
         mine += t->uid == uid && !noise_ticket_ready(t);
     if (mine >= NOISE_PER_UID)
         return -EBUSY;
-    if (n->nwaiting >= NOISE_MAX_WAITING)
+    /* The cap holds only a uid's second and later requests: its first always gets a place,
+     * or uids enough to fill the cap (16 of a user's subordinate uids) would lock out every
+     * other uid, root too. The first ones are bounded by the connections a peer may hold
+     * (max_clients and its uid's share of them), each at most NOISE_MAX_BLOCKS blocks. */
+    if (mine > 0 && n->nwaiting >= NOISE_MAX_WAITING)
         return -EAGAIN;
     if (!(t = calloc(1, sizeof(*t))))
         return -ENOMEM;

@@ -22,7 +22,7 @@
 #define NOISE_MAX_BLOCKS    128    /* one request: RANDD_MAX_FULL_ENTROPY / 32 */
 #define NOISE_RESERVE       16     /* blocks kept ready once the modes have been asked for */
 #define NOISE_PER_UID       4      /* requests waiting per uid; more: BUSY */
-#define NOISE_MAX_WAITING   64     /* in all */
+#define NOISE_MAX_WAITING   64     /* in all, for a uid's second and later ones */
 
 enum noise_mode {
     NOISE_PREDICTION_RESISTANT,    /* one block reseeds a generator for the request */
@@ -82,7 +82,8 @@ double noise_available_bits(const struct noise *n);
 
 /* A request for blocks blocks (1..NOISE_MAX_BLOCKS) from uid. Returns 0 with *ticket (check
  * noise_ticket_ready), -EBUSY (uid has NOISE_PER_UID waiting), -EAGAIN (NOISE_MAX_WAITING in
- * all) or -ENOMEM. Blocks already made are granted at once. */
+ * all and uid has one waiting: a uid's first is always queued) or -ENOMEM. Blocks already
+ * made are granted at once. */
 int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned blocks,
                  struct noise_ticket **ticket);
 bool noise_ticket_ready(const struct noise_ticket *t);

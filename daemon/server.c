@@ -717,7 +717,8 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
             status = RANDD_BUSY;
         } else if (rc == -EAGAIN) {
             snprintf(why, sizeof(why), "%d full-entropy or prediction-resistant requests "
-                     "wait already; try again", NOISE_MAX_WAITING);
+                     "wait already, and this uid has one of them; try again",
+                     NOISE_MAX_WAITING);
             status = RANDD_BUSY;
         } else if (rc < 0) {
             snprintf(why, sizeof(why), "out of memory for a noise request");

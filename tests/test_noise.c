@@ -147,6 +147,8 @@ START_TEST(a_drop_wipes_every_block_not_handed_out)
 }
 END_TEST
 
+/* Past the 64, a uid with one waiting is BUSY; one with none still gets its place (else 16
+ * uids with 4 each would lock all others out). */
 START_TEST(a_uid_over_its_share_is_busy_and_the_queue_is_bounded)
 {
     struct noise_ticket *t;
@@ -156,6 +158,9 @@ START_TEST(a_uid_over_its_share_is_busy_and_the_queue_is_bounded)
     ck_assert_int_eq(noise_submit(&noise, 5, NOISE_PREDICTION_RESISTANT, 1, &t), -EBUSY);
     for (uid_t uid = 100; noise.nwaiting < NOISE_MAX_WAITING; uid++)
         submit(uid, 1);
+    ck_assert_int_eq(noise_submit(&noise, 100, NOISE_PREDICTION_RESISTANT, 1, &t), -EAGAIN);
+    submit(9999, 1);
+    ck_assert_uint_eq(noise.nwaiting, NOISE_MAX_WAITING + 1);
     ck_assert_int_eq(noise_submit(&noise, 9999, NOISE_PREDICTION_RESISTANT, 1, &t), -EAGAIN);
 }
 END_TEST

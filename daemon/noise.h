@@ -43,7 +43,8 @@ struct noise_stats {
     uint64_t cancelled;                     /* clients gone while waiting */
     uint64_t completed;                     /* requests whose blocks were all granted */
     double wait_ratio_max;          /* the most blocks granted to other uids while a request
-                                     * waited, per block it needed: the fairness measured */
+                                     * waited as its uid's oldest, per block it needed: the
+                                     * fairness measured (at most U - 1) */
     uint64_t dropped_bits;                  /* wiped unspent: a noise source quarantined */
 };
 
@@ -97,8 +98,9 @@ void noise_take(struct noise *n, struct noise_ticket *t, uint8_t *out, uint64_t 
 /* A request refused before it was queued, or given up: counted by its status (NOT_READY,
  * BUSY, NO_NOISE_SOURCE). */
 void noise_note_refusal(struct noise *n, int status);
-/* The client went away (or was answered otherwise): its granted blocks go back to be granted
- * again (never handed to anyone, so never spent), and the ticket is freed. */
+/* The client went away (or was answered otherwise): its granted blocks (never handed to
+ * anyone, so never spent) go to the requests waiting, in turn, then to the reserve; the
+ * rest is wiped. The ticket is freed. */
 void noise_cancel(struct noise *n, struct noise_ticket *t);
 
 #endif

@@ -178,6 +178,12 @@ unsigned noise_ticket_granted(const struct noise_ticket *t)
     return t->granted;
 }
 
+bool noise_ready_now(struct noise *n, unsigned blocks)
+{
+    n->asked = true;
+    return n->free_blocks >= blocks;
+}
+
 int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned blocks,
                  struct noise_ticket **ticket)
 {

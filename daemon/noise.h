@@ -81,6 +81,11 @@ void noise_drop(struct noise *n);
 /* Credited bits ready: blocks not yet granted, at NOISE_BLOCK_CREDIT each, and the partial. */
 double noise_available_bits(const struct noise *n);
 
+/* Whether blocks blocks are ready to be granted at once (for a NONBLOCK request, asked
+ * before it is queued, so the bits ready are counted before any are granted to it). Marks the
+ * modes as asked for: the reserve fills from then on. */
+bool noise_ready_now(struct noise *n, unsigned blocks);
+
 /* A request for blocks blocks (1..NOISE_MAX_BLOCKS) from uid. Returns 0 with *ticket (check
  * noise_ticket_ready), -EBUSY (uid has NOISE_PER_UID waiting), -EAGAIN (NOISE_MAX_WAITING in
  * all and uid has one waiting: a uid's first is always queued) or -ENOMEM. Blocks already

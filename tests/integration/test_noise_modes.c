@@ -828,6 +828,8 @@ START_TEST(nonblock_not_ready_says_what_was_ready)
     ck_assert_int_eq(mode_reply(fd, NULL, 0, msg, sizeof(msg)), RANDD_NOT_READY);
     ck_assert_msg(strstr(msg, "5120 ready"), "NOT_READY should count the 16 blocks ready "
                   "(5120 bits): %s", msg);
+    ck_assert_msg(strstr(msg, "at most 512 bytes"), "NOT_READY for 4 KiB with NONBLOCK "
+                  "should say it can never be ready at once: %s", msg);
     close(fd);
 }
 END_TEST

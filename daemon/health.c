@@ -218,6 +218,7 @@ void health_disable(struct health *h, const char *why)
 {
     h->state = RANDD_SOURCE_QUARANTINED;
     h->retry_at_ns = UINT64_MAX;
+    h->disables++;
     snprintf(h->reason, sizeof(h->reason), "%s", why);
 }
 

@@ -39,6 +39,7 @@ struct health {
     uint64_t startup_tested;        /* samples passed since the (re)start */
     uint64_t samples;               /* every sample tested */
     uint64_t failures;
+    uint64_t disables;              /* health_disable calls: out of use, not a test failure */
     char reason[160];               /* why it was last quarantined */
     uint64_t healthy_since_ns;
     uint64_t retry_at_ns;

@@ -178,6 +178,12 @@ unsigned noise_ticket_granted(const struct noise_ticket *t)
     return t->granted;
 }
 
+bool noise_ready_now(struct noise *n, unsigned blocks)
+{
+    n->asked = true;
+    return n->free_blocks >= blocks;
+}
+
 int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned blocks,
                  struct noise_ticket **ticket)
 {
@@ -190,7 +196,11 @@ int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned bloc
         mine += t->uid == uid && !noise_ticket_ready(t);
     if (mine >= NOISE_PER_UID)
         return -EBUSY;
-    if (n->nwaiting >= NOISE_MAX_WAITING)
+    /* The cap holds only a uid's second and later requests: its first always gets a place,
+     * or uids enough to fill the cap (16 of a user's subordinate uids) would lock out every
+     * other uid, root too. The first ones are bounded by the connections a peer may hold
+     * (max_clients and its uid's share of them), each at most NOISE_MAX_BLOCKS blocks. */
+    if (mine > 0 && n->nwaiting >= NOISE_MAX_WAITING)
         return -EAGAIN;
     if (!(t = calloc(1, sizeof(*t))))
         return -ENOMEM;
@@ -243,29 +253,41 @@ static struct noise_ticket *next_in_line(const struct noise *n)
     return best;
 }
 
+/* Whether t is the oldest incomplete request of its uid: the one the fair share is owed to.
+ * A uid's later requests wait behind its own first as well, which is not another's doing. */
+static bool oldest_of_uid(const struct noise *n, const struct noise_ticket *t)
+{
+    for (const struct noise_ticket *o = n->waiting; o != t; o = o->next)
+        if (o->uid == t->uid && !noise_ticket_ready(o))
+            return false;
+    return true;
+}
+
+/* One block to t, its turn taken; block is wiped. True if that completed t. */
+static bool grant_block(struct noise *n, struct noise_ticket *t, uint8_t *block)
+{
+    memcpy(t->blocks + (size_t)t->granted * NOISE_BLOCK_BYTES, block, NOISE_BLOCK_BYTES);
+    OPENSSL_cleanse(block, NOISE_BLOCK_BYTES);
+    for (struct noise_ticket *o = n->waiting; o; o = o->next)
+        o->others_granted += o->uid != t->uid && !noise_ticket_ready(o) &&
+                             oldest_of_uid(n, o);
+    t->granted++;
+    t->last_turn = ++n->turn;
+    if (!noise_ticket_ready(t))
+        return false;
+    if ((double)t->others_granted / t->need > n->stats.wait_ratio_max)
+        n->stats.wait_ratio_max = (double)t->others_granted / t->need;
+    n->stats.completed++;
+    return true;
+}
+
 unsigned noise_grant(struct noise *n)
 {
     unsigned completed = 0;
     struct noise_ticket *t;
 
-    while (n->free_blocks > 0 && (t = next_in_line(n))) {
-        uint8_t *block = n->secret->blocks[--n->free_blocks];
-
-        memcpy(t->blocks + (size_t)t->granted * NOISE_BLOCK_BYTES, block, NOISE_BLOCK_BYTES);
-        OPENSSL_cleanse(block, NOISE_BLOCK_BYTES);
-        t->granted++;
-        t->last_turn = ++n->turn;
-        for (struct noise_ticket *o = n->waiting; o; o = o->next)
-            o->others_granted += o->uid != t->uid && !noise_ticket_ready(o);
-        if (noise_ticket_ready(t)) {
-            double ratio = (double)t->others_granted / t->need;
-
-            if (ratio > n->stats.wait_ratio_max)
-                n->stats.wait_ratio_max = ratio;
-            completed++;
-        }
-    }
-    n->stats.completed += completed;
+    while (n->free_blocks > 0 && (t = next_in_line(n)))
+        completed += grant_block(n, t, n->secret->blocks[--n->free_blocks]);
     return completed;
 }
 
@@ -304,14 +326,20 @@ void noise_note_refusal(struct noise *n, int status)
 void noise_cancel(struct noise *n, struct noise_ticket *t)
 {
     unlink_ticket(n, t);
-    /* Never handed out: back to the reserve, as far as it has room (the rest is wiped and
-     * counted dropped: gone, never spent twice). Then to whoever waits. */
+    /* Never handed out: to whoever waits, in turn, then to the reserve as far as it has
+     * room; the rest is wiped and counted dropped (gone, never spent twice). */
     for (unsigned i = 0; i < t->granted; i++) {
-        if (n->free_blocks < NOISE_RESERVE)
-            memcpy(n->secret->blocks[n->free_blocks++],
-                   t->blocks + (size_t)i * NOISE_BLOCK_BYTES, NOISE_BLOCK_BYTES);
-        else
+        uint8_t *block = t->blocks + (size_t)i * NOISE_BLOCK_BYTES;
+        struct noise_ticket *w = next_in_line(n);
+
+        if (w) {
+            grant_block(n, w, block);
+        } else if (n->free_blocks < NOISE_RESERVE) {
+            memcpy(n->secret->blocks[n->free_blocks++], block, NOISE_BLOCK_BYTES);
+            OPENSSL_cleanse(block, NOISE_BLOCK_BYTES);
+        } else {
             n->stats.dropped_bits += NOISE_BLOCK_CREDIT;
+        }
     }
     free_ticket(t);
     noise_grant(n);

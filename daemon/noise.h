@@ -22,7 +22,7 @@
 #define NOISE_MAX_BLOCKS    128    /* one request: RANDD_MAX_FULL_ENTROPY / 32 */
 #define NOISE_RESERVE       16     /* blocks kept ready once the modes have been asked for */
 #define NOISE_PER_UID       4      /* requests waiting per uid; more: BUSY */
-#define NOISE_MAX_WAITING   64     /* in all */
+#define NOISE_MAX_WAITING   64     /* in all, for a uid's second and later ones */
 
 enum noise_mode {
     NOISE_PREDICTION_RESISTANT,    /* one block reseeds a generator for the request */
@@ -43,7 +43,8 @@ struct noise_stats {
     uint64_t cancelled;                     /* clients gone while waiting */
     uint64_t completed;                     /* requests whose blocks were all granted */
     double wait_ratio_max;          /* the most blocks granted to other uids while a request
-                                     * waited, per block it needed: the fairness measured */
+                                     * waited as its uid's oldest, per block it needed: the
+                                     * fairness measured (at most U - 1) */
     uint64_t dropped_bits;                  /* wiped unspent: a noise source quarantined */
 };
 
@@ -80,9 +81,15 @@ void noise_drop(struct noise *n);
 /* Credited bits ready: blocks not yet granted, at NOISE_BLOCK_CREDIT each, and the partial. */
 double noise_available_bits(const struct noise *n);
 
+/* Whether blocks blocks are ready to be granted at once (for a NONBLOCK request, asked
+ * before it is queued, so the bits ready are counted before any are granted to it). Marks the
+ * modes as asked for: the reserve fills from then on. */
+bool noise_ready_now(struct noise *n, unsigned blocks);
+
 /* A request for blocks blocks (1..NOISE_MAX_BLOCKS) from uid. Returns 0 with *ticket (check
  * noise_ticket_ready), -EBUSY (uid has NOISE_PER_UID waiting), -EAGAIN (NOISE_MAX_WAITING in
- * all) or -ENOMEM. Blocks already made are granted at once. */
+ * all and uid has one waiting: a uid's first is always queued) or -ENOMEM. Blocks already
+ * made are granted at once. */
 int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned blocks,
                  struct noise_ticket **ticket);
 bool noise_ticket_ready(const struct noise_ticket *t);
@@ -96,8 +103,9 @@ void noise_take(struct noise *n, struct noise_ticket *t, uint8_t *out, uint64_t 
 /* A request refused before it was queued, or given up: counted by its status (NOT_READY,
  * BUSY, NO_NOISE_SOURCE). */
 void noise_note_refusal(struct noise *n, int status);
-/* The client went away (or was answered otherwise): its granted blocks go back to be granted
- * again (never handed to anyone, so never spent), and the ticket is freed. */
+/* The client went away (or was answered otherwise): its granted blocks (never handed to
+ * anyone, so never spent) go to the requests waiting, in turn, then to the reserve; the
+ * rest is wiped. The ticket is freed. */
 void noise_cancel(struct noise *n, struct noise_ticket *t);
 
 #endif

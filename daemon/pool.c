@@ -280,16 +280,18 @@ static void publish(struct pool *p)
     atomic_fetch_add_explicit(&p->epoch, 1, memory_order_release);
 }
 
-/* A noise source failed a health test (at a harvest, or induced between two): the failed
- * window may hold bytes the reservoir took before the test tripped, so nothing gathered from
- * noise until now is handed out. */
+/* A noise source left HEALTHY (a health test failed, at a harvest or induced between two;
+ * or it was disabled: an assessment under jitter's floor) or its credit per byte fell: the
+ * failed window may hold bytes the reservoir took before the test tripped, and what it gave
+ * was credited at a rate now judged too high. Nothing gathered from noise until now, the
+ * block being gathered included, is handed out (source_distrusts). */
 static void drop_noise_after_failures(struct pool *p)
 {
     uint64_t failures = 0;
 
     for (size_t i = 0; i < p->nsources; i++)
         if (p->sources[i]->noise)
-            failures += p->sources[i]->health.failures;
+            failures += source_distrusts(p->sources[i]);
     if (failures != p->noise_failures_seen)
         noise_drop(&p->noise);
     p->noise_failures_seen = failures;

@@ -74,7 +74,7 @@ struct pool {
      * go here, and nowhere else, while it wants blocks (after the kernel feed and a due reseed
      * of the generator have theirs). */
     struct noise noise;
-    uint64_t noise_failures_seen;    /* noise sources' health failures, summed, last look */
+    uint64_t noise_failures_seen;    /* noise sources' source_distrusts, summed, last look */
 };
 
 /* Returns 0 or a negative errno. Sources are added afterwards with pool_add_source. */

@@ -696,6 +696,22 @@ static void serve_noise(struct client *c, const struct randd_request *req)
     OPENSSL_cleanse(blocks, (size_t)blocks_for(req) * NOISE_BLOCK_BYTES);
 }
 
+/* NONBLOCK and the blocks are not ready: NOT_READY, counting the bits ready before any were
+ * granted to this request. Past the reserve kept ready, a NONBLOCK request can never be
+ * answered at once: the message says so rather than invite retries. */
+static int not_ready_now(struct pool *p, unsigned need, char *why, size_t whylen)
+{
+    int len = snprintf(why, whylen, "not enough noise-source entropy: %u bits needed, %.0f "
+                       "ready; asking the noise sources for more", need * NOISE_BLOCK_CREDIT,
+                       noise_available_bits(&p->noise));
+
+    if (need > NOISE_RESERVE && len > 0 && (size_t)len < whylen)
+        snprintf(why + len, whylen - (size_t)len, " (with NONBLOCK, at most %d bytes of full "
+                 "entropy: the %d blocks kept ready; ask without NONBLOCK)",
+                 NOISE_RESERVE * NOISE_BLOCK_BYTES, NOISE_RESERVE);
+    return RANDD_NOT_READY;
+}
+
 /* True if answered now (served or refused); false: it waits in the queue. */
 static bool handle_noise(struct client *c, const struct randd_request *req)
 {
@@ -709,6 +725,8 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
     if (!c->noise_ticket) {
         if (!pool_noise_able(p, why, sizeof(why)))
             status = RANDD_NO_NOISE_SOURCE;
+        else if ((req->flags & RANDD_FLAG_NONBLOCK) && !noise_ready_now(&p->noise, need))
+            status = not_ready_now(p, need, why, sizeof(why));
         else if ((rc = noise_submit(&p->noise, c->conn.uid, mode_of(req), need,
                                     &c->noise_ticket)) == -EBUSY) {
             snprintf(why, sizeof(why), "uid %u has %d full-entropy or prediction-resistant "
@@ -717,7 +735,8 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
             status = RANDD_BUSY;
         } else if (rc == -EAGAIN) {
             snprintf(why, sizeof(why), "%d full-entropy or prediction-resistant requests "
-                     "wait already; try again", NOISE_MAX_WAITING);
+                     "wait already, and this uid has one of them; try again",
+                     NOISE_MAX_WAITING);
             status = RANDD_BUSY;
         } else if (rc < 0) {
             snprintf(why, sizeof(why), "out of memory for a noise request");
@@ -727,12 +746,8 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
         status = RANDD_NO_NOISE_SOURCE;   /* waiting, and the last noise source failed */
     }
     if (status == RANDD_OK && !noise_ticket_ready(c->noise_ticket) &&
-        (req->flags & RANDD_FLAG_NONBLOCK)) {
-        snprintf(why, sizeof(why), "not enough noise-source entropy: %u bits needed, %.0f "
-                 "ready; asking the noise sources for more", need * NOISE_BLOCK_CREDIT,
-                 noise_available_bits(&p->noise));
-        status = RANDD_NOT_READY;
-    }
+        (req->flags & RANDD_FLAG_NONBLOCK))
+        status = not_ready_now(p, need, why, sizeof(why));   /* not met: ready was checked */
     if (status != RANDD_OK) {
         if (c->noise_ticket)
             noise_cancel(&p->noise, c->noise_ticket);

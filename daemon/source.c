@@ -119,6 +119,8 @@ static void note_below_credit(struct source *s, double h)
 
 void source_set_assessed(struct source *s, double h)
 {
+    double credit;
+
     if (s->assessed_entropy_per_byte == SOURCE_NOT_ASSESSED || h < s->assessed_entropy_per_byte)
         s->assessed_entropy_per_byte = h;
     s->assessments++;
@@ -130,7 +132,10 @@ void source_set_assessed(struct source *s, double h)
                      s->entropy_per_byte);
         return;
     }
+    credit = s->entropy_per_byte;
     s->ops->assessed(s, s->assessed_entropy_per_byte);   /* the lowest: never a rise */
+    if (s->entropy_per_byte < credit)
+        s->credit_falls++;
     if (s->health.state != RANDD_SOURCE_QUARANTINED)
         log_info("source %s: assessed %.3g bits a byte (lowest %.3g): crediting %.3g", s->name,
                  h, s->assessed_entropy_per_byte, s->entropy_per_byte);
@@ -146,6 +151,11 @@ void source_disable(struct source *s, const char *why)
 {
     health_disable(&s->health, why);
     log_warning("source %s: disabled: %s", s->name, why);
+}
+
+uint64_t source_distrusts(const struct source *s)
+{
+    return s->health.failures + s->health.disables + s->credit_falls;
 }
 
 /* --- induced failures ------------------------------------------------------------------ */

@@ -79,6 +79,8 @@ struct source {
     unsigned stuck_run;         /* set by read: the longest run of stuck samples it saw */
     double credited_bits;       /* bits of credit in the bytes passed on */
     double noise_bits;          /* of those, credited to the noise reservoir (pool.c) */
+    uint64_t credit_falls;      /* times entropy_per_byte fell (an assessment): what was
+                                 * credited before is judged too high (pool.c wipes it) */
     double cpu_seconds;         /* CPU time spent producing them (jitter's worker) */
     int last_errno;
 };
@@ -119,6 +121,10 @@ int source_inject_failure(struct source *s, int test, uint64_t now_ns, char *msg
 
 /* Takes the source out of use for good, with the reason in STATUS and the log. */
 void source_disable(struct source *s, const char *why);
+
+/* Moves whenever what the source credited so far stops being trusted: a health test failed,
+ * it was disabled, or its credit per byte fell. The noise reservoir wipes on any change. */
+uint64_t source_distrusts(const struct source *s);
 
 /* --- source_assess.c: shared by the sources' assessments ---------------------------------- */
 

@@ -81,8 +81,17 @@ struct settings {
     enum log_to log_to;
 };
 
-/* One per loaded provider, which in practice is one per process: the connection is shared
- * by every seed source context, behind its own lock. */
+/* One connection to the daemon, shared by every seed source context behind its own lock. */
+struct daemon_conn {
+    pthread_mutex_t lock;          /* daemon, in_exchange and every exchange */
+    bool in_exchange;              /* daemon is mid-exchange */
+    randd_handle *daemon;          /* NULL until the first seed, or while randd_open fails */
+};
+
+/* One per loaded provider, which in practice is one per process. Ordinary seeds and mode
+ * (prediction-resistant) seeds each have their own connection: a mode seed waits for noise
+ * entropy for up to the timeout, and ordinary seeds in other threads must not wait behind
+ * it (they are answered at once or fall back). */
 struct seed_source;
 
 struct provider {
@@ -94,10 +103,10 @@ struct provider {
     OSSL_FUNC_core_vset_error_fn *vset_error;
     struct settings settings;
     char bad_setting[256];         /* a key with a bad value: seeding fails, saying so */
-    pthread_mutex_t daemon_lock;   /* daemon, in_exchange and every exchange */
-    bool in_exchange;              /* daemon is mid-exchange */
-    randd_handle *daemon;          /* NULL until the first seed, or while randd_open fails */
-    uint64_t hung_until_ns;        /* after a timeout: randd is not asked before this */
+    struct daemon_conn ordinary;   /* every seed without prediction resistance */
+    struct daemon_conn modes;      /* prediction-resistant seeds, one at a time */
+    _Atomic uint64_t hung_until_ns;    /* after an ordinary timeout: randd is not asked
+                                        * before this */
     atomic_bool fallback_logged;
 };
 
@@ -223,31 +232,31 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* n bytes in mode from the daemon over the provider's one connection (librandd reconnects
- * after a restart or a fork, and drops a connection that timed out). Returns 0 or a librandd
- * error, with the daemon's own words for it in why. */
+/* n bytes in mode from the daemon over the provider's connection for it: the ordinary one,
+ * or the modes' one (librandd reconnects after a restart or a fork, and drops a connection
+ * that timed out). Returns 0 or a librandd error, with the daemon's own words in why. */
 static int seed_from_daemon(struct provider *p, unsigned char *out, size_t n,
                             enum randd_mode mode, char *why, size_t whylen)
 {
     bool ordinary = mode == RANDD_MODE_DEFAULT;
-
+    struct daemon_conn *c = ordinary ? &p->ordinary : &p->modes;
     int rc = 0;
 
-    pthread_mutex_lock(&p->daemon_lock);
-    p->in_exchange = true;
-    if (now_ns() < p->hung_until_ns)
+    pthread_mutex_lock(&c->lock);
+    c->in_exchange = true;
+    if (now_ns() < atomic_load(&p->hung_until_ns))
         rc = -ETIMEDOUT;
-    else if (!p->daemon && (rc = randd_open(&p->daemon, p->settings.socket)) < 0)
-        p->daemon = NULL;
+    else if (!c->daemon && (rc = randd_open(&c->daemon, p->settings.socket)) < 0)
+        c->daemon = NULL;
     if (rc == 0) {
-        randd_set_timeout(p->daemon, p->settings.timeout_ms);
-        randd_set_nonblock(p->daemon, ordinary);
-        if ((rc = randd_seed(p->daemon, out, n, mode)) == -ETIMEDOUT && ordinary)
-            p->hung_until_ns = now_ns() + HUNG_BACKOFF_NS;
-        snprintf(why, whylen, "%s", randd_message(p->daemon));
+        randd_set_timeout(c->daemon, p->settings.timeout_ms);
+        randd_set_nonblock(c->daemon, ordinary);
+        if ((rc = randd_seed(c->daemon, out, n, mode)) == -ETIMEDOUT && ordinary)
+            atomic_store(&p->hung_until_ns, now_ns() + HUNG_BACKOFF_NS);
+        snprintf(why, whylen, "%s", randd_message(c->daemon));
     }
-    p->in_exchange = false;
-    pthread_mutex_unlock(&p->daemon_lock);
+    c->in_exchange = false;
+    pthread_mutex_unlock(&c->lock);
     return rc;
 }
 
@@ -758,6 +767,16 @@ static void fork_prepare(void)
         nanosleep(&grace, NULL);
 }
 
+static void conn_after_fork(struct daemon_conn *c)
+{
+    pthread_mutex_init(&c->lock, NULL);
+    if (c->in_exchange) {
+        randd_close(c->daemon);
+        c->daemon = NULL;
+        c->in_exchange = false;
+    }
+}
+
 /* The child's one thread: every lock made afresh, whoever held it in the parent. A
  * connection caught mid-exchange may be half-updated, and a reply may be on its way to it:
  * dropped (librandd leaves the parent's socket open in the parent). */
@@ -768,12 +787,8 @@ static void fork_child(void)
     busy.count = 0;
     pthread_mutex_init(&registry_lock, NULL);
     for (struct provider *p = registry; p; p = p->next) {
-        pthread_mutex_init(&p->daemon_lock, NULL);
-        if (p->in_exchange) {
-            randd_close(p->daemon);
-            p->daemon = NULL;
-            p->in_exchange = false;
-        }
+        conn_after_fork(&p->ordinary);
+        conn_after_fork(&p->modes);
         for (struct seed_source *s = p->sources; s; s = s->next)
             if (s->lock)
                 pthread_mutex_init(s->lock, NULL);
@@ -819,8 +834,10 @@ static void provider_teardown(void *provctx)
     struct provider *p = provctx;
 
     registry_remove_provider(p);
-    randd_close(p->daemon);
-    pthread_mutex_destroy(&p->daemon_lock);
+    randd_close(p->ordinary.daemon);
+    randd_close(p->modes.daemon);
+    pthread_mutex_destroy(&p->ordinary.lock);
+    pthread_mutex_destroy(&p->modes.lock);
     free(p);
 }
 
@@ -908,11 +925,17 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *core, const OSSL_DISPATCH *in,
     read_settings(p, in);
     /* Without the fork handlers a threaded program's child could hang: no provider. */
     if (pthread_once(&atfork_once, register_atfork) != 0 || atfork_err ||
-        pthread_mutex_init(&p->daemon_lock, NULL) != 0) {
+        pthread_mutex_init(&p->ordinary.lock, NULL) != 0) {
+        free(p);
+        return 0;
+    }
+    if (pthread_mutex_init(&p->modes.lock, NULL) != 0) {
+        pthread_mutex_destroy(&p->ordinary.lock);
         free(p);
         return 0;
     }
     atomic_init(&p->fallback_logged, false);
+    atomic_init(&p->hung_until_ns, 0);
     registry_add_provider(p);
     *out = provider_functions;
     *provctx = p;

@@ -147,6 +147,8 @@ START_TEST(a_drop_wipes_every_block_not_handed_out)
 }
 END_TEST
 
+/* Past the 64, a uid with one waiting is BUSY; one with none still gets its place (else 16
+ * uids with 4 each would lock all others out). */
 START_TEST(a_uid_over_its_share_is_busy_and_the_queue_is_bounded)
 {
     struct noise_ticket *t;
@@ -156,6 +158,9 @@ START_TEST(a_uid_over_its_share_is_busy_and_the_queue_is_bounded)
     ck_assert_int_eq(noise_submit(&noise, 5, NOISE_PREDICTION_RESISTANT, 1, &t), -EBUSY);
     for (uid_t uid = 100; noise.nwaiting < NOISE_MAX_WAITING; uid++)
         submit(uid, 1);
+    ck_assert_int_eq(noise_submit(&noise, 100, NOISE_PREDICTION_RESISTANT, 1, &t), -EAGAIN);
+    submit(9999, 1);
+    ck_assert_uint_eq(noise.nwaiting, NOISE_MAX_WAITING + 1);
     ck_assert_int_eq(noise_submit(&noise, 9999, NOISE_PREDICTION_RESISTANT, 1, &t), -EAGAIN);
 }
 END_TEST
@@ -187,6 +192,38 @@ START_TEST(blocks_go_round_robin_so_a_small_request_waits_its_fair_share)
 }
 END_TEST
 
+/* A uid's second request waits behind its own first too: only what others got while it was
+ * its uid's oldest counts, so wait_ratio_max stays within U - 1 = 1 here (2 before). */
+START_TEST(wait_ratio_counts_others_grants_only_while_the_oldest_of_its_uid)
+{
+    struct noise_ticket *first = submit(1, 4), *second = submit(1, 4);
+    size_t at = 0;
+
+    submit(2, NOISE_MAX_BLOCKS);
+    while (!noise_ticket_ready(second))
+        make_one_block(&at, 8.0);
+    ck_assert(noise_ticket_ready(first));
+    ck_assert_msg(noise.stats.wait_ratio_max <= 1.0, "wait_ratio_max %.3f with 2 uids "
+                  "waiting (at most 1)", noise.stats.wait_ratio_max);
+}
+END_TEST
+
+/* 20 blocks granted to a request whose client left go to the one still waiting, not to the
+ * 16-block reserve and the bin. */
+START_TEST(a_leavers_blocks_go_to_those_waiting_before_the_reserve)
+{
+    struct noise_ticket *gone = submit(1, NOISE_MAX_BLOCKS), *stays;
+    size_t at = 0;
+
+    for (int i = 0; i < 20; i++)
+        make_one_block(&at, 8.0);
+    stays = submit(2, NOISE_MAX_BLOCKS);
+    noise_cancel(&noise, gone);
+    ck_assert_uint_eq(noise_ticket_granted(stays), 20);
+    ck_assert_uint_eq(noise.stats.dropped_bits, 0);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("noise");
@@ -200,6 +237,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_drop_wipes_every_block_not_handed_out);
     tcase_add_test(tc, a_uid_over_its_share_is_busy_and_the_queue_is_bounded);
     tcase_add_test(tc, blocks_go_round_robin_so_a_small_request_waits_its_fair_share);
+    tcase_add_test(tc, wait_ratio_counts_others_grants_only_while_the_oldest_of_its_uid);
+    tcase_add_test(tc, a_leavers_blocks_go_to_those_waiting_before_the_reserve);
     suite_add_tcase(s, tc);
     return s;
 }

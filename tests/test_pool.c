@@ -414,6 +414,32 @@ START_TEST(a_quarantined_noise_source_leaves_nothing_in_the_reservoir)
 }
 END_TEST
 
+/* review28: a noise source disabled rather than failed (source_disable: jitter's SP 800-90B
+ * reassessment under its floor, or unassessable) is QUARANTINED too, but its health failure
+ * count does not move: what it gave at the credit now judged too high must still be wiped,
+ * not served as full entropy. */
+START_TEST(a_disabled_noise_source_leaves_nothing_in_the_reservoir)
+{
+    struct noise_ticket *t;
+    char why[256];
+
+    add(&a, "noise", SCRIPT_RANDOM, 1);
+    a.source.noise = true;
+    pool_harvest(&pool, 1 * S);
+    t = want_blocks(NOISE_MAX_BLOCKS);
+    pool_harvest(&pool, 2 * S);
+    ck_assert_uint_gt(noise_ticket_granted(t), 0);
+    source_disable(&a.source, "assessed under the floor (review28)");
+    ck_assert(a.source.health.state == RANDD_SOURCE_QUARANTINED);
+    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    pool_harvest(&pool, 3 * S);
+    ck_assert_msg(noise_ticket_granted(t) == 0 && noise_available_bits(&pool.noise) == 0,
+                  "a disabled noise source's blocks were kept: %u granted, %.0f bits ready",
+                  noise_ticket_granted(t), noise_available_bits(&pool.noise));
+    noise_cancel(&pool.noise, t);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("pool");
@@ -439,6 +465,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, only_noise_sources_fill_the_noise_reservoir);
     tcase_add_test(tc, noise_bits_are_credited_to_the_reservoir_once);
     tcase_add_test(tc, a_quarantined_noise_source_leaves_nothing_in_the_reservoir);
+    tcase_add_test(tc, a_disabled_noise_source_leaves_nothing_in_the_reservoir);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -39,8 +39,11 @@
 
 /* --- the scripted daemon: a thread serving protocol v1 frames as told ------------------- */
 
-/* NO_NOISE: NO_NOISE_SOURCE to every request in a noise-source mode, the others served. */
-enum daemon_mode { SERVE, NOT_READY, HANG, CLOSE_AFTER_REPLY, HALF_REPLY, NO_NOISE };
+/* NO_NOISE: NO_NOISE_SOURCE to every request in a noise-source mode, the others served.
+ * NOISE_WAITS: a request in a noise-source mode is never answered (noise that never comes),
+ * the others are served. */
+enum daemon_mode { SERVE, NOT_READY, HANG, CLOSE_AFTER_REPLY, HALF_REPLY, NO_NOISE,
+                   NOISE_WAITS };
 
 static struct {
     char dir[64], path[108];
@@ -111,6 +114,8 @@ static bool serve_one(int fd)
         reply(fd, RANDD_NO_NOISE_SOURCE, no_noise, sizeof(no_noise) - 1);
         return true;
     }
+    if (mode == NOISE_WAITS && (req.flags & RANDD_FLAG_MODES))
+        return true;
     if (mode == HANG || (mode == NOT_READY && !(req.flags & RANDD_FLAG_NONBLOCK)))
         return true;
     if (mode == NOT_READY) {
@@ -515,7 +520,8 @@ START_TEST(get_seed_asks_the_daemon_for_the_strength_in_bytes_and_clear_seed_fre
     ck_assert_uint_eq(prov.get_seed(ctx, &seed, 512, 16, 4096, 0, NULL, 0), 0); /* > 256 bits */
     ck_assert_uint_eq(prov.get_seed(ctx, &seed, 0, 0, 4096, 0, NULL, 0), 0);    /* nothing */
     ck_assert_int_eq(atomic_load(&daemon_.seeds), 2);
-    ck_assert_int_eq(atomic_load(&daemon_.connections), 1);       /* one connection, kept */
+    /* one connection for ordinary seeds, one for prediction-resistant ones: each kept */
+    ck_assert_int_eq(atomic_load(&daemon_.connections), 2);
     prov.freectx(ctx);
 }
 END_TEST
@@ -1122,6 +1128,52 @@ START_TEST(a_prediction_resistant_seed_never_falls_back_to_the_kernel)
 }
 END_TEST
 
+/* A prediction-resistant seed waits for noise entropy, up to the timeout; an ordinary seed
+ * in another thread (another DRBG) is answered meanwhile, not held behind it: the two go over
+ * connections of their own. */
+static atomic_bool pr_seed_done;
+
+static void *pr_seed_thread(void *ctx)
+{
+    unsigned char *seed = NULL;
+    size_t n = prov.get_seed(ctx, &seed, 256, 32, 4096, 1, NULL, 0);
+
+    if (n)
+        prov.clear_seed(ctx, seed, n);
+    atomic_store(&pr_seed_done, true);
+    return (void *)n;
+}
+
+START_TEST(an_ordinary_seed_does_not_wait_behind_a_prediction_resistant_one)
+{
+    const char *const with[] = { "socket", daemon_.path, "timeout", "5000", "log", "none",
+                                 NULL };
+    bool from_daemon = false;
+    double deadline;
+    pthread_t pr;
+    void *pr_ctx, *ctx, *got;
+
+    daemon_start(NOISE_WAITS);
+    load_provider(with);
+    pr_ctx = new_source();
+    ctx = new_source();
+    atomic_store(&pr_seed_done, false);
+    ck_assert_int_eq(pthread_create(&pr, NULL, pr_seed_thread, pr_ctx), 0);
+    for (deadline = seconds_now() + 20; atomic_load(&daemon_.pr_seeds) == 0;) {
+        ck_assert_msg(seconds_now() < deadline, "the prediction-resistant seed never came");
+        usleep(10000);
+    }
+    ck_assert_uint_eq(seed_once(ctx, &from_daemon), 32);
+    ck_assert_msg(!atomic_load(&pr_seed_done), "the ordinary seed waited until the "
+                  "prediction-resistant one timed out (5 s)");
+    ck_assert_msg(from_daemon, "the ordinary seed was not the daemon's");
+    ck_assert_int_eq(pthread_join(pr, &got), 0);
+    ck_assert_msg(got == NULL, "a prediction-resistant seed no daemon answered succeeded");
+    prov.freectx(pr_ctx);
+    prov.freectx(ctx);
+}
+END_TEST
+
 /* OpenSSL's own HASH-DRBG on the seed source, generating with prediction resistance: each
  * such generate reseeds it with a prediction-resistant seed from randd. */
 START_TEST(evp_rand_hash_drbg_with_prediction_resistance_seeds_in_that_mode)
@@ -1189,6 +1241,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, prediction_resistance_asks_for_a_seed_after_a_noise_source_reseed);
     tcase_add_test(tc, a_prediction_resistant_seed_never_falls_back_to_the_kernel);
     tcase_add_test(tc, evp_rand_hash_drbg_with_prediction_resistance_seeds_in_that_mode);
+    tcase_add_test(tc, an_ordinary_seed_does_not_wait_behind_a_prediction_resistant_one);
     tcase_add_test(tc, rand_bytes_seeds_from_randd_once_set_as_the_seed_source);
     tcase_add_test(tc, a_child_forked_while_another_thread_seeds_openssl_can_draw);
     suite_add_tcase(s, tc);

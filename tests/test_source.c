@@ -544,19 +544,27 @@ START_TEST(jitter_credit_is_capped_by_the_claim)
 END_TEST
 
 /* Reassessments: 1.3 (credit 0.2), then 0.9 lowers it to 0.1, then 2.0 leaves it there, and
- * STATUS keeps the lowest figure the credit answers to. */
+ * STATUS keeps the lowest figure the credit answers to. The fall, and only it, moves
+ * source_distrusts: what was credited at 0.2 must leave the noise reservoir (pool.c). */
 START_TEST(jitter_lower_reassessment_lowers_credit_and_a_higher_one_does_not_raise_it)
 {
+    uint64_t distrusts;
+
     open_assessed_jitter();
     script_assessments(0, 3, (double[]){ 1.3, 0.9, 2.0 });
+    distrusts = source_distrusts(&src);
     harvest_until_assessed(1, 1);
     ck_assert_double_eq_tol(src.entropy_per_byte, 0.8 / 4, 1e-12);
+    ck_assert_uint_eq(source_distrusts(&src), distrusts);         /* from 0: a rise */
     source_assess(&src);
     harvest_until_assessed(2, 2);
     ck_assert_double_eq_tol(src.entropy_per_byte, 0.4 / 4, 1e-12);
     ck_assert_double_eq_tol(src.assessed_entropy_per_byte, 0.9, 1e-12);
+    ck_assert_msg(source_distrusts(&src) == distrusts + 1, "a credit fall left "
+                  "source_distrusts at %llu", (unsigned long long)source_distrusts(&src));
     source_assess(&src);
     harvest_until_assessed(3, 3);
+    ck_assert_uint_eq(source_distrusts(&src), distrusts + 1);
     ck_assert_uint_eq(script_calls, 3);
     ck_assert_double_eq_tol(src.entropy_per_byte, 0.4 / 4, 1e-12);
     ck_assert_double_eq_tol(src.assessed_entropy_per_byte, 0.9, 1e-12);

@@ -52,7 +52,9 @@ static uint64_t now_ms(void)
 }
 
 /* --- the fake daemon ---------------------------------------------------------------------
- * One thread, one connection at a time (the provider keeps one). Each request it reads takes
+ * One thread, one connection at a time (the provider keeps one for ordinary seeds and one
+ * for prediction-resistant ones: while one is served, the other's requests time out, which
+ * the contract allows: the timeout bounds them). Each request it reads takes
  * the script's next action byte: answer OK with the bytes asked, an error status, raw bytes,
  * close, or hang (answer nothing until the client gives up). With the script spent it
  * closes every connection. */

@@ -729,6 +729,111 @@ START_TEST(egd_blocking_reads_are_full_entropy_when_configured)
 }
 END_TEST
 
+/* --- review28: adversarial findings (each fails against fe-daemon 9818e9e) -------------- */
+
+#define CROWD_UIDS 16                     /* 16 uids x 4 places: the 64 in all */
+#define CROWD_UID0 20000
+
+static bool crowd_waits(const char *json)
+{
+    return noise_number(json, NULL, "\"waiting\":") == CROWD_UIDS * NOISE_HAMMERS;
+}
+
+/* One user with subordinate uids (65536 of them on Debian, through newuidmap; PROTOCOL.md
+ * counts them for max_clients) keeps 16 of them with 4 requests each waiting: the 64 in all.
+ * A uid with nothing waiting must still get its place and its fair share, not BUSY for as
+ * long as the crowd keeps the queue full (root too: the queue keeps no share for it). */
+START_TEST(sixteen_uids_filling_the_queue_do_not_lock_out_another)
+{
+    int crowd[CROWD_UIDS * NOISE_HAMMERS], small;
+    uint8_t out[64];
+    char msg[256] = "";
+    int status;
+
+    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\njitter_oversampling = 64\n",
+                      NULL);
+    for (int u = 0; u < CROWD_UIDS; u++)
+        for (int i = 0; i < NOISE_HAMMERS; i++) {
+            int fd = connect_as(CROWD_UID0 + u);
+
+            send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY);
+            crowd[u * NOISE_HAMMERS + i] = fd;
+        }
+    free(wait_status(crowd_waits, "the crowd's 64 requests to wait"));
+    small = connect_as(65534);
+    send_mode(small, RANDD_OP_BYTES, FLAG_FULL, sizeof(out));
+    status = mode_reply(small, out, sizeof(out), msg, sizeof(msg));
+    ck_assert_msg(status == RANDD_OK, "uid 65534, with nothing waiting, was refused while 16 "
+                  "other uids keep the queue full: %s (%s)", randd_status_name(status), msg);
+    close(small);
+    for (int i = 0; i < CROWD_UIDS * NOISE_HAMMERS; i++)
+        close(crowd[i]);
+}
+END_TEST
+
+static bool two_wait(const char *json)
+{
+    return noise_number(json, NULL, "\"waiting\":") == 2;
+}
+
+static bool sixty_blocks_made(const char *json)
+{
+    return noise_number(json, NULL, "\"blocks_made\":") >= 60;
+}
+
+/* Root and nobody each wait for 4 KiB; root leaves half way. What root was granted was never
+ * handed out: it goes to nobody, who waits for it, not to the bin (noise_cancel keeps only
+ * what fits in the 16-block reserve and wipes the rest, before it grants). */
+START_TEST(a_client_that_leaves_gives_its_blocks_to_those_waiting)
+{
+    int leaver, stayer;
+    char *json;
+
+    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\njitter_oversampling = 64\n",
+                      NULL);
+    leaver = connect_raw();
+    send_mode(leaver, RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY);
+    stayer = connect_as(65534);
+    send_mode(stayer, RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY);
+    free(wait_status(two_wait, "both requests to wait"));
+    free(wait_status(sixty_blocks_made, "60 blocks made (about 30 granted to each)"));
+    close(leaver);
+    json = wait_status(one_waits, "the leaver's request to leave the queue");
+    ck_assert_msg(noise_number(json, NULL, "\"dropped_bits\":") == 0,
+                  "blocks never handed out were wiped while nobody waited for them: %s", json);
+    free(json);
+    ck_assert_int_eq(mode_reply(stayer, NULL, RANDD_MAX_FULL_ENTROPY, NULL, 0), RANDD_OK);
+    close(stayer);
+}
+END_TEST
+
+static bool reserve_full(const char *json)
+{
+    return noise_number(json, NULL, "\"blocks_ready\":") == 16;
+}
+
+/* NOT_READY's message says how many bits are ready: with the 16-block reserve full that is
+ * 5120, not the 0 left after the refused request was granted them for a moment. */
+START_TEST(nonblock_not_ready_says_what_was_ready)
+{
+    char msg[256];
+    int fd;
+
+    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\n", NULL);
+    fd = connect_raw();
+    send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, 32);           /* asked: the reserve fills */
+    ck_assert_int_eq(mode_reply(fd, NULL, 32, NULL, 0), RANDD_OK);
+    free(wait_status(reserve_full, "the reserve to hold 16 blocks"));
+    send_mode(fd, RANDD_OP_BYTES, FLAG_FULL | RANDD_FLAG_NONBLOCK, RANDD_MAX_FULL_ENTROPY);
+    ck_assert_int_eq(mode_reply(fd, NULL, 0, msg, sizeof(msg)), RANDD_NOT_READY);
+    ck_assert_msg(strstr(msg, "5120 ready"), "NOT_READY should count the 16 blocks ready "
+                  "(5120 bits): %s", msg);
+    ck_assert_msg(strstr(msg, "at most 512 bytes"), "NOT_READY for 4 KiB with NONBLOCK "
+                  "should say it can never be ready at once: %s", msg);
+    close(fd);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("noise modes");
@@ -746,6 +851,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_waiting_request_is_answered_when_the_last_noise_source_fails);
     tcase_add_test(tc, one_uid_hammering_full_entropy_leaves_another_its_fair_share);
     tcase_add_test(tc, egd_blocking_reads_are_full_entropy_when_configured);
+    tcase_add_test(tc, sixteen_uids_filling_the_queue_do_not_lock_out_another);
+    tcase_add_test(tc, a_client_that_leaves_gives_its_blocks_to_those_waiting);
+    tcase_add_test(tc, nonblock_not_ready_says_what_was_ready);
     suite_add_tcase(s, tc);
     return s;
 }

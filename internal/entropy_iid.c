@@ -6,6 +6,7 @@
 #include "entropy_iid.h"
 #include "entropy_assess_internal.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 
 #include <bzlib.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include "randd.h"
 
@@ -33,7 +35,6 @@ enum { EXCURSION, DIR_RUNS, DIR_LENGTH, INC_DEC, MEDIAN_RUNS, MEDIAN_LENGTH, AVG
 static const unsigned lags[5] = { 1, 2, 8, 16, 32 };
 
 #define P_FAIL     0.001    /* 5.2: a chi-square p-value below this fails */
-#define MAX_THREADS 8
 #define BZ_LEVEL   5        /* ea_iid's block size (x 100 kB) for the compression statistic */
 
 /* --- the chi-square p-value --------------------------------------------------------------- */
@@ -343,6 +344,11 @@ struct scratch {
     size_t text_cap;
     char *packed;               /* bzip2's output */
     unsigned packed_cap;
+    struct bz_arena {           /* bzip2's work arrays, kept from one shuffle to the next */
+        void *block[4];
+        size_t size[4];
+        bool busy[4];
+    } arena;
     uint32_t stamp[256], epoch; /* collision search: value seen since epoch */
 };
 
@@ -436,12 +442,48 @@ static double covariance(const uint8_t *x, size_t m, unsigned lag)
     return (double)t;
 }
 
-/* The bzip2 length of the values written in decimal, separated by single spaces. */
+/* bzip2's allocator: its four arrays (4.3 MB at block size 5) are kept for the thread's next
+ * shuffle rather than mapped afresh, and wiped once the thread is done, as they hold the
+ * shuffled samples. */
+static void *arena_alloc(void *opaque, int items, int size)
+{
+    struct bz_arena *a = opaque;
+    size_t want = (size_t)items * (size_t)size;
+
+    for (unsigned i = 0; i < 4; i++)
+        if (a->block[i] && !a->busy[i] && a->size[i] == want) {
+            a->busy[i] = true;
+            return a->block[i];
+        }
+    for (unsigned i = 0; i < 4; i++)
+        if (!a->block[i]) {
+            if (!(a->block[i] = malloc(want)))
+                return NULL;
+            a->size[i] = want;
+            a->busy[i] = true;
+            return a->block[i];
+        }
+    return NULL;    /* libbz2 1.0 asks for four at most; more is a library we do not know */
+}
+
+static void arena_free(void *opaque, void *p)
+{
+    struct bz_arena *a = opaque;
+
+    for (unsigned i = 0; i < 4; i++)
+        if (a->block[i] == p)
+            a->busy[i] = false;
+}
+
+/* The bzip2 length of the values written in decimal, separated by single spaces, at ea_iid's
+ * settings (block size 5, the default work factor): what BZ2_bzBuffToBuffCompress gives. */
 static double compression(struct scratch *w, const uint8_t *raw, size_t n)
 {
     static const char digits[] = "0123456789";
-    unsigned packed = w->packed_cap;
+    bz_stream z = { .bzalloc = arena_alloc, .bzfree = arena_free, .opaque = &w->arena };
+    unsigned packed;
     char *t = w->text;
+    int rc;
 
     for (size_t i = 0; i < n; i++) {
         unsigned v = raw[i];
@@ -453,10 +495,16 @@ static double compression(struct scratch *w, const uint8_t *raw, size_t n)
         *t++ = digits[v % 10];
         *t++ = ' ';
     }
-    if (BZ2_bzBuffToBuffCompress(w->packed, &packed, w->text, (unsigned)(t - w->text - 1),
-                                 BZ_LEVEL, 0, 0) != BZ_OK)
+    if (BZ2_bzCompressInit(&z, BZ_LEVEL, 0, 0) != BZ_OK)
         return 0.0;
-    return (double)packed;
+    z.next_in = w->text;
+    z.avail_in = (unsigned)(t - w->text - 1);
+    z.next_out = w->packed;
+    z.avail_out = w->packed_cap;
+    rc = BZ2_bzCompress(&z, BZ_FINISH);     /* BZ_FINISH_OK: the output did not fit */
+    packed = z.total_out_lo32;
+    BZ2_bzCompressEnd(&z);
+    return rc == BZ_STREAM_END ? (double)packed : 0.0;
 }
 
 static void statistics(const struct iid_data *d, struct scratch *w, const bool *active,
@@ -511,6 +559,8 @@ static void scratch_free(struct scratch *w, size_t n)
     randd_ea_release(w->bytes, n / 8 + 1);
     randd_ea_release(w->text, w->text_cap);
     randd_ea_release(w->packed, w->packed_cap);
+    for (unsigned i = 0; i < 4; i++)
+        randd_ea_release(w->arena.block[i], w->arena.size[i]);
     memset(w, 0, sizeof(*w));
 }
 
@@ -546,73 +596,104 @@ bool randd_iid_statistic_passed(const unsigned c[3])
     return randd_iid_decided(c);
 }
 
-/* Shared by the threads, under lock: the shuffles handed out and counted, each statistic's
- * counts, which are still undecided. */
-struct permutation_run {
-    pthread_mutex_t lock;
-    const struct iid_data *d;
-    const uint8_t *sym, *raw;
-    const double *t;
-    struct randd_iid_result *out;
-    bool active[RANDD_IID_STATISTICS];
-    unsigned handed, undecided;
-    int error;
-    struct ea_progress progress;
-};
-
-/* Random words from a randd_rng, a batch at a time; each word is wiped as it is used. */
-struct draw {
-    randd_rng *rng;
-    uint64_t batch[512];
+/* Shuffle i's keystream: ChaCha20 keyed with the run's seed, its nonce i, so that shuffle i
+ * is the same whichever thread makes it. 32-bit words: n < 2^28. */
+struct stream {
+    EVP_CIPHER_CTX *ctx;
+    uint32_t word[1024];
     unsigned next;
 };
 
-static int draw_word(struct draw *g, uint64_t *word)
+static int stream_start(struct stream *g, const uint8_t *seed, uint64_t index)
 {
-    if (g->next == 0 || g->next == 512) {
-        int rc = randd_rng_bytes(g->rng, g->batch, sizeof(g->batch));
+    uint8_t iv[16] = { 0 };     /* OpenSSL's ChaCha20: a 32-bit block counter, then the nonce */
 
-        if (rc < 0)
-            return rc;
+    for (unsigned b = 0; b < 8; b++)
+        iv[4 + b] = (uint8_t)(index >> 8 * b);
+    g->next = 1024;
+    return EVP_EncryptInit_ex(g->ctx, EVP_chacha20(), NULL, seed, iv) == 1 ? 0 : -EIO;
+}
+
+static int stream_word(struct stream *g, uint32_t *word)
+{
+    static const uint8_t zeros[sizeof(g->word)];
+
+    if (g->next == 1024) {
+        int len;
+
+        if (EVP_EncryptUpdate(g->ctx, (uint8_t *)g->word, &len, zeros, sizeof(zeros)) != 1 ||
+            len != (int)sizeof(zeros))
+            return -EIO;
         g->next = 0;
     }
-    *word = g->batch[g->next];
-    g->batch[g->next++] = 0;
+    *word = le32toh(g->word[g->next++]);
     return 0;
 }
 
 /* Uniform in [0, bound] by Lemire's multiply-and-reject. */
-static int draw_below(struct draw *g, uint64_t bound, uint64_t *r)
+static int draw_below(struct stream *g, uint32_t bound, uint32_t *r)
 {
-    uint64_t range = bound + 1, word;
-    unsigned __int128 m;
+    uint32_t range = bound + 1, word;
+    uint64_t m;
     int rc;
 
-    if ((rc = draw_word(g, &word)) < 0)
+    if ((rc = stream_word(g, &word)) < 0)
         return rc;
-    m = (unsigned __int128)word * range;
-    if ((uint64_t)m < range) {
-        uint64_t floor_ = -range % range;
+    m = (uint64_t)word * range;
+    if ((uint32_t)m < range) {
+        uint32_t floor_ = (0u - range) % range;
 
-        while ((uint64_t)m < floor_) {
-            if ((rc = draw_word(g, &word)) < 0)
+        while ((uint32_t)m < floor_) {
+            if ((rc = stream_word(g, &word)) < 0)
                 return rc;
-            m = (unsigned __int128)word * range;
+            m = (uint64_t)word * range;
         }
     }
-    *r = (uint64_t)(m >> 64);
+    *r = (uint32_t)(m >> 32);
     return 0;
 }
 
-/* Fisher-Yates: the two copies move together, so raw[i] stays the value sym[i] ranks. */
-static int shuffle(struct draw *g, uint8_t *sym, uint8_t *raw, size_t n)
-{
-    for (size_t i = n - 1; i > 0; i--) {
-        uint64_t j;
-        uint8_t tmp;
-        int rc = draw_below(g, i, &j);
+/* Shuffles still to be counted are held in a window: a thread takes shuffle i only while
+ * i is within WINDOW of the first one not yet counted. */
+#define WINDOW (2 * RANDD_IID_MAX_THREADS)
 
-        if (rc < 0)
+/* Shared by the threads, under lock: the shuffles handed out, the results waiting to be
+ * counted in order, each statistic's counts, which are still undecided. */
+struct permutation_run {
+    pthread_mutex_t lock;
+    pthread_cond_t moved;       /* the count moved on, or the run ended */
+    const struct iid_data *d;
+    const uint8_t *sym, *raw;   /* the data as given */
+    const uint8_t *seed;
+    const double *t;
+    struct randd_iid_result *out;
+    bool active[RANDD_IID_STATISTICS];
+    unsigned handed, counted, undecided;
+    int error;
+    struct ea_progress progress;
+    struct {
+        bool ready;
+        double tp[RANDD_IID_STATISTICS];
+    } slot[WINDOW];
+};
+
+/* Fisher-Yates over fresh copies of the data as given; the two copies move together, so
+ * raw[i] stays the value sym[i] ranks. */
+static int shuffle(struct stream *g, const struct permutation_run *run, unsigned index,
+                   uint8_t *sym, uint8_t *raw)
+{
+    size_t n = run->d->n;
+    int rc;
+
+    memcpy(sym, run->sym, n);
+    memcpy(raw, run->raw, n);
+    if ((rc = stream_start(g, run->seed, index)) < 0)
+        return rc;
+    for (size_t i = n - 1; i > 0; i--) {
+        uint32_t j;
+        uint8_t tmp;
+
+        if ((rc = draw_below(g, (uint32_t)i, &j)) < 0)
             return rc;
         tmp = sym[i], sym[i] = sym[j], sym[j] = tmp;
         tmp = raw[i], raw[i] = raw[j], raw[j] = tmp;
@@ -620,41 +701,23 @@ static int shuffle(struct draw *g, uint8_t *sym, uint8_t *raw, size_t n)
     return 0;
 }
 
-static void *permutation_worker(void *arg)
+/* Under lock: counts the waiting results in shuffle order, as ea_iid counts them, so that
+ * which thread finished first never changes a count. A statistic decided by an earlier
+ * shuffle ignores the later ones. */
+static void count_ready(struct permutation_run *run)
 {
-    struct permutation_run *run = arg;
-    const size_t n = run->d->n;
-    struct draw g = { NULL, { 0 }, 0 };
-    struct scratch w;
-    int rc;
+    while (run->slot[run->counted % WINDOW].ready) {
+        const double *tp = run->slot[run->counted % WINDOW].tp;
 
-    if ((rc = scratch_new(&w, run->sym, run->raw, n)) == 0)
-        rc = randd_rng_new(&g.rng, NULL);
-    for (;;) {
-        bool active[RANDD_IID_STATISTICS];
-        double tp[RANDD_IID_STATISTICS];
-
-        pthread_mutex_lock(&run->lock);
-        if (rc < 0 && run->error == 0)
-            run->error = rc;
-        if (run->error || run->undecided == 0 || run->handed == RANDD_IID_PERMUTATIONS) {
-            pthread_mutex_unlock(&run->lock);
-            break;
-        }
-        run->handed++;
-        memcpy(active, run->active, sizeof(active));
-        pthread_mutex_unlock(&run->lock);
-
-        if ((rc = shuffle(&g, w.sym, w.raw, n)) < 0)
+        run->slot[run->counted % WINDOW].ready = false;
+        run->counted++;
+        if (run->undecided == 0)
             continue;
-        statistics(run->d, &w, active, tp);
-
-        pthread_mutex_lock(&run->lock);
         for (unsigned j = 0; j < RANDD_IID_STATISTICS; j++) {
             unsigned *c = run->out->counts[j];
 
             if (!run->active[j])
-                continue;   /* decided by another thread meanwhile, as ea_iid counts */
+                continue;
             c[tp[j] > run->t[j] ? 0 : tp[j] == run->t[j] ? 1 : 2]++;
             if (randd_iid_decided(c)) {
                 run->active[j] = false;
@@ -666,26 +729,77 @@ static void *permutation_worker(void *arg)
             randd_ea_tick(&run->progress, RANDD_IID_PERMUTATIONS * (RANDD_IID_STATISTICS -
                           run->undecided) / RANDD_IID_STATISTICS + run->out->shuffles *
                           run->undecided / RANDD_IID_STATISTICS, RANDD_IID_PERMUTATIONS);
-        pthread_mutex_unlock(&run->lock);
     }
-    randd_rng_free(g.rng);
+    pthread_cond_broadcast(&run->moved);
+}
+
+static void *permutation_worker(void *arg)
+{
+    struct permutation_run *run = arg;
+    const size_t n = run->d->n;
+    struct stream g = { EVP_CIPHER_CTX_new(), { 0 }, 0 };
+    struct scratch w;
+    int rc;
+
+    if ((rc = scratch_new(&w, run->sym, run->raw, n)) == 0 && !g.ctx)
+        rc = -ENOMEM;
+    pthread_mutex_lock(&run->lock);
+    for (;;) {
+        bool active[RANDD_IID_STATISTICS];
+        double tp[RANDD_IID_STATISTICS];
+        unsigned index;
+
+        if (rc < 0 && run->error == 0)
+            run->error = rc;
+        if (run->error || run->undecided == 0 || run->handed == RANDD_IID_PERMUTATIONS)
+            break;
+        if (run->handed - run->counted >= WINDOW) {
+            pthread_cond_wait(&run->moved, &run->lock);
+            continue;
+        }
+        index = run->handed++;
+        /* still undecided now, so at least those undecided when this shuffle is counted */
+        memcpy(active, run->active, sizeof(active));
+        pthread_mutex_unlock(&run->lock);
+
+        if ((rc = shuffle(&g, run, index, w.sym, w.raw)) == 0)
+            statistics(run->d, &w, active, tp);
+
+        pthread_mutex_lock(&run->lock);
+        if (rc == 0) {
+            memcpy(run->slot[index % WINDOW].tp, tp, sizeof(tp));
+            run->slot[index % WINDOW].ready = true;
+            count_ready(run);
+        }
+    }
+    pthread_cond_broadcast(&run->moved);
+    pthread_mutex_unlock(&run->lock);
+    EVP_CIPHER_CTX_free(g.ctx);
     OPENSSL_cleanse(&g, sizeof(g));
     scratch_free(&w, n);
     return NULL;
 }
 
-static int permutation_tests(struct permutation_run *run)
+static int permutation_tests(struct permutation_run *run, unsigned threads)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned threads = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (unsigned)cpus;
-    pthread_t tid[MAX_THREADS];
+    pthread_t tid[RANDD_IID_MAX_THREADS];
     unsigned started = 0;
 
+    if (threads == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+        threads = cpus < 1 ? 1 : cpus > RANDD_IID_MAX_THREADS ? RANDD_IID_MAX_THREADS :
+                  (unsigned)cpus;
+    }
     for (unsigned j = 0; j < RANDD_IID_STATISTICS; j++)
         run->active[j] = true;
     run->undecided = RANDD_IID_STATISTICS;
     if (pthread_mutex_init(&run->lock, NULL) != 0)
         return -ENOMEM;
+    if (pthread_cond_init(&run->moved, NULL) != 0) {
+        pthread_mutex_destroy(&run->lock);
+        return -ENOMEM;
+    }
     while (started < threads &&
            pthread_create(&tid[started], NULL, permutation_worker, run) == 0)
         started++;
@@ -693,6 +807,7 @@ static int permutation_tests(struct permutation_run *run)
         permutation_worker(run);
     for (unsigned i = 0; i < started; i++)
         pthread_join(tid[i], NULL);
+    pthread_cond_destroy(&run->moved);
     pthread_mutex_destroy(&run->lock);
     return run->error;
 }
@@ -721,6 +836,31 @@ static double median_of(const uint8_t *sym, size_t n, bool binary)
 int randd_iid_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned flags,
                      struct randd_iid_result *out, randd_ea_progress_fn *progress, void *arg)
 {
+    struct randd_iid_options o = { flags, NULL, 0 };
+
+    return randd_iid_assess_with(samples, n, bits, &o, out, progress, arg);
+}
+
+/* A fresh seed for the shuffles from librandd's generator. */
+static int fresh_seed(uint8_t seed[RANDD_IID_SEED_BYTES])
+{
+    randd_rng *rng;
+    int rc = randd_rng_new(&rng, NULL);
+
+    if (rc < 0)
+        return rc;
+    rc = randd_rng_bytes(rng, seed, RANDD_IID_SEED_BYTES);
+    randd_rng_free(rng);
+    return rc;
+}
+
+int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
+                          const struct randd_iid_options *options,
+                          struct randd_iid_result *out, randd_ea_progress_fn *progress,
+                          void *arg)
+{
+    static const struct randd_iid_options defaults = { 0, NULL, 0 };
+    unsigned flags;
     struct ea_progress p = { progress, arg, 0.0, 0.0, "" };
     uint8_t rank[256] = { 0 }, *sym = NULL, *bitstring = NULL;
     bool present[256] = { false };
@@ -730,7 +870,11 @@ int randd_iid_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned f
     unsigned width;
     int rc;
 
-    if (n < 2 || bits > 8 || (flags & ~RANDD_IID_NO_PERMUTATIONS))
+    if (!options)
+        options = &defaults;
+    flags = options->flags;
+    if (n < 2 || bits > 8 || (flags & ~RANDD_IID_NO_PERMUTATIONS) ||
+        options->threads > RANDD_IID_MAX_THREADS)
         return -EINVAL;
     if (n > RANDD_EA_MAX_SAMPLES)
         return -E2BIG;
@@ -808,11 +952,16 @@ int randd_iid_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned f
         memcpy(out->statistics, t, sizeof(t));
     }
     if (!(flags & RANDD_IID_NO_PERMUTATIONS)) {
-        struct permutation_run run = { .d = &d, .sym = sym, .raw = samples, .t = t, .out = out,
+        struct permutation_run run = { .d = &d, .sym = sym, .raw = samples, .seed = out->seed,
+                                       .t = t, .out = out,
                                        .progress = { progress, arg, 0.03, 0.97,
                                                      "permutation tests" } };
 
-        if ((rc = permutation_tests(&run)) < 0)
+        if (options->seed)
+            memcpy(out->seed, options->seed, RANDD_IID_SEED_BYTES);
+        else if ((rc = fresh_seed(out->seed)) < 0)
+            goto out;
+        if ((rc = permutation_tests(&run, options->threads)) < 0)
             goto out;
         out->permutations_ran = true;
         out->permutation_passed = true;

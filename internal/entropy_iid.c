@@ -83,6 +83,7 @@ struct iid_data {
     unsigned k, bits;
     bool binary;
     double raw_mean, median;
+    uint8_t rank[256];          /* sym[i] = rank[raw[i]] */
 };
 
 static void most_common(const uint8_t *s, size_t n, struct randd_iid_mcv *m)
@@ -357,19 +358,22 @@ struct scratch {
 static void directional(const uint8_t *x, size_t m, double *runs, double *longest, double *most)
 {
     size_t number = 0, run = 0, longest_run = 0, up = 0;
-    int last = 0;
 
-    for (size_t i = 0; i + 1 < m; i++) {
-        int step = x[i] > x[i + 1] ? -1 : 1;
+    /* without branches on the data: as many mispredictions as runs cost more than the rest */
+    if (m >= 2) {
+        size_t last = x[0] <= x[1];
 
-        up += step == 1;
-        if (step != last) {
-            number++;
-            run = 0;
+        number = run = longest_run = 1;
+        up = last;
+        for (size_t i = 1; i + 1 < m; i++) {
+            size_t step = x[i] <= x[i + 1], same = step == last;
+
+            up += step;
+            number += !same;
+            run = run * same + 1;
+            longest_run = run > longest_run ? run : longest_run;
             last = step;
         }
-        if (++run > longest_run)
-            longest_run = run;
     }
     *runs = (double)number;
     *longest = (double)longest_run;
@@ -380,19 +384,16 @@ static void directional(const uint8_t *x, size_t m, double *runs, double *longes
 static void median_runs(const uint8_t *x, size_t n, double median, double *runs,
                         double *longest)
 {
-    size_t number = 0, run = 0, longest_run = 0;
-    int last = 0;
+    unsigned above = (unsigned)ceil(median);    /* an integer below the median is below this */
+    size_t number = 1, run = 1, longest_run = 1, last = x[0] >= above;
 
-    for (size_t i = 0; i < n; i++) {
-        int side = x[i] < median ? -1 : 1;
+    for (size_t i = 1; i < n; i++) {        /* without branches on the data, as above */
+        size_t side = x[i] >= above, same = side == last;
 
-        if (side != last) {
-            number++;
-            run = 0;
-            last = side;
-        }
-        if (++run > longest_run)
-            longest_run = run;
+        number += !same;
+        run = run * same + 1;
+        longest_run = run > longest_run ? run : longest_run;
+        last = side;
     }
     *runs = (double)number;
     *longest = (double)longest_run;
@@ -512,7 +513,17 @@ static void statistics(const struct iid_data *d, struct scratch *w, const bool *
 {
     const uint8_t *sym = w->sym, *raw = w->raw, *bytes = sym, *collide = sym;
     size_t n = d->n, m = n, running = 0;
+    bool by_rank = false;
 
+    /* A shuffle moves raw only; the statistics that read ranks get them from it. */
+    for (unsigned j = DIR_RUNS; j < COVARIANCE; j++)
+        by_rank |= active[j];
+    for (unsigned j = COVARIANCE; j < COMPRESSION && d->binary; j++)
+        by_rank |= active[j];
+    if (!by_rank)
+        goto raw_only;
+    for (size_t i = 0; i < n; i++)
+        w->sym[i] = d->rank[raw[i]];
     if (d->binary) {
         m = (n + 7) / 8;
         memset(w->ones, 0, m);
@@ -524,6 +535,7 @@ static void statistics(const struct iid_data *d, struct scratch *w, const bool *
         bytes = w->ones;
         collide = w->bytes;
     }
+raw_only:
     if (active[EXCURSION]) {
         double most = 0.0;
 
@@ -677,15 +689,13 @@ struct permutation_run {
     } slot[WINDOW];
 };
 
-/* Fisher-Yates over fresh copies of the data as given; the two copies move together, so
- * raw[i] stays the value sym[i] ranks. */
+/* Fisher-Yates over a fresh copy of the data as given; statistics() ranks it. */
 static int shuffle(struct stream *g, const struct permutation_run *run, unsigned index,
-                   uint8_t *sym, uint8_t *raw)
+                   uint8_t *raw)
 {
     size_t n = run->d->n;
     int rc;
 
-    memcpy(sym, run->sym, n);
     memcpy(raw, run->raw, n);
     if ((rc = stream_start(g, run->seed, index)) < 0)
         return rc;
@@ -695,7 +705,6 @@ static int shuffle(struct stream *g, const struct permutation_run *run, unsigned
 
         if ((rc = draw_below(g, (uint32_t)i, &j)) < 0)
             return rc;
-        tmp = sym[i], sym[i] = sym[j], sym[j] = tmp;
         tmp = raw[i], raw[i] = raw[j], raw[j] = tmp;
     }
     return 0;
@@ -762,7 +771,7 @@ static void *permutation_worker(void *arg)
         memcpy(active, run->active, sizeof(active));
         pthread_mutex_unlock(&run->lock);
 
-        if ((rc = shuffle(&g, run, index, w.sym, w.raw)) == 0)
+        if ((rc = shuffle(&g, run, index, w.raw)) == 0)
             statistics(run->d, &w, active, tp);
 
         pthread_mutex_lock(&run->lock);
@@ -864,7 +873,7 @@ int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
     struct ea_progress p = { progress, arg, 0.0, 0.0, "" };
     uint8_t rank[256] = { 0 }, *sym = NULL, *bitstring = NULL;
     bool present[256] = { false };
-    struct iid_data d = { n, 0, 0, false, 0.0, 0.0 };
+    struct iid_data d = { n, 0, 0, false, 0.0, 0.0, { 0 } };
     double t[RANDD_IID_STATISTICS];
     uint64_t sum = 0;
     unsigned width;
@@ -893,7 +902,7 @@ int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
     }
     for (unsigned v = 0; v < 256; v++)
         if (present[v])
-            rank[v] = (uint8_t)d.k++;
+            d.rank[v] = rank[v] = (uint8_t)d.k++;
     out->symbols = d.k;
     if (d.k < 2)
         return -EDOM;

@@ -677,7 +677,8 @@ struct permutation_run {
     const struct iid_data *d;
     const uint8_t *sym, *raw;   /* the data as given */
     const uint8_t *seed;
-    const double *t;
+    const double *t;            /* the statistics on the data, once t_ready */
+    bool t_ready;
     struct randd_iid_result *out;
     bool active[RANDD_IID_STATISTICS];
     unsigned handed, counted, undecided;
@@ -715,7 +716,7 @@ static int shuffle(struct stream *g, const struct permutation_run *run, unsigned
  * shuffle ignores the later ones. */
 static void count_ready(struct permutation_run *run)
 {
-    while (run->slot[run->counted % WINDOW].ready) {
+    while (run->t_ready && run->slot[run->counted % WINDOW].ready) {
         const double *tp = run->slot[run->counted % WINDOW].tp;
 
         run->slot[run->counted % WINDOW].ready = false;
@@ -789,11 +790,18 @@ static void *permutation_worker(void *arg)
     return NULL;
 }
 
-static int permutation_tests(struct permutation_run *run, unsigned threads)
-{
+/* The shuffles start before the data's own statistics are known (the tests before them take
+ * a few tenths of a second on a million samples, on one CPU): their results wait in the
+ * window until permutation_finish gives the statistics. */
+struct permutation_threads {
     pthread_t tid[RANDD_IID_MAX_THREADS];
-    unsigned started = 0;
+    unsigned started;
+};
 
+static int permutation_start(struct permutation_run *run, struct permutation_threads *p,
+                             unsigned threads)
+{
+    p->started = 0;
     if (threads == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -809,13 +817,26 @@ static int permutation_tests(struct permutation_run *run, unsigned threads)
         pthread_mutex_destroy(&run->lock);
         return -ENOMEM;
     }
-    while (started < threads &&
-           pthread_create(&tid[started], NULL, permutation_worker, run) == 0)
-        started++;
-    if (started == 0)
-        permutation_worker(run);
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
+    while (p->started < threads &&
+           pthread_create(&p->tid[p->started], NULL, permutation_worker, run) == 0)
+        p->started++;
+    return 0;
+}
+
+/* Gives the threads the data's statistics (rc 0) or stops them (rc < 0), and waits. */
+static int permutation_finish(struct permutation_run *run, struct permutation_threads *p,
+                              int rc)
+{
+    pthread_mutex_lock(&run->lock);
+    if (rc < 0 && run->error == 0)
+        run->error = rc;
+    run->t_ready = true;
+    count_ready(run);
+    pthread_mutex_unlock(&run->lock);
+    if (p->started == 0 && rc == 0)
+        permutation_worker(run);    /* no thread could start: this one shuffles */
+    for (unsigned i = 0; i < p->started; i++)
+        pthread_join(p->tid[i], NULL);
     pthread_cond_destroy(&run->moved);
     pthread_mutex_destroy(&run->lock);
     return run->error;
@@ -875,6 +896,11 @@ int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
     bool present[256] = { false };
     struct iid_data d = { n, 0, 0, false, 0.0, 0.0, { 0 } };
     double t[RANDD_IID_STATISTICS];
+    struct permutation_run run = { .d = &d, .raw = samples, .seed = out->seed, .t = t,
+                                   .out = out, .progress = { progress, arg, 0.03, 0.97,
+                                                             "permutation tests" } };
+    struct permutation_threads threads;
+    bool shuffling = false;     /* threads started, not yet joined */
     uint64_t sum = 0;
     unsigned width;
     int rc;
@@ -913,6 +939,16 @@ int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
         sym[i] = rank[samples[i]];
     d.raw_mean = out->raw_mean = (double)sum / (double)n;
     d.median = out->median = median_of(sym, n, d.binary);
+    if (!(flags & RANDD_IID_NO_PERMUTATIONS)) {
+        if (options->seed)
+            memcpy(out->seed, options->seed, RANDD_IID_SEED_BYTES);
+        else if ((rc = fresh_seed(out->seed)) < 0)
+            goto out;
+        run.sym = sym;
+        if ((rc = permutation_start(&run, &threads, options->threads)) < 0)
+            goto out;
+        shuffling = true;
+    }
 
     p.what = "most common value";
     randd_ea_tick(&p, 0, 1);
@@ -960,17 +996,9 @@ int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
         scratch_free(&w, n);
         memcpy(out->statistics, t, sizeof(t));
     }
-    if (!(flags & RANDD_IID_NO_PERMUTATIONS)) {
-        struct permutation_run run = { .d = &d, .sym = sym, .raw = samples, .seed = out->seed,
-                                       .t = t, .out = out,
-                                       .progress = { progress, arg, 0.03, 0.97,
-                                                     "permutation tests" } };
-
-        if (options->seed)
-            memcpy(out->seed, options->seed, RANDD_IID_SEED_BYTES);
-        else if ((rc = fresh_seed(out->seed)) < 0)
-            goto out;
-        if ((rc = permutation_tests(&run, options->threads)) < 0)
+    if (shuffling) {
+        shuffling = false;
+        if ((rc = permutation_finish(&run, &threads, 0)) < 0)
             goto out;
         out->permutations_ran = true;
         out->permutation_passed = true;
@@ -983,6 +1011,8 @@ int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
     randd_ea_tick(&p, 1, 1);
     rc = 0;
 out:
+    if (shuffling)
+        permutation_finish(&run, &threads, rc);
     randd_ea_release(sym, n);
     return rc;
 }

@@ -107,6 +107,10 @@ seed=$(sed -n 's/^shuffle seed: \([0-9a-f]\{64\}\) .*/\1/p' <<<"$first")
 again=$("$RANDCTL" assess "$vectors/rand4_short.bin" --iid --seed "$seed" 2>/dev/null); rc=$?
 check "assess --iid --seed (the seed a run printed): the same counts and verdict" \
     '[ -n "$seed" ] && [ $rc = 0 ] && [ "$first" = "$again" ]'
+out=$("$RANDCTL" assess "$vectors/rand1_short.bin" --iid --report "$work/page.html" 2>/dev/null)
+seed=$(sed -n 's/^shuffle seed: \([0-9a-f]\{64\}\) .*/\1/p' <<<"$out")
+check "assess --iid --report: the page gives the seed the run printed" \
+    '[ -n "$seed" ] && grep -q "assess --iid --seed.*>$seed<" "$work/page.html"'
 
 bad_input() {       # bad_input WHAT WANT_RC WANT_MESSAGE ARGS...
     local what=$1 want_rc=$2 want_msg=$3 rc

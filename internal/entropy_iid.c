@@ -6,6 +6,7 @@
 #include "entropy_iid.h"
 #include "entropy_assess_internal.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 
 #include <bzlib.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include "randd.h"
 
@@ -33,7 +35,6 @@ enum { EXCURSION, DIR_RUNS, DIR_LENGTH, INC_DEC, MEDIAN_RUNS, MEDIAN_LENGTH, AVG
 static const unsigned lags[5] = { 1, 2, 8, 16, 32 };
 
 #define P_FAIL     0.001    /* 5.2: a chi-square p-value below this fails */
-#define MAX_THREADS 8
 #define BZ_LEVEL   5        /* ea_iid's block size (x 100 kB) for the compression statistic */
 
 /* --- the chi-square p-value --------------------------------------------------------------- */
@@ -82,6 +83,7 @@ struct iid_data {
     unsigned k, bits;
     bool binary;
     double raw_mean, median;
+    uint8_t rank[256];          /* sym[i] = rank[raw[i]] */
 };
 
 static void most_common(const uint8_t *s, size_t n, struct randd_iid_mcv *m)
@@ -343,6 +345,11 @@ struct scratch {
     size_t text_cap;
     char *packed;               /* bzip2's output */
     unsigned packed_cap;
+    struct bz_arena {           /* bzip2's work arrays, kept from one shuffle to the next */
+        void *block[4];
+        size_t size[4];
+        bool busy[4];
+    } arena;
     uint32_t stamp[256], epoch; /* collision search: value seen since epoch */
 };
 
@@ -351,19 +358,22 @@ struct scratch {
 static void directional(const uint8_t *x, size_t m, double *runs, double *longest, double *most)
 {
     size_t number = 0, run = 0, longest_run = 0, up = 0;
-    int last = 0;
 
-    for (size_t i = 0; i + 1 < m; i++) {
-        int step = x[i] > x[i + 1] ? -1 : 1;
+    /* without branches on the data: as many mispredictions as runs cost more than the rest */
+    if (m >= 2) {
+        size_t last = x[0] <= x[1];
 
-        up += step == 1;
-        if (step != last) {
-            number++;
-            run = 0;
+        number = run = longest_run = 1;
+        up = last;
+        for (size_t i = 1; i + 1 < m; i++) {
+            size_t step = x[i] <= x[i + 1], same = step == last;
+
+            up += step;
+            number += !same;
+            run = run * same + 1;
+            longest_run = run > longest_run ? run : longest_run;
             last = step;
         }
-        if (++run > longest_run)
-            longest_run = run;
     }
     *runs = (double)number;
     *longest = (double)longest_run;
@@ -374,19 +384,16 @@ static void directional(const uint8_t *x, size_t m, double *runs, double *longes
 static void median_runs(const uint8_t *x, size_t n, double median, double *runs,
                         double *longest)
 {
-    size_t number = 0, run = 0, longest_run = 0;
-    int last = 0;
+    unsigned above = (unsigned)ceil(median);    /* an integer below the median is below this */
+    size_t number = 1, run = 1, longest_run = 1, last = x[0] >= above;
 
-    for (size_t i = 0; i < n; i++) {
-        int side = x[i] < median ? -1 : 1;
+    for (size_t i = 1; i < n; i++) {        /* without branches on the data, as above */
+        size_t side = x[i] >= above, same = side == last;
 
-        if (side != last) {
-            number++;
-            run = 0;
-            last = side;
-        }
-        if (++run > longest_run)
-            longest_run = run;
+        number += !same;
+        run = run * same + 1;
+        longest_run = run > longest_run ? run : longest_run;
+        last = side;
     }
     *runs = (double)number;
     *longest = (double)longest_run;
@@ -436,12 +443,48 @@ static double covariance(const uint8_t *x, size_t m, unsigned lag)
     return (double)t;
 }
 
-/* The bzip2 length of the values written in decimal, separated by single spaces. */
+/* bzip2's allocator: its four arrays (4.3 MB at block size 5) are kept for the thread's next
+ * shuffle rather than mapped afresh, and wiped once the thread is done, as they hold the
+ * shuffled samples. */
+static void *arena_alloc(void *opaque, int items, int size)
+{
+    struct bz_arena *a = opaque;
+    size_t want = (size_t)items * (size_t)size;
+
+    for (unsigned i = 0; i < 4; i++)
+        if (a->block[i] && !a->busy[i] && a->size[i] == want) {
+            a->busy[i] = true;
+            return a->block[i];
+        }
+    for (unsigned i = 0; i < 4; i++)
+        if (!a->block[i]) {
+            if (!(a->block[i] = malloc(want)))
+                return NULL;
+            a->size[i] = want;
+            a->busy[i] = true;
+            return a->block[i];
+        }
+    return NULL;    /* libbz2 1.0 asks for four at most; more is a library we do not know */
+}
+
+static void arena_free(void *opaque, void *p)
+{
+    struct bz_arena *a = opaque;
+
+    for (unsigned i = 0; i < 4; i++)
+        if (a->block[i] == p)
+            a->busy[i] = false;
+}
+
+/* The bzip2 length of the values written in decimal, separated by single spaces, at ea_iid's
+ * settings (block size 5, the default work factor): what BZ2_bzBuffToBuffCompress gives. */
 static double compression(struct scratch *w, const uint8_t *raw, size_t n)
 {
     static const char digits[] = "0123456789";
-    unsigned packed = w->packed_cap;
+    bz_stream z = { .bzalloc = arena_alloc, .bzfree = arena_free, .opaque = &w->arena };
+    unsigned packed;
     char *t = w->text;
+    int rc;
 
     for (size_t i = 0; i < n; i++) {
         unsigned v = raw[i];
@@ -453,10 +496,16 @@ static double compression(struct scratch *w, const uint8_t *raw, size_t n)
         *t++ = digits[v % 10];
         *t++ = ' ';
     }
-    if (BZ2_bzBuffToBuffCompress(w->packed, &packed, w->text, (unsigned)(t - w->text - 1),
-                                 BZ_LEVEL, 0, 0) != BZ_OK)
+    if (BZ2_bzCompressInit(&z, BZ_LEVEL, 0, 0) != BZ_OK)
         return 0.0;
-    return (double)packed;
+    z.next_in = w->text;
+    z.avail_in = (unsigned)(t - w->text - 1);
+    z.next_out = w->packed;
+    z.avail_out = w->packed_cap;
+    rc = BZ2_bzCompress(&z, BZ_FINISH);     /* BZ_FINISH_OK: the output did not fit */
+    packed = z.total_out_lo32;
+    BZ2_bzCompressEnd(&z);
+    return rc == BZ_STREAM_END ? (double)packed : 0.0;
 }
 
 static void statistics(const struct iid_data *d, struct scratch *w, const bool *active,
@@ -464,7 +513,17 @@ static void statistics(const struct iid_data *d, struct scratch *w, const bool *
 {
     const uint8_t *sym = w->sym, *raw = w->raw, *bytes = sym, *collide = sym;
     size_t n = d->n, m = n, running = 0;
+    bool by_rank = false;
 
+    /* A shuffle moves raw only; the statistics that read ranks get them from it. */
+    for (unsigned j = DIR_RUNS; j < COVARIANCE; j++)
+        by_rank |= active[j];
+    for (unsigned j = COVARIANCE; j < COMPRESSION && d->binary; j++)
+        by_rank |= active[j];
+    if (!by_rank)
+        goto raw_only;
+    for (size_t i = 0; i < n; i++)
+        w->sym[i] = d->rank[raw[i]];
     if (d->binary) {
         m = (n + 7) / 8;
         memset(w->ones, 0, m);
@@ -476,6 +535,7 @@ static void statistics(const struct iid_data *d, struct scratch *w, const bool *
         bytes = w->ones;
         collide = w->bytes;
     }
+raw_only:
     if (active[EXCURSION]) {
         double most = 0.0;
 
@@ -511,6 +571,8 @@ static void scratch_free(struct scratch *w, size_t n)
     randd_ea_release(w->bytes, n / 8 + 1);
     randd_ea_release(w->text, w->text_cap);
     randd_ea_release(w->packed, w->packed_cap);
+    for (unsigned i = 0; i < 4; i++)
+        randd_ea_release(w->arena.block[i], w->arena.size[i]);
     memset(w, 0, sizeof(*w));
 }
 
@@ -546,115 +608,126 @@ bool randd_iid_statistic_passed(const unsigned c[3])
     return randd_iid_decided(c);
 }
 
-/* Shared by the threads, under lock: the shuffles handed out and counted, each statistic's
- * counts, which are still undecided. */
-struct permutation_run {
-    pthread_mutex_t lock;
-    const struct iid_data *d;
-    const uint8_t *sym, *raw;
-    const double *t;
-    struct randd_iid_result *out;
-    bool active[RANDD_IID_STATISTICS];
-    unsigned handed, undecided;
-    int error;
-    struct ea_progress progress;
-};
-
-/* Random words from a randd_rng, a batch at a time; each word is wiped as it is used. */
-struct draw {
-    randd_rng *rng;
-    uint64_t batch[512];
+/* Shuffle i's keystream: ChaCha20 keyed with the run's seed, its nonce i, so that shuffle i
+ * is the same whichever thread makes it. 32-bit words: n < 2^28. */
+struct stream {
+    EVP_CIPHER_CTX *ctx;
+    uint32_t word[1024];
     unsigned next;
 };
 
-static int draw_word(struct draw *g, uint64_t *word)
+static int stream_start(struct stream *g, const uint8_t *seed, uint64_t index)
 {
-    if (g->next == 0 || g->next == 512) {
-        int rc = randd_rng_bytes(g->rng, g->batch, sizeof(g->batch));
+    uint8_t iv[16] = { 0 };     /* OpenSSL's ChaCha20: a 32-bit block counter, then the nonce */
 
-        if (rc < 0)
-            return rc;
+    for (unsigned b = 0; b < 8; b++)
+        iv[4 + b] = (uint8_t)(index >> 8 * b);
+    g->next = 1024;
+    return EVP_EncryptInit_ex(g->ctx, EVP_chacha20(), NULL, seed, iv) == 1 ? 0 : -EIO;
+}
+
+static int stream_word(struct stream *g, uint32_t *word)
+{
+    static const uint8_t zeros[sizeof(g->word)];
+
+    if (g->next == 1024) {
+        int len;
+
+        if (EVP_EncryptUpdate(g->ctx, (uint8_t *)g->word, &len, zeros, sizeof(zeros)) != 1 ||
+            len != (int)sizeof(zeros))
+            return -EIO;
         g->next = 0;
     }
-    *word = g->batch[g->next];
-    g->batch[g->next++] = 0;
+    *word = le32toh(g->word[g->next++]);
     return 0;
 }
 
 /* Uniform in [0, bound] by Lemire's multiply-and-reject. */
-static int draw_below(struct draw *g, uint64_t bound, uint64_t *r)
+static int draw_below(struct stream *g, uint32_t bound, uint32_t *r)
 {
-    uint64_t range = bound + 1, word;
-    unsigned __int128 m;
+    uint32_t range = bound + 1, word;
+    uint64_t m;
     int rc;
 
-    if ((rc = draw_word(g, &word)) < 0)
+    if ((rc = stream_word(g, &word)) < 0)
         return rc;
-    m = (unsigned __int128)word * range;
-    if ((uint64_t)m < range) {
-        uint64_t floor_ = -range % range;
+    m = (uint64_t)word * range;
+    if ((uint32_t)m < range) {
+        uint32_t floor_ = (0u - range) % range;
 
-        while ((uint64_t)m < floor_) {
-            if ((rc = draw_word(g, &word)) < 0)
+        while ((uint32_t)m < floor_) {
+            if ((rc = stream_word(g, &word)) < 0)
                 return rc;
-            m = (unsigned __int128)word * range;
+            m = (uint64_t)word * range;
         }
     }
-    *r = (uint64_t)(m >> 64);
+    *r = (uint32_t)(m >> 32);
     return 0;
 }
 
-/* Fisher-Yates: the two copies move together, so raw[i] stays the value sym[i] ranks. */
-static int shuffle(struct draw *g, uint8_t *sym, uint8_t *raw, size_t n)
-{
-    for (size_t i = n - 1; i > 0; i--) {
-        uint64_t j;
-        uint8_t tmp;
-        int rc = draw_below(g, i, &j);
+/* Shuffles still to be counted are held in a window: a thread takes shuffle i only while
+ * i is within WINDOW of the first one not yet counted. */
+#define WINDOW (2 * RANDD_IID_MAX_THREADS)
 
-        if (rc < 0)
+/* Shared by the threads, under lock: the shuffles handed out, the results waiting to be
+ * counted in order, each statistic's counts, which are still undecided. */
+struct permutation_run {
+    pthread_mutex_t lock;
+    pthread_cond_t moved;       /* the count moved on, or the run ended */
+    const struct iid_data *d;
+    const uint8_t *sym, *raw;   /* the data as given */
+    const uint8_t *seed;
+    const double *t;            /* the statistics on the data, once t_ready */
+    bool t_ready;
+    struct randd_iid_result *out;
+    bool active[RANDD_IID_STATISTICS];
+    unsigned handed, counted, undecided;
+    int error;
+    struct ea_progress progress;
+    struct {
+        bool ready;
+        double tp[RANDD_IID_STATISTICS];
+    } slot[WINDOW];
+};
+
+/* Fisher-Yates over a fresh copy of the data as given; statistics() ranks it. */
+static int shuffle(struct stream *g, const struct permutation_run *run, unsigned index,
+                   uint8_t *raw)
+{
+    size_t n = run->d->n;
+    int rc;
+
+    memcpy(raw, run->raw, n);
+    if ((rc = stream_start(g, run->seed, index)) < 0)
+        return rc;
+    for (size_t i = n - 1; i > 0; i--) {
+        uint32_t j;
+        uint8_t tmp;
+
+        if ((rc = draw_below(g, (uint32_t)i, &j)) < 0)
             return rc;
-        tmp = sym[i], sym[i] = sym[j], sym[j] = tmp;
         tmp = raw[i], raw[i] = raw[j], raw[j] = tmp;
     }
     return 0;
 }
 
-static void *permutation_worker(void *arg)
+/* Under lock: counts the waiting results in shuffle order, as ea_iid counts them, so that
+ * which thread finished first never changes a count. A statistic decided by an earlier
+ * shuffle ignores the later ones. */
+static void count_ready(struct permutation_run *run)
 {
-    struct permutation_run *run = arg;
-    const size_t n = run->d->n;
-    struct draw g = { NULL, { 0 }, 0 };
-    struct scratch w;
-    int rc;
+    while (run->t_ready && run->slot[run->counted % WINDOW].ready) {
+        const double *tp = run->slot[run->counted % WINDOW].tp;
 
-    if ((rc = scratch_new(&w, run->sym, run->raw, n)) == 0)
-        rc = randd_rng_new(&g.rng, NULL);
-    for (;;) {
-        bool active[RANDD_IID_STATISTICS];
-        double tp[RANDD_IID_STATISTICS];
-
-        pthread_mutex_lock(&run->lock);
-        if (rc < 0 && run->error == 0)
-            run->error = rc;
-        if (run->error || run->undecided == 0 || run->handed == RANDD_IID_PERMUTATIONS) {
-            pthread_mutex_unlock(&run->lock);
-            break;
-        }
-        run->handed++;
-        memcpy(active, run->active, sizeof(active));
-        pthread_mutex_unlock(&run->lock);
-
-        if ((rc = shuffle(&g, w.sym, w.raw, n)) < 0)
+        run->slot[run->counted % WINDOW].ready = false;
+        run->counted++;
+        if (run->undecided == 0)
             continue;
-        statistics(run->d, &w, active, tp);
-
-        pthread_mutex_lock(&run->lock);
         for (unsigned j = 0; j < RANDD_IID_STATISTICS; j++) {
             unsigned *c = run->out->counts[j];
 
             if (!run->active[j])
-                continue;   /* decided by another thread meanwhile, as ea_iid counts */
+                continue;
             c[tp[j] > run->t[j] ? 0 : tp[j] == run->t[j] ? 1 : 2]++;
             if (randd_iid_decided(c)) {
                 run->active[j] = false;
@@ -666,33 +739,105 @@ static void *permutation_worker(void *arg)
             randd_ea_tick(&run->progress, RANDD_IID_PERMUTATIONS * (RANDD_IID_STATISTICS -
                           run->undecided) / RANDD_IID_STATISTICS + run->out->shuffles *
                           run->undecided / RANDD_IID_STATISTICS, RANDD_IID_PERMUTATIONS);
-        pthread_mutex_unlock(&run->lock);
     }
-    randd_rng_free(g.rng);
+    pthread_cond_broadcast(&run->moved);
+}
+
+static void *permutation_worker(void *arg)
+{
+    struct permutation_run *run = arg;
+    const size_t n = run->d->n;
+    struct stream g = { EVP_CIPHER_CTX_new(), { 0 }, 0 };
+    struct scratch w;
+    int rc;
+
+    if ((rc = scratch_new(&w, run->sym, run->raw, n)) == 0 && !g.ctx)
+        rc = -ENOMEM;
+    pthread_mutex_lock(&run->lock);
+    for (;;) {
+        bool active[RANDD_IID_STATISTICS];
+        double tp[RANDD_IID_STATISTICS];
+        unsigned index;
+
+        if (rc < 0 && run->error == 0)
+            run->error = rc;
+        if (run->error || run->undecided == 0 || run->handed == RANDD_IID_PERMUTATIONS)
+            break;
+        if (run->handed - run->counted >= WINDOW) {
+            pthread_cond_wait(&run->moved, &run->lock);
+            continue;
+        }
+        index = run->handed++;
+        /* still undecided now, so at least those undecided when this shuffle is counted */
+        memcpy(active, run->active, sizeof(active));
+        pthread_mutex_unlock(&run->lock);
+
+        if ((rc = shuffle(&g, run, index, w.raw)) == 0)
+            statistics(run->d, &w, active, tp);
+
+        pthread_mutex_lock(&run->lock);
+        if (rc == 0) {
+            memcpy(run->slot[index % WINDOW].tp, tp, sizeof(tp));
+            run->slot[index % WINDOW].ready = true;
+            count_ready(run);
+        }
+    }
+    pthread_cond_broadcast(&run->moved);
+    pthread_mutex_unlock(&run->lock);
+    EVP_CIPHER_CTX_free(g.ctx);
     OPENSSL_cleanse(&g, sizeof(g));
     scratch_free(&w, n);
     return NULL;
 }
 
-static int permutation_tests(struct permutation_run *run)
-{
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned threads = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (unsigned)cpus;
-    pthread_t tid[MAX_THREADS];
-    unsigned started = 0;
+/* The shuffles start before the data's own statistics are known (the tests before them take
+ * a few tenths of a second on a million samples, on one CPU): their results wait in the
+ * window until permutation_finish gives the statistics. */
+struct permutation_threads {
+    pthread_t tid[RANDD_IID_MAX_THREADS];
+    unsigned started;
+};
 
+static int permutation_start(struct permutation_run *run, struct permutation_threads *p,
+                             unsigned threads)
+{
+    p->started = 0;
+    if (threads == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+        threads = cpus < 1 ? 1 : cpus > RANDD_IID_MAX_THREADS ? RANDD_IID_MAX_THREADS :
+                  (unsigned)cpus;
+    }
     for (unsigned j = 0; j < RANDD_IID_STATISTICS; j++)
         run->active[j] = true;
     run->undecided = RANDD_IID_STATISTICS;
     if (pthread_mutex_init(&run->lock, NULL) != 0)
         return -ENOMEM;
-    while (started < threads &&
-           pthread_create(&tid[started], NULL, permutation_worker, run) == 0)
-        started++;
-    if (started == 0)
-        permutation_worker(run);
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
+    if (pthread_cond_init(&run->moved, NULL) != 0) {
+        pthread_mutex_destroy(&run->lock);
+        return -ENOMEM;
+    }
+    while (p->started < threads &&
+           pthread_create(&p->tid[p->started], NULL, permutation_worker, run) == 0)
+        p->started++;
+    return 0;
+}
+
+/* Gives the threads the data's statistics (rc 0) or stops them (rc < 0), and waits. */
+static int permutation_finish(struct permutation_run *run, struct permutation_threads *p,
+                              int rc)
+{
+    pthread_mutex_lock(&run->lock);
+    if (rc < 0 && run->error == 0)
+        run->error = rc;
+    run->t_ready = true;
+    count_ready(run);
+    pthread_mutex_unlock(&run->lock);
+    if (p->started == 0 && rc == 0)
+        permutation_worker(run);    /* no thread could start: this one shuffles */
+    for (unsigned i = 0; i < p->started; i++)
+        pthread_join(p->tid[i], NULL);
+    pthread_cond_destroy(&run->moved);
     pthread_mutex_destroy(&run->lock);
     return run->error;
 }
@@ -721,16 +866,50 @@ static double median_of(const uint8_t *sym, size_t n, bool binary)
 int randd_iid_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned flags,
                      struct randd_iid_result *out, randd_ea_progress_fn *progress, void *arg)
 {
+    struct randd_iid_options o = { flags, NULL, 0 };
+
+    return randd_iid_assess_with(samples, n, bits, &o, out, progress, arg);
+}
+
+/* A fresh seed for the shuffles from librandd's generator. */
+static int fresh_seed(uint8_t seed[RANDD_IID_SEED_BYTES])
+{
+    randd_rng *rng;
+    int rc = randd_rng_new(&rng, NULL);
+
+    if (rc < 0)
+        return rc;
+    rc = randd_rng_bytes(rng, seed, RANDD_IID_SEED_BYTES);
+    randd_rng_free(rng);
+    return rc;
+}
+
+int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
+                          const struct randd_iid_options *options,
+                          struct randd_iid_result *out, randd_ea_progress_fn *progress,
+                          void *arg)
+{
+    static const struct randd_iid_options defaults = { 0, NULL, 0 };
+    unsigned flags;
     struct ea_progress p = { progress, arg, 0.0, 0.0, "" };
     uint8_t rank[256] = { 0 }, *sym = NULL, *bitstring = NULL;
     bool present[256] = { false };
-    struct iid_data d = { n, 0, 0, false, 0.0, 0.0 };
+    struct iid_data d = { n, 0, 0, false, 0.0, 0.0, { 0 } };
     double t[RANDD_IID_STATISTICS];
+    struct permutation_run run = { .d = &d, .raw = samples, .seed = out->seed, .t = t,
+                                   .out = out, .progress = { progress, arg, 0.03, 0.97,
+                                                             "permutation tests" } };
+    struct permutation_threads threads;
+    bool shuffling = false;     /* threads started, not yet joined */
     uint64_t sum = 0;
     unsigned width;
     int rc;
 
-    if (n < 2 || bits > 8 || (flags & ~RANDD_IID_NO_PERMUTATIONS))
+    if (!options)
+        options = &defaults;
+    flags = options->flags;
+    if (n < 2 || bits > 8 || (flags & ~RANDD_IID_NO_PERMUTATIONS) ||
+        options->threads > RANDD_IID_MAX_THREADS)
         return -EINVAL;
     if (n > RANDD_EA_MAX_SAMPLES)
         return -E2BIG;
@@ -749,7 +928,7 @@ int randd_iid_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned f
     }
     for (unsigned v = 0; v < 256; v++)
         if (present[v])
-            rank[v] = (uint8_t)d.k++;
+            d.rank[v] = rank[v] = (uint8_t)d.k++;
     out->symbols = d.k;
     if (d.k < 2)
         return -EDOM;
@@ -760,6 +939,16 @@ int randd_iid_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned f
         sym[i] = rank[samples[i]];
     d.raw_mean = out->raw_mean = (double)sum / (double)n;
     d.median = out->median = median_of(sym, n, d.binary);
+    if (!(flags & RANDD_IID_NO_PERMUTATIONS)) {
+        if (options->seed)
+            memcpy(out->seed, options->seed, RANDD_IID_SEED_BYTES);
+        else if ((rc = fresh_seed(out->seed)) < 0)
+            goto out;
+        run.sym = sym;
+        if ((rc = permutation_start(&run, &threads, options->threads)) < 0)
+            goto out;
+        shuffling = true;
+    }
 
     p.what = "most common value";
     randd_ea_tick(&p, 0, 1);
@@ -807,12 +996,9 @@ int randd_iid_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned f
         scratch_free(&w, n);
         memcpy(out->statistics, t, sizeof(t));
     }
-    if (!(flags & RANDD_IID_NO_PERMUTATIONS)) {
-        struct permutation_run run = { .d = &d, .sym = sym, .raw = samples, .t = t, .out = out,
-                                       .progress = { progress, arg, 0.03, 0.97,
-                                                     "permutation tests" } };
-
-        if ((rc = permutation_tests(&run)) < 0)
+    if (shuffling) {
+        shuffling = false;
+        if ((rc = permutation_finish(&run, &threads, 0)) < 0)
             goto out;
         out->permutations_ran = true;
         out->permutation_passed = true;
@@ -825,6 +1011,8 @@ int randd_iid_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned f
     randd_ea_tick(&p, 1, 1);
     rc = 0;
 out:
+    if (shuffling)
+        permutation_finish(&run, &threads, rc);
     randd_ea_release(sym, n);
     return rc;
 }

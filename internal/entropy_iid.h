@@ -17,11 +17,14 @@
  *    after 10,000 shuffles fails: the data ranks at an extreme of its own shuffles.
  * The samples are IID by this track when all three tests pass.
  *
- * The shuffles draw from librandd's in-process generator (randd_rng), one per thread; they run
- * on every online CPU (at most 8). Their counts differ from run to run, as ea_iid's do;
- * everything before them is deterministic. Memory: about 14 bytes per sample (suffix array,
- * each thread's copies, the compression test's text and its bzip2 output), wiped before it is
- * freed, as the samples may be secret. */
+ * Shuffle i is a fresh Fisher-Yates shuffle of the data as given, drawn from ChaCha20 keyed
+ * with a 32-byte seed and i as its nonce; the seed comes from librandd's in-process generator
+ * (randd_rng) unless the caller gives one. Shuffles run on every online CPU (at most 8), but
+ * their results are counted in the order of i, so one seed gives the same counts on any
+ * number of threads: a run can be repeated. Without a seed given the counts differ from run
+ * to run, as ea_iid's do; everything before them is deterministic. Memory: about 14 bytes per
+ * sample (suffix array, each thread's copies, the compression test's text and bzip2's work
+ * arrays), wiped before it is freed, as the samples may be secret. */
 #ifndef RANDD_ENTROPY_IID_H
 #define RANDD_ENTROPY_IID_H
 
@@ -34,6 +37,14 @@
 #define RANDD_IID_STATISTICS   19
 #define RANDD_IID_PERMUTATIONS 10000
 #define RANDD_IID_NO_PERMUTATIONS 1u    /* flag: stop before the permutation tests */
+#define RANDD_IID_SEED_BYTES   32
+#define RANDD_IID_MAX_THREADS  8
+
+struct randd_iid_options {
+    unsigned flags;             /* 0 or RANDD_IID_NO_PERMUTATIONS */
+    const uint8_t *seed;        /* RANDD_IID_SEED_BYTES, or NULL: a fresh one from randd_rng */
+    unsigned threads;           /* 0: every online CPU; at most RANDD_IID_MAX_THREADS */
+};
 
 /* ea_iid's names of the 19 statistics: "excursion", ..., "compression". */
 extern const char *const randd_iid_names[RANDD_IID_STATISTICS];
@@ -72,6 +83,7 @@ struct randd_iid_result {
 
     double statistics[RANDD_IID_STATISTICS];       /* on the data as given */
     bool permutations_ran;
+    uint8_t seed[RANDD_IID_SEED_BYTES];            /* the shuffles' seed, when they ran */
     unsigned shuffles;          /* shuffles whose statistics were counted */
     unsigned counts[RANDD_IID_STATISTICS][3];      /* C[i][0..2] */
     bool permutation_passed;    /* false also when the permutation tests did not run */
@@ -86,6 +98,12 @@ struct randd_iid_result {
  * than bits), -E2BIG (n > RANDD_EA_MAX_SAMPLES), -EDOM, -ENOMEM, or the generator's error. */
 int randd_iid_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned flags,
                      struct randd_iid_result *out, randd_ea_progress_fn *progress, void *arg);
+/* The same with options (NULL: as randd_iid_assess with flags 0); also -EINVAL for threads
+ * above RANDD_IID_MAX_THREADS. */
+int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
+                          const struct randd_iid_options *options,
+                          struct randd_iid_result *out, randd_ea_progress_fn *progress,
+                          void *arg);
 
 /* Whether statistic i's counts decide it, and whether they pass it (5.1 step 5). */
 bool randd_iid_decided(const unsigned c[3]);

@@ -199,6 +199,23 @@ static int opt_no_permutations(struct assess_request *req, const char *value)
     return EXIT_OK;
 }
 
+/* 64 hex digits, as assess --iid prints the seed it used. */
+static int opt_seed(struct assess_request *req, const char *value)
+{
+    size_t len = strlen(value);
+
+    if (len != 2 * RANDD_IID_SEED_BYTES || strspn(value, "0123456789abcdefABCDEF") != len)
+        return usage_error(&cmd_assess, "--seed: not %d hex digits: %s",
+                           2 * RANDD_IID_SEED_BYTES, value);
+    for (size_t i = 0; i < RANDD_IID_SEED_BYTES; i++) {
+        char pair[3] = { value[2 * i], value[2 * i + 1], 0 };
+
+        req->seed[i] = (uint8_t)strtoul(pair, NULL, 16);
+    }
+    req->seeded = true;
+    return EXIT_OK;
+}
+
 static int opt_report(struct assess_request *req, const char *value)
 {
     if (!*value)
@@ -224,6 +241,7 @@ static const struct assess_option options[] = {
     { "--progress", false, opt_progress },
     { "--iid", false, opt_iid },
     { "--no-permutations", false, opt_no_permutations },
+    { "--seed", true, opt_seed },
     { "--report", true, opt_report },
     { "--claim", true, opt_claim },
 };
@@ -252,6 +270,8 @@ static int parse_options(int argc, char **argv, struct assess_request *req)
         return usage_error(&cmd_assess, "FILE is missing");
     if (req->no_permutations && !req->iid)
         return usage_error(&cmd_assess, "--no-permutations: only with --iid");
+    if (req->seeded && (!req->iid || req->no_permutations))
+        return usage_error(&cmd_assess, "--seed: only with --iid and its shuffles");
     if (req->iid && (req->flags & RANDD_EA_TRUNCATE))
         return usage_error(&cmd_assess, "--truncate: not with --iid (ea_iid -a: all bits)");
     return EXIT_OK;
@@ -302,7 +322,8 @@ static int run_assess(int argc, char **argv)
 }
 
 const struct command cmd_assess = {
-    "assess", "assess FILE [--bits W] [--truncate] [--iid [--no-permutations]] [--progress] "
+    "assess", "assess FILE [--bits W] [--truncate] [--iid [--no-permutations|--seed HEX]] "
+              "[--progress] "
               "[--report OUT.html [--claim H]] | FILE --restart --h-initial H [--bits W] "
               "[--report OUT.html] | --conditioning --vetted|--non-vetted N_IN N_OUT NW H_IN "
               "[H_PRIME|--conditioned-file FILE]  SP 800-90B min-entropy, IID tests, restart "

@@ -20,6 +20,8 @@ struct assess_request {
     bool progress;              /* --progress, or stderr is a terminal */
     bool iid;                   /* --iid: SP 800-90B section 5 */
     bool no_permutations;       /* --no-permutations: the IID track stops before its shuffles */
+    bool seeded;                /* --seed HEX: the shuffles of an earlier run */
+    uint8_t seed[RANDD_IID_SEED_BYTES];
     const char *report;         /* --report OUT.html; NULL: none */
     double claim;               /* --claim H bits per sample; NAN: none */
 };

@@ -84,6 +84,10 @@ static void print_iid(const char *path, const struct randd_iid_result *r)
             ok += randd_iid_statistic_passed(r->counts[i]);
         printf("permutation tests (5.1): %s, %u of %u statistics passed, %u shuffles\n",
                passed(r->permutation_passed), ok, RANDD_IID_STATISTICS, r->shuffles);
+        printf("shuffle seed: ");
+        for (int i = 0; i < RANDD_IID_SEED_BYTES; i++)
+            printf("%02x", r->seed[i]);
+        printf(" (--seed repeats these counts)\n");
     } else {
         printf("permutation tests (5.1): not run (--no-permutations)\n");
     }
@@ -93,12 +97,13 @@ static void print_iid(const char *path, const struct randd_iid_result *r)
 int assess_iid(const struct assess_request *req, const uint8_t *samples, size_t n)
 {
     struct assess_progress progress = { isatty(STDERR_FILENO), -1, "" };
+    struct randd_iid_options o = { req->no_permutations ? RANDD_IID_NO_PERMUTATIONS : 0,
+                                   req->seeded ? req->seed : NULL, 0 };
     struct randd_iid_result r;
     int rc;
 
-    rc = randd_iid_assess(samples, n, req->bits,
-                          req->no_permutations ? RANDD_IID_NO_PERMUTATIONS : 0, &r,
-                          req->progress ? assess_show_progress : NULL, &progress);
+    rc = randd_iid_assess_with(samples, n, req->bits, &o, &r,
+                               req->progress ? assess_show_progress : NULL, &progress);
     if (req->progress)
         assess_progress_done(&progress);
     if (rc == -EDOM)

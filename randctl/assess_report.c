@@ -479,7 +479,15 @@ static void section_iid(FILE *f, const struct assess_report *r)
     }
     fprintf(f, "</table><p class=\"note\">A statistic passes once more than 5 shuffles "
                "came out at or above it and more than 5 at or below it; %u shuffles were "
-               "needed (of at most %u).</p></section>\n", d->shuffles, RANDD_IID_PERMUTATIONS);
+               "needed (of at most %u).", d->shuffles, RANDD_IID_PERMUTATIONS);
+    if (d->permutations_ran) {     /* the seed is no secret: it only orders the shuffles */
+        fputs(" The shuffles' seed, which <code>randctl assess --iid --seed</code> takes to "
+              "repeat these counts: <code style=\"overflow-wrap:anywhere\">", f);
+        for (int i = 0; i < RANDD_IID_SEED_BYTES; i++)
+            fprintf(f, "%02x", d->seed[i]);
+        fputs("</code>.", f);
+    }
+    fputs("</p></section>\n", f);
 }
 
 /* --- the page ----------------------------------------------------------------------------- */

@@ -277,6 +277,8 @@ START_TEST(bad_arguments_are_refused)
     ck_assert_int_eq(randd_iid_assess(same, 4, 0, 0, &r, NULL, NULL), -EDOM);
     ck_assert_int_eq(randd_iid_assess(s, (size_t)RANDD_EA_MAX_SAMPLES + 1, 0, 0, &r, NULL,
                                       NULL), -E2BIG);
+    struct randd_iid_options many = { 0, NULL, RANDD_IID_MAX_THREADS + 1 };
+    ck_assert_int_eq(randd_iid_assess_with(s, 4, 0, &many, &r, NULL, NULL), -EINVAL);
 }
 END_TEST
 
@@ -327,6 +329,57 @@ START_TEST(progress_runs_forward_to_one)
 }
 END_TEST
 
+/* One seed, the same shuffles and the same counts on one thread or several: results are
+ * counted in shuffle order, whichever thread finishes first. rand4_short's statistics take
+ * dozens to hundreds of shuffles to decide, so an order that slipped would show. Another
+ * seed gives other counts, and without a seed each run draws its own. */
+static void run_seeded(const uint8_t *s, size_t n, const uint8_t *seed, unsigned threads,
+                       struct randd_iid_result *r)
+{
+    struct randd_iid_options o = { 0, seed, threads };
+
+    ck_assert_int_eq(randd_iid_assess_with(s, n, 0, &o, r, NULL, NULL), 0);
+    ck_assert(r->permutations_ran);
+    if (seed)
+        ck_assert(memcmp(r->seed, seed, RANDD_IID_SEED_BYTES) == 0);
+}
+
+START_TEST(a_seed_repeats_the_counts_on_any_number_of_threads)
+{
+    uint8_t seed[RANDD_IID_SEED_BYTES], other[RANDD_IID_SEED_BYTES];
+    static struct randd_iid_result one, two, three, moved, fresh1, fresh2;
+    size_t n;
+    uint8_t *s = read_samples(VECTORS "rand4_short.bin", &n);
+
+    for (unsigned i = 0; i < sizeof(seed); i++) {
+        seed[i] = (uint8_t)(i * 7 + 1);
+        other[i] = (uint8_t)(i * 7 + 2);
+    }
+    run_seeded(s, n, seed, 1, &one);
+    run_seeded(s, n, seed, 2, &two);
+    run_seeded(s, n, seed, 3, &three);
+    ck_assert_msg(one.shuffles > 20, "%u shuffles decided every statistic", one.shuffles);
+    for (unsigned i = 0; i < RANDD_IID_STATISTICS; i++)
+        for (unsigned k = 0; k < 3; k++)
+            ck_assert_msg(one.counts[i][k] == two.counts[i][k] &&
+                          one.counts[i][k] == three.counts[i][k],
+                          "%s C[%u]: %u on 1 thread, %u on 2, %u on 3", randd_iid_names[i], k,
+                          one.counts[i][k], two.counts[i][k], three.counts[i][k]);
+    ck_assert_uint_eq(one.shuffles, two.shuffles);
+    ck_assert_uint_eq(one.shuffles, three.shuffles);
+    ck_assert(one.permutation_passed == two.permutation_passed);
+
+    run_seeded(s, n, other, 2, &moved);
+    ck_assert_msg(memcmp(moved.counts, one.counts, sizeof(one.counts)) != 0,
+                  "another seed gave the same counts");
+    run_seeded(s, n, NULL, 0, &fresh1);
+    run_seeded(s, n, NULL, 0, &fresh2);
+    ck_assert_msg(memcmp(fresh1.seed, fresh2.seed, RANDD_IID_SEED_BYTES) != 0,
+                  "two runs without a seed drew the same one");
+    free(s);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("entropy_iid");
@@ -342,5 +395,6 @@ Suite *test_suite(void)
     tcase_add_test(tc, bad_arguments_are_refused);
     tcase_add_test(tc, chi_square_p_value_matches_closed_forms);
     tcase_add_test(tc, progress_runs_forward_to_one);
+    tcase_add_test(tc, a_seed_repeats_the_counts_on_any_number_of_threads);
     return s;
 }

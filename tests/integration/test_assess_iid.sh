@@ -101,6 +101,17 @@ check "assess --iid --progress: lines on stderr through the permutation tests" \
 out=$("$RANDCTL" assess - --iid --bits 4 <"$vectors/rand4_short.bin" 2>/dev/null); rc=$?
 check "assess --iid - reads stdin" '[ $rc = 0 ] && grep -q "^H_original: 3.790037" <<<"$out"'
 
+# The seed a run prints repeats its shuffles: the same counts, line for line.
+first=$("$RANDCTL" assess "$vectors/rand4_short.bin" --iid 2>/dev/null)
+seed=$(sed -n 's/^shuffle seed: \([0-9a-f]\{64\}\) .*/\1/p' <<<"$first")
+again=$("$RANDCTL" assess "$vectors/rand4_short.bin" --iid --seed "$seed" 2>/dev/null); rc=$?
+check "assess --iid --seed (the seed a run printed): the same counts and verdict" \
+    '[ -n "$seed" ] && [ $rc = 0 ] && [ "$first" = "$again" ]'
+out=$("$RANDCTL" assess "$vectors/rand1_short.bin" --iid --report "$work/page.html" 2>/dev/null)
+seed=$(sed -n 's/^shuffle seed: \([0-9a-f]\{64\}\) .*/\1/p' <<<"$out")
+check "assess --iid --report: the page gives the seed the run printed" \
+    '[ -n "$seed" ] && grep -q "assess --iid --seed.*>$seed<" "$work/page.html"'
+
 bad_input() {       # bad_input WHAT WANT_RC WANT_MESSAGE ARGS...
     local what=$1 want_rc=$2 want_msg=$3 rc
     shift 3
@@ -124,5 +135,9 @@ bad_input "--report without a value" 2 "--report needs a value" \
     "$vectors/rand1_short.bin" --report
 bad_input "--claim 9" 2 "--claim: not a number of bits from 0 to 8: 9" \
     "$vectors/rand1_short.bin" --claim 9
+bad_input "--seed of 63 hex digits" 2 "--seed: not 64 hex digits" \
+    "$vectors/rand1_short.bin" --iid --seed "${seed%?}"
+bad_input "--seed with --no-permutations" 2 "--seed: only with --iid and its shuffles" \
+    "$vectors/rand1_short.bin" --iid --no-permutations --seed "$seed"
 
 finish test_assess_iid.sh

@@ -13,6 +13,7 @@
  * above 2048 bits) in 3 to 44 rounds instead of its 64 (128). randd_is_prime_bytes, which
  * judges numbers nobody drew at random, keeps BN_check_prime and its worst-case rounds. */
 #include "prime.h"
+#include "prime_fermat.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -477,6 +478,76 @@ static int is_random_candidate_prime(struct big_test *t, const uint8_t *n, unsig
     return rc;
 }
 
+/* --- batches of candidates on AVX-512 IFMA -------------------------------------------------- */
+
+/* Where the CPU has IFMA, candidates that survive the sieve are gathered eight at a time and
+ * given the base-2 Fermat test together (prime_fermat.c), three to seven times faster per
+ * candidate than one BN_mod_exp_mont_word. The few that pass go through
+ * is_random_candidate_prime as before, in the order they were drawn, and the first prime
+ * among them is the answer: the candidates are independent and uniform, so the first prime
+ * in draw order is uniform over the primes, as with one candidate at a time. The candidates
+ * drawn after it are wiped unused. */
+struct batch {
+    uint8_t cand[RANDD_FERMAT_LANES][RANDD_PRIME_BITS_MAX / 8];
+    const uint8_t *at[RANDD_FERMAT_LANES];
+    bool pass[RANDD_FERMAT_LANES];
+};
+
+/* Draw until eight candidates survive the sieve. */
+static int batch_fill(struct batch *b, struct big_test *t, struct randd_rngbc_range *range,
+                      uint8_t top, const struct randd_byte_source *src)
+{
+    size_t len = t->len, sieve = sieve_groups(8 * len);
+
+    for (size_t count = 0; count < RANDD_FERMAT_LANES;) {
+        uint8_t *c = b->cand[count];
+        int rc = randd_rngbc8(range, c, src, NULL);
+
+        if (rc < 0)
+            return rc;
+        c[0] |= top;
+        c[len - 1] |= 1;
+        if (!BN_bin2bn(c, (int)len, t->n))
+            return -ENOMEM;
+        if (survives_sieve(t->n, sieve))
+            b->at[count++] = c;
+    }
+    return 0;
+}
+
+/* 1 with the first prime of the batch in out, 0 when it holds none, or a negative errno. */
+static int batch_first_prime(struct batch *b, struct big_test *t, unsigned bits, uint8_t *out,
+                             unsigned rounds, const struct randd_byte_source *src)
+{
+    randd_fermat8(b->at, RANDD_FERMAT_LANES, bits, b->pass);
+    for (size_t k = 0; k < RANDD_FERMAT_LANES; k++) {
+        int rc = b->pass[k] ? is_random_candidate_prime(t, b->cand[k], rounds, src) : 0;
+
+        if (rc == 1)
+            memcpy(out, b->cand[k], t->len);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* 0 with a prime in out, or a negative errno. */
+static int search_batched(struct big_test *t, unsigned bits, uint8_t *out,
+                          struct randd_rngbc_range *range, uint8_t top, unsigned rounds,
+                          const struct randd_byte_source *src)
+{
+    struct batch b;
+    int rc = 0;
+
+    while (rc == 0) {
+        rc = batch_fill(&b, t, range, top, src);
+        if (rc == 0)
+            rc = batch_first_prime(&b, t, bits, out, rounds, src);
+    }
+    OPENSSL_cleanse(&b, sizeof(b));
+    return rc < 0 ? rc : 0;
+}
+
 /* --- random primes ------------------------------------------------------------------------ */
 
 int randd_prime_generate(unsigned bits, uint8_t *out, const struct randd_byte_source *src)
@@ -500,6 +571,8 @@ int randd_prime_generate(unsigned bits, uint8_t *out, const struct randd_byte_so
         rounds = randd_prime_rounds(bits);
         rc = big_test_init(&big, len);
     }
+    if (rc == 0 && bits > 128 && randd_fermat8_available())
+        rc = search_batched(&big, bits, out, &range, top, rounds, src) ?: 1;
     while (rc == 0) {
         rc = randd_rngbc8(&range, out, src, NULL);
         if (rc < 0)
@@ -508,11 +581,10 @@ int randd_prime_generate(unsigned bits, uint8_t *out, const struct randd_byte_so
         out[len - 1] |= 1;
         rc = bits > 128 ? is_random_candidate_prime(&big, out, rounds, src)
                         : is_prime_any(out, len, NULL, NULL);
-        if (rc == 1) {
-            rc = 0;
+        if (rc == 1)
             break;
-        }
     }
+    rc = rc == 1 ? 0 : rc;
     if (rc < 0)
         OPENSSL_cleanse(out, len);
     if (bits > 128)

@@ -1,0 +1,219 @@
+/* Eight base-2 Fermat tests at once on AVX-512 IFMA (prime_fermat.h).
+ *
+ * Why: above 128 bits nearly all the time of a prime search goes into the exponentiations
+ * that reject sieved composites. OpenSSL's Montgomery multiplication is one candidate at a
+ * time on 64-bit mulx, and each step of its inner loop waits on the last carry. Here each
+ * 64-bit lane of a zmm register holds a digit of a different candidate, in radix 2^52: one
+ * vpmadd52luq/vpmadd52huq multiplies eight digit pairs and accumulates the low or high 52
+ * bits of each product, and with 12 spare bits per lane no carry is propagated until a
+ * product is finished (Gueron and Krasnov, "Accelerating big integer arithmetic using Intel
+ * IFMA extensions", ARITH 2016, use the same instructions one number at a time).
+ *
+ * The arithmetic: L digits with 2^(52 L) = R > 8n; Montgomery squaring in SOS order, reducing
+ * each product to below 2n without a final subtraction ("almost Montgomery"), which needs
+ * R > 8n when a lane's square is doubled as well (below). 2^(n-1) is computed left to right
+ * from the Montgomery form of 2: each step squares, and doubles the lanes whose exponent bit
+ * is 1 by doubling the product before its reduction, which costs nothing. */
+#include "prime_fermat.h"
+
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#define DIGIT_BITS 52
+#define DIGIT_MASK ((UINT64_C(1) << DIGIT_BITS) - 1)
+#define LIMBS_MAX (RANDD_FERMAT_BITS_MAX / 64 + 1)
+#define DIGITS_MAX ((RANDD_FERMAT_BITS_MAX + 4 + DIGIT_BITS - 1) / DIGIT_BITS)   /* 79 */
+
+bool randd_fermat8_available(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+}
+
+/* --- one candidate, scalar: the set-up of its lane ----------------------------------------- */
+
+struct lane {
+    uint64_t n[LIMBS_MAX], x[LIMBS_MAX];           /* little-endian 64-bit limbs */
+    uint64_t n_digits[DIGITS_MAX], x_digits[DIGITS_MAX], k0;
+};
+
+static void load_be(uint64_t *limbs, size_t nlimbs, const uint8_t *be, size_t len)
+{
+    memset(limbs, 0, nlimbs * sizeof(*limbs));
+    for (size_t i = 0; i < len; i++)
+        limbs[i / 8] |= (uint64_t)be[len - 1 - i] << (8 * (i % 8));
+}
+
+/* x = 2 x mod n for x < n (n's top bit within the limbs, so 2x cannot overflow them plus one). */
+static void double_mod(uint64_t *x, const uint64_t *n, size_t nlimbs)
+{
+    uint64_t top = x[nlimbs - 1] >> 63, borrow = 0;
+    int geq = 1;
+
+    for (size_t i = nlimbs - 1; i > 0; i--)
+        x[i] = x[i] << 1 | x[i - 1] >> 63;
+    x[0] <<= 1;
+    if (!top)
+        for (size_t i = nlimbs; i-- > 0;)
+            if (x[i] != n[i]) {
+                geq = x[i] > n[i];
+                break;
+            }
+    if (!top && !geq)
+        return;
+    for (size_t i = 0; i < nlimbs; i++) {
+        unsigned __int128 d = (unsigned __int128)x[i] - n[i] - borrow;
+
+        x[i] = (uint64_t)d;
+        borrow = (uint64_t)(d >> 64) & 1;
+    }
+}
+
+static void to_digits(uint64_t *digits, size_t ndigits, const uint64_t *limbs, size_t nlimbs)
+{
+    for (size_t d = 0; d < ndigits; d++) {
+        size_t at = d * DIGIT_BITS, i = at / 64, shift = at % 64;
+        uint64_t v = i < nlimbs ? limbs[i] >> shift : 0;
+
+        if (shift > 64 - DIGIT_BITS && i + 1 < nlimbs)
+            v |= limbs[i + 1] << (64 - shift);
+        digits[d] = v & DIGIT_MASK;
+    }
+}
+
+/* n's digits, k0 = -n^-1 mod 2^52, and x = 2 R mod n, the Montgomery form of 2. */
+static void lane_init(struct lane *l, const uint8_t *be, unsigned bits, size_t ndigits)
+{
+    size_t len = (bits + 7) / 8, nlimbs = (bits + 63) / 64 + 1;    /* room for R = 2^(52 L) */
+    uint64_t inv = 0;
+
+    load_be(l->n, nlimbs, be, len);
+    inv = l->n[0];                                   /* Newton: 3, 6, 12, 24, 48, 96 bits */
+    for (int i = 0; i < 5; i++)
+        inv *= 2 - l->n[0] * inv;
+    l->k0 = -inv & DIGIT_MASK;
+    memset(l->x, 0, nlimbs * sizeof(l->x[0]));
+    l->x[(bits - 1) / 64] = (uint64_t)1 << ((bits - 1) % 64);       /* 2^(bits-1) < n */
+    for (size_t e = bits - 1; e < DIGIT_BITS * ndigits + 1; e++)    /* up to 2^(52 L + 1) */
+        double_mod(l->x, l->n, nlimbs);
+    to_digits(l->n_digits, ndigits, l->n, nlimbs);
+    to_digits(l->x_digits, ndigits, l->x, nlimbs);
+}
+
+/* --- eight lanes ------------------------------------------------------------------------------ */
+
+#define TARGET __attribute__((target("avx512f,avx512ifma")))
+#include <immintrin.h>
+
+struct batch {
+    size_t ndigits;
+    __m512i n[DIGITS_MAX], x[DIGITS_MAX], k0;
+    __m512i t[2 * DIGITS_MAX + 1];
+};
+
+/* t[0 .. 2L) (unnormalised digits) reduced in SOS order: r = t R^-1 mod n, below 2n for
+ * t < 8 n^2... digits normalised to 52 bits. */
+TARGET static void reduce(struct batch *b, __m512i *r)
+{
+    size_t L = b->ndigits;
+    __m512i *t = b->t, zero = _mm512_setzero_si512(), mask = _mm512_set1_epi64(DIGIT_MASK);
+
+    t[2 * L] = zero;
+    for (size_t i = 0; i < L; i++) {
+        __m512i q = _mm512_madd52lo_epu64(zero, t[i], b->k0);       /* t_i + q n_0 = 0 mod 2^52 */
+
+        for (size_t j = 0; j < L; j++) {
+            t[i + j] = _mm512_madd52lo_epu64(t[i + j], q, b->n[j]);
+            t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], q, b->n[j]);
+        }
+        t[i + 1] = _mm512_add_epi64(t[i + 1], _mm512_srli_epi64(t[i], DIGIT_BITS));
+    }
+    for (size_t j = 0; j < L; j++) {                                /* carries, low to high */
+        __m512i v = t[L + j];
+
+        r[j] = _mm512_and_si512(v, mask);
+        if (j + 1 < L)
+            t[L + j + 1] = _mm512_add_epi64(t[L + j + 1], _mm512_srli_epi64(v, DIGIT_BITS));
+    }
+}
+
+/* x = x^2 R^-1 mod n, times 2 in the lanes of dbl: below 2n for x below 2n, as R > 8n. */
+TARGET static void square(struct batch *b, __mmask8 dbl)
+{
+    size_t L = b->ndigits;
+    __m512i *t = b->t, *x = b->x, zero = _mm512_setzero_si512();
+
+    for (size_t k = 0; k < 2 * L; k++)
+        t[k] = zero;
+    for (size_t i = 0; i < L; i++)                                  /* each x_i x_j once */
+        for (size_t j = i + 1; j < L; j++) {
+            t[i + j] = _mm512_madd52lo_epu64(t[i + j], x[i], x[j]);
+            t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], x[i], x[j]);
+        }
+    for (size_t i = 0; i < L; i++) {                                /* twice, plus x_i^2 */
+        t[2 * i] = _mm512_add_epi64(t[2 * i], t[2 * i]);
+        t[2 * i + 1] = _mm512_add_epi64(t[2 * i + 1], t[2 * i + 1]);
+        t[2 * i] = _mm512_madd52lo_epu64(t[2 * i], x[i], x[i]);
+        t[2 * i + 1] = _mm512_madd52hi_epu64(t[2 * i + 1], x[i], x[i]);
+    }
+    if (dbl)
+        for (size_t k = 0; k < 2 * L; k++)
+            t[k] = _mm512_mask_add_epi64(t[k], dbl, t[k], t[k]);
+    reduce(b, x);
+}
+
+TARGET static void fermat8(struct lane lanes[RANDD_FERMAT_LANES], struct batch *b,
+                           unsigned bits, bool pass[RANDD_FERMAT_LANES])
+{
+    size_t L = b->ndigits;
+    uint64_t out[RANDD_FERMAT_LANES];
+
+    for (size_t j = 0; j < L; j++) {
+        uint64_t nd[RANDD_FERMAT_LANES], xd[RANDD_FERMAT_LANES];
+
+        for (int k = 0; k < RANDD_FERMAT_LANES; k++)
+            nd[k] = lanes[k].n_digits[j], xd[k] = lanes[k].x_digits[j];
+        b->n[j] = _mm512_loadu_si512(nd);
+        b->x[j] = _mm512_loadu_si512(xd);
+    }
+    for (int k = 0; k < RANDD_FERMAT_LANES; k++)
+        out[k] = lanes[k].k0;
+    b->k0 = _mm512_loadu_si512(out);
+    /* Exponent n - 1: bits - 1 is the top bit (already in x = 2), bit 0 is clear. */
+    for (unsigned i = bits - 1; i-- > 0;) {
+        __mmask8 dbl = 0;
+
+        for (int k = 0; k < RANDD_FERMAT_LANES && i > 0; k++)
+            dbl |= (__mmask8)((lanes[k].n[i / 64] >> (i % 64) & 1) << k);
+        square(b, dbl);
+    }
+    /* Out of Montgomery form: reduce x itself; the result lies in [0, n], 1 only for 1. */
+    for (size_t k = 0; k < 2 * L; k++)
+        b->t[k] = k < L ? b->x[k] : _mm512_setzero_si512();
+    reduce(b, b->x);
+    for (int k = 0; k < RANDD_FERMAT_LANES; k++)
+        pass[k] = true;
+    for (size_t j = 0; j < L; j++) {
+        _mm512_storeu_si512(out, b->x[j]);
+        for (int k = 0; k < RANDD_FERMAT_LANES; k++)
+            if (out[k] != (j == 0))
+                pass[k] = false;
+    }
+}
+
+void randd_fermat8(const uint8_t *const n[], size_t count, unsigned bits, bool pass[])
+{
+    static _Alignas(64) _Thread_local struct batch b;
+    struct lane lanes[RANDD_FERMAT_LANES];
+    bool all[RANDD_FERMAT_LANES];
+    size_t ndigits = (bits + 4 + DIGIT_BITS - 1) / DIGIT_BITS;      /* 2^(52 L) >= 16 n */
+
+    for (size_t k = 0; k < RANDD_FERMAT_LANES; k++)   /* idle lanes repeat the first */
+        lane_init(&lanes[k], n[k < count ? k : 0], bits, ndigits);
+    b.ndigits = ndigits;
+    fermat8(lanes, &b, bits, all);
+    memcpy(pass, all, count * sizeof(*pass));
+    OPENSSL_cleanse(lanes, sizeof(lanes));
+    OPENSSL_cleanse(&b, sizeof(b));
+}

@@ -515,13 +515,43 @@ static int batch_fill(struct batch *b, struct big_test *t, struct randd_rngbc_ra
     return 0;
 }
 
+/* is_random_candidate_prime on IFMA: the same tests, base 2 and then rounds uniform random
+ * bases, eight bases to a randd_strong8 call. n has passed the sieve. */
+static int is_candidate_prime_ifma(struct big_test *t, const uint8_t *n, unsigned bits,
+                                   unsigned rounds, const struct randd_byte_source *src)
+{
+    uint8_t bases[RANDD_FERMAT_LANES][RANDD_PRIME_BITS_MAX / 8];
+    const uint8_t *at[RANDD_FERMAT_LANES];
+    bool pass[RANDD_FERMAT_LANES];
+    int rc = BN_bin2bn(n, (int)t->len, t->n) ? 1 : -ENOMEM;
+
+    for (unsigned done = 0, count; rc == 1 && done < rounds + 1; done += count) {
+        for (count = 0; rc == 1 && count < RANDD_FERMAT_LANES && done + count < rounds + 1;
+             count++) {
+            at[count] = bases[count];
+            if (done + count == 0) {                        /* base 2 first */
+                memset(bases[0], 0, t->len);
+                bases[0][t->len - 1] = 2;
+            } else if ((rc = draw_base(t, src)) == 0) {
+                rc = BN_bn2binpad(t->base, bases[count], (int)t->len) < 0 ? -ENOMEM : 1;
+            }
+        }
+        if (rc == 1)
+            randd_strong8(n, bits, at, count, pass);
+        for (unsigned k = 0; rc == 1 && k < count; k++)
+            rc = pass[k];
+    }
+    OPENSSL_cleanse(bases, sizeof(bases));
+    return rc;
+}
+
 /* 1 with the first prime of the batch in out, 0 when it holds none, or a negative errno. */
 static int batch_first_prime(struct batch *b, struct big_test *t, unsigned bits, uint8_t *out,
                              unsigned rounds, const struct randd_byte_source *src)
 {
     randd_fermat8(b->at, RANDD_FERMAT_LANES, bits, b->pass);
     for (size_t k = 0; k < RANDD_FERMAT_LANES; k++) {
-        int rc = b->pass[k] ? is_random_candidate_prime(t, b->cand[k], rounds, src) : 0;
+        int rc = b->pass[k] ? is_candidate_prime_ifma(t, b->cand[k], bits, rounds, src) : 0;
 
         if (rc == 1)
             memcpy(out, b->cand[k], t->len);

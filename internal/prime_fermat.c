@@ -113,7 +113,7 @@ struct batch {
 };
 
 /* t[0 .. 2L) (unnormalised digits) reduced in SOS order: r = t R^-1 mod n, below 2n for
- * t < 8 n^2... digits normalised to 52 bits. */
+ * t < 8 n^2 (as (t + q n) / R < 8 n^2 / R + n), its digits normalised to 52 bits. */
 TARGET static void reduce(struct batch *b, __m512i *r)
 {
     size_t L = b->ndigits;
@@ -161,6 +161,22 @@ TARGET static void square(struct batch *b, __mmask8 dbl)
         for (size_t k = 0; k < 2 * L; k++)
             t[k] = _mm512_mask_add_epi64(t[k], dbl, t[k], t[k]);
     reduce(b, x);
+}
+
+/* r = x y R^-1 mod n, below 2n for x, y below 2n; r may be x or y. */
+TARGET static void mul(struct batch *b, __m512i *r, const __m512i *x, const __m512i *y)
+{
+    size_t L = b->ndigits;
+    __m512i *t = b->t, zero = _mm512_setzero_si512();
+
+    for (size_t k = 0; k < 2 * L; k++)
+        t[k] = zero;
+    for (size_t i = 0; i < L; i++)
+        for (size_t j = 0; j < L; j++) {
+            t[i + j] = _mm512_madd52lo_epu64(t[i + j], x[i], y[j]);
+            t[i + j + 1] = _mm512_madd52hi_epu64(t[i + j + 1], x[i], y[j]);
+        }
+    reduce(b, r);
 }
 
 TARGET static void fermat8(struct lane lanes[RANDD_FERMAT_LANES], struct batch *b,
@@ -216,4 +232,163 @@ void randd_fermat8(const uint8_t *const n[], size_t count, unsigned bits, bool p
     memcpy(pass, all, count * sizeof(*pass));
     OPENSSL_cleanse(lanes, sizeof(lanes));
     OPENSSL_cleanse(&b, sizeof(b));
+}
+
+/* --- one candidate, eight bases ------------------------------------------------------------ */
+
+#define WINDOW 4
+
+/* The scalar facts about n all lanes share: R mod n and R^2 mod n (2^(bits-1) doubled), the
+ * residues that mean 1 and -1 in Montgomery form in both their representatives below 2n, and
+ * n - 1 = d 2^s. */
+struct shared {
+    uint64_t n[LIMBS_MAX], x[LIMBS_MAX], one[LIMBS_MAX], d[LIMBS_MAX], tmp[LIMBS_MAX];
+    uint64_t n_digits[DIGITS_MAX], r2_digits[DIGITS_MAX], k0;
+    uint64_t one_digits[2][DIGITS_MAX], minus_one_digits[2][DIGITS_MAX];
+    unsigned s;
+};
+
+/* r = a + b or a - b over nlimbs limbs (no overflow or borrow by construction). */
+static void add_limbs(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t nlimbs, int sign)
+{
+    unsigned __int128 c = 0;
+
+    for (size_t i = 0; i < nlimbs; i++) {
+        c = (unsigned __int128)a[i] + (sign > 0 ? b[i] : ~b[i]) + (uint64_t)c + (sign < 0 && !i);
+        r[i] = (uint64_t)c;
+        c >>= 64;
+    }
+}
+
+static void shared_init(struct shared *sh, const uint8_t *be, unsigned bits, size_t L)
+{
+    size_t nlimbs = (bits + 63) / 64 + 1;
+    uint64_t inv;
+
+    memset(sh, 0, sizeof(*sh));                             /* d's high limbs are read */
+    load_be(sh->n, nlimbs, be, (bits + 7) / 8);
+    inv = sh->n[0];
+    for (int i = 0; i < 5; i++)
+        inv *= 2 - sh->n[0] * inv;
+    sh->k0 = -inv & DIGIT_MASK;
+    memset(sh->x, 0, nlimbs * sizeof(sh->x[0]));
+    sh->x[(bits - 1) / 64] = (uint64_t)1 << ((bits - 1) % 64);
+    for (size_t e = bits - 1; e < 2 * DIGIT_BITS * L; e++) {
+        if (e == DIGIT_BITS * L)
+            memcpy(sh->one, sh->x, nlimbs * sizeof(sh->x[0]));
+        double_mod(sh->x, sh->n, nlimbs);
+    }
+    to_digits(sh->n_digits, L, sh->n, nlimbs);
+    to_digits(sh->r2_digits, L, sh->x, nlimbs);
+    to_digits(sh->one_digits[0], L, sh->one, nlimbs);
+    add_limbs(sh->tmp, sh->one, sh->n, nlimbs, 1);
+    to_digits(sh->one_digits[1], L, sh->tmp, nlimbs);
+    add_limbs(sh->tmp, sh->n, sh->one, nlimbs, -1);
+    to_digits(sh->minus_one_digits[0], L, sh->tmp, nlimbs);
+    add_limbs(sh->tmp, sh->tmp, sh->n, nlimbs, 1);
+    to_digits(sh->minus_one_digits[1], L, sh->tmp, nlimbs);
+    memcpy(sh->d, sh->n, nlimbs * sizeof(sh->n[0]));
+    sh->d[0]--;                                             /* n odd: no borrow */
+    for (sh->s = 0; !(sh->d[sh->s / 64] >> (sh->s % 64) & 1); sh->s++)
+        ;
+}
+
+static unsigned exponent_bit(const struct shared *sh, size_t i)    /* bit i of d */
+{
+    size_t at = i + sh->s;
+
+    return at / 64 < LIMBS_MAX ? sh->d[at / 64] >> (at % 64) & 1 : 0;
+}
+
+/* Lanes whose x is c mod n: x < 2n is c or c + n. */
+TARGET static __mmask8 lanes_equal(const struct batch *b, const __m512i *x,
+                                   const uint64_t c[2][DIGITS_MAX])
+{
+    __mmask8 eq[2] = { 0xff, 0xff };
+
+    for (int k = 0; k < 2; k++)
+        for (size_t j = 0; j < b->ndigits; j++)
+            eq[k] &= _mm512_cmpeq_epi64_mask(x[j], _mm512_set1_epi64((long long)c[k][j]));
+    return eq[0] | eq[1];
+}
+
+/* x = a^d for the Montgomery-form bases a: fixed windows of 4 bits, the same in every lane. */
+TARGET static void pow_d(struct batch *b, const struct shared *sh, __m512i *table)
+{
+    size_t L = b->ndigits, nbits = 0, chunks;
+
+    for (size_t i = 64 * LIMBS_MAX - sh->s; i-- > 0;)
+        if (exponent_bit(sh, i)) {
+            nbits = i + 1;
+            break;
+        }
+    chunks = (nbits + WINDOW - 1) / WINDOW;
+    for (size_t k = 2; k < 1u << WINDOW; k++)
+        mul(b, table + k * L, table + (k - 1) * L, table + L);
+    memcpy(b->x, table, L * sizeof(b->x[0]));
+    for (size_t c = chunks; c-- > 0;) {
+        unsigned v = 0;
+
+        for (unsigned bit = WINDOW; bit-- > 0;)
+            v = v << 1 | exponent_bit(sh, c * WINDOW + bit);
+        if (c + 1 < chunks)
+            for (unsigned k = 0; k < WINDOW; k++)
+                square(b, 0);
+        if (v)
+            mul(b, b->x, b->x, table + v * L);
+    }
+}
+
+TARGET static __mmask8 strong8(struct batch *b, const struct shared *sh, __m512i *table,
+                               const uint64_t base_digits[RANDD_FERMAT_LANES][DIGITS_MAX])
+{
+    size_t L = b->ndigits;
+    __mmask8 pass, minus_one;
+
+    for (size_t j = 0; j < L; j++) {
+        uint64_t lane[RANDD_FERMAT_LANES];
+
+        for (int k = 0; k < RANDD_FERMAT_LANES; k++)
+            lane[k] = base_digits[k][j];
+        b->n[j] = _mm512_set1_epi64((long long)sh->n_digits[j]);
+        b->x[j] = _mm512_loadu_si512(lane);
+        table[j] = _mm512_set1_epi64((long long)sh->one_digits[0][j]);
+        table[L + j] = _mm512_set1_epi64((long long)sh->r2_digits[j]);
+    }
+    b->k0 = _mm512_set1_epi64((long long)sh->k0);
+    mul(b, table + L, b->x, table + L);                     /* a R, the Montgomery form */
+    pow_d(b, sh, table);
+    minus_one = lanes_equal(b, b->x, sh->minus_one_digits);
+    pass = lanes_equal(b, b->x, sh->one_digits) | minus_one;
+    for (unsigned i = 1; i < sh->s && pass != 0xff; i++) {  /* a^(d 2^i) for i < s */
+        square(b, 0);
+        pass |= lanes_equal(b, b->x, sh->minus_one_digits);
+    }
+    return pass;
+}
+
+void randd_strong8(const uint8_t *n, unsigned bits, const uint8_t *const base[], size_t count,
+                   bool pass[])
+{
+    static _Alignas(64) _Thread_local struct batch b;
+    static _Alignas(64) _Thread_local __m512i table[(1 << WINDOW) * DIGITS_MAX];
+    struct shared sh;
+    uint64_t base_digits[RANDD_FERMAT_LANES][DIGITS_MAX], limbs[LIMBS_MAX];
+    size_t L = (bits + 4 + DIGIT_BITS - 1) / DIGIT_BITS, nlimbs = (bits + 63) / 64 + 1;
+    __mmask8 ok;
+
+    shared_init(&sh, n, bits, L);
+    for (size_t k = 0; k < RANDD_FERMAT_LANES; k++) {      /* idle lanes repeat the first */
+        load_be(limbs, nlimbs, base[k < count ? k : 0], (bits + 7) / 8);
+        to_digits(base_digits[k], L, limbs, nlimbs);
+    }
+    b.ndigits = L;
+    ok = strong8(&b, &sh, table, base_digits);
+    for (size_t k = 0; k < count; k++)
+        pass[k] = ok >> k & 1;
+    OPENSSL_cleanse(&sh, sizeof(sh));
+    OPENSSL_cleanse(base_digits, sizeof(base_digits));
+    OPENSSL_cleanse(limbs, sizeof(limbs));
+    OPENSSL_cleanse(&b, sizeof(b));
+    OPENSSL_cleanse(table, sizeof(table));
 }

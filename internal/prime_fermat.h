@@ -1,6 +1,6 @@
 /* The base-2 Fermat test on eight candidates at once, one per 64-bit lane of AVX-512 IFMA
  * registers: the filter that turns away nearly every composite a sieve leaves, before any
- * candidate costs a Miller-Rabin round (prime.c). Owns that arithmetic and nothing else: no
+ * candidate costs a Miller-Rabin round (prime.c); and those rounds, eight bases at once. Owns that arithmetic and nothing else: no
  * randomness, no verdicts of primality (a prime always passes; a composite that passes is
  * judged by the Miller-Rabin rounds that follow). */
 #ifndef RANDD_PRIME_FERMAT_H
@@ -21,5 +21,11 @@ bool randd_fermat8_available(void);
  * (129 to 4096), each big-endian in (bits + 7) / 8 bytes at n[i]. Not constant-time; leaves
  * no copy of a candidate behind (its stack is wiped). */
 void randd_fermat8(const uint8_t *const n[], size_t count, unsigned bits, bool pass[]);
+
+/* Miller-Rabin on one odd n of exactly bits bits (129 to 4096) to count (1 to 8) bases at
+ * once: pass[i] = n is a strong probable prime to base[i]. n and each base (in [2, n - 2])
+ * big-endian in (bits + 7) / 8 bytes. Not constant-time; wipes its stack. */
+void randd_strong8(const uint8_t *n, unsigned bits, const uint8_t *const base[], size_t count,
+                   bool pass[]);
 
 #endif

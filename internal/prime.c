@@ -571,8 +571,8 @@ static int is_candidate_prime_ifma(struct big_test *t, const uint8_t *n, unsigne
                 rc = BN_bn2binpad(t->base, bases[count], (int)t->len) < 0 ? -ENOMEM : 1;
             }
         }
-        if (rc == 1)
-            randd_strong8(n, bits, at, count, pass);
+        if (rc == 1 && randd_strong8(n, bits, at, count, pass) < 0)
+            rc = -ENOMEM;
         for (unsigned k = 0; rc == 1 && k < count; k++)
             rc = pass[k];
     }
@@ -584,7 +584,8 @@ static int is_candidate_prime_ifma(struct big_test *t, const uint8_t *n, unsigne
 static int batch_first_prime(struct batch *b, struct big_test *t, unsigned bits, uint8_t *out,
                              unsigned rounds, const struct randd_byte_source *src)
 {
-    randd_fermat8(b->at, RANDD_FERMAT_LANES, bits, b->pass);
+    if (randd_fermat8(b->at, RANDD_FERMAT_LANES, bits, b->pass) < 0)
+        return -ENOMEM;
     for (size_t k = 0; k < RANDD_FERMAT_LANES; k++) {
         int rc = b->pass[k] ? is_candidate_prime_ifma(t, b->cand[k], bits, rounds, src) : 0;
 

@@ -16,6 +16,8 @@
  * is 1 by doubling the product before its reduction, which costs nothing. */
 #include "prime_fermat.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -218,20 +220,35 @@ TARGET static void fermat8(struct lane lanes[RANDD_FERMAT_LANES], struct batch *
     }
 }
 
-void randd_fermat8(const uint8_t *const n[], size_t count, unsigned bits, bool pass[])
+/* The registers' spill space: 20 KiB, on the heap rather than on a daemon thread's stack. */
+static struct batch *batch_new(size_t extra)
 {
-    static _Alignas(64) _Thread_local struct batch b;
+    return aligned_alloc(64, sizeof(struct batch) + extra);
+}
+
+static void batch_free(struct batch *b, size_t extra)
+{
+    OPENSSL_cleanse(b, sizeof(*b) + extra);
+    free(b);
+}
+
+int randd_fermat8(const uint8_t *const n[], size_t count, unsigned bits, bool pass[])
+{
+    struct batch *b = batch_new(0);
     struct lane lanes[RANDD_FERMAT_LANES];
     bool all[RANDD_FERMAT_LANES];
     size_t ndigits = (bits + 4 + DIGIT_BITS - 1) / DIGIT_BITS;      /* 2^(52 L) >= 16 n */
 
+    if (!b)
+        return -ENOMEM;
     for (size_t k = 0; k < RANDD_FERMAT_LANES; k++)   /* idle lanes repeat the first */
         lane_init(&lanes[k], n[k < count ? k : 0], bits, ndigits);
-    b.ndigits = ndigits;
-    fermat8(lanes, &b, bits, all);
+    b->ndigits = ndigits;
+    fermat8(lanes, b, bits, all);
     memcpy(pass, all, count * sizeof(*pass));
     OPENSSL_cleanse(lanes, sizeof(lanes));
-    OPENSSL_cleanse(&b, sizeof(b));
+    batch_free(b, 0);
+    return 0;
 }
 
 /* --- one candidate, eight bases ------------------------------------------------------------ */
@@ -367,28 +384,30 @@ TARGET static __mmask8 strong8(struct batch *b, const struct shared *sh, __m512i
     return pass;
 }
 
-void randd_strong8(const uint8_t *n, unsigned bits, const uint8_t *const base[], size_t count,
-                   bool pass[])
+int randd_strong8(const uint8_t *n, unsigned bits, const uint8_t *const base[], size_t count,
+                  bool pass[])
 {
-    static _Alignas(64) _Thread_local struct batch b;
-    static _Alignas(64) _Thread_local __m512i table[(1 << WINDOW) * DIGITS_MAX];
+    size_t L = (bits + 4 + DIGIT_BITS - 1) / DIGIT_BITS, nlimbs = (bits + 63) / 64 + 1;
+    size_t table_size = ((size_t)1 << WINDOW) * L * sizeof(__m512i);
+    struct batch *b = batch_new(table_size);
     struct shared sh;
     uint64_t base_digits[RANDD_FERMAT_LANES][DIGITS_MAX], limbs[LIMBS_MAX];
-    size_t L = (bits + 4 + DIGIT_BITS - 1) / DIGIT_BITS, nlimbs = (bits + 63) / 64 + 1;
     __mmask8 ok;
 
+    if (!b)
+        return -ENOMEM;
     shared_init(&sh, n, bits, L);
     for (size_t k = 0; k < RANDD_FERMAT_LANES; k++) {      /* idle lanes repeat the first */
         load_be(limbs, nlimbs, base[k < count ? k : 0], (bits + 7) / 8);
         to_digits(base_digits[k], L, limbs, nlimbs);
     }
-    b.ndigits = L;
-    ok = strong8(&b, &sh, table, base_digits);
+    b->ndigits = L;
+    ok = strong8(b, &sh, (__m512i *)(b + 1), base_digits);
     for (size_t k = 0; k < count; k++)
         pass[k] = ok >> k & 1;
     OPENSSL_cleanse(&sh, sizeof(sh));
     OPENSSL_cleanse(base_digits, sizeof(base_digits));
     OPENSSL_cleanse(limbs, sizeof(limbs));
-    OPENSSL_cleanse(&b, sizeof(b));
-    OPENSSL_cleanse(table, sizeof(table));
+    batch_free(b, table_size);
+    return 0;
 }

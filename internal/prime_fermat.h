@@ -18,14 +18,14 @@
 bool randd_fermat8_available(void);
 
 /* pass[i] = (2^(n_i - 1) mod n_i == 1) for count (1 to 8) odd candidates of exactly bits bits
- * (129 to 4096), each big-endian in (bits + 7) / 8 bytes at n[i]. Not constant-time; leaves
- * no copy of a candidate behind (its stack is wiped). */
-void randd_fermat8(const uint8_t *const n[], size_t count, unsigned bits, bool pass[]);
+ * (129 to 4096), each big-endian in (bits + 7) / 8 bytes at n[i]. 0 or -ENOMEM. Not
+ * constant-time; leaves no copy of a candidate behind (what it used is wiped). */
+int randd_fermat8(const uint8_t *const n[], size_t count, unsigned bits, bool pass[]);
 
 /* Miller-Rabin on one odd n of exactly bits bits (129 to 4096) to count (1 to 8) bases at
  * once: pass[i] = n is a strong probable prime to base[i]. n and each base (in [2, n - 2])
- * big-endian in (bits + 7) / 8 bytes. Not constant-time; wipes its stack. */
-void randd_strong8(const uint8_t *n, unsigned bits, const uint8_t *const base[], size_t count,
-                   bool pass[]);
+ * big-endian in (bits + 7) / 8 bytes. 0 or -ENOMEM. Not constant-time; wipes what it used. */
+int randd_strong8(const uint8_t *n, unsigned bits, const uint8_t *const base[], size_t count,
+                  bool pass[]);
 
 #endif

@@ -519,9 +519,9 @@ static int is_random_candidate_prime(struct big_test *t, const uint8_t *n, unsig
 
 /* Where the CPU has IFMA, candidates that survive the sieve are gathered eight at a time and
  * given the base-2 Fermat test together (prime_fermat.c), three to seven times faster per
- * candidate than one BN_mod_exp_mont_word. The few that pass go through
- * is_random_candidate_prime as before, in the order they were drawn, and the first prime
- * among them is the answer: the candidates are independent and uniform, so the first prime
+ * candidate than one BN_mod_exp_mont_word. The few that pass take is_random_candidate_prime's
+ * tests (base 2, then the random bases, eight to a call of randd_strong8) in the order they
+ * were drawn, and the first prime among them is the answer: the candidates are independent and uniform, so the first prime
  * in draw order is uniform over the primes, as with one candidate at a time. The candidates
  * drawn after it are wiped unused. */
 struct batch {
@@ -637,8 +637,10 @@ int randd_prime_generate(unsigned bits, uint8_t *out, const struct randd_byte_so
         rounds = randd_prime_rounds(bits);
         rc = big_test_init(&big, len);
     }
-    if (rc == 0 && bits > 128 && randd_fermat8_available())
-        rc = search_batched(&big, bits, out, &range, top, rounds, src) ?: 1;
+    if (rc == 0 && bits > 128 && randd_fermat8_available()) {
+        rc = search_batched(&big, bits, out, &range, top, rounds, src);
+        rc = rc == 0 ? 1 : rc;                        /* found: the loop below has no work */
+    }
     while (rc == 0) {
         rc = randd_rngbc8(&range, out, src, NULL);
         if (rc < 0)

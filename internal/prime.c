@@ -515,15 +515,15 @@ static int is_random_candidate_prime(struct big_test *t, const uint8_t *n, unsig
     return rc;
 }
 
-/* --- batches of candidates on AVX-512 IFMA -------------------------------------------------- */
+/* --- batches of candidates on AVX-512 IFMA ------------------------------------------------ */
 
 /* Where the CPU has IFMA, candidates that survive the sieve are gathered eight at a time and
  * given the base-2 Fermat test together (prime_fermat.c), three to seven times faster per
  * candidate than one BN_mod_exp_mont_word. The few that pass take is_random_candidate_prime's
  * tests (base 2, then the random bases, eight to a call of randd_strong8) in the order they
- * were drawn, and the first prime among them is the answer: the candidates are independent and uniform, so the first prime
- * in draw order is uniform over the primes, as with one candidate at a time. The candidates
- * drawn after it are wiped unused. */
+ * were drawn, and the first prime among them is the answer: the candidates are independent
+ * and uniform, so the first prime in draw order is uniform over the primes, as with one
+ * candidate at a time. The candidates drawn after it are wiped unused. */
 struct batch {
     uint8_t cand[RANDD_FERMAT_LANES][RANDD_PRIME_BITS_MAX / 8];
     const uint8_t *at[RANDD_FERMAT_LANES];

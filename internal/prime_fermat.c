@@ -33,7 +33,7 @@ bool randd_fermat8_available(void)
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
 }
 
-/* --- one candidate, scalar: the set-up of its lane ----------------------------------------- */
+/* --- one candidate, scalar: the set-up of its lane --------------------------------------- */
 
 struct lane {
     uint64_t n[LIMBS_MAX], x[LIMBS_MAX];           /* little-endian 64-bit limbs */
@@ -47,7 +47,7 @@ static void load_be(uint64_t *limbs, size_t nlimbs, const uint8_t *be, size_t le
         limbs[i / 8] |= (uint64_t)be[len - 1 - i] << (8 * (i % 8));
 }
 
-/* x = 2 x mod n for x < n (n's top bit within the limbs, so 2x cannot overflow them plus one). */
+/* x = 2 x mod n for x < n (the limbs have a spare top limb, so 2x cannot overflow). */
 static void double_mod(uint64_t *x, const uint64_t *n, size_t nlimbs)
 {
     uint64_t top = x[nlimbs - 1] >> 63, borrow = 0;
@@ -103,7 +103,7 @@ static void lane_init(struct lane *l, const uint8_t *be, unsigned bits, size_t n
     to_digits(l->x_digits, ndigits, l->x, nlimbs);
 }
 
-/* --- eight lanes ------------------------------------------------------------------------------ */
+/* --- eight lanes -------------------------------------------------------------------------- */
 
 #define TARGET __attribute__((target("avx512f,avx512ifma")))
 #include <immintrin.h>
@@ -123,7 +123,7 @@ TARGET static void reduce(struct batch *b, __m512i *r)
 
     t[2 * L] = zero;
     for (size_t i = 0; i < L; i++) {
-        __m512i q = _mm512_madd52lo_epu64(zero, t[i], b->k0);       /* t_i + q n_0 = 0 mod 2^52 */
+        __m512i q = _mm512_madd52lo_epu64(zero, t[i], b->k0);   /* t_i + q n_0 = 0 mod 2^52 */
 
         for (size_t j = 0; j < L; j++) {
             t[i + j] = _mm512_madd52lo_epu64(t[i + j], q, b->n[j]);
@@ -251,7 +251,7 @@ int randd_fermat8(const uint8_t *const n[], size_t count, unsigned bits, bool pa
     return 0;
 }
 
-/* --- one candidate, eight bases ------------------------------------------------------------ */
+/* --- one candidate, eight bases ------------------------------------------------------- */
 
 #define WINDOW 4
 
@@ -266,12 +266,14 @@ struct shared {
 };
 
 /* r = a + b or a - b over nlimbs limbs (no overflow or borrow by construction). */
-static void add_limbs(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t nlimbs, int sign)
+static void add_limbs(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t nlimbs,
+                      int sign)
 {
     unsigned __int128 c = 0;
 
     for (size_t i = 0; i < nlimbs; i++) {
-        c = (unsigned __int128)a[i] + (sign > 0 ? b[i] : ~b[i]) + (uint64_t)c + (sign < 0 && !i);
+        c = (unsigned __int128)a[i] + (sign > 0 ? b[i] : ~b[i]) + (uint64_t)c +
+            (sign < 0 && !i);
         r[i] = (uint64_t)c;
         c >>= 64;
     }

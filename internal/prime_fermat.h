@@ -1,8 +1,8 @@
 /* The base-2 Fermat test on eight candidates at once, one per 64-bit lane of AVX-512 IFMA
  * registers: the filter that turns away nearly every composite a sieve leaves, before any
- * candidate costs a Miller-Rabin round (prime.c); and those rounds, eight bases at once. Owns that arithmetic and nothing else: no
- * randomness, no verdicts of primality (a prime always passes; a composite that passes is
- * judged by the Miller-Rabin rounds that follow). */
+ * candidate costs a Miller-Rabin round (prime.c); and those rounds, eight bases at once.
+ * Owns that arithmetic and nothing else: no randomness, no verdicts of primality (a prime
+ * always passes; a composite that passes is judged by the Miller-Rabin rounds that follow). */
 #ifndef RANDD_PRIME_FERMAT_H
 #define RANDD_PRIME_FERMAT_H
 

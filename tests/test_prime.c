@@ -325,7 +325,8 @@ START_TEST(fermat8_agrees_with_bn_mod_exp_in_every_lane)
     unsigned passed = 0, failed = 0;
 
     if (!randd_fermat8_available()) {
-        fprintf(stderr, "fermat8_agrees_with_bn_mod_exp_in_every_lane: skipped, no AVX-512 IFMA\n");
+        fprintf(stderr, "fermat8_agrees_with_bn_mod_exp_in_every_lane: skipped, no AVX-512 "
+                "IFMA\n");
         goto out;
     }
     ck_assert(BN_set_word(two, 2));
@@ -344,8 +345,8 @@ START_TEST(fermat8_agrees_with_bn_mod_exp_in_every_lane)
         }
         ck_assert_int_eq(randd_fermat8(at, count, sizes[i], pass), 0);
         for (size_t k = 0; k < count; k++) {
-            ck_assert_msg(pass[k] == want[k], "%u bits, lane %zu: fermat8 says %d, BN_mod_exp %d",
-                          sizes[i], k, pass[k], want[k]);
+            ck_assert_msg(pass[k] == want[k], "%u bits, lane %zu: fermat8 says %d, "
+                          "BN_mod_exp %d", sizes[i], k, pass[k], want[k]);
             passed += pass[k], failed += !pass[k];
         }
     }
@@ -384,7 +385,8 @@ START_TEST(strong8_agrees_with_a_plain_miller_rabin_in_every_lane)
     static const unsigned sizes[] = { 129, 256, 261, 512, 1024, 2048, 4096 };
     BN_CTX *ctx = BN_CTX_new();
     BIGNUM *n = BN_new(), *a = BN_new(), *n3 = BN_new(), *add = BN_new();
-    static uint8_t nb[RANDD_PRIME_BITS_MAX / 8], buf[RANDD_FERMAT_LANES][RANDD_PRIME_BITS_MAX / 8];
+    static uint8_t nb[RANDD_PRIME_BITS_MAX / 8];
+    static uint8_t buf[RANDD_FERMAT_LANES][RANDD_PRIME_BITS_MAX / 8];
     const uint8_t *at[RANDD_FERMAT_LANES];
     bool pass[RANDD_FERMAT_LANES];
     unsigned passed = 0, failed = 0;

@@ -1,4 +1,5 @@
-/* Primes (internal/prime.c, internal/montgomery.c): Montgomery exponentiation against BN_mod_exp,
+/* Primes (internal/prime.c, internal/montgomery.c, internal/prime_fermat.c): Montgomery
+ * exponentiation and the eight-lane Fermat test against BN_mod_exp,
  * primality at the known hard cases and against BN_check_prime on random odd numbers, and
  * PRIME candidates that are prime, of the exact size, and spread over the primes. */
 #include <errno.h>
@@ -9,6 +10,7 @@
 
 #include "cymric.h"
 #include "prime.h"
+#include "prime_fermat.h"
 #include "runner.h"
 
 static randd_u128 u128(uint64_t hi, uint64_t lo)
@@ -309,6 +311,132 @@ static void seed_generator(void)
     ck_assert_int_eq(randd_cymric_seed(&gen, "test_prime", 10), 0);
 }
 
+/* Eight lanes at once, each its own modulus: every size class of the digit count (52-bit
+ * digits, so 129, 260 and 261 bits straddle one), primes and composites side by side, and
+ * batches of fewer than eight. The answer must be BN_mod_exp's 2^(n-1) mod n == 1. */
+START_TEST(fermat8_agrees_with_bn_mod_exp_in_every_lane)
+{
+    static const unsigned sizes[] = { 129, 200, 256, 260, 261, 512, 777, 1024, 2048, 4096 };
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *n = BN_new(), *e = BN_new(), *r = BN_new(), *two = BN_new();
+    static uint8_t buf[RANDD_FERMAT_LANES][RANDD_PRIME_BITS_MAX / 8];
+    const uint8_t *at[RANDD_FERMAT_LANES];
+    bool pass[RANDD_FERMAT_LANES], want[RANDD_FERMAT_LANES];
+    unsigned passed = 0, failed = 0;
+
+    if (!randd_fermat8_available()) {
+        fprintf(stderr, "fermat8_agrees_with_bn_mod_exp_in_every_lane: skipped, no AVX-512 "
+                "IFMA\n");
+        goto out;
+    }
+    ck_assert(BN_set_word(two, 2));
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        size_t len = (sizes[i] + 7) / 8, count = i % 2 ? 5 : RANDD_FERMAT_LANES;
+
+        for (size_t k = 0; k < count; k++) {
+            if (k == 1 || (k % 3 == 1 && sizes[i] <= 1024))      /* big primes are slow */
+                ck_assert(BN_generate_prime_ex(n, (int)sizes[i], 0, NULL, NULL, NULL));
+            else
+                ck_assert(BN_rand(n, (int)sizes[i], BN_RAND_TOP_ONE, BN_RAND_BOTTOM_ODD));
+            ck_assert_int_eq(BN_bn2binpad(n, buf[k], (int)len), (int)len);
+            at[k] = buf[k];
+            ck_assert(BN_sub(e, n, BN_value_one()) && BN_mod_exp(r, two, e, n, ctx));
+            want[k] = BN_is_one(r);
+        }
+        ck_assert_int_eq(randd_fermat8(at, count, sizes[i], pass), 0);
+        for (size_t k = 0; k < count; k++) {
+            ck_assert_msg(pass[k] == want[k], "%u bits, lane %zu: fermat8 says %d, "
+                          "BN_mod_exp %d", sizes[i], k, pass[k], want[k]);
+            passed += pass[k], failed += !pass[k];
+        }
+    }
+    ck_assert(passed >= 10 && failed >= 10);            /* both answers were exercised */
+out:
+    BN_free(n), BN_free(e), BN_free(r), BN_free(two);
+    BN_CTX_free(ctx);
+}
+END_TEST
+
+/* Miller-Rabin to base a, written plainly with BIGNUMs: the reference for randd_strong8. */
+static bool strong_reference(const BIGNUM *n, const BIGNUM *a, BN_CTX *ctx)
+{
+    BIGNUM *n1 = BN_new(), *d = BN_new(), *x = BN_new();
+    int s = 0;
+    bool pass;
+
+    ck_assert(BN_sub(n1, n, BN_value_one()));
+    while (!BN_is_bit_set(n1, s))
+        s++;
+    ck_assert(BN_rshift(d, n1, s) && BN_mod_exp(x, a, d, n, ctx));
+    pass = BN_is_one(x) || BN_cmp(x, n1) == 0;
+    for (int i = 1; i < s && !pass; i++) {
+        ck_assert(BN_mod_sqr(x, x, n, ctx));
+        pass = BN_cmp(x, n1) == 0;
+    }
+    BN_free(n1), BN_free(d), BN_free(x);
+    return pass;
+}
+
+/* Eight bases against one n: a prime with n - 1 = d 2^20 (so bases meet -1 deep in the chain
+ * of squarings; not at 4096 bits, which takes seconds), random odd composites, and the bases 2
+ * and n - 1, in full and short batches. */
+START_TEST(strong8_agrees_with_a_plain_miller_rabin_in_every_lane)
+{
+    static const unsigned sizes[] = { 129, 256, 261, 512, 1024, 2048, 4096 };
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *n = BN_new(), *a = BN_new(), *n3 = BN_new(), *add = BN_new();
+    static uint8_t nb[RANDD_PRIME_BITS_MAX / 8];
+    static uint8_t buf[RANDD_FERMAT_LANES][RANDD_PRIME_BITS_MAX / 8];
+    const uint8_t *at[RANDD_FERMAT_LANES];
+    bool pass[RANDD_FERMAT_LANES];
+    unsigned passed = 0, failed = 0;
+
+    if (!randd_fermat8_available()) {
+        fprintf(stderr, "strong8_agrees_with_a_plain_miller_rabin_in_every_lane: skipped, no "
+                "AVX-512 IFMA\n");
+        goto out;
+    }
+    ck_assert(BN_set_word(add, 1) && BN_lshift(add, add, 20));
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        size_t len = (sizes[i] + 7) / 8;
+
+        for (int kind = sizes[i] > 2048; kind < 3; kind++) {      /* big primes are slow */
+            size_t count = kind == 1 ? 3 : RANDD_FERMAT_LANES;
+
+            if (kind == 0)
+                ck_assert(BN_generate_prime_ex(n, (int)sizes[i], 0, add, BN_value_one(), NULL));
+            else
+                ck_assert(BN_rand(n, (int)sizes[i], BN_RAND_TOP_ONE, BN_RAND_BOTTOM_ODD));
+            ck_assert_int_eq(BN_bn2binpad(n, nb, (int)len), (int)len);
+            ck_assert(BN_copy(n3, n) && BN_sub_word(n3, 3));
+            for (size_t k = 0; k < count; k++) {
+                ck_assert(BN_rand_range(a, n3) && BN_add_word(a, 2));
+                if (k == 0)
+                    ck_assert(BN_set_word(a, 2));
+                if (k == 1)
+                    ck_assert(BN_sub(a, n, BN_value_one()));
+                ck_assert_int_eq(BN_bn2binpad(a, buf[k], (int)len), (int)len);
+                at[k] = buf[k];
+            }
+            ck_assert_int_eq(randd_strong8(nb, sizes[i], at, count, pass), 0);
+            for (size_t k = 0; k < count; k++) {
+                bool want;
+
+                ck_assert(BN_bin2bn(buf[k], (int)len, a));
+                want = strong_reference(n, a, ctx);
+                ck_assert_msg(pass[k] == want, "%u bits, kind %d, lane %zu: strong8 says %d, "
+                              "BN %d", sizes[i], kind, k, pass[k], want);
+                passed += pass[k], failed += !pass[k];
+            }
+        }
+    }
+    ck_assert(passed >= 10 && failed >= 10);
+out:
+    BN_free(n), BN_free(a), BN_free(n3), BN_free(add);
+    BN_CTX_free(ctx);
+}
+END_TEST
+
 START_TEST(generated_primes_are_prime_and_exactly_bits_long)
 {
     static const unsigned sizes[] = { 16, 17, 63, 64, 65, 127, 128, 129, 256, 1024, 2048,
@@ -465,6 +593,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, bpsw_needs_both_halves);
     tcase_add_test(tc, agrees_with_bn_check_prime_on_100000_odd_64_bit_numbers);
     tcase_add_test(tc, agrees_with_bn_check_prime_on_100000_odd_128_bit_numbers);
+    tcase_add_test(tc, fermat8_agrees_with_bn_mod_exp_in_every_lane);
+    tcase_add_test(tc, strong8_agrees_with_a_plain_miller_rabin_in_every_lane);
     tcase_add_test(tc, generated_primes_are_prime_and_exactly_bits_long);
     tcase_add_test(tc, sixteen_bit_primes_are_drawn_uniformly);
     tcase_add_test(tc, rounds_for_2_to_the_minus_80_match_the_published_table);

@@ -29,11 +29,18 @@ struct noise_ticket {
     unsigned need, granted;
     uint64_t last_turn;             /* grants so far when this one last got a block, or when
                                      * it came: a newcomer queues behind every uid waiting */
+    uint64_t uid_turn;              /* the latest last_turn of its uid's tickets, kept on each
+                                     * so that choosing the next is one pass, not n passes */
+    bool oldest;                    /* its uid's earliest incomplete ticket: the one owed
+                                     * the fair share (wait_ratio_max counts for it alone) */
     unsigned others_granted;        /* blocks granted to other uids while this one waited */
     uint64_t seq;
     uint8_t *blocks;                /* need blocks, in locked memory */
     size_t blocks_len;
 };
+
+static void sync_uid_turn(struct noise *n, uid_t uid);
+static void mark_oldest_all(struct noise *n);
 
 int noise_init(struct noise *n)
 {
@@ -152,6 +159,7 @@ void noise_drop(struct noise *n)
         OPENSSL_cleanse(t->blocks, t->blocks_len);
         t->granted = 0;
     }
+    mark_oldest_all(n);
     OPENSSL_cleanse(n->secret, sizeof(*n->secret));
     if (n->partial_started) {
         uint8_t sink[NOISE_BLOCK_BYTES];
@@ -215,52 +223,65 @@ int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned bloc
     t->seq = ++n->seq;
     /* Not 0: a uid whose requests were all answered must not jump the line with a new one. */
     t->last_turn = n->turn;
+    t->oldest = mine == 0;
     for (tail = &n->waiting; *tail; tail = &(*tail)->next)
         ;
     *tail = t;
     n->nwaiting++;
+    sync_uid_turn(n, uid);
     noise_grant(n);
     *ticket = t;
     return 0;
 }
 
-/* The uid's place in line: its latest grant or arrival, the earliest going first. */
-static uint64_t uid_turn(const struct noise *n, uid_t uid)
+/* Every ticket of uid gets the uid's place in line: its latest grant or arrival, the earliest
+ * going first. One pass: choosing the next block's owner must stay linear in the number
+ * waiting, which a peer's many uids (subordinate ones) can make large. */
+static void sync_uid_turn(struct noise *n, uid_t uid)
 {
     uint64_t last = 0;
 
     for (const struct noise_ticket *t = n->waiting; t; t = t->next)
         if (t->uid == uid && t->last_turn > last)
             last = t->last_turn;
-    return last;
+    for (struct noise_ticket *t = n->waiting; t; t = t->next)
+        if (t->uid == uid)
+            t->uid_turn = last;
 }
 
 /* The oldest incomplete ticket of the uid whose turn came longest ago. */
 static struct noise_ticket *next_in_line(const struct noise *n)
 {
     struct noise_ticket *best = NULL;
-    uint64_t best_turn = 0;
 
-    for (struct noise_ticket *t = n->waiting; t; t = t->next) {
-        uint64_t turn;
-
-        if (noise_ticket_ready(t))
-            continue;
-        turn = uid_turn(n, t->uid);
-        if (!best || turn < best_turn)     /* ties: the earlier ticket, met first */
-            best = t, best_turn = turn;
-    }
+    for (struct noise_ticket *t = n->waiting; t; t = t->next)
+        if (!noise_ticket_ready(t) && (!best || t->uid_turn < best->uid_turn))
+            best = t;                      /* ties: the earlier ticket, met first */
     return best;
 }
 
-/* Whether t is the oldest incomplete request of its uid: the one the fair share is owed to.
- * A uid's later requests wait behind its own first as well, which is not another's doing. */
-static bool oldest_of_uid(const struct noise *n, const struct noise_ticket *t)
+/* The fair share is owed to a uid's oldest incomplete request: its later ones wait behind
+ * its own first as well, which is not another's doing. Marks uid's, after its oldest
+ * completed or left. */
+static void mark_oldest(struct noise *n, uid_t uid)
 {
-    for (const struct noise_ticket *o = n->waiting; o != t; o = o->next)
-        if (o->uid == t->uid && !noise_ticket_ready(o))
-            return false;
-    return true;
+    bool found = false;
+
+    for (struct noise_ticket *t = n->waiting; t; t = t->next)
+        if (t->uid == uid) {
+            t->oldest = !found && !noise_ticket_ready(t);
+            found |= t->oldest;
+        }
+}
+
+/* After noise_drop made every ticket incomplete again. Quadratic, but only a noise source's
+ * failure gets here, never a peer. */
+static void mark_oldest_all(struct noise *n)
+{
+    for (struct noise_ticket *t = n->waiting; t; t = t->next)
+        t->oldest = false;
+    for (struct noise_ticket *t = n->waiting; t; t = t->next)
+        mark_oldest(n, t->uid);
 }
 
 /* One block to t, its turn taken; block is wiped. True if that completed t. */
@@ -269,12 +290,13 @@ static bool grant_block(struct noise *n, struct noise_ticket *t, uint8_t *block)
     memcpy(t->blocks + (size_t)t->granted * NOISE_BLOCK_BYTES, block, NOISE_BLOCK_BYTES);
     OPENSSL_cleanse(block, NOISE_BLOCK_BYTES);
     for (struct noise_ticket *o = n->waiting; o; o = o->next)
-        o->others_granted += o->uid != t->uid && !noise_ticket_ready(o) &&
-                             oldest_of_uid(n, o);
+        o->others_granted += o->uid != t->uid && o->oldest;
     t->granted++;
     t->last_turn = ++n->turn;
+    sync_uid_turn(n, t->uid);
     if (!noise_ticket_ready(t))
         return false;
+    mark_oldest(n, t->uid);
     if ((double)t->others_granted / t->need > n->stats.wait_ratio_max)
         n->stats.wait_ratio_max = (double)t->others_granted / t->need;
     n->stats.completed++;
@@ -297,6 +319,9 @@ static void unlink_ticket(struct noise *n, struct noise_ticket *t)
         if (*p == t) {
             *p = t->next;
             n->nwaiting--;
+            sync_uid_turn(n, t->uid);
+            if (t->oldest)
+                mark_oldest(n, t->uid);
             return;
         }
 }

@@ -224,6 +224,33 @@ START_TEST(a_leavers_blocks_go_to_those_waiting_before_the_reserve)
 }
 END_TEST
 
+/* Many uids, one small request each (a peer's subordinate uids can do this, as the first
+ * request of a uid is always admitted): each is served once, in the order they came, and
+ * the queue's bookkeeping stays linear in them (quadratic choosing took minutes here). */
+START_TEST(three_thousand_uids_are_served_once_each_in_turn)
+{
+    enum { UIDS = 3000 };
+    static struct noise_ticket *t[UIDS];
+    uint8_t out[NOISE_BLOCK_BYTES];
+    size_t at = 0;
+
+    for (unsigned i = 0; i < UIDS; i++)
+        t[i] = submit(10000 + i, 1);
+    for (unsigned i = 0; i < UIDS; i++) {
+        make_one_block(&at, 8.0);
+        if (at > sizeof(raw) - 64)
+            at = 0;
+        ck_assert_msg(noise_ticket_ready(t[i]), "uid %u's request not served %u-th", i, i);
+        if (i + 1 < UIDS)
+            ck_assert(!noise_ticket_ready(t[i + 1]));
+        noise_take(&noise, t[i], out, sizeof(out));
+    }
+    ck_assert_uint_eq(noise.nwaiting, 0);
+    ck_assert_msg(noise.stats.wait_ratio_max <= UIDS - 1, "wait_ratio_max %.3f",
+                  noise.stats.wait_ratio_max);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("noise");
@@ -239,6 +266,13 @@ Suite *test_suite(void)
     tcase_add_test(tc, blocks_go_round_robin_so_a_small_request_waits_its_fair_share);
     tcase_add_test(tc, wait_ratio_counts_others_grants_only_while_the_oldest_of_its_uid);
     tcase_add_test(tc, a_leavers_blocks_go_to_those_waiting_before_the_reserve);
+    suite_add_tcase(s, tc);
+    /* Its own deadline: linear bookkeeping takes a second on a loaded machine, quadratic
+     * takes minutes. */
+    tc = tcase_create("many uids");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, three_thousand_uids_are_served_once_each_in_turn);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -355,7 +355,7 @@ static void pool_line(struct writer *w, const struct json_flat *j)
         item(w, PLAIN, "locked in memory");
     else
         item(w, YELLOW, "not locked in memory");
-    if (number(j, "pool.vm_generations") > 0)
+    if (number(j, "pool.vm_generations") > 0 && !field(j, "vmgenid.kernel_log"))
         item(w, YELLOW, "%.0f VM generation changes", number(j, "pool.vm_generations"));
     line_end(w);
 }
@@ -474,6 +474,35 @@ static void noise_line(struct writer *w, const struct json_flat *j)
     line_end(w);
 }
 
+/* What tells randd of a restored or cloned VM: the announcements it watches (none watched
+ * warns: a clone is then noticed only if the clock jumps), the generation changes it saw and
+ * what announced them, and kernel log records overwritten before it read them (one could have
+ * been the announcement). A daemon without the vmgenid object keeps the count on the pool
+ * line. */
+static void vmgenid_line(struct writer *w, const struct json_flat *j)
+{
+    int log = truth(j, "vmgenid.kernel_log"), uevent = truth(j, "vmgenid.uevent");
+    double changes = number(j, "pool.vm_generations");
+    double lost = number(j, "vmgenid.kernel_log_lost");
+
+    if (!field(j, "vmgenid.kernel_log"))
+        return;
+    line_start(w, "vmgenid");
+    if (log || uevent)
+        item(w, PLAIN, "watching %s", log && uevent ? "kernel log and uevent"
+                                      : log ? "kernel log" : "uevent");
+    else
+        item(w, YELLOW, "watching nothing: a clone is noticed only if the clock jumps");
+    item(w, changes > 0 ? YELLOW : PLAIN, "%.0f generation change%s", changes,
+         changes == 1 ? "" : "s");
+    if (changes > 0)
+        item(w, PLAIN, "from %.0f log lines and %.0f uevents",
+             number(j, "vmgenid.kernel_log_lines"), number(j, "vmgenid.uevents"));
+    if (lost > 0)
+        item(w, YELLOW, "kernel log records lost %.0f times", lost);
+    line_end(w);
+}
+
 static void egd_line(struct writer *w, const struct json_flat *j)
 {
     char buf[32];
@@ -508,7 +537,7 @@ static void pending_line(struct writer *w, const struct json_flat *j)
 static const char *const known[] = {
     "version", "uptime_seconds", "ready", "not_ready_reason", "sources", "pool", "kernel",
     "clients", "requests", "replies", "bytes_served", "workers", "egd", "config",
-    "pending_restart", "noise",
+    "pending_restart", "noise", "vmgenid",
 };
 
 static size_t top_length(const char *path)
@@ -566,6 +595,7 @@ void status_view_print(FILE *out, const struct json_flat *j, const struct status
     clients_line(&w, j);
     served_line(&w, j);
     noise_line(&w, j);
+    vmgenid_line(&w, j);
     egd_line(&w, j);
     pending_line(&w, j);
     unknown_sections(&w, j);

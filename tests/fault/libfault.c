@@ -12,10 +12,15 @@
  *   kat=blake2b           BLAKE2b of "abc" (the self-tests' known answer, RFC 7693) hashes
  *                         "abd" instead, only while the RANDD_FAULTS_SWITCH file exists, if
  *                         set: the seam that makes a self-test fail in a running daemon
+ *   vmgenid=none          opening /dev/kmsg fails with EACCES (ProtectKernelLogs=yes) and a
+ *                         uevent socket with EAFNOSUPPORT (no AF_NETLINK): nothing tells
+ *                         randd of a VM clone
  * Test-only: never installed. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/netlink.h>
 #include <linux/random.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -23,6 +28,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -94,6 +100,55 @@ int ioctl(int fd, unsigned long request, ...)
             return errno = EINVAL, -1;
     }
     return real(fd, request, arg);
+}
+
+int socket(int domain, int type, int protocol)
+{
+    static int (*real)(int, int, int);
+
+    if (!real)
+        real = (int (*)(int, int, int))dlsym(RTLD_NEXT, "socket");
+    if (domain == AF_NETLINK && protocol == NETLINK_KOBJECT_UEVENT && has_fault("vmgenid=none"))
+        return errno = EAFNOSUPPORT, -1;
+    return real(domain, type, protocol);
+}
+
+/* open and open64 are one function in glibc on 64-bit, but either name may be called. */
+static int open_or_fault(const char *name, const char *path, int flags, mode_t mode)
+{
+    int (*real)(const char *, int, ...);
+
+    real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, name);
+
+    if (!strcmp(path, "/dev/kmsg") && has_fault("vmgenid=none"))
+        return errno = EACCES, -1;
+    return real(path, flags, mode);
+}
+
+int open(const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    va_list ap;
+
+    if (flags & (O_CREAT | O_TMPFILE)) {
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    return open_or_fault("open", path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    va_list ap;
+
+    if (flags & (O_CREAT | O_TMPFILE)) {
+        va_start(ap, flags);
+        mode = va_arg(ap, mode_t);
+        va_end(ap);
+    }
+    return open_or_fault("open64", path, flags, mode);
 }
 
 /* OpenSSL's, declared here so that this library needs no OpenSSL headers: EVP_MD_CTX is

@@ -2,8 +2,9 @@
 # randctl status's view for people: on a healthy host it fits 24 lines of 100 columns and
 # shows every source; a quarantined source's reason is shown whole, at 100 columns and on
 # narrow ones, and no line passes the width (COLUMNS, or a terminal's own: tmux); colour on a
-# terminal only, and not with NO_COLOR; --watch refreshes with rates, on a pipe and in a
-# terminal; --keys and --json stay what scripts read.
+# terminal only, and not with NO_COLOR; the vmgenid line says which VM generation watches are
+# open, and warns when none is; --watch refreshes with rates, on a pipe and in a terminal;
+# --keys and --json stay what scripts read.
 . "$(dirname "$0")/common.sh"
 export RANDD_SOCKET=$work/randd.sock
 unset COLUMNS NO_COLOR
@@ -34,7 +35,31 @@ grep -q "^randd  *[0-9.]*, up [0-9]" "$work/view" && grep -q "^pool " "$work/vie
     grep -q "^kernel " "$work/view" && grep -q "^clients " "$work/view" &&
     pass "the daemon line, the pool, the kernel feed and the clients" ||
     fail "a line is missing: $(cat "$work/view")"
+# As root randd opens both VM generation watches; the line says so, with no change seen, and
+# the vmgenid object is not also left to the generic line of every key.
+grep -q "^vmgenid  *watching kernel log and uevent, 0 generation changes$" "$work/view" &&
+    ! grep -q "kernel_log" "$work/view" &&
+    pass "the vmgenid line: both watches, no generation change" ||
+    fail "the vmgenid line: $(grep -A1 "^vmgenid" "$work/view")"
 stop_randd
+
+# Nothing watched (ProtectKernelLogs=yes and no AF_NETLINK, as libfault fakes): the vmgenid
+# line warns, in yellow on a terminal (script(1) gives randctl one).
+if [ -n "${LIBFAULT:-}" ] && [ -f "$LIBFAULT" ] && command -v script >/dev/null; then
+    LD_PRELOAD=$LIBFAULT RANDD_FAULTS=vmgenid=none \
+        start_with_config "hwrng_device = $work/hwrng"
+    [ "$(status_key vmgenid.kernel_log) $(status_key vmgenid.uevent)" = "false false" ] ||
+        fail "vmgenid=none: STATUS says kernel_log $(status_key vmgenid.kernel_log)," \
+            "uevent $(status_key vmgenid.uevent)"
+    script -qec "$RANDCTL status" /dev/null >"$work/view"
+    warning='watching nothing: a clone is noticed only if the clock jumps'
+    grep -q $'^vmgenid  *\033\[33m'"$warning" "$work/view" &&
+        pass "no watch: the vmgenid line warns in yellow" ||
+        fail "no watch: $(grep "^vmgenid" "$work/view" | cat -v)"
+    stop_randd
+else
+    echo "SKIP: no VM generation watch (needs LIBFAULT and script(1))"
+fi
 
 # hwrng reads zeros: the repetition count test quarantines it at start-up.
 head -c 1M /dev/zero >"$work/zeros"

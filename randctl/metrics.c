@@ -240,6 +240,40 @@ static void noise_metrics(FILE *out, const struct json_flat *j)
     }
 }
 
+/* What tells randd of a restored or cloned VM (STATUS's vmgenid), one label per watch; a
+ * daemon older than the object has none of these. */
+static void vmgenid_metrics(FILE *out, const struct json_flat *j)
+{
+    static const struct { const char *watch, *open, *count; } watches[] = {
+        { "kernel_log", "vmgenid.kernel_log", "vmgenid.kernel_log_lines" },
+        { "uevent", "vmgenid.uevent", "vmgenid.uevents" },
+    };
+    const size_t n = sizeof(watches) / sizeof(watches[0]);
+    const char *v;
+
+    if (!json_get(j, "vmgenid.kernel_log"))
+        return;
+    header(out, "randd_vm_generation_watch", "gauge",
+           "1 for each announcement of a new VM generation randd watches (kernel_log: the "
+           "kernel's log line in /dev/kmsg; uevent: NEW_VMGENID, Linux 6.8 only).");
+    for (size_t w = 0; w < n; w++)
+        if ((v = number(json_get(j, watches[w].open))))
+            fprintf(out, "randd_vm_generation_watch{watch=\"%s\"} %s\n", watches[w].watch, v);
+    header(out, "randd_vm_generation_announcements_total", "counter",
+           "Announcements of a new VM generation each watch brought (a kernel that sends both "
+           "announces one change twice).");
+    for (size_t w = 0; w < n; w++)
+        if ((v = number(json_get(j, watches[w].count))))
+            fprintf(out, "randd_vm_generation_announcements_total{watch=\"%s\"} %s\n",
+                    watches[w].watch, v);
+    if ((v = number(json_get(j, "vmgenid.kernel_log_lost")))) {
+        header(out, "randd_vm_generation_kernel_log_lost_total", "counter",
+               "Times kernel log records were overwritten before randd read them (one could "
+               "have announced a new VM generation).");
+        fprintf(out, "randd_vm_generation_kernel_log_lost_total %s\n", v);
+    }
+}
+
 /* randd_up tells "randd down" (a fresh file saying 0) from "the timer stopped" (a stale
  * file): with no STATUS (j NULL) it is the only metric written. */
 static void write_metrics(FILE *out, const struct json_flat *j)
@@ -303,6 +337,7 @@ static void write_metrics(FILE *out, const struct json_flat *j)
     labelled(out, j, "randd_replies_total", "Protocol v1 replies, by status.", "status",
              "replies", randd_status_name, RANDD_STATUS_COUNT);
     noise_metrics(out, j);
+    vmgenid_metrics(out, j);
 }
 
 /* Writes next to path and renames over it, so a collector never reads half a file. */

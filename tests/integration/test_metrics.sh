@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # randctl metrics: Prometheus text that promtool accepts, counters that move with requests,
-# and --output writing the file atomically (no temp file left, readable by the collector).
+# the VM generation watches as randd has them, and --output writing the file atomically (no
+# temp file left, readable by the collector).
 . "$(dirname "$0")/common.sh"
 export RANDD_SOCKET=$work/randd.sock
 metric() { "$RANDCTL" metrics | sed -n "s/^$1 //p"; }
@@ -29,6 +30,16 @@ after_bytes=$(metric randd_served_bytes_total)
 [ $((after_bytes - before_bytes)) = 132 ] && pass "served bytes moved by 132" || fail "bytes: $before_bytes -> $after_bytes"
 grep -q '^randd_source_state{source="getrandom",state="healthy"} 1$' "$work/out" &&
     pass "per-source state labelled by source" || fail "no per-source state"
+
+# randd as root opens both VM generation watches; no announcement has come.
+for watch in kernel_log uevent; do
+    [ "$(metric "randd_vm_generation_watch{watch=\"$watch\"}")" = 1 ] &&
+        [ "$(metric "randd_vm_generation_announcements_total{watch=\"$watch\"}")" = 0 ] &&
+        pass "VM generation watch $watch: 1, no announcement" ||
+        fail "VM generation watch $watch: $(grep "watch=\"$watch\"" "$work/out")"
+done
+[ "$(metric randd_vm_generation_kernel_log_lost_total)" = 0 ] &&
+    pass "no kernel log records lost" || fail "kernel log lost: $(grep _lost_ "$work/out")"
 
 # Every op STATUS counts, and every status it counts replies by, is exported: a list of names
 # of randctl's own once lacked "prime".
@@ -78,5 +89,20 @@ kill "$pid"; wait "$pid" 2>/dev/null; pid=
 [ "$(grep -v '^#' "$work/textfile/randd.prom")" = "randd_up 0" ] &&
     pass "daemon down: the file holds randd_up 0 alone" ||
     fail "daemon down: the file holds $(grep -v '^#' "$work/textfile/randd.prom" | head -3)"
+
+# Nothing watched (ProtectKernelLogs=yes and no AF_NETLINK, as libfault fakes): both watches 0.
+if [ -n "${LIBFAULT:-}" ] && [ -f "$LIBFAULT" ]; then
+    LD_PRELOAD=$LIBFAULT RANDD_FAULTS=vmgenid=none \
+        "$RANDD" --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>/dev/null &
+    pid=$!
+    wait_for "randd to answer STATUS" answers || fail "randd did not start"
+    "$RANDCTL" metrics >"$work/out"
+    [ "$(grep -c '^randd_vm_generation_watch{watch="[a-z_]*"} 0$' "$work/out")" = 2 ] &&
+        pass "no VM generation watch: both 0" ||
+        fail "no VM generation watch: $(grep '^randd_vm_generation_watch' "$work/out")"
+    kill "$pid"; wait "$pid" 2>/dev/null; pid=
+else
+    echo "SKIP: no VM generation watch (needs LIBFAULT)"
+fi
 
 finish test_metrics.sh

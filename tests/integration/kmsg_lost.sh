@@ -6,9 +6,10 @@
 # line, unratelimited (~7500 records a second here, from nobody). So while randd is not
 # reading (stopped here; in life: descheduled, busy, just resumed), nobody floods the ring
 # past randd's position, and the test wants the loss counted AND the VM generation moved.
-# Not in `make check`: it fills the shared kernel log with a few ten thousand lines.
+# Not in `make check` (named so its wildcard misses it): it fills the shared kernel log with a
+# few ten thousand lines. `make check-kmsg-lost` runs it.
 . "$(dirname "$0")/common.sh"
-if [ "$(id -u)" != 0 ]; then echo "SKIP: test_vmgenid_lost.sh needs root"; exit 0; fi
+if [ "$(id -u)" != 0 ]; then echo "SKIP: kmsg_lost.sh needs root"; exit 0; fi
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 if ! as_nobody unshare -rn ip link add br0 type bridge 2>/dev/null; then
     echo "SKIP: nobody cannot make a bridge in a user namespace of its own"; exit 0
@@ -43,8 +44,11 @@ sys.exit(1)" "$1"; }
 : >"$work/randd.conf"
 "$RANDD" --config "$work/randd.conf" --socket "$work/randd.sock" 2>"$work/log" &
 pid=$!
-wait_for "randd to answer STATUS" answers "$work/randd.sock" || fail "randd did not start: $(cat "$work/log")"
-[ "$(json_field kernel_log)" = True ] || { fail "randd does not watch /dev/kmsg: $(cat "$work/log")"; finish "$0"; exit; }
+wait_for "randd to answer STATUS" answers "$work/randd.sock" ||
+    fail "randd did not start: $(cat "$work/log")"
+if [ "$(json_field kernel_log)" != True ]; then
+    fail "randd does not watch /dev/kmsg: $(cat "$work/log")"; finish "$0"; exit
+fi
 gen0=$(json_field vm_generations)
 lost0=$(json_field kernel_log_lost)
 
@@ -59,8 +63,10 @@ done
 kill -CONT "$pid"
 [ -n "$overran" ] || { fail "six floods did not overrun the kernel log"; finish "$0"; exit; }
 lost_more() { [ "$(json_field kernel_log_lost)" -gt "$lost0" ]; }
-wait_for "randd to count the lost records" lost_more && pass "randd counted the overwritten records"
+wait_for "randd to count the lost records" lost_more &&
+    pass "randd counted the overwritten records"
 gen1=$(json_field vm_generations)
 [ "$gen1" -gt "$gen0" ] && pass "a lost kernel log record is taken as a possible VM fork" ||
-    fail "records were lost unread (the VM fork line may have been one) but vm_generations stayed $gen1"
+    fail "records were lost unread (the VM fork line may have been one), but" \
+        "vm_generations stayed $gen1"
 finish "$0"

@@ -69,6 +69,8 @@ struct randd {
     size_t nloops;
     struct egd egd;
     struct vmgenid vmgenid;
+    uint64_t kmsg_loss_bumped_ns;         /* the last new generation a kernel log loss made */
+    bool kmsg_loss_due;                   /* a loss came within a second of it: one more due */
     struct randd_generation generation;   /* the word beside the socket, for librandd */
     struct loop *loop;
     int signal_fd;
@@ -545,14 +547,51 @@ static void vm_uevent(void *arg, int fd, uint32_t events)
         vm_generation_announced(r, VMGENID_UEVENT);
 }
 
+#define KMSG_LOSS_EVERY_NS (1000 * 1000 * 1000ULL)
+
+static void kmsg_loss_bump(void *arg)
+{
+    struct randd *r = arg;
+
+    r->kmsg_loss_due = false;
+    r->kmsg_loss_bumped_ns = loop_now_ns();
+    log_warning("kernel log records were overwritten before randd read them: a VM fork "
+                "line may be among them, so randd takes it as a new VM generation");
+    new_vm_generation(r);
+}
+
+/* Records overwritten unread may have held the fork line: missing a fork leaves clones with
+ * one state, while a needless new generation costs one reseed. So a loss is taken as a new
+ * generation, outside the uevent pairing (it must not absorb a real announcement). A local
+ * user who floods the log while randd falls a ring behind can make that happen at most once
+ * a second: a loss within a second of the last is served when the second is up, not
+ * dropped. */
+static void kmsg_records_lost(struct randd *r)
+{
+    uint64_t now = loop_now_ns(), since = now - r->kmsg_loss_bumped_ns;
+
+    if (r->kmsg_loss_due)
+        return;
+    if (!r->kmsg_loss_bumped_ns || since >= KMSG_LOSS_EVERY_NS) {
+        kmsg_loss_bump(r);
+    } else if (loop_add_timer(r->loop, KMSG_LOSS_EVERY_NS - since, kmsg_loss_bump, r) > 0) {
+        r->kmsg_loss_due = true;
+    } else {
+        kmsg_loss_bump(r);                /* no timer: safety first */
+    }
+}
+
 static void vm_kernel_log(void *arg, int fd, uint32_t events)
 {
     struct randd *r = arg;
+    uint64_t lost = r->vmgenid.log_lost;
 
     (void)fd;
     (void)events;
     for (unsigned n = vmgenid_read_kmsg(&r->vmgenid); n > 0; n--)
         vm_generation_announced(r, VMGENID_KERNEL_LOG);
+    if (r->vmgenid.log_lost != lost)
+        kmsg_records_lost(r);
 }
 
 /* Watches the kernel log and vmgenid's uevents, and publishes the generation word beside the
@@ -567,7 +606,9 @@ static void watch_vm_generation(struct randd *r)
     if (rc < 0)
         log_warning("/dev/kmsg: %s; the kernel's \"virtual machine fork\" line is not watched, "
                     "and on kernels without the NEW_VMGENID uevent a snapshot restore is "
-                    "noticed only if the clock jumps", strerror(-rc));
+                    "noticed only if the clock jumps",
+                    rc == -ENOTTY ? "not the kernel's log device (character 1:11)"
+                                  : strerror(-rc));
     else if ((rc = loop_add_fd(r->loop, r->vmgenid.kmsg_fd, EPOLLIN, vm_kernel_log, r)) < 0)
         log_warning("/dev/kmsg: %s", strerror(-rc));
     if ((rc = vmgenid_open(&r->vmgenid)) < 0)

@@ -9,8 +9,9 @@
  * /dev/kmsg (root's alone) is recorded with facility LOG_USER whatever prefix it claims
  * (printk's devkmsg_write), and the record's whole text must be the line, so a kernel message
  * that merely quotes it does not count. A record overwritten before randd read it (EPIPE) is
- * counted as lost, not as a fork: a local user who could flood the log would otherwise hold
- * randd in reseeding.
+ * counted as lost; main takes a loss as a new generation (the fork line may have been among
+ * them), at most once a second. /dev/kmsg must be the kernel's own character device (1:11):
+ * a container may put a FIFO or the console there, which others could write.
  *
  * The uevent. Every kernel uevent reaches this socket (a device added, a disk changed); a
  * classic BPF filter passes only "change@" messages, so an idle daemon is not woken by
@@ -28,6 +29,8 @@
 #include <linux/netlink.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define UEVENT_MAX 8192            /* the kernel's UEVENT_BUFFER_SIZE is 2048 */
@@ -133,9 +136,16 @@ int vmgenid_open_kmsg(struct vmgenid *v)
 {
     int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC), err;
 
+    struct stat st;
+
     v->kmsg_fd = -1;
     if (fd < 0)
         return -errno;
+    if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != 1 ||
+        minor(st.st_rdev) != 11) {
+        close(fd);
+        return -ENOTTY;                   /* not the kernel's log: believe nothing read there */
+    }
     if (lseek(fd, 0, SEEK_END) < 0) {
         err = errno;
         close(fd);

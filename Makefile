@@ -184,8 +184,9 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(TEST_RUNNER) $(DAEMON_LIB) $(IN
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) -lbz2 -lm
 
 # The end-to-end tests are clients of the daemon: librandd (and the engines' checks), no
-# daemon module.
+# daemon module; tests/integration/harness.c starts the daemon and speaks its protocol.
 $(BUILD)/tests/integration/test_%: $(BUILD)/tests/integration/test_%.o $(BUILD)/tests/runner.o \
+                                   $(BUILD)/tests/integration/harness.o \
                                    $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS) -pthread -lm

@@ -28,216 +28,14 @@
 #include <openssl/bn.h>
 
 #include "client_internal.h"
+#include "harness.h"
 #include "memfd_arena.h"
 #include "protocol.h"
 #include "randen.h"
 #include "randd.h"
 #include "runner.h"
 
-static char dir[64], sock[128], conf[128];
-static pid_t daemon_pid;
-
-/* The daemon under test: $RANDD (a sanitizer build, say), else build/randd. */
-static char *randd_path(void)
-{
-    char *path = getenv("RANDD");
-
-    return path && *path ? path : "build/randd";
-}
-
-/* --- the daemon under test ----------------------------------------------------------- */
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static const char *extra_env;            /* NAME=value for the next daemon, or NULL */
-static rlim_t fd_limit;                  /* RLIMIT_NOFILE for the next daemon; 0: inherit */
-
-static pid_t spawn(char *const argv[], const char *notify)
-{
-    pid_t pid = fork();
-
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        char log[160];
-        int logfd;
-
-        /* The daemon's log goes to DIR/log, for tests that wait for a line of it. */
-        snprintf(log, sizeof(log), "%s/log", dir);
-        logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        if (!getenv("RANDD_TEST_VERBOSE") && logfd >= 0)
-            dup2(logfd, 2);
-        if (notify)
-            setenv("NOTIFY_SOCKET", notify, 1);
-        if (extra_env)
-            putenv((char *)extra_env);
-        if (fd_limit) {
-            struct rlimit rl = { fd_limit, fd_limit };
-
-            setrlimit(RLIMIT_NOFILE, &rl);
-        }
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-/* How long a test waits for a state before it fails: generous, because a wait that is met
- * returns at once, and the daemon may run under valgrind on a machine whose cores are busy. */
-#define WAIT_SECONDS 45
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Waits until a STATUS request over the socket answers (the daemon is listening). */
-static void wait_listening(const char *path)
-{
-    for (double end = seconds_now() + WAIT_SECONDS; seconds_now() < end;) {
-        randd_handle *h;
-
-        if (randd_open(&h, path) == 0) {
-            char *json;
-            int rc = randd_status(h, &json);
-
-            randd_close(h);
-            if (rc > 0) {
-                free(json);
-                return;
-            }
-        }
-        usleep(25000);
-    }
-    ck_abort_msg("randd did not answer STATUS on %s within %d s", path, WAIT_SECONDS);
-}
-
-/* STATUS JSON once accept(json) holds, polled over one connection (counted as a client);
- * fails naming what it waited for. The caller frees the JSON. */
-static char *wait_status(bool (*accept)(const char *json), const char *what)
-{
-    double end = seconds_now() + WAIT_SECONDS;
-    randd_handle *h;
-    char *json = NULL;
-
-    ck_assert_int_eq(randd_open(&h, sock), 0);
-    for (;;) {
-        free(json);
-        ck_assert_int_gt(randd_status(h, &json), 0);
-        if (accept(json))
-            break;
-        ck_assert_msg(seconds_now() < end, "waited %d s for %s; STATUS: %s", WAIT_SECONDS, what,
-                      json);
-        usleep(50000);                   /* polling interval: accept() decides */
-    }
-    randd_close(h);
-    return json;
-}
-
-static unsigned long long json_number(const char *json, const char *key)
-{
-    const char *at = strstr(json, key);
-
-    return at ? strtoull(at + strlen(key), NULL, 10) : 0;
-}
-
-/* Waits until a line of the daemon's log (DIR/log) contains needle. */
-static void wait_log(const char *needle)
-{
-    char path[160], line[512];
-
-    snprintf(path, sizeof(path), "%s/log", dir);
-    for (double end = seconds_now() + WAIT_SECONDS;; usleep(50000)) {
-        FILE *f = fopen(path, "r");
-        bool found = false;
-
-        while (f && !found && fgets(line, sizeof(line), f))
-            found = strstr(line, needle) != NULL;
-        if (f)
-            fclose(f);
-        if (found)
-            return;
-        ck_assert_msg(seconds_now() < end, "waited %d s for \"%s\" in randd's log", WAIT_SECONDS,
-                      needle);
-    }
-}
-
-/* RANDD_TEST_WORKERS=N runs every test's daemon with workers = N (unless the test sets
- * workers itself): the whole suite against several serving loops. */
-static void write_config(const char *config_text)
-{
-    const char *workers = getenv("RANDD_TEST_WORKERS");
-    char text[4096];
-
-    if (workers && *workers && !strstr(config_text, "workers =")) {
-        snprintf(text, sizeof(text), "workers = %s\n%s", workers, config_text);
-        config_text = text;
-    }
-    write_file(conf, config_text);
-}
-
-static void start_daemon_with(const char *config_text, const char *notify)
-{
-    char *argv[] = { randd_path(), "--foreground", "--config", conf, "--socket", sock, NULL };
-
-    write_config(config_text);
-    daemon_pid = spawn(argv, notify);
-    wait_listening(sock);
-}
-
-static void setup(void)
-{
-    strcpy(dir, "/tmp/randd-test-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(sock, sizeof(sock), "%s/randd.sock", dir);
-    snprintf(conf, sizeof(conf), "%s/randd.conf", dir);
-    signal(SIGPIPE, SIG_IGN);
-}
-
-/* SIGTERM must stop it cleanly: exit 0 (a sanitizer report would make it non-zero). */
-static void stop_daemon(void)
-{
-    int status;
-    pid_t pid = daemon_pid;
-
-    daemon_pid = 0;
-    if (pid <= 0)
-        return;
-    kill(pid, SIGTERM);
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                  "randd did not stop cleanly on SIGTERM (status 0x%x)", status);
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-
-    stop_daemon();
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
 /* --- raw frames ---------------------------------------------------------------------- */
-
-static int connect_raw(void)
-{
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    strcpy(sa.sun_path, sock);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    return fd;
-}
 
 static void send_frame(int fd, uint8_t version, uint8_t op, uint16_t flags, uint32_t length,
                        const void *body, size_t body_len)
@@ -252,65 +50,9 @@ static void send_frame(int fd, uint8_t version, uint8_t op, uint16_t flags, uint
                      (ssize_t)(RANDD_HEADER_BYTES + body_len));
 }
 
-/* A request as every client encodes it: through librandd's codec (lib/protocol.h). Frames
- * the daemon must refuse for their framing are built with send_frame instead. */
-static void send_request(int fd, const struct randd_request *req)
-{
-    uint8_t buf[RANDD_HEADER_BYTES + 4 + 2048];
-    size_t n = randd_request_encode(buf, sizeof(buf), req);
-
-    ck_assert_msg(n > 0, "op %u does not fit in %zu bytes", req->op, sizeof(buf));
-    ck_assert_int_eq(send(fd, buf, n, 0), (ssize_t)n);
-}
-
-static void send_bytes(int fd, uint32_t n)
-{
-    send_request(fd, &(struct randd_request){ .op = RANDD_OP_BYTES, .n = n });
-}
-
 static void send_prime(int fd, uint16_t bits)
 {
     send_request(fd, &(struct randd_request){ .op = RANDD_OP_PRIME, .bits = bits });
-}
-
-static void read_exact(int fd, void *buf, size_t n)
-{
-    uint8_t *p = buf;
-
-    while (n > 0) {
-        struct pollfd pf = { fd, POLLIN, 0 };
-        ssize_t got;
-
-        /* Generous: a 4096-bit prime under valgrind on a busy machine takes its time. */
-        ck_assert_msg(poll(&pf, 1, 120000) == 1, "no reply within 120 s");
-        got = recv(fd, p, n, 0);
-        ck_assert_msg(got > 0, "connection closed with %zu bytes still expected", n);
-        p += got;
-        n -= (size_t)got;
-    }
-}
-
-/* Reads a reply; returns its status, the body in body (up to cap, rest discarded). */
-static int read_reply(int fd, void *body, size_t cap, uint32_t *length)
-{
-    uint8_t head[RANDD_HEADER_BYTES], sink[4096];
-    struct randd_header h;
-    size_t keep;
-
-    read_exact(fd, head, sizeof(head));
-    randd_header_decode(head, &h);
-    ck_assert_uint_eq(h.version, 1);
-    keep = h.length < cap ? h.length : cap;
-    read_exact(fd, body, keep);
-    for (size_t left = h.length - keep; left > 0;) {
-        size_t step = left < sizeof(sink) ? left : sizeof(sink);
-
-        read_exact(fd, sink, step);
-        left -= step;
-    }
-    if (length)
-        *length = h.length;
-    return h.code;
 }
 
 static uint32_t be32toh_(const uint8_t *p)
@@ -322,24 +64,6 @@ static uint8_t *be32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
     return p;
-}
-
-static void check_status(int fd, int want, const char *what)
-{
-    char msg[256] = "";
-    uint32_t len;
-    int got = read_reply(fd, msg, sizeof(msg) - 1, &len);
-
-    ck_assert_msg(got == want, "%s: status %s, wanted %s (%s)", what, randd_status_name(got),
-                  randd_status_name(want), msg);
-    ck_assert_msg(want == RANDD_OK || len > 0, "%s: error reply without a message", what);
-}
-
-/* The connection still serves after an error: a BYTES 8 round trip. */
-static void check_still_usable(int fd, const char *after)
-{
-    send_bytes(fd, 8);
-    check_status(fd, RANDD_OK, after);
 }
 
 /* --- tests ---------------------------------------------------------------------------- */
@@ -747,54 +471,6 @@ START_TEST(add_entropy_needs_root_or_the_trusted_group)
                   "uid 65534 was not refused with NOT_PERMITTED (step %d)", WEXITSTATUS(status));
 }
 END_TEST
-
-/* A connection the daemon sees as uid: a child drops to it, connects, and hands the socket
- * back over SCM_RIGHTS (SO_PEERCRED names whoever connected). Needs root. */
-static int connect_as(uid_t uid)
-{
-    union { struct cmsghdr align; char buf[CMSG_SPACE(sizeof(int))]; } ctl;
-    char byte = 0;
-    struct iovec iov = { &byte, 1 };
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                          .msg_controllen = sizeof(ctl.buf) };
-    struct cmsghdr *cm;
-    int sv[2], status, fd;
-    pid_t child;
-
-    chmod(dir, 0755);
-    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    child = fork();
-    ck_assert_int_ge(child, 0);
-    if (child == 0) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        int c = socket(AF_UNIX, SOCK_STREAM, 0);
-
-        strcpy(sa.sun_path, sock);
-        if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-            setresuid(uid, uid, uid) < 0)
-            _exit(10);
-        if (connect(c, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-            _exit(11);
-        cm = CMSG_FIRSTHDR(&msg);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &c, sizeof(int));
-        _exit(sendmsg(sv[1], &msg, 0) == 1 ? 0 : 12);
-    }
-    close(sv[1]);
-    ck_assert_int_eq(waitpid(child, &status, 0), child);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                  "a child as uid %u could not connect to %s (step %d)", (unsigned)uid,
-                  sock, WEXITSTATUS(status));
-    ck_assert_int_eq(recvmsg(sv[0], &msg, 0), 1);
-    cm = CMSG_FIRSTHDR(&msg);
-    ck_assert_msg(cm && cm->cmsg_type == SCM_RIGHTS, "no socket came back from uid %u",
-                  (unsigned)uid);
-    memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-    close(sv[0]);
-    return fd;
-}
 
 static int connect_as_nobody(void)
 {
@@ -2117,17 +1793,6 @@ static unsigned long long loop_figure(const char *json, int i, const char *key)
                       "loops: %s", i + 1, json);
     }
     return json_number(at, key);
-}
-
-static char *status_now(void)
-{
-    randd_handle *h;
-    char *json = NULL;
-
-    ck_assert_int_eq(randd_open(&h, sock), 0);
-    ck_assert_int_gt(randd_status(h, &json), 0);
-    randd_close(h);
-    return json;
 }
 
 /* STATUS, once the daemon has seen clients go and a new one is not BUSY. */

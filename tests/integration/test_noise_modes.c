@@ -67,6 +67,19 @@ static void send_mode(int fd, uint8_t op, uint16_t flags, uint32_t n)
     send_request(fd, &(struct randd_request){ .op = op, .flags = flags, .n = n });
 }
 
+/* Whether the running daemon has rdseed among its sources: the tests whose noise source it is
+ * skip without it, and this says so. */
+static bool daemon_has_rdseed(void)
+{
+    char *json = status_now();
+    bool has = strstr(json, "\"name\":\"rdseed\"") != NULL;
+
+    if (!has)
+        fprintf(stderr, "skipped: no rdseed on this machine\n");
+    free(json);
+    return has;
+}
+
 /* The status and message of the reply to a mode request; the body into out (n bytes). */
 static int mode_reply(int fd, uint8_t *out, size_t n, char *msg, size_t msglen)
 {
@@ -184,13 +197,8 @@ START_TEST(each_prediction_resistant_request_is_one_noise_reseed)
     int fd;
 
     start_daemon_with("hwrng = no\njitter = no\n", NULL);    /* rdseed: skip without it */
-    json = status_now();
-    if (!strstr(json, "\"name\":\"rdseed\"")) {
-        fprintf(stderr, "skipped: no rdseed on this machine\n");
-        free(json);
+    if (!daemon_has_rdseed())
         return;
-    }
-    free(json);
     fd = connect_raw();
     send_mode(fd, RANDD_OP_SEED, FLAG_PR, sizeof(a));
     ck_assert_int_eq(mode_reply(fd, a, sizeof(a), NULL, 0), RANDD_OK);
@@ -304,13 +312,8 @@ START_TEST(a_quarantined_noise_source_contributes_nothing)
     int fd;
 
     start_daemon_with("hwrng = no\njitter = no\n", NULL);
-    json = status_now();
-    if (!strstr(json, "\"name\":\"rdseed\"")) {
-        fprintf(stderr, "skipped: no rdseed on this machine\n");
-        free(json);
+    if (!daemon_has_rdseed())
         return;
-    }
-    free(json);
     fd = connect_raw();
     send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, sizeof(one));    /* asked: the reserve fills */
     ck_assert_int_eq(mode_reply(fd, one, sizeof(one), NULL, 0), RANDD_OK);
@@ -401,13 +404,8 @@ START_TEST(egd_blocking_reads_are_full_entropy_when_configured)
     snprintf(text, sizeof(text), "hwrng = no\njitter = no\negd_socket = %s\n"
              "egd_full_entropy = yes\n", egd);
     start_daemon_with(text, NULL);
-    json = status_now();
-    if (!strstr(json, "\"name\":\"rdseed\"")) {
-        fprintf(stderr, "skipped: no rdseed on this machine\n");
-        free(json);
+    if (!daemon_has_rdseed())
         return;
-    }
-    free(json);
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", egd);
     ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);

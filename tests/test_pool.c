@@ -338,6 +338,21 @@ static struct noise_ticket *want_blocks(unsigned blocks)
     return t;
 }
 
+/* A healthy noise source (a) that has seeded the pool and granted blocks to a ticket wanting
+ * all the reservoir holds: the start of the tests of what happens when it stops. */
+static struct noise_ticket *noise_source_granting_blocks(void)
+{
+    struct noise_ticket *t;
+
+    add(&a, "noise", SCRIPT_RANDOM, 1);
+    a.source.noise = true;
+    pool_harvest(&pool, 1 * S);
+    t = want_blocks(NOISE_MAX_BLOCKS);
+    pool_harvest(&pool, 2 * S);
+    ck_assert_uint_gt(noise_ticket_granted(t), 0);
+    return t;
+}
+
 /* A source that is not a noise source (getrandom's kind) never fills the reservoir, and the
  * pool says no noise source can serve: however much it credits to the generator. */
 START_TEST(only_noise_sources_fill_the_noise_reservoir)
@@ -393,12 +408,7 @@ START_TEST(a_quarantined_noise_source_leaves_nothing_in_the_reservoir)
     uint64_t made;
     char why[256];
 
-    add(&a, "noise", SCRIPT_RANDOM, 1);
-    a.source.noise = true;
-    pool_harvest(&pool, 1 * S);
-    t = want_blocks(NOISE_MAX_BLOCKS);
-    pool_harvest(&pool, 2 * S);
-    ck_assert_uint_gt(noise_ticket_granted(t), 0);
+    t = noise_source_granting_blocks();
     a.pattern = SCRIPT_STUCK_ZERO;
     pool_harvest(&pool, 3 * S);
     ck_assert(a.source.health.state == RANDD_SOURCE_QUARANTINED);
@@ -423,12 +433,7 @@ START_TEST(a_disabled_noise_source_leaves_nothing_in_the_reservoir)
     struct noise_ticket *t;
     char why[256];
 
-    add(&a, "noise", SCRIPT_RANDOM, 1);
-    a.source.noise = true;
-    pool_harvest(&pool, 1 * S);
-    t = want_blocks(NOISE_MAX_BLOCKS);
-    pool_harvest(&pool, 2 * S);
-    ck_assert_uint_gt(noise_ticket_granted(t), 0);
+    t = noise_source_granting_blocks();
     source_disable(&a.source, "assessed under the floor (review28)");
     ck_assert(a.source.health.state == RANDD_SOURCE_QUARANTINED);
     ck_assert(!pool_noise_able(&pool, why, sizeof(why)));

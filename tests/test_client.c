@@ -424,6 +424,20 @@ END_TEST
 
 /* --- noise-source modes ---------------------------------------------------------------- */
 
+/* A handle on one end of a socketpair, the test playing the daemon at the other (*peer); the
+ * handle's timeout in ms. */
+static randd_handle *handle_with_peer(int *peer, int timeout_ms)
+{
+    randd_handle *hd;
+    int sv[2];
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_int_eq(randd_handle_from_fd(&hd, sv[0]), 0);
+    randd_set_timeout(hd, timeout_ms);
+    *peer = sv[1];
+    return hd;
+}
+
 /* The next request the "daemon" receives: its header decoded, its u32 n; false if none has
  * come. */
 static bool next_request(int peer, struct randd_header *h, uint32_t *n)
@@ -467,28 +481,26 @@ START_TEST(full_entropy_is_asked_4096_bytes_at_a_time_one_request_in_flight)
     struct randd_header h;
     uint32_t n;
     randd_handle *hd;
-    int sv[2], rc;
+    int peer, rc;
 
-    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    ck_assert_int_eq(randd_handle_from_fd(&hd, sv[0]), 0);
-    randd_set_timeout(hd, 300);
-    send_ok(sv[1], RANDD_MAX_FULL_ENTROPY, 0xa5);
+    hd = handle_with_peer(&peer, 300);
+    send_ok(peer, RANDD_MAX_FULL_ENTROPY, 0xa5);
     rc = randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_FULL_ENTROPY);
     ck_assert_msg(rc == -ETIMEDOUT, "a call left waiting for its second reply returned %d (%s)",
                   rc, randd_strerror(rc));
     for (int i = 0; i < 2; i++) {
-        ck_assert_msg(next_request(sv[1], &h, &n), "request %d of the call never came", i + 1);
+        ck_assert_msg(next_request(peer, &h, &n), "request %d of the call never came", i + 1);
         ck_assert_uint_eq(h.code, RANDD_OP_BYTES);
         ck_assert_msg(h.flags == RANDD_FLAG_FULL_ENTROPY, "request %d: flags 0x%04x, wanted "
                       "FULL_ENTROPY alone", i + 1, h.flags);
         ck_assert_uint_eq(n, RANDD_MAX_FULL_ENTROPY);
     }
-    ck_assert_msg(!next_request(sv[1], &h, &n), "a third request went before the second's "
+    ck_assert_msg(!next_request(peer, &h, &n), "a third request went before the second's "
                   "reply: full-entropy requests were pipelined");
     ck_assert_msg(all_bytes(out, RANDD_MAX_FULL_ENTROPY, 0), "the failed call left the first "
                   "reply's bytes in the caller's buffer");
     randd_close(hd);
-    close(sv[1]);
+    close(peer);
 }
 END_TEST
 
@@ -500,24 +512,22 @@ START_TEST(prediction_resistance_goes_over_bytes_with_its_flag_whatever_the_size
     struct randd_header h;
     uint32_t n;
     randd_handle *hd;
-    int sv[2];
+    int peer;
 
-    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    ck_assert_int_eq(randd_handle_from_fd(&hd, sv[0]), 0);
-    randd_set_timeout(hd, 10000);
+    hd = handle_with_peer(&peer, 10000);
     randd_set_nonblock(hd, 1);
-    send_ok(sv[1], sizeof(out), 0x3c);
+    send_ok(peer, sizeof(out), 0x3c);
     ck_assert_int_eq(randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_PREDICTION_RESISTANT),
                      0);
     ck_assert_msg(all_bytes(out, sizeof(out), 0x3c), "not the daemon's bytes");
-    ck_assert_msg(next_request(sv[1], &h, &n), "no request came");
+    ck_assert_msg(next_request(peer, &h, &n), "no request came");
     ck_assert_msg(h.code == RANDD_OP_BYTES, "op %u, wanted BYTES", h.code);
     ck_assert_msg(h.flags == (RANDD_FLAG_PREDICTION_RESISTANT | RANDD_FLAG_NONBLOCK),
                   "flags 0x%04x, wanted PREDICTION_RESISTANT | NONBLOCK", h.flags);
     ck_assert_uint_eq(n, sizeof(out));
-    ck_assert_msg(!next_request(sv[1], &h, &n), "one request expected, a second came");
+    ck_assert_msg(!next_request(peer, &h, &n), "one request expected, a second came");
     randd_close(hd);
-    close(sv[1]);
+    close(peer);
 }
 END_TEST
 
@@ -533,21 +543,19 @@ START_TEST(seed_carries_its_mode_flag)
     struct randd_header h;
     uint32_t n;
     randd_handle *hd;
-    int sv[2];
+    int peer;
 
-    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    ck_assert_int_eq(randd_handle_from_fd(&hd, sv[0]), 0);
-    randd_set_timeout(hd, 10000);
+    hd = handle_with_peer(&peer, 10000);
     for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-        send_ok(sv[1], sizeof(out), 0x11);
+        send_ok(peer, sizeof(out), 0x11);
         ck_assert_int_eq(randd_seed(hd, out, sizeof(out), modes[i].mode), 0);
-        ck_assert_msg(next_request(sv[1], &h, &n), "mode %d: no request", modes[i].mode);
+        ck_assert_msg(next_request(peer, &h, &n), "mode %d: no request", modes[i].mode);
         ck_assert_msg(h.code == RANDD_OP_SEED && h.flags == modes[i].flags && n == sizeof(out),
                       "mode %d: op %u flags 0x%04x n %u, wanted SEED 0x%04x %zu",
                       modes[i].mode, h.code, h.flags, n, modes[i].flags, sizeof(out));
     }
     randd_close(hd);
-    close(sv[1]);
+    close(peer);
 }
 END_TEST
 
@@ -580,14 +588,12 @@ START_TEST(no_noise_source_is_its_own_error_with_the_daemons_message)
     static const char why[] = "no healthy noise source: jitter quarantined";
     uint8_t frame[RANDD_HEADER_BYTES + sizeof(why)], out[32];
     randd_handle *hd;
-    int sv[2], rc;
+    int peer, rc;
 
-    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    ck_assert_int_eq(randd_handle_from_fd(&hd, sv[0]), 0);
-    randd_set_timeout(hd, 10000);
+    hd = handle_with_peer(&peer, 10000);
     put_header(frame, RANDD_NO_NOISE_SOURCE, sizeof(why) - 1);
     memcpy(frame + RANDD_HEADER_BYTES, why, sizeof(why) - 1);
-    ck_assert_int_eq(write(sv[1], frame, RANDD_HEADER_BYTES + sizeof(why) - 1),
+    ck_assert_int_eq(write(peer, frame, RANDD_HEADER_BYTES + sizeof(why) - 1),
                      (ssize_t)(RANDD_HEADER_BYTES + sizeof(why) - 1));
     rc = randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_FULL_ENTROPY);
     ck_assert_msg(rc == RANDD_ERR(RANDD_NO_NOISE_SOURCE), "returned %d (%s)", rc,
@@ -595,11 +601,11 @@ START_TEST(no_noise_source_is_its_own_error_with_the_daemons_message)
     ck_assert_str_eq(randd_message(hd), why);
     ck_assert_msg(strstr(randd_strerror(rc), "noise source"), "randd_strerror: \"%s\"",
                   randd_strerror(rc));
-    send_ok(sv[1], sizeof(out), 0x77);
+    send_ok(peer, sizeof(out), 0x77);
     ck_assert_int_eq(randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_PREDICTION_RESISTANT),
                      0);
     randd_close(hd);
-    close(sv[1]);
+    close(peer);
 }
 END_TEST
 

@@ -322,7 +322,7 @@ check-loaded: deps
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; \
 	for run in $$(seq $(LOADED_RUNS)); do \
 	  echo "== check-loaded: run $$run of $(LOADED_RUNS), $$(nproc) CPU hogs beside the tests"; \
-	  $(MAKE) --no-print-directory end-to-end || exit 1; \
+	  RANDD_TEST_CPU_HOGS=1 $(MAKE) --no-print-directory end-to-end || exit 1; \
 	done; echo "check-loaded: $(LOADED_RUNS) runs passed under load"
 
 end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr \

@@ -267,26 +267,50 @@ static void section_verdict(FILE *f, const struct assess_report *r)
 
 /* --- the samples -------------------------------------------------------------------------- */
 
+/* The step between a count axis's grid lines: 1, 2 or 5 times a power of ten, so that about
+ * four steps cover top. */
+static double nice_step(double top)
+{
+    double raw = top / 4, unit = pow(10, floor(log10(raw))), f = raw / unit;
+
+    return unit * (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10);
+}
+
+/* A count as a short label that fits left of the axis: 750, 12k, 1.5M. */
+static void format_count(char *out, size_t len, double c)
+{
+    if (c >= 1e6)
+        snprintf(out, len, "%.*fM", fmod(c, 1e6) ? 1 : 0, c / 1e6);
+    else if (c >= 1e4)
+        snprintf(out, len, "%.*fk", fmod(c, 1e3) ? 1 : 0, c / 1e3);
+    else
+        snprintf(out, len, "%.0f", c);
+}
+
 static void section_histogram(FILE *f, const struct assess_report *r)
 {
     const double W = 480, H = 240, left = 48, bottom = 28, top = 12;
     unsigned values = 1u << r->bits;
     size_t count[256] = { 0 }, most = 1;
-    double expected = (double)r->n / values, bar = (W - left - 8) / values, scale;
+    double expected = (double)r->n / values, bar = (W - left - 8) / values, scale, step, axis;
 
     for (size_t i = 0; i < r->n; i++)
         count[r->samples[i]]++;
     for (unsigned v = 0; v < values; v++)
         most = count[v] > most ? count[v] : most;
-    scale = (H - bottom - top) / fmax((double)most, expected) / 1.05;
+    step = nice_step(fmax((double)most, expected) * 1.05);
+    axis = step * ceil(fmax((double)most, expected) * 1.05 / step);
+    scale = (H - bottom - top) / axis;
     fprintf(f, "<section class=\"card\"><h2>Histogram of the samples</h2>"
                "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"histogram\">", W, H);
-    for (int g = 0; g <= 4; g++) {       /* grid and count labels */
-        double c = fmax((double)most, expected) * 1.05 * g / 4, y = H - bottom - c * scale;
+    for (double c = 0; c <= axis * (1 + 1e-9); c += step) {    /* grid and count labels */
+        double y = H - bottom - c * scale;
+        char label[16];
 
+        format_count(label, sizeof(label), c);
         fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"" C_GRID
-                   "\"/><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>",
-                left, W - 8, y, y, left - 6, y + 4, c);
+                   "\"/><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+                left, W - 8, y, y, left - 6, y + 4, label);
     }
     for (unsigned v = 0; v < values; v++) {
         double h = count[v] * scale;
@@ -313,6 +337,7 @@ static void section_autocorrelation(FILE *f, const struct assess_report *r)
     autocorrelation(r->samples, r->n, rk);
     for (int k = 0; k < LAGS; k++)
         range = fmax(range, fabs(rk[k]) * 1.15);
+    range = 2 * nice_step(2 * range);       /* grid lines at round values: +-range/2, +-range */
     scale = (H - bottom - top) / 2 / range;
     mid = top + (H - bottom - top) / 2;
     step = (W - left - 8) / LAGS;
@@ -325,7 +350,7 @@ static void section_autocorrelation(FILE *f, const struct assess_report *r)
         double v = range * g / 2, y = mid - v * scale;
 
         fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>"
-                   "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3f</text>", left, W - 8,
+                   "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g</text>", left, W - 8,
                 y, y, g ? C_GRID : C_MUTED, left - 6, y + 4, v);
     }
     for (int k = 0; k < LAGS; k++) {

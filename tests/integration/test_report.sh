@@ -31,6 +31,12 @@ check "report restart-pass: the sanity counts, H_r and H_c are on the page" \
     'grep -q "X_cutoff 587)</td><td>556</td><td>555</td>" "$work/restart-pass.html" &&
      grep -q "H_r, H_c</strong></td><td><strong>0.8297</strong></td><td><strong>0.8497<" \
         "$work/restart-pass.html"'
+# A million 1-bit samples: counts near 500,000 label the axis as round, short values (they
+# once printed as 526013, clipped at the card's edge).
+check "report restart-pass: the histogram's count axis reads 0, 200k, 400k, 600k" \
+    '[ "$(sed -n "s/.*Histogram of the samples\(.*\)/\1/p" "$work/restart-pass.html" |
+          sed "s/<rect.*//" | grep -o ">[^<]*</text>" | tr -d "<>/text" | tr "\n" " ")" \
+        = "0 200k 400k 600k " ]'
 check "report restart-fail: the column over X_cutoff is on the page" \
     'grep -q "X_cutoff 109)</td><td>96</td><td>666</td></tr><tr><td>over X_cutoff</td><td>0</td><td>1</td>" \
         "$work/restart-fail.html"'

@@ -270,7 +270,6 @@ static void note_conditioning(struct pool *p)
                               POOL_CONDITIONING_H_PRIME, &e) == 0)
         c->h_out = (double)e.h_out;
     p->conditioned_in_bits = 8 * RANDD_BLAKE2B_BYTES;
-    p->cipher = RANDD_STREAM_CHACHA20;
 }
 
 static void reseed(struct pool *p, uint64_t now_ns)

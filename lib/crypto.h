@@ -13,7 +13,7 @@
 #define RANDD_CHACHA20_KEY  32
 #define RANDD_CHACHA20_IV   16   /* OpenSSL layout: 32-bit LE counter || 96-bit nonce */
 #define RANDD_STREAM_KEY    32   /* either keystream's key: ChaCha20's, AES-256's */
-#define RANDD_STREAM_IV     16   /* either keystream's IV: RANDD_CHACHA20_IV, AES's counter block */
+#define RANDD_STREAM_IV     16   /* either's IV: RANDD_CHACHA20_IV, AES-CTR's counter block */
 
 /* The keystream a context runs: ChaCha20 unless randd_crypto_use_stream says otherwise. */
 enum randd_stream_cipher {

@@ -34,7 +34,8 @@ printf 'no_such_key = 1\n' >"$work/unknown.conf"
 expect_exit 1 "--check-config refuses an unknown key" "$RANDD" --check-config --config "$work/unknown.conf"
 expect_output "$work/unknown.conf:1: no_such_key: unknown key" "unknown key reported with file:line"
 printf '\ncipher = aes\n' >"$work/cipher.conf"
-expect_exit 1 "--check-config refuses an unknown cipher" "$RANDD" --check-config --config "$work/cipher.conf"
+expect_exit 1 "--check-config refuses an unknown cipher" \
+    "$RANDD" --check-config --config "$work/cipher.conf"
 expect_output "$work/cipher.conf:2: cipher: not auto, chacha20 or aes256ctr: \"aes\"" \
     "an unknown cipher reported with file:line"
 printf 'cipher = aes256ctr\n' >"$work/aes.conf"

@@ -368,7 +368,7 @@ FUZZERS := request config reply provider
 # Each harness, then the code it tests. fuzz_provider links the provider's code in, as
 # randd.so does, and starts it through OSSL_provider_init.
 FUZZ_SOURCES_request  := tests/fuzz/fuzz_request.c lib/protocol.c
-FUZZ_SOURCES_config   := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c
+FUZZ_SOURCES_config   := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c lib/crypto.c
 FUZZ_SOURCES_reply    := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c lib/generation.c \
                          lib/path_check.c
 FUZZ_SOURCES_provider := tests/fuzz/fuzz_provider.c provider/randd_provider.c lib/client.c \
@@ -376,7 +376,7 @@ FUZZ_SOURCES_provider := tests/fuzz/fuzz_provider.c provider/randd_provider.c li
 $(BUILD)/fuzz/fuzz_request: $(FUZZ_SOURCES_request) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^
 $(BUILD)/fuzz/fuzz_config: $(FUZZ_SOURCES_config) | $(BUILD)/fuzz/
-	clang $(FUZZ_FLAGS) -o $@ $^
+	clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
 $(BUILD)/fuzz/fuzz_reply: $(FUZZ_SOURCES_reply) | $(BUILD)/fuzz/
 	clang $(FUZZ_FLAGS) -o $@ $^ $(LIBS)
 $(BUILD)/fuzz/fuzz_provider: $(FUZZ_SOURCES_provider) | $(BUILD)/fuzz/

@@ -28,7 +28,7 @@ struct branch_secrets {
     struct randd_randen randen;         /* with engine = randen, as the pool's */
 };
 
-/* --- the engine: the pool's, so engine = randen holds for every loop ---------------------- */
+/* --- the engine: the pool's, so engine = randen (and cipher) holds for every loop --------- */
 
 static int engine_seed(struct branch *b, const uint8_t *material, size_t len)
 {
@@ -75,9 +75,9 @@ int branch_init(struct branch *b, struct pool *pool, pthread_mutex_t *pool_lock)
     b->secret = randd_secure_alloc(sizeof(*b->secret), &lock_errno);
     if (!b->secret)
         return -ENOMEM;
-    if (randd_cymric_init(&b->secret->cymric, 0) < 0) {
+    if ((rc = pool_cymric_init(pool, &b->secret->cymric)) < 0) {
         branch_fini(b);
-        return -ENOMEM;
+        return rc;
     }
     if (pool->engine == RANDD_ENGINE_RANDEN &&
         (rc = randd_randen_init(&b->secret->randen)) < 0) {
@@ -96,6 +96,11 @@ void branch_fini(struct branch *b)
     }
     b->secret = NULL;
     b->seeded = false;
+}
+
+int branch_cymric_init(const struct branch *b, struct randd_cymric *g)
+{
+    return pool_cymric_init(b->pool, g);
 }
 
 /* --- seeding ------------------------------------------------------------------------------ */

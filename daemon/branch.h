@@ -40,6 +40,10 @@ const char *branch_not_ready_reason(struct branch *b);
 /* n bytes, or -EAGAIN when not ready (pool_generate's contract, per loop). */
 int branch_generate(struct branch *b, void *out, size_t n, uint64_t now_ns);
 
+/* A Cymric generator for one reply (the prediction-resistant mode), running the keystream
+ * the pool's config chose (pool_cymric_init). Needs no lock: the choice is fixed at start. */
+int branch_cymric_init(const struct branch *b, struct randd_cymric *g);
+
 /* A byte source over the generator for a reply already cleared by branch_generate or
  * branch_ready (pool_fill's contract). */
 int branch_fill(void *branch, void *buf, size_t n);

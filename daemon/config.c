@@ -18,7 +18,7 @@
 #define MAX_LINE 1024
 
 enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP, KEY_USER,
-                KEY_LOOPBACK, KEY_ENGINE, KEY_JITTER, KEY_WORKERS, KEY_SHARE };
+                KEY_LOOPBACK, KEY_ENGINE, KEY_CIPHER, KEY_JITTER, KEY_WORKERS, KEY_SHARE };
 
 /* What a reload does with a key: apply it at once, or leave it for the next start (it named a
  * socket, a source or a user the daemon already opened or became). */
@@ -39,6 +39,7 @@ struct key {
 static const struct key keys[] = {
     { "socket", AT_RESTART, KEY_PATH, FIELD(socket), 0, 0, "/run/randd/randd.sock" },
     { "engine", AT_RESTART, KEY_ENGINE, FIELD(engine), 0, 0, "cymric" },
+    { "cipher", AT_RESTART, KEY_CIPHER, FIELD(cipher), 0, 0, "auto" },
     { "rdseed", AT_RESTART, KEY_BOOL, FIELD(rdseed), 0, 0, "yes" },
     { "getrandom", AT_RESTART, KEY_BOOL, FIELD(getrandom), 0, 0, "yes" },
     { "hwrng", AT_RESTART, KEY_BOOL, FIELD(hwrng), 0, 0, "yes" },
@@ -81,7 +82,8 @@ bool config_key(size_t i, struct config_key_info *out)
     out->default_text = keys[i].default_text;
     out->at_restart = keys[i].applies == AT_RESTART;
     out->quoted = is_string(keys[i].type) || keys[i].type == KEY_MODE ||
-                  keys[i].type == KEY_ENGINE || keys[i].type == KEY_JITTER ||
+                  keys[i].type == KEY_ENGINE || keys[i].type == KEY_CIPHER ||
+                  keys[i].type == KEY_JITTER ||
                   keys[i].type == KEY_WORKERS || keys[i].type == KEY_SHARE;
     return true;
 }
@@ -105,6 +107,13 @@ const char *config_value_text(const struct config *c, size_t i, char *buf, size_
     case KEY_MODE: snprintf(buf, len, "%04o", *(const unsigned *)field); break;
     case KEY_ENGINE:
         snprintf(buf, len, "%s", randd_engine_name(*(const enum randd_engine *)field));
+        break;
+    case KEY_CIPHER:
+        if (*(const enum randd_stream_cipher *)field == CONFIG_AUTO)
+            snprintf(buf, len, "auto");
+        else
+            snprintf(buf, len, "%s",
+                     randd_stream_cipher_name(*(const enum randd_stream_cipher *)field));
         break;
     case KEY_JITTER:
         snprintf(buf, len, "%s", jitter_names[*(const enum config_jitter *)field]);
@@ -142,6 +151,13 @@ unsigned config_workers(const struct config *c)
     if (sched_getaffinity(0, sizeof(cpus), &cpus) < 0 || (n = CPU_COUNT(&cpus)) < 1)
         return 1;
     return n > CONFIG_WORKERS_MAX ? CONFIG_WORKERS_MAX : (unsigned)n;
+}
+
+enum randd_stream_cipher config_cipher(const struct config *c)
+{
+    if (c->cipher != CONFIG_AUTO)
+        return c->cipher;
+    return randd_crypto_has_hardware_aes() ? RANDD_STREAM_AES256CTR : RANDD_STREAM_CHACHA20;
 }
 
 unsigned config_clients_for_root(const struct config *c)
@@ -210,7 +226,7 @@ static const char *set_value(const struct key *k, struct config *c, const char *
     const char *problem;
     uint64_t n;
     char *end;
-    int engine;
+    int engine, cipher;
 
     switch (k->type) {
     case KEY_BOOL:
@@ -219,6 +235,18 @@ static const char *set_value(const struct key *k, struct config *c, const char *
         if ((engine = randd_engine_from_name(v)) < 0)
             return "not cymric or randen";
         *(enum randd_engine *)field = (enum randd_engine)engine;
+        return NULL;
+    case KEY_CIPHER:
+        if (!strcmp(v, "auto"))
+            return *(enum randd_stream_cipher *)field = CONFIG_AUTO, NULL;
+        if ((cipher = randd_stream_cipher_from_name(v)) < 0)
+            return "not auto, chacha20 or aes256ctr";
+        /* Asked for by name, AES must be the hardware's: never table AES, never a quiet
+         * ChaCha20 in its place. */
+        if (cipher == RANDD_STREAM_AES256CTR && !randd_crypto_has_hardware_aes())
+            return "this CPU does not do AES in hardware (no AES-NI, or OPENSSL_ia32cap "
+                   "set); use auto or chacha20";
+        *(enum randd_stream_cipher *)field = (enum randd_stream_cipher)cipher;
         return NULL;
     case KEY_JITTER:
         for (size_t i = 0; i < sizeof(jitter_names) / sizeof(jitter_names[0]); i++)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "crypto.h"                    /* enum randd_stream_cipher and its names */
 #include "protocol.h"                  /* enum randd_engine and its names */
 
 /* jitter = auto: on when nothing else can be credited to the kernel, or nothing else at all. */
@@ -18,6 +19,7 @@ enum config_jitter { JITTER_AUTO, JITTER_YES, JITTER_NO };
 struct config {
     char socket[108];                  /* sun_path size */
     enum randd_engine engine;          /* the generator that serves output */
+    enum randd_stream_cipher cipher;   /* every Cymric generator's keystream; CONFIG_AUTO */
     bool rdseed;
     bool getrandom;
     bool hwrng;
@@ -43,7 +45,7 @@ struct config {
     unsigned workers;                  /* serving loops; CONFIG_WORKERS_AUTO: one per CPU */
 };
 
-#define CONFIG_AUTO         0         /* workers, max_clients_per_uid: "auto" */
+#define CONFIG_AUTO         0         /* workers, max_clients_per_uid, cipher: "auto" */
 #define CONFIG_WORKERS_AUTO CONFIG_AUTO
 #define CONFIG_WORKERS_MAX  64         /* a thread, a loop and a generator each */
 
@@ -88,6 +90,10 @@ bool config_pending_restart(const struct config *in_effect, const struct config 
 /* workers as configured, with auto resolved to the CPUs this process may run on (its
  * affinity mask), at most CONFIG_WORKERS_MAX. */
 unsigned config_workers(const struct config *c);
+
+/* cipher as configured, with auto resolved: AES-256-CTR where the CPU does AES in hardware,
+ * else ChaCha20. (aes256ctr itself never parses on a CPU without it.) */
+enum randd_stream_cipher config_cipher(const struct config *c);
 
 /* The places of max_clients kept for root: an eighth, rounded up, but never all of them.
  * Peers of every other uid (and TCP peers) together hold at most the rest, so that no user,

@@ -977,7 +977,14 @@ static int start(struct randd *r)
                 rc == -ENOTSUP ? "this CPU has no AES-NI; use engine = cymric" : strerror(-rc));
         return -1;
     }
-    log_info("generator: %s", pool_engine_name(&r->pool));
+    /* config_cipher never asks for AES the CPU lacks: aes256ctr did not parse there. */
+    if ((rc = pool_use_cipher(&r->pool, config_cipher(&r->config))) < 0) {
+        log_err("cipher = %s: %s", randd_stream_cipher_name(config_cipher(&r->config)),
+                strerror(-rc));
+        return -1;
+    }
+    log_info("generator: %s; Cymric keystream: %s", pool_engine_name(&r->pool),
+             pool_cipher_name(&r->pool));
     if (r->pool.lock_errno)
         log_warning("generator state not locked in memory (mlock: %s); it may reach swap",
                     strerror(r->pool.lock_errno));
@@ -995,7 +1002,7 @@ static int start(struct randd *r)
         return -1;
     }
     if ((rc = setup_signals(r)) < 0 || (rc = watch_sources(r)) < 0 ||
-        (!(r->primes = primes_new()) && (rc = -errno) < 0) ||
+        (!(r->primes = primes_new(r->pool.cipher)) && (rc = -errno) < 0) ||
         (r->workers.n == 0 && (rc = serve_here(r)) < 0) ||
         (rc = egd_start(&r->egd, r->loop, &r->pool, &r->clients)) < 0) {
         log_err("event loop: %s", strerror(-rc));

@@ -46,6 +46,7 @@ int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
     pool_set_reseed(p, reseed_interval, reseed_bytes);
     p->boot_offset_ns = boot_offset_now();
     p->conditioned_in_bits = 8 * RANDD_BLAKE2B_BYTES;
+    p->cipher = RANDD_STREAM_CHACHA20;
     p->secret = randd_secure_alloc(sizeof(*p->secret), &p->lock_errno);
     if (!p->secret)
         return -ENOMEM;
@@ -84,6 +85,32 @@ int pool_use_engine(struct pool *p, enum randd_engine engine)
 const char *pool_engine_name(const struct pool *p)
 {
     return randd_engine_name(p->engine);
+}
+
+int pool_use_cipher(struct pool *p, enum randd_stream_cipher which)
+{
+    int rc;
+
+    if (p->seeded)
+        return -EBUSY;
+    if ((rc = randd_cymric_use_stream(&p->secret->gen, which)) < 0)
+        return rc;
+    p->cipher = which;
+    return 0;
+}
+
+const char *pool_cipher_name(const struct pool *p)
+{
+    return randd_stream_cipher_name(p->cipher);
+}
+
+int pool_cymric_init(const struct pool *p, struct randd_cymric *g)
+{
+    int rc = randd_cymric_init(g, 0);
+
+    if (rc == 0 && (rc = randd_cymric_use_stream(g, p->cipher)) < 0)
+        randd_cymric_fini(g);
+    return rc;
 }
 
 /* The engine's seed and output: the rest of the pool does not care which it is. */

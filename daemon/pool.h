@@ -9,9 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "crypto.h"                 /* enum randd_stream_cipher */
 #include "noise.h"
 #include "protocol.h"               /* enum randd_engine */
 #include "source.h"
+
+struct randd_cymric;
 
 #define POOL_SEED_BITS     256     /* credited bits before the first output and each reseed */
 #define POOL_MAX_SOURCES   8
@@ -47,6 +50,7 @@ struct pool {
     double kernel_credit;            /* bits credited into the kernel accumulator */
     double kernel_wanted;            /* bits the kernel feed asked for */
     enum randd_engine engine;        /* Cymric (BLAKE2b + ChaCha20, the default) or Randen */
+    enum randd_stream_cipher cipher; /* every Cymric's keystream: ChaCha20 until chosen */
     bool seeded;
     bool must_reseed;                /* clock jump: no output until reseeded */
     const char *reseed_why;          /* why must_reseed was set: not_ready_reason says it */
@@ -87,6 +91,15 @@ void pool_add_source(struct pool *p, struct source *s);
  * Randen on a CPU without AES-NI. */
 int pool_use_engine(struct pool *p, enum randd_engine engine);
 const char *pool_engine_name(const struct pool *p);
+/* Chooses the keystream of the pool's Cymric generator, and of every Cymric that
+ * pool_cymric_init creates after it, before the first seed. Returns 0, -EBUSY once seeded,
+ * or -ENOTSUP for AES-256-CTR on a CPU without hardware AES. */
+int pool_use_cipher(struct pool *p, enum randd_stream_cipher which);
+const char *pool_cipher_name(const struct pool *p);
+/* Creates a Cymric generator (randd_cymric_init) running the pool's keystream: the loops'
+ * generators, the prediction-resistant ones and the prime finder's all follow the config.
+ * Returns 0, -ENOMEM or -EIO; on failure g needs no fini. */
+int pool_cymric_init(const struct pool *p, struct randd_cymric *g);
 /* Wipes every secret and closes the sources. */
 void pool_fini(struct pool *p);
 

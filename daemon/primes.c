@@ -207,7 +207,7 @@ static void deliver(void *arg, int fd, uint32_t events)
     }
 }
 
-struct primes *primes_new(void)
+struct primes *primes_new(enum randd_stream_cipher cipher)
 {
     struct primes *p = calloc(1, sizeof(*p));
     int lock_errno, rc;
@@ -217,8 +217,11 @@ struct primes *primes_new(void)
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     p->gen = randd_secure_alloc(sizeof(*p->gen), &lock_errno);
-    if (!p->gen || randd_cymric_init(p->gen, 0) < 0)
+    if (!p->gen || (rc = randd_cymric_init(p->gen, 0)) < 0 ||
+        (rc = randd_cymric_use_stream(p->gen, cipher)) < 0) {
+        errno = p->gen ? -rc : ENOMEM;
         goto fail;
+    }
     rc = pthread_create(&p->thread, NULL, worker, p);
     if (rc != 0) {
         errno = rc;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "crypto.h"                 /* enum randd_stream_cipher */
 #include "loop.h"
 
 #define PRIMES_SEED_BYTES 64
@@ -22,8 +23,10 @@ struct prime_job;
  * big-endian), or a negative errno. The prime is wiped after the call returns. */
 typedef void primes_done_fn(void *cookie, int rc, const uint8_t *prime, size_t len);
 
-/* Starts the worker. Returns NULL (errno set) when a thread cannot be had. */
-struct primes *primes_new(void);
+/* Starts the worker, its candidates drawn from a Cymric generator running cipher (the
+ * config's, as every Cymric in the daemon). Returns NULL (errno set) when a thread or the
+ * generator cannot be had. */
+struct primes *primes_new(enum randd_stream_cipher cipher);
 
 /* Where a loop's searches come back, to done on that loop. Returns NULL (errno set) when an
  * eventfd cannot be had. */

@@ -655,7 +655,8 @@ static void reply_prediction_resistant(struct client *c, const struct randd_requ
     struct reply *r;
     int lock_errno, rc = -ENOMEM;
 
-    if ((g = randd_secure_alloc(sizeof(*g), &lock_errno)) && randd_cymric_init(g, 0) == 0) {
+    if ((g = randd_secure_alloc(sizeof(*g), &lock_errno)) &&
+        (rc = branch_cymric_init(c->srv->branch, g)) == 0) {
         rc = branch_generate(c->srv->branch, material, NOISE_BLOCK_BYTES, loop_now_ns());
         memcpy(material + NOISE_BLOCK_BYTES, block, NOISE_BLOCK_BYTES);
         if (rc == 0)

@@ -124,11 +124,12 @@ static void write_conditioning(FILE *f, const struct pool *p)
 static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct kernel *k,
                                   uint64_t now_ns)
 {
-    fprintf(f, "\"pool\":{\"engine\":\"%s\",\"seeded\":%s,\"reseeds\":%llu,"
-               "\"last_reseed_age_seconds\":%.1f,"
+    fprintf(f, "\"pool\":{\"engine\":\"%s\",\"cipher\":\"%s\",\"seeded\":%s,"
+               "\"reseeds\":%llu,\"last_reseed_age_seconds\":%.1f,"
                "\"credited_bits\":%.0f,\"bytes_since_reseed\":%llu,\"locked_in_memory\":%s,"
                "\"vm_generations\":%llu,",
-            pool_engine_name(p), p->seeded ? "true" : "false", (unsigned long long)p->reseeds,
+            pool_engine_name(p), pool_cipher_name(p), p->seeded ? "true" : "false",
+            (unsigned long long)p->reseeds,
             p->seeded ? (double)(now_ns - p->last_reseed_ns) / 1e9 : 0.0, p->credit,
             (unsigned long long)p->bytes_since_reseed, p->lock_errno ? "false" : "true",
             (unsigned long long)p->vm_generations);

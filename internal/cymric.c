@@ -11,9 +11,9 @@
 
 #define NONCE_OFFSET 32
 #define NONCE_BYTES  8
-#define STACK_WIPE   4096   /* deeper than OpenSSL's BLAKE2b and ChaCha20 frames go */
+#define STACK_WIPE   4096   /* deeper than OpenSSL's BLAKE2b, ChaCha20 and AES frames go */
 
-/* OpenSSL's BLAKE2b and ChaCha20 leave key-dependent words in their own stack frames
+/* OpenSSL's BLAKE2b and keystreams leave key-dependent words in their own stack frames
  * (BLAKE2b copies each message block, here the old state, into a local array), and
  * nothing wipes them. Called right after them, this function's frame lies over the region
  * they used, and wipes it (as libsodium's sodium_stackzero does). */
@@ -39,6 +39,20 @@ static void discard_batch(struct randd_cymric *g)
 {
     OPENSSL_cleanse(g->batch, sizeof(g->batch));
     g->batch_left = 0;
+}
+
+int randd_cymric_use_stream(struct randd_cymric *g, enum randd_stream_cipher which)
+{
+    int rc = randd_crypto_use_stream(g->crypto, which);
+
+    /* Keystream already in the batch came from the old binding: serve none of it. */
+    discard_batch(g);
+    return rc;
+}
+
+enum randd_stream_cipher randd_cymric_stream(const struct randd_cymric *g)
+{
+    return randd_crypto_stream(g->crypto);
 }
 
 void randd_cymric_wipe(struct randd_cymric *g)
@@ -107,16 +121,28 @@ static int fast_key_erasure(struct randd_cymric *g, const void *input, size_t in
     return rc;
 }
 
+/* The nonce where each cipher's IV takes it, the block counter at 0 beside it: ChaCha20's
+ * (OpenSSL's layout, counter first) = 0^64 || nonce; AES-CTR's counter block, big-endian
+ * and incremented from its low end = nonce || 0^64. */
+static void stream_iv(const struct randd_cymric *g, uint8_t iv[RANDD_STREAM_IV])
+{
+    size_t at = randd_crypto_stream(g->crypto) == RANDD_STREAM_AES256CTR ? 0 : 8;
+
+    memset(iv, 0, RANDD_STREAM_IV);
+    memcpy(iv + at, g->state + NONCE_OFFSET, NONCE_BYTES);
+}
+
 int randd_cymric_generate(struct randd_cymric *g, void *out, size_t n,
                           const void *input, size_t input_len)
 {
-    uint8_t iv[RANDD_CHACHA20_IV] = { 0 };   /* 64-bit counter 0 || 64-bit nonce */
+    uint8_t iv[RANDD_STREAM_IV];
+    struct iovec all = { out, n };
     int rc;
 
     if (!g->seeded)
         return -EAGAIN;
-    memcpy(iv + 8, g->state + NONCE_OFFSET, NONCE_BYTES);
-    rc = randd_chacha20(g->crypto, g->state, iv, NULL, out, n);
+    stream_iv(g, iv);
+    rc = randd_stream_iv(g->crypto, g->state, iv, &all, 1);
     OPENSSL_cleanse(iv, sizeof(iv));
     if (rc == 0)
         rc = fast_key_erasure(g, input, input_len);

@@ -1,6 +1,7 @@
-/* The Cymric generator: a 64-byte state conditioned with BLAKE2b and expanded with ChaCha20,
- * rekeyed after every output so a captured state never reveals earlier output (fast key
- * erasure). Owns the state and its wiping; seeding policy belongs to the caller.
+/* The Cymric generator: a 64-byte state conditioned with BLAKE2b and expanded with ChaCha20
+ * (or AES-256-CTR, where the owner binds it), rekeyed after every output so a captured state
+ * never reveals earlier output (fast key erasure). Owns the state and its wiping; seeding
+ * policy and the choice of keystream belong to the caller.
  * Not thread-safe: one generator per thread, or the caller's lock around each call. */
 #ifndef RANDD_CYMRIC_H
 #define RANDD_CYMRIC_H
@@ -32,14 +33,23 @@ struct randd_cymric {
     struct randd_crypto *crypto;
 };
 
-/* Create: an all-zero, unseeded state and its OpenSSL contexts. Returns 0 or -ENOMEM. */
+/* Create: an all-zero, unseeded state and its OpenSSL contexts, expanding with ChaCha20.
+ * Returns 0 or -ENOMEM. */
 int randd_cymric_init(struct randd_cymric *g, unsigned flags);
+
+/* Binds the keystream every later generate runs (before seeding, or between outputs): the
+ * key is state[0..31] either way; ChaCha20 takes state[32..39] as its 64-bit nonce with the
+ * 64-bit block counter from 0, AES-256-CTR takes them as the top half of its 128-bit counter
+ * block, the low half counting from 0. The binding outlives wipes. Returns 0, -ENOTSUP
+ * (AES-256-CTR where the CPU does not do AES in hardware: never table AES) or -EIO. */
+int randd_cymric_use_stream(struct randd_cymric *g, enum randd_stream_cipher which);
+enum randd_stream_cipher randd_cymric_stream(const struct randd_cymric *g);
 
 /* state = BLAKE2b-512 keyed with the current 64 state bytes, over material (len >= 1).
  * Unread batch keystream is discarded, so all later output depends on the new material. */
 int randd_cymric_seed(struct randd_cymric *g, const void *material, size_t len);
 
-/* out = n bytes of ChaCha20 keystream keyed by the state, then the state is rekeyed with
+/* out = n bytes of the bound keystream keyed by the state, then the state is rekeyed with
  * BLAKE2b-512(state || counter || timestamp || input). Returns 0, -EAGAIN if never seeded,
  * or -EIO if OpenSSL failed (then out and the state are wiped and the generator unseeded). */
 int randd_cymric_generate(struct randd_cymric *g, void *out, size_t n,

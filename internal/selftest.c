@@ -31,6 +31,21 @@ static const uint8_t cymric_out1[32] = {   /* cymric-kat.txt: out1-32 */
     0x2c, 0x7d, 0xf5, 0xcd, 0x7f, 0xae, 0xb9, 0x4f, 0x7b, 0x97, 0x47, 0xce, 0xb1, 0x32, 0xfc, 0x40,
 };
 
+/* The same sequence with the keystream bound to AES-256-CTR (cymric-kat.txt, aes section) */
+static const uint8_t cymric_aes_out0[32] = {   /* cymric-kat.txt: aes-out0-32 */
+    0x5c, 0xb0, 0x83, 0xd0, 0xa1, 0xf3, 0x95, 0x8b,
+    0x61, 0x0e, 0x26, 0x1f, 0xb0, 0x0c, 0x0d, 0x8b,
+    0x9f, 0x51, 0xc3, 0x21, 0x42, 0xb0, 0xc7, 0x57,
+    0x57, 0x66, 0x71, 0x76, 0x2c, 0x63, 0xcb, 0xe1,
+};
+
+static const uint8_t cymric_aes_out1[32] = {   /* cymric-kat.txt: aes-out1-32 */
+    0x3f, 0x2a, 0x13, 0x7a, 0xf7, 0xee, 0x04, 0x73,
+    0xf1, 0xa3, 0xb2, 0xd8, 0xb9, 0x75, 0x3c, 0xc7,
+    0x87, 0x8a, 0x23, 0xbc, 0x91, 0x4d, 0xf9, 0x10,
+    0xa2, 0x8a, 0xc1, 0xd3, 0xb8, 0xbd, 0x37, 0x82,
+};
+
 static const uint8_t randen_zero[16] = {   /* randen-golden.txt: words 0, 1, little-endian */
     0xee, 0x10, 0x04, 0xd9, 0x7c, 0xf4, 0xa9, 0xdd,
     0x77, 0x39, 0x43, 0x4e, 0x13, 0x4f, 0xc1, 0xc3,
@@ -59,7 +74,9 @@ static int check_primitives(struct randd_crypto *c)
     return 0;
 }
 
-static int check_cymric(void)
+/* The reference sequence through the keystream which, with its two known outputs. */
+static int check_cymric(enum randd_stream_cipher which, const uint8_t want0[32],
+                        const uint8_t want1[32])
 {
     struct randd_cymric g;
     uint8_t seed[32], out[32];
@@ -68,12 +85,21 @@ static int check_cymric(void)
     for (int i = 0; i < 32; i++)
         seed[i] = (uint8_t)i;
     if (randd_cymric_init(&g, RANDD_CYMRIC_DETERMINISTIC) == 0 &&
+        randd_cymric_use_stream(&g, which) == 0 &&
         randd_cymric_seed(&g, seed, sizeof(seed)) == 0 &&
-        randd_cymric_generate(&g, out, 32, NULL, 0) == 0 && !memcmp(out, cymric_out0, 32) &&
-        randd_cymric_generate(&g, out, 32, NULL, 0) == 0 && !memcmp(out, cymric_out1, 32))
+        randd_cymric_generate(&g, out, 32, NULL, 0) == 0 && !memcmp(out, want0, 32) &&
+        randd_cymric_generate(&g, out, 32, NULL, 0) == 0 && !memcmp(out, want1, 32))
         rc = 0;
     randd_cymric_fini(&g);
     return rc;
+}
+
+/* Only where the CPU does AES itself: elsewhere no generator may run AES at all. */
+static int check_cymric_aes(void)
+{
+    if (!randd_crypto_has_hardware_aes())
+        return 0;
+    return check_cymric(RANDD_STREAM_AES256CTR, cymric_aes_out0, cymric_aes_out1);
 }
 
 /* Only on a CPU with AES-NI: without it Randen cannot be chosen at all. */
@@ -131,8 +157,10 @@ int randd_selftest(char *why, size_t whylen)
         snprintf(why, whylen, "BLAKE2b-512 known answer (RFC 7693) does not match");
     else if (rc == -2)
         snprintf(why, whylen, "ChaCha20 known answer (RFC 8439 2.4.2) does not match");
-    else if ((rc = check_cymric()) < 0)
+    else if ((rc = check_cymric(RANDD_STREAM_CHACHA20, cymric_out0, cymric_out1)) < 0)
         snprintf(why, whylen, "Cymric generator known answer does not match");
+    else if ((rc = check_cymric_aes()) < 0)
+        snprintf(why, whylen, "Cymric generator known answer with AES-256-CTR does not match");
     else if ((rc = check_randen()) < 0)
         snprintf(why, whylen, "Randen known answer (google/randen golden output) does not "
                  "match");

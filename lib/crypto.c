@@ -185,6 +185,25 @@ enum randd_stream_cipher randd_crypto_stream(const struct randd_crypto *c)
     return c->stream;
 }
 
+static const char *const stream_names[] = {
+    [RANDD_STREAM_CHACHA20] = "chacha20",
+    [RANDD_STREAM_AES256CTR] = "aes256ctr",
+};
+#define NSTREAMS (int)(sizeof(stream_names) / sizeof(stream_names[0]))
+
+const char *randd_stream_cipher_name(int which)
+{
+    return which > 0 && which < NSTREAMS ? stream_names[which] : "unknown";
+}
+
+int randd_stream_cipher_from_name(const char *name)
+{
+    for (int i = 1; i < NSTREAMS; i++)
+        if (!strcmp(name, stream_names[i]))
+            return i;
+    return -1;
+}
+
 /* Replaces the key schedule (and, if iv_too, the counter and nonce) in the context with
  * zeros. A zero IV is nobody's secret and an IV-less init skips OpenSSL's IV-length query
  * through its parameter API, a fifth of a generator step's fixed cost (callgrind). */
@@ -195,7 +214,7 @@ static int forget_key(struct randd_crypto *c, int iv_too)
 
 /* The bound cipher's keystream under key and iv, laid across outs (randd_chacha20_stream). */
 static int keystream_across(struct randd_crypto *c, const uint8_t key[RANDD_STREAM_KEY],
-                            const uint8_t iv[RANDD_CHACHA20_IV], int iv_secret,
+                            const uint8_t iv[RANDD_STREAM_IV], int iv_secret,
                             const struct iovec *outs, size_t nouts)
 {
     uint8_t block[STREAM_BLOCK];
@@ -239,9 +258,15 @@ int randd_chacha20_stream(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA
 int randd_stream(struct randd_crypto *c, const uint8_t key[RANDD_STREAM_KEY],
                  const struct iovec *outs, size_t nouts)
 {
-    static const uint8_t zero_iv[RANDD_CHACHA20_IV];
+    static const uint8_t zero_iv[RANDD_STREAM_IV];
 
     return keystream_across(c, key, zero_iv, 0, outs, nouts);
+}
+
+int randd_stream_iv(struct randd_crypto *c, const uint8_t key[RANDD_STREAM_KEY],
+                    const uint8_t iv[RANDD_STREAM_IV], const struct iovec *outs, size_t nouts)
+{
+    return keystream_across(c, key, iv, 1, outs, nouts);
 }
 
 int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],

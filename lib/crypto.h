@@ -13,12 +13,18 @@
 #define RANDD_CHACHA20_KEY  32
 #define RANDD_CHACHA20_IV   16   /* OpenSSL layout: 32-bit LE counter || 96-bit nonce */
 #define RANDD_STREAM_KEY    32   /* either keystream's key: ChaCha20's, AES-256's */
+#define RANDD_STREAM_IV     16   /* either's IV: RANDD_CHACHA20_IV, AES-CTR's counter block */
 
 /* The keystream a context runs: ChaCha20 unless randd_crypto_use_stream says otherwise. */
 enum randd_stream_cipher {
     RANDD_STREAM_CHACHA20 = 1,
     RANDD_STREAM_AES256CTR = 2,     /* only where the CPU does AES itself: never table AES */
 };
+
+/* "chacha20", "aes256ctr" (as RANDD_RNG_CIPHER, randd.conf's cipher key and STATUS spell
+ * them), or "unknown"; and back: the cipher called name, or -1. */
+const char *randd_stream_cipher_name(int which);
+int randd_stream_cipher_from_name(const char *name);
 
 struct randd_crypto;
 
@@ -65,5 +71,11 @@ int randd_chacha20_stream(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA
  * used twice, so one stream of it is safe. Returns 0 or -EIO. */
 int randd_stream(struct randd_crypto *c, const uint8_t key[RANDD_STREAM_KEY],
                  const struct iovec *outs, size_t nouts);
+
+/* As randd_stream, from the caller's IV: ChaCha20's in OpenSSL's layout (RANDD_CHACHA20_IV),
+ * or AES-CTR's 128-bit big-endian counter block. The IV may be secret (a generator's nonce):
+ * the context forgets it with the key. Returns 0 or -EIO. */
+int randd_stream_iv(struct randd_crypto *c, const uint8_t key[RANDD_STREAM_KEY],
+                    const uint8_t iv[RANDD_STREAM_IV], const struct iovec *outs, size_t nouts);
 
 #endif

@@ -308,11 +308,6 @@ int randd_rng_bytes(randd_rng *rng, void *buf, size_t n)
 
 #define CIPHER_ENV "RANDD_RNG_CIPHER"
 
-static const char *const cipher_names[] = {
-    [RANDD_STREAM_CHACHA20] = "chacha20",
-    [RANDD_STREAM_AES256CTR] = "aes256ctr",
-};
-
 static int choose_cipher(randd_rng *rng)
 {
     const char *forced = secure_getenv(CIPHER_ENV);
@@ -320,19 +315,18 @@ static int choose_cipher(randd_rng *rng)
                                                                      : RANDD_STREAM_CHACHA20;
 
     if (forced && *forced) {
-        if (strcmp(forced, cipher_names[RANDD_STREAM_CHACHA20]) == 0)
-            which = RANDD_STREAM_CHACHA20;
-        else if (strcmp(forced, cipher_names[RANDD_STREAM_AES256CTR]) == 0)
-            which = RANDD_STREAM_AES256CTR;     /* -ENOTSUP below without hardware AES */
-        else
+        int named = randd_stream_cipher_from_name(forced);
+
+        if (named < 0)
             return -EINVAL;
+        which = (enum randd_stream_cipher)named;   /* -ENOTSUP below without hardware AES */
     }
     return randd_crypto_use_stream(rng->crypto, which);
 }
 
 const char *randd_rng_cipher(const randd_rng *rng)
 {
-    return cipher_names[randd_crypto_stream(rng->crypto)];
+    return randd_stream_cipher_name(randd_crypto_stream(rng->crypto));
 }
 
 /* --- lifetime ----------------------------------------------------------------------------- */

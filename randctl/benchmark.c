@@ -1118,6 +1118,7 @@ static void reseeds(const struct options *o, struct plain_ctx *p)
 
 struct engines {
     struct randd_cymric cymric;
+    struct randd_cymric cymric_aes;      /* bound to AES-256-CTR, as cipher = auto runs it */
     struct randd_randen randen;
     EVP_CIPHER_CTX *aes;
     uint8_t *out;
@@ -1128,6 +1129,13 @@ static int op_cymric(void *ctx, size_t size)
     struct engines *e = ctx;
 
     return randd_cymric_read(&e->cymric, e->out, size);
+}
+
+static int op_cymric_aes(void *ctx, size_t size)
+{
+    struct engines *e = ctx;
+
+    return randd_cymric_read(&e->cymric_aes, e->out, size);
 }
 
 static int op_randen(void *ctx, size_t size)
@@ -1149,10 +1157,11 @@ static void engines(const struct options *o, uint8_t *out)
 {
     static const uint8_t key[16], iv[16], seed[64] = { 1 };
     struct engines e = { .out = out };
-    double c[REPS], r[REPS], a[REPS];
-    bool randen = randd_randen_available();
+    double c[REPS], ca[REPS], r[REPS], a[REPS];
+    bool randen = randd_randen_available(), aes = randd_crypto_has_hardware_aes();
 
-    progress("engines: Cymric, Randen and AES-128-CTR, 1 MiB calls");
+    progress("engines: Cymric (ChaCha20%s), Randen and AES-128-CTR, 1 MiB calls",
+             aes ? " and AES-256-CTR" : "");
     e.aes = EVP_CIPHER_CTX_new();
     if (!e.aes || !EVP_EncryptInit_ex2(e.aes, EVP_aes_128_ctr(), key, iv, NULL) ||
         randd_cymric_init(&e.cymric, 0) < 0 || randd_cymric_seed(&e.cymric, seed, sizeof(seed)) < 0)
@@ -1160,16 +1169,24 @@ static void engines(const struct options *o, uint8_t *out)
     else if (randen && (randd_randen_init(&e.randen) < 0 ||
                         randd_randen_seed(&e.randen, seed, sizeof(seed)) < 0))
         failure("Randen", -EIO);
+    else if (aes && (randd_cymric_init(&e.cymric_aes, 0) < 0 ||
+                     randd_cymric_use_stream(&e.cymric_aes, RANDD_STREAM_AES256CTR) < 0 ||
+                     randd_cymric_seed(&e.cymric_aes, seed, sizeof(seed)) < 0))
+        failure("Cymric (AES-256-CTR)", -EIO);
     for (int i = 0; i < REPS && !failing(); i++) {
         c[i] = rate_once(op_cymric, &e, MIB, o->seconds / REPS) * MIB / 1e6;
+        ca[i] = aes ? rate_once(op_cymric_aes, &e, MIB, o->seconds / REPS) * MIB / 1e6 : NAN;
         r[i] = randen ? rate_once(op_randen, &e, MIB, o->seconds / REPS) * MIB / 1e6 : NAN;
         a[i] = rate_once(op_aes_ctr, &e, MIB, o->seconds / REPS) * MIB / 1e6;
     }
     record("engine", "AES-128-CTR (EVP)", MIB, "throughput", "MB/s", median(a, REPS));
     record("engine", "Cymric", MIB, "throughput", "MB/s", median(c, REPS));
+    if (aes)
+        record("engine", "Cymric (AES-256-CTR)", MIB, "throughput", "MB/s", median(ca, REPS));
     if (randen)
         record("engine", "Randen", MIB, "throughput", "MB/s", median(r, REPS));
     randd_cymric_fini(&e.cymric);
+    randd_cymric_fini(&e.cymric_aes);
     randd_randen_wipe(&e.randen);
     EVP_CIPHER_CTX_free(e.aes);
 }

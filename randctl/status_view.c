@@ -217,7 +217,13 @@ static void daemon_line(struct writer *w, const struct json_flat *j)
         item(w, RED, "not ready: %s", why);
     else
         item(w, RED, "not ready");
-    item(w, PLAIN, "engine %s", field(j, "pool.engine") ? field(j, "pool.engine") : "?");
+    const char *engine = field(j, "pool.engine") ? field(j, "pool.engine") : "?";
+
+    /* The keystream of the daemon's Cymric generators; a daemon before it said none. */
+    if (field(j, "pool.cipher"))
+        item(w, PLAIN, "engine %s (%s)", engine, field(j, "pool.cipher"));
+    else
+        item(w, PLAIN, "engine %s", engine);
     item(w, PLAIN, "%d worker%s", workers, workers == 1 ? "" : "s");
     line_end(w);
 }

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -23,6 +24,19 @@ static int parse(struct config *c, const char *text)
     rc = config_parse(c, "t.conf", f, err, sizeof(err));
     fclose(f);
     return rc;
+}
+
+/* The index of the key called name, so tests say which key they mean. */
+static size_t key_index(const char *name)
+{
+    struct config_key_info key;
+    size_t i;
+
+    for (i = 0; config_key(i, &key); i++)
+        if (!strcmp(key.name, name))
+            return i;
+    ck_abort_msg("no key %s", name);
+    return i;
 }
 
 static void check_error(const char *text, const char *want)
@@ -51,6 +65,48 @@ START_TEST(defaults_are_the_documented_ones)
     ck_assert_uint_eq(c.egd_idle_timeout, 0);        /* QEMU's connection lives with its VM */
     ck_assert_str_eq(c.trusted_group, "");
     ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
+    ck_assert_int_eq(c.cipher, CONFIG_AUTO);
+}
+END_TEST
+
+/* cipher = auto is AES-256-CTR exactly where the CPU does AES in hardware; the names choose. */
+START_TEST(cipher_is_auto_chacha20_or_hardware_aes256ctr)
+{
+    struct config c;
+    int aes = randd_crypto_has_hardware_aes();
+    char buf[32];
+
+    config_defaults(&c);
+    ck_assert_int_eq(config_cipher(&c), aes ? RANDD_STREAM_AES256CTR : RANDD_STREAM_CHACHA20);
+    ck_assert_int_eq(parse(&c, "cipher = chacha20\n"), 0);
+    ck_assert_int_eq(config_cipher(&c), RANDD_STREAM_CHACHA20);
+    ck_assert_str_eq(config_value_text(&c, key_index("cipher"), buf, sizeof(buf)), "chacha20");
+    ck_assert_int_eq(parse(&c, "cipher = auto\n"), 0);
+    ck_assert_str_eq(config_value_text(&c, key_index("cipher"), buf, sizeof(buf)), "auto");
+    if (!aes) {
+        fprintf(stderr, "SKIP: %s: no hardware AES here, aes256ctr is refused\n", __func__);
+        return;
+    }
+    ck_assert_int_eq(parse(&c, "cipher = aes256ctr\n"), 0);
+    ck_assert_int_eq(config_cipher(&c), RANDD_STREAM_AES256CTR);
+    ck_assert_str_eq(config_value_text(&c, key_index("cipher"), buf, sizeof(buf)), "aes256ctr");
+}
+END_TEST
+
+/* aes256ctr where OpenSSL may not run AES in hardware (OPENSSL_ia32cap may hide AES-NI from
+ * it, so randd counts it as none) is an error, never table AES or a quiet ChaCha20; auto
+ * then means ChaCha20. */
+START_TEST(aes256ctr_without_hardware_aes_is_an_error_with_file_and_line)
+{
+    struct config c;
+
+    ck_assert_int_eq(setenv("OPENSSL_ia32cap", "~0x200000200000000", 1), 0);
+    check_error("\ncipher = aes256ctr\n",
+                "t.conf:2: cipher: this CPU does not do AES in hardware (no AES-NI, or "
+                "OPENSSL_ia32cap set); use auto or chacha20: \"aes256ctr\"");
+    ck_assert_int_eq(parse(&c, "cipher = auto\n"), 0);
+    ck_assert_int_eq(config_cipher(&c), RANDD_STREAM_CHACHA20);
+    unsetenv("OPENSSL_ia32cap");
 }
 END_TEST
 
@@ -112,6 +168,9 @@ START_TEST(each_error_names_file_line_and_key)
                 "t.conf:1: reseed_bytes: out of range (1048576 to 68719476736): \"1023K\"");
     check_error("hwrng = maybe\n", "t.conf:1: hwrng: not yes or no: \"maybe\"");
     check_error("engine = aes\n", "t.conf:1: engine: not cymric or randen: \"aes\"");
+    check_error("cipher = aes\n", "t.conf:1: cipher: not auto, chacha20 or aes256ctr: \"aes\"");
+    check_error("cipher = ChaCha20\n",
+                "t.conf:1: cipher: not auto, chacha20 or aes256ctr: \"ChaCha20\"");
     check_error("hwrng_device = dev/hwrng\n",
                 "t.conf:1: hwrng_device: not an absolute path: \"dev/hwrng\"");
     check_error("rdseed = yes\nhwrng = no\nrdseed = no\n",
@@ -309,18 +368,6 @@ START_TEST(shipped_config_documents_every_key_with_its_default)
 }
 END_TEST
 
-/* The index of the key called name, so tests say which key they mean. */
-static size_t key_index(const char *name)
-{
-    struct config_key_info key;
-    size_t i;
-
-    for (i = 0; config_key(i, &key); i++)
-        if (!strcmp(key.name, name))
-            return i;
-    ck_abort_msg("no key %s", name);
-    return i;
-}
 
 /* SIGHUP: live keys take the re-read value; restart-only ones keep theirs and are pending. */
 START_TEST(reload_applies_live_keys_and_leaves_restart_keys_pending)
@@ -339,6 +386,11 @@ START_TEST(reload_applies_live_keys_and_leaves_restart_keys_pending)
     ck_assert(config_pending_restart(&in_effect, &reread, key_index("rdseed")));
     ck_assert(!config_pending_restart(&in_effect, &reread, key_index("reseed_interval")));
     ck_assert(!config_pending_restart(&in_effect, &reread, key_index("engine")));
+    ck_assert(!config_pending_restart(&in_effect, &reread, key_index("cipher")));
+    ck_assert_int_eq(parse(&reread, "cipher = chacha20\n"), 0);
+    config_apply_live(&in_effect, &reread);
+    ck_assert_int_eq(in_effect.cipher, CONFIG_AUTO);
+    ck_assert(config_pending_restart(&in_effect, &reread, key_index("cipher")));
 }
 END_TEST
 
@@ -390,6 +442,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, failed_parse_leaves_the_config_untouched);
     tcase_add_test(tc, missing_file_is_defaults_only_when_allowed);
     tcase_add_test(tc, shipped_config_documents_every_key_with_its_default);
+    tcase_add_test(tc, cipher_is_auto_chacha20_or_hardware_aes256ctr);
+    tcase_add_test(tc, aes256ctr_without_hardware_aes_is_an_error_with_file_and_line);
     tcase_add_test(tc, reload_applies_live_keys_and_leaves_restart_keys_pending);
     tcase_add_test(tc, equal_paths_are_not_pending_whatever_lies_past_their_end);
     tcase_add_test(tc, values_are_written_as_randd_conf_accepts_them);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "pool.h"
+#include "cymric.h"
 #include "randen.h"
 #include "runner.h"
 #include "scripted_source.h"
@@ -212,6 +213,46 @@ START_TEST(conditioning_is_deterministic_for_the_same_input)
     ck_assert_msg(memcmp(x, z, 32) != 0, "different raw input, same output");
     pool_fini(&twin);
     pool_fini(&other);
+}
+END_TEST
+
+/* cipher: chosen before the first seed, kept through reseeds, and handed to every Cymric the
+ * pool creates; AES-256-CTR and ChaCha20 from the same seed give different bytes. */
+START_TEST(cipher_is_chosen_before_seeding_and_kept_through_reseeds)
+{
+    struct pool twin;
+    struct scripted ta;
+    struct randd_cymric g;
+    uint8_t x[100], y[100];
+
+    ck_assert_str_eq(pool_cipher_name(&pool), "chacha20");
+    if (!randd_crypto_has_hardware_aes()) {
+        fprintf(stderr, "SKIP: %s: no hardware AES\n", __func__);
+        ck_assert_int_eq(pool_use_cipher(&pool, RANDD_STREAM_AES256CTR), -ENOTSUP);
+        return;
+    }
+    ck_assert_int_eq(pool_use_cipher(&pool, RANDD_STREAM_AES256CTR), 0);
+    ck_assert_str_eq(pool_cipher_name(&pool), "aes256ctr");
+    add(&a, "good", SCRIPT_RANDOM, 61);
+    ck_assert_int_eq(pool_init(&twin, 60, 1u << 30), 0);
+    scripted_init(&ta, "good", SCRIPT_RANDOM, 61, false);
+    pool_add_source(&twin, &ta.source);
+    pool_harvest(&pool, 5 * S);
+    pool_harvest(&twin, 5 * S);
+    ck_assert_int_eq(pool_generate(&pool, x, sizeof(x), 5 * S), 0);
+    ck_assert_int_eq(pool_generate(&twin, y, sizeof(y), 5 * S), 0);
+    ck_assert_msg(memcmp(x, y, sizeof(x)) != 0, "AES-256-CTR and ChaCha20 gave the same bytes");
+    ck_assert_int_eq(pool_use_cipher(&pool, RANDD_STREAM_CHACHA20), -EBUSY);
+    pool_harvest(&pool, 70 * S);                   /* interval over: a reseed */
+    ck_assert_uint_eq(pool.reseeds, 2);
+    ck_assert_str_eq(pool_cipher_name(&pool), "aes256ctr");
+    ck_assert_int_eq(pool_cymric_init(&pool, &g), 0);
+    ck_assert_int_eq(randd_cymric_stream(&g), RANDD_STREAM_AES256CTR);
+    randd_cymric_fini(&g);
+    ck_assert_int_eq(pool_cymric_init(&twin, &g), 0);
+    ck_assert_int_eq(randd_cymric_stream(&g), RANDD_STREAM_CHACHA20);
+    randd_cymric_fini(&g);
+    pool_fini(&twin);
 }
 END_TEST
 
@@ -452,6 +493,7 @@ Suite *test_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, good_source_passes_startup_and_seeds);
+    tcase_add_test(tc, cipher_is_chosen_before_seeding_and_kept_through_reseeds);
     tcase_add_test(tc, startup_test_refuses_stuck_at_zero);
     tcase_add_test(tc, startup_test_refuses_stuck_at_ones);
     tcase_add_test(tc, startup_test_refuses_short_cycle);

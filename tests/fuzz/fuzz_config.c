@@ -26,6 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     } else if (c.reseed_interval < 1 || c.reseed_interval > 86400 ||
                c.reseed_bytes < (1u << 20) || c.max_clients < 1 || c.socket_mode > 0777 ||
+               c.cipher > RANDD_STREAM_AES256CTR ||
+               (c.cipher == RANDD_STREAM_AES256CTR && !randd_crypto_has_hardware_aes()) ||
                c.socket[0] != '/' || !memchr(c.socket, '\0', sizeof(c.socket))) {
         abort();
     }

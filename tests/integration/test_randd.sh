@@ -33,6 +33,25 @@ expect_output "$work/bad.conf:2: reseed_interval: " "bad value reported as file:
 printf 'no_such_key = 1\n' >"$work/unknown.conf"
 expect_exit 1 "--check-config refuses an unknown key" "$RANDD" --check-config --config "$work/unknown.conf"
 expect_output "$work/unknown.conf:1: no_such_key: unknown key" "unknown key reported with file:line"
+printf '\ncipher = aes\n' >"$work/cipher.conf"
+expect_exit 1 "--check-config refuses an unknown cipher" \
+    "$RANDD" --check-config --config "$work/cipher.conf"
+expect_output "$work/cipher.conf:2: cipher: not auto, chacha20 or aes256ctr: \"aes\"" \
+    "an unknown cipher reported with file:line"
+printf 'cipher = aes256ctr\n' >"$work/aes.conf"
+if grep -qw aes /proc/cpuinfo && [ -z "${OPENSSL_ia32cap+set}" ]; then
+    expect_exit 0 "--check-config accepts cipher = aes256ctr with hardware AES" \
+        "$RANDD" --check-config --config "$work/aes.conf"
+else
+    echo "SKIP: no hardware AES: cipher = aes256ctr is accepted only with it"
+fi
+# OPENSSL_ia32cap may hide AES-NI from OpenSSL: randd then counts AES as absent, and
+# refuses aes256ctr rather than run table AES or ChaCha20 in its place.
+OPENSSL_ia32cap='~0x200000200000000' expect_exit 1 \
+    "--check-config refuses cipher = aes256ctr without hardware AES" \
+    "$RANDD" --check-config --config "$work/aes.conf"
+expect_output "$work/aes.conf:1: cipher: this CPU does not do AES in hardware" \
+    "aes256ctr without hardware AES reported with file:line"
 expect_exit 1 "a missing explicit config is an error" "$RANDD" --check-config --config "$work/none.conf"
 # Every problem in the file, not only the first.
 printf 'reseed_interval = 0\nno_such_key = 1\nmax_clients = many\n' >"$work/three.conf"

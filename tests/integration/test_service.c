@@ -28,6 +28,7 @@
 #include <openssl/bn.h>
 
 #include "client_internal.h"
+#include "crypto.h"
 #include "harness.h"
 #include "memfd_arena.h"
 #include "protocol.h"
@@ -394,6 +395,48 @@ START_TEST(randen_engine_serves_bytes_and_ranges)
     for (int i = 0; i < 100; i++)
         ck_assert_msg(memcmp(values + 3 * i, r, 3) < 0, "value %d not below r", i);
     randd_close(h);
+}
+END_TEST
+
+/* Starts randd with config, checks STATUS's pool.cipher is want, and that raw BYTES (through
+ * a serving loop's generator) gives two distinct answers that are not all zeros. */
+static void serves_with_cipher(const char *config, const char *want)
+{
+    static uint8_t a[70000], b[sizeof(a)], zeros[sizeof(a)];
+    char pattern[64], *json;
+    randd_handle *h;
+    int fd;
+
+    start_daemon_with(config, NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_gt(randd_status(h, &json), 0);
+    snprintf(pattern, sizeof(pattern), "\"pool\":{\"engine\":\"cymric\",\"cipher\":\"%s\"",
+             want);
+    ck_assert_msg(strstr(json, pattern), "STATUS lacks %s: %.300s", pattern, json);
+    free(json);
+    randd_close(h);
+    fd = connect_raw();
+    send_bytes(fd, sizeof(a));
+    ck_assert_int_eq(read_reply(fd, a, sizeof(a), NULL), RANDD_OK);
+    send_bytes(fd, sizeof(b));
+    ck_assert_int_eq(read_reply(fd, b, sizeof(b), NULL), RANDD_OK);
+    close(fd);
+    ck_assert_msg(memcmp(a, zeros, sizeof(a)) && memcmp(a, b, sizeof(a)),
+                  "cipher %s: zero or repeated output", want);
+}
+
+/* cipher = auto is AES-256-CTR where the CPU does AES in hardware, ChaCha20 elsewhere, in
+ * every loop; STATUS says which. */
+START_TEST(auto_cipher_is_hardware_aes_and_status_says_so)
+{
+    serves_with_cipher("workers = 2\n",
+                       randd_crypto_has_hardware_aes() ? "aes256ctr" : "chacha20");
+}
+END_TEST
+
+START_TEST(cipher_chacha20_is_run_when_asked)
+{
+    serves_with_cipher("cipher = chacha20\n", "chacha20");
 }
 END_TEST
 
@@ -2542,6 +2585,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, prime_requests_beyond_a_uids_share_are_busy_and_other_uids_go_first);
     tcase_add_test(tc, randctl_prime_over_the_share_exits_6_saying_busy);
     tcase_add_test(tc, randen_engine_serves_bytes_and_ranges);
+    tcase_add_test(tc, auto_cipher_is_hardware_aes_and_status_says_so);
+    tcase_add_test(tc, cipher_chacha20_is_run_when_asked);
     tcase_add_test(tc, two_hundred_concurrent_clients_are_served);
     tcase_add_test(tc, a_reader_that_stops_does_not_delay_others);
     tcase_add_test(tc, add_entropy_needs_root_or_the_trusted_group);

@@ -35,6 +35,13 @@ grep -q "^randd  *[0-9.]*, up [0-9]" "$work/view" && grep -q "^pool " "$work/vie
     grep -q "^kernel " "$work/view" && grep -q "^clients " "$work/view" &&
     pass "the daemon line, the pool, the kernel feed and the clients" ||
     fail "a line is missing: $(cat "$work/view")"
+# The daemon line names the Cymric keystream STATUS gives: AES-256-CTR with hardware AES.
+cipher=$(status_key pool.cipher)
+want=chacha20
+grep -qw aes /proc/cpuinfo && [ -z "${OPENSSL_ia32cap+set}" ] && want=aes256ctr
+[ "$cipher" = "$want" ] && grep -q "^randd .*, engine cymric ($cipher), " "$work/view" &&
+    pass "the daemon line shows the engine's keystream, $cipher (STATUS pool.cipher)" ||
+    fail "keystream: STATUS pool.cipher '$cipher', wanted $want; view: $(head -1 "$work/view")"
 # As root randd opens both VM generation watches; the line says so, with no change seen, and
 # the vmgenid object is not also left to the generic line of every key.
 grep -q "^vmgenid  *watching kernel log and uevent, 0 generation changes$" "$work/view" &&

@@ -1,8 +1,8 @@
 /* randctl benchmark: randd against what a user would otherwise use, measured side by side in
  * one run, with two floors (the keystream randd runs by default and an AF_UNIX ping-pong) so
- * ratios hold on any machine. Owns the measurements and their report; the methods measured live elsewhere
- * (the daemon, librandd's in-process generator, the kernel, OpenSSL with and without randd.so
- * as its seed source). */
+ * ratios hold on any machine. Owns the measurements and their report; the methods measured
+ * live elsewhere (the daemon, librandd's in-process generator, the kernel, OpenSSL with and
+ * without randd.so as its seed source). */
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -1395,7 +1395,7 @@ static int print_targets(const struct options *o)
     double bulk = value_of("throughput", "randd", MIB, "throughput");
     double librandd = value_of("throughput", "randd_bytes()", MIB, "throughput");
     double floor_rate = value_of("floor", floor_name(), 16384, "throughput");
-    double keystream_socket = 1 / (1 / floor_rate + 1 / stream);   /* one byte: made, then moved */
+    double keystream_socket = 1 / (1 / floor_rate + 1 / stream);   /* made, then moved */
     double p50 = value_of("latency", "randd", 32, "p50");
     double pingpong = value_of("floor", "AF_UNIX ping-pong", 32, "p50");
     double in32 = value_of("latency", "in-process", 32, "per call");
@@ -1446,8 +1446,8 @@ static int print_targets(const struct options *o)
     if (!isnan(vdso32))
         TARGET(in32 < vdso32, "in-process: 32 B call %.1f ns vs vDSO getrandom %.1f ns (faster)",
                in32, vdso32);
-    TARGET(in1m >= 0.8 * floor_rate, "in-process: 1 MiB = %.0f%% of %s (>= 80%%)", 100 * in1m / floor_rate,
-           floor_cipher());
+    TARGET(in1m >= 0.8 * floor_rate, "in-process: 1 MiB = %.0f%% of %s (>= 80%%)",
+           100 * in1m / floor_rate, floor_cipher());
     for (size_t i = 1; i < NSIZES; i++) {          /* every bulk size, same calls, same run */
         double in = value_of("throughput", "in-process", sizes[i], "throughput");
         double ossl = value_of("throughput", "RAND_bytes", sizes[i], "throughput");

@@ -26,6 +26,7 @@ void BZ2_hbMakeCodeLengths(unsigned char *len, int *freq, int alpha_size, int ma
 #define MAX_WORD      8         /* a word packs into a uint64 key */
 #define MAX_TYPES     4096      /* distinct words; more, and the block is sorted bytewise */
 #define HASH_SLOTS    (2 * MAX_TYPES)
+#define GROUPS(n)     ((n) / GROUP_SIZE + 2)    /* groups of n + 1 symbols, EOB included */
 
 struct randd_bzlen {
     int level;
@@ -38,11 +39,12 @@ struct randd_bzlen {
     uint64_t *pair;             /* sort scratch: key << 32 | rotation */
     uint32_t *todo, *next;      /* unsorted groups as (start, length) */
     uint32_t *count;            /* counting sort, cap + MAX_TYPES + 1 */
-    uint32_t *mtf;              /* per group of 50: (symbol << 8 | count) pairs */
-    uint32_t *group_end;        /* where each group's pairs end */
+    uint8_t *hist;              /* per group of 50 symbols, each symbol's count */
+    uint8_t *choice;            /* per group, its table */
 
     /* the block's word types */
     uint64_t type_key[MAX_TYPES];       /* the word, first byte highest, zero padded */
+    uint64_t type_seq[MAX_TYPES];       /* the same, each byte as its rank among those used */
     uint8_t type_len[MAX_TYPES];
     uint32_t type_freq[MAX_TYPES];
     uint32_t type_rank[MAX_TYPES];
@@ -73,10 +75,10 @@ struct randd_bzlen *randd_bzlen_new(int level)
     z->todo = malloc(z->cap * sizeof(*z->todo));
     z->next = malloc(z->cap * sizeof(*z->next));
     z->count = malloc((z->cap + MAX_TYPES + 1) * sizeof(*z->count));
-    z->mtf = malloc((z->cap + 1) * sizeof(*z->mtf));
-    z->group_end = malloc((z->cap / GROUP_SIZE + 2) * sizeof(*z->group_end));
+    z->hist = malloc(GROUPS(z->cap) * MAX_ALPHA);
+    z->choice = malloc(GROUPS(z->cap));
     if (!z->block || !z->last || !z->word || !z->sa || !z->group || !z->pair || !z->todo ||
-        !z->next || !z->count || !z->mtf || !z->group_end) {
+        !z->next || !z->count || !z->hist || !z->choice) {
         randd_bzlen_free(z);
         return NULL;
     }
@@ -104,13 +106,13 @@ void randd_bzlen_free(struct randd_bzlen *z)
     release(z->todo, z->cap * sizeof(*z->todo));
     release(z->next, z->cap * sizeof(*z->next));
     release(z->count, (z->cap + MAX_TYPES + 1) * sizeof(*z->count));
-    release(z->mtf, (z->cap + 1) * sizeof(*z->mtf));
-    release(z->group_end, (z->cap / GROUP_SIZE + 2) * sizeof(*z->group_end));
+    release(z->hist, GROUPS(z->cap) * MAX_ALPHA);
+    release(z->choice, GROUPS(z->cap));
     OPENSSL_cleanse(z, sizeof(*z));
     free(z);
 }
 
-/* --- the run-length step: bzip2 fills a block ------------------------------------------- */
+/* --- the run-length step: bzip2 fills a block --------------------------------------------- */
 
 /* A run of 4 to 255 equal bytes becomes 4 of them and a count byte; the run being read when
  * a block fills carries over to the next block, as in libbz2. */
@@ -128,42 +130,110 @@ static void put_run(uint8_t *block, uint32_t *nb, unsigned ch, unsigned len)
         block[(*nb)++] = (uint8_t)(len - 4);
 }
 
-/* Fills z->block; true when this is the last block. */
-static bool fill_block(struct randd_bzlen *z, struct runs *r, uint32_t *nb)
+/* Whether p[0..len) holds 4 equal bytes in a row: 8 bytes at a time, three zero bytes in a
+ * row in p[i..i+8) ^ p[i+1..i+9). */
+static bool has_run_of_four(const uint8_t *p, size_t len)
 {
-    uint8_t *block = z->block;
-    uint32_t n = 0;
+    const uint64_t low = 0x7f7f7f7f7f7f7f7full;
+    size_t i = 0;
 
-    while (n < z->block_max && r->at < r->n) {
-        unsigned c = r->in[r->at++];
+    for (; i + 9 <= len; i += 6) {
+        uint64_t x, y, e, zero;
 
-        if (c != r->ch && r->len == 1) {
-            block[n++] = (uint8_t)r->ch;
-            r->ch = c;
-        } else if (c != r->ch || r->len == 255) {
-            if (r->ch < 256)
-                put_run(block, &n, r->ch, r->len);
-            r->ch = c;
-            r->len = 1;
-        } else {
-            r->len++;
-        }
+        memcpy(&x, p + i, 8);
+        memcpy(&y, p + i + 1, 8);
+        e = x ^ y;
+        zero = ~(((e & low) + low) | e | low);
+        if (zero & zero >> 8 & zero >> 16)
+            return true;
     }
-    *nb = n;
-    if (r->at < r->n)
+    for (; i + 4 <= len; i++)
+        if (p[i] == p[i + 1] && p[i] == p[i + 2] && p[i] == p[i + 3])
+            return true;
+    return false;
+}
+
+/* Without runs of four, the step copies the bytes and a block ends where the first run to
+ * start at block_max bytes or later begins: the block is the input itself. */
+static bool plain_block(struct randd_bzlen *z, struct runs *r, const uint8_t **block,
+                        uint32_t *nb)
+{
+    size_t a = r->at - r->len, span = r->n - a, s;
+
+    if (r->len > 1)
         return false;
-    if (r->ch < 256)
-        put_run(block, nb, r->ch, r->len);
-    r->ch = 256;
-    r->len = 0;
+    if (span > (size_t)z->block_max + 8)
+        span = (size_t)z->block_max + 8;
+    if (has_run_of_four(r->in + a, span))
+        return false;
+    *block = r->in + a;
+    if (r->n - a <= z->block_max) {
+        *nb = (uint32_t)(r->n - a);
+        r->at = r->n;
+        r->ch = 256;
+        r->len = 0;
+        return true;
+    }
+    for (s = a + z->block_max; s < r->n && r->in[s] == r->in[s - 1]; s++)
+        ;
+    if (s + 1 >= r->n) {        /* the input ran out first: the last block takes the rest */
+        *nb = (uint32_t)(r->n - a);
+        r->at = r->n;
+        r->ch = 256;
+        r->len = 0;
+        return true;
+    }
+    *nb = (uint32_t)(s - a);
+    r->at = s + 1;
+    r->ch = r->in[s];
+    r->len = 1;
     return true;
 }
 
-/* --- the rotation sort ---------------------------------------------------------------------- */
+/* Fills a block; true when it is the last one. */
+static bool fill_block(struct randd_bzlen *z, struct runs *r, const uint8_t **block_out,
+                       uint32_t *nb)
+{
+    uint8_t *block = z->block;
+    uint32_t n = 0;
+    unsigned ch = r->ch, len = r->len;
+    size_t at = r->at;
 
-/* The block as a cyclic sequence of prefix-free words, each its type's rank in byte order:
- * words ending in DELIMITER when every one fits MAX_WORD and there are at most MAX_TYPES
- * kinds, else single bytes. Returns the word count m and sets *types. */
+    if (plain_block(z, r, block_out, nb))
+        return r->at == r->n && r->ch == 256;
+    while (n < z->block_max && at < r->n) {
+        unsigned c = r->in[at++];
+
+        if (c != ch && len == 1) {
+            block[n++] = (uint8_t)ch;
+            ch = c;
+        } else if (c != ch || len == 255) {
+            if (ch < 256)
+                put_run(block, &n, ch, len);
+            ch = c;
+            len = 1;
+        } else {
+            len++;
+        }
+    }
+    *block_out = block;
+    r->at = at;
+    if (at < r->n) {
+        r->ch = ch;
+        r->len = len;
+        *nb = n;
+        return false;
+    }
+    if (ch < 256)
+        put_run(block, &n, ch, len);
+    r->ch = 256;
+    r->len = 0;
+    *nb = n;
+    return true;
+}
+
+/* --- the rotation sort -------------------------------------------------------------------- */
+
 static uint32_t hash_slot(uint64_t key)
 {
     return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 51) & (HASH_SLOTS - 1);
@@ -176,10 +246,36 @@ static int by_key(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static bool words_of(struct randd_bzlen *z, uint32_t nb, uint32_t *m_out, uint32_t *types_out)
+/* The word w (len bytes, first highest) as the type it is, a new one if need be; -1 when
+ * there are too many. */
+static int type_of(struct randd_bzlen *z, uint64_t key, uint32_t len, uint32_t *types)
 {
-    const uint8_t *b = z->block;
-    uint8_t *d = memchr(b, DELIMITER, nb);
+    for (uint32_t h = hash_slot(key);; h = (h + 1) & (HASH_SLOTS - 1)) {
+        if (z->hash_key[h] == key) {
+            z->type_freq[z->hash_type[h]]++;
+            return (int)z->hash_type[h];
+        }
+        if (z->hash_key[h] == 0) {
+            if (*types == MAX_TYPES)
+                return -1;
+            z->hash_key[h] = key;
+            z->hash_type[h] = *types;
+            z->type_key[*types] = key;
+            z->type_len[*types] = (uint8_t)len;
+            z->type_freq[*types] = 1;
+            return (int)(*types)++;
+        }
+    }
+}
+
+/* The block as a cyclic sequence of prefix-free words, each the rank of its type in byte
+ * order: words ending in DELIMITER, read from just after the first one, when every word fits
+ * MAX_WORD and there are at most MAX_TYPES kinds. A word holds the delimiter: its key is
+ * never 0, the empty slot. */
+static bool words_of(struct randd_bzlen *z, const uint8_t *b, uint32_t nb, uint32_t *m_out,
+                     uint32_t *types_out)
+{
+    const uint8_t *d = memchr(b, DELIMITER, nb);
     uint32_t start, m = 0, types = 0, len = 0;
     uint64_t key = 0;
     uint64_t sorted[MAX_TYPES];
@@ -188,36 +284,23 @@ static bool words_of(struct randd_bzlen *z, uint32_t nb, uint32_t *m_out, uint32
         return false;
     start = (uint32_t)(d - b) + 1;
     memset(z->hash_key, 0, sizeof(z->hash_key));
-    for (uint32_t i = 0; i < nb; i++) {
-        uint32_t at = start + i < nb ? start + i : start + i - nb;
-        uint8_t c = b[at];
+    for (uint32_t part = 0; part < 2; part++) {
+        const uint8_t *p = part ? b : b + start, *end = part ? b + start : b + nb;
 
-        key = key << 8 | c;
-        if (++len > MAX_WORD)
-            return false;
-        if (c != DELIMITER)
-            continue;
-        key <<= 8 * (MAX_WORD - len);   /* a word holds the delimiter: never 0 */
-        for (uint32_t h = hash_slot(key);; h = (h + 1) & (HASH_SLOTS - 1)) {
-            if (z->hash_key[h] == key) {
-                z->word[m++] = z->hash_type[h];
-                z->type_freq[z->hash_type[h]]++;
-                break;
-            }
-            if (z->hash_key[h] == 0) {
-                if (types == MAX_TYPES)
-                    return false;
-                z->hash_key[h] = key;
-                z->hash_type[h] = types;
-                z->type_key[types] = key;
-                z->type_len[types] = (uint8_t)len;
-                z->type_freq[types] = 1;
-                z->word[m++] = types++;
-                break;
-            }
+        for (; p < end; p++) {
+            int t;
+
+            key = key << 8 | *p;
+            if (++len > MAX_WORD)
+                return false;
+            if (*p != DELIMITER)
+                continue;
+            if ((t = type_of(z, key << 8 * (MAX_WORD - len), len, &types)) < 0)
+                return false;
+            z->word[m++] = (uint32_t)t;
+            key = 0;
+            len = 0;
         }
-        key = 0;
-        len = 0;
     }
     /* types numbered as first seen; the sort needs them ranked in byte order */
     memcpy(sorted, z->type_key, types * sizeof(*sorted));
@@ -229,7 +312,7 @@ static bool words_of(struct randd_bzlen *z, uint32_t nb, uint32_t *m_out, uint32
             h = (h + 1) & (HASH_SLOTS - 1);
         z->type_rank[z->hash_type[h]] = t;
     }
-    {   /* reorder the per-type tables by rank */
+    {
         uint8_t len_by_rank[MAX_TYPES];
         uint32_t freq_by_rank[MAX_TYPES];
 
@@ -248,13 +331,15 @@ static bool words_of(struct randd_bzlen *z, uint32_t nb, uint32_t *m_out, uint32
     return true;
 }
 
-static void bytes_of(struct randd_bzlen *z, uint32_t nb, uint32_t *m_out, uint32_t *types_out)
+/* Otherwise each byte is a word. */
+static void bytes_of(struct randd_bzlen *z, const uint8_t *b, uint32_t nb, uint32_t *m_out,
+                     uint32_t *types_out)
 {
     uint32_t rank[256], types = 0;
     uint32_t freq[256] = { 0 };
 
     for (uint32_t i = 0; i < nb; i++)
-        freq[z->block[i]]++;
+        freq[b[i]]++;
     for (unsigned c = 0; c < 256; c++)
         if (freq[c]) {
             rank[c] = types;
@@ -263,7 +348,7 @@ static void bytes_of(struct randd_bzlen *z, uint32_t nb, uint32_t *m_out, uint32
             z->type_freq[types++] = freq[c];
         }
     for (uint32_t i = 0; i < nb; i++)
-        z->word[i] = rank[z->block[i]];
+        z->word[i] = rank[b[i]];
     *m_out = nb;
     *types_out = types;
 }
@@ -281,8 +366,9 @@ static void insertion_sort(uint64_t *a, uint32_t n)
 }
 
 /* Sorts the m cyclic rotations of z->word (ranks below sigma) into z->sa, by prefix doubling
- * (Larsson and Sadakane's refinement of unsorted groups only). Rotations left in one group
- * once h reaches m are equal. */
+ * (Larsson and Sadakane's: only unsorted groups are refined, by the group number h words on,
+ * which may already be finer than h words, and so is still in order). Rotations still in one
+ * group once h reaches m are equal. */
 static void sort_rotations(struct randd_bzlen *z, uint32_t m, uint32_t sigma)
 {
     const uint32_t *w = z->word;
@@ -376,17 +462,25 @@ static void sort_rotations(struct randd_bzlen *z, uint32_t m, uint32_t sigma)
     }
 }
 
-/* The last column: a rotation starting at offset o of word p is the rest of p (a tail, itself
- * prefix-free) followed by the word rotation at p + 1. So the rotations sort by tail, then
- * by that word rotation's place: walking the word rotations in order and dropping each
- * preceding word's tails into their buckets gives every bucket in order. */
-static void last_column(struct randd_bzlen *z, uint32_t m, uint32_t types)
+/* The last column, each byte as its rank among those used (seq). A rotation starting at
+ * offset o of word p is the rest of p (a tail, itself prefix-free) followed by the word
+ * rotation at p + 1: the rotations sort by tail, then by that word rotation's place. So
+ * walking the word rotations in order and dropping each preceding word's tails into their
+ * buckets fills every bucket in order. */
+static void last_column(struct randd_bzlen *z, uint32_t m, uint32_t types, const uint8_t *seq)
 {
     uint32_t tails = 0, distinct = 0, at = 0;
+    uint8_t final[MAX_TYPES];   /* each type's last byte, as seq */
 
-    for (uint32_t t = 0; t < types; t++)
+    for (uint32_t t = 0; t < types; t++) {
+        z->type_seq[t] = 0;
+        for (uint32_t o = 0; o < z->type_len[t]; o++)
+            z->type_seq[t] |= (uint64_t)seq[(uint8_t)(z->type_key[t] >> (56 - 8 * o))] <<
+                              (56 - 8 * o);
+        final[t] = (uint8_t)(z->type_seq[t] >> 8 * (MAX_WORD - z->type_len[t]));
         for (uint32_t o = 0; o < z->type_len[t]; o++)
             z->tail_key[tails++] = z->type_key[t] << 8 * o;
+    }
     qsort(z->tail_key, tails, sizeof(*z->tail_key), by_key);
     for (uint32_t i = 0; i < tails; i++)
         if (i == 0 || z->tail_key[i] != z->tail_key[distinct - 1])
@@ -416,119 +510,139 @@ static void last_column(struct randd_bzlen *z, uint32_t m, uint32_t types)
     }
     for (uint32_t i = 0; i < m; i++) {
         uint32_t s = z->sa[i], p = s ? s - 1 : m - 1, q = p ? p - 1 : m - 1;
-        uint32_t t = z->word[p], tq = z->word[q];
-        uint64_t key = z->type_key[t];
+        uint32_t t = z->word[p];
+        uint64_t key = z->type_seq[t];
         const uint32_t *id = &z->tail_id[t * MAX_WORD];
-        uint8_t before = (uint8_t)(z->type_key[tq] >> 8 * (MAX_WORD - z->type_len[tq]));
 
-        z->last[z->tail_pos[id[0]]++] = before;
+        z->last[z->tail_pos[id[0]]++] = final[z->word[q]];
         for (uint32_t o = 1; o < z->type_len[t]; o++)
             z->last[z->tail_pos[id[o]]++] = (uint8_t)(key >> (64 - 8 * o));
     }
 }
 
-/* --- move-to-front and the coding tables ------------------------------------------------ */
+/* --- move-to-front and the coding tables -------------------------------------------------- */
 
+/* The move-to-front symbols go straight into their group's counts: only the counts of each
+ * group of 50 matter to the table choice and the bits. */
 struct symbols {
+    uint8_t *row;               /* the current group's counts */
+    unsigned left;              /* symbols the current group still takes */
+    unsigned alpha;
     uint32_t count;             /* nMTF */
-    uint32_t freq[MAX_ALPHA];
-    uint32_t groups, pairs, in_group, group_start;
-    uint8_t seen[MAX_ALPHA];    /* in the current group, at pair index + 1 (0: not yet) */
-    uint32_t pair_at[MAX_ALPHA];
 };
 
-static void emit(struct randd_bzlen *z, struct symbols *s, unsigned v)
+static inline void put(struct symbols *s, unsigned v)
 {
+    s->row[v]++;
     s->count++;
-    s->freq[v]++;
-    if (s->seen[v])
-        z->mtf[s->pair_at[v]]++;
-    else {
-        s->seen[v] = 1;
-        s->pair_at[v] = s->pairs;
-        z->mtf[s->pairs++] = (uint32_t)v << 8 | 1;
-    }
-    if (++s->in_group == GROUP_SIZE) {
-        for (uint32_t i = s->group_start; i < s->pairs; i++)
-            s->seen[z->mtf[i] >> 8] = 0;
-        z->group_end[s->groups++] = s->pairs;
-        s->group_start = s->pairs;
-        s->in_group = 0;
+    if (--s->left == 0) {
+        s->row += s->alpha;
+        s->left = GROUP_SIZE;
     }
 }
 
-static void emit_zeros(struct randd_bzlen *z, struct symbols *s, uint32_t zeros)
+/* Zero runs in bijective base 2, RUNA (0) for 1 and RUNB (1) for 2, least significant first. */
+static void put_zeros(struct symbols *s, uint32_t zeros)
 {
-    /* bijective base 2, RUNA (0) for 1 and RUNB (1) for 2, least significant first */
     zeros--;
     for (;;) {
-        emit(z, s, zeros & 1);
+        put(s, zeros & 1);
         if (zeros < 2)
-            break;
+            return;
         zeros = (zeros - 2) / 2;
     }
 }
 
-static void move_to_front(struct randd_bzlen *z, uint32_t nb, const uint8_t *seq,
-                          unsigned in_use, struct symbols *s)
+/* bzip2's move-to-front over the last column: symbol j + 1 for a byte at place j > 0 of the
+ * list, zero runs as above, EOB (in_use + 1) last. Up to 16 bytes in use, the list is held
+ * in the nibbles of one word. Returns nMTF. */
+static uint32_t move_to_front(struct randd_bzlen *z, uint32_t nb, unsigned in_use)
 {
-    uint8_t list[256];
+    const uint8_t *l = z->last;
+    struct symbols s = { z->hist, GROUP_SIZE, in_use + 2, 0 };
     uint32_t zeros = 0;
 
-    for (unsigned i = 0; i < in_use; i++)
-        list[i] = (uint8_t)i;
-    for (uint32_t i = 0; i < nb; i++) {
-        uint8_t c = seq[z->last[i]], prev;
-        unsigned j;
+    memset(z->hist, 0, (size_t)GROUPS(nb) * s.alpha);
+    if (in_use <= 16) {
+        const uint64_t ones = 0x1111111111111111ull, low = 0x7777777777777777ull;
+        uint64_t list = 0;
 
-        if (list[0] == c) {
-            zeros++;
-            continue;
-        }
-        if (zeros) {
-            emit_zeros(z, s, zeros);
-            zeros = 0;
-        }
-        prev = list[0];
-        for (j = 1; list[j] != c; j++) {
-            uint8_t t = list[j];
+        for (unsigned i = 0; i < in_use; i++)
+            list |= (uint64_t)i << 4 * i;
+        for (uint32_t i = 0; i < nb; i++) {
+            uint64_t x = list ^ l[i] * ones, zero = ~(((x & low) + low) | x | low);
+            unsigned j = (unsigned)__builtin_ctzll(zero) / 4;
 
+            if (j == 0) {
+                zeros++;
+                continue;
+            }
+            if (zeros) {
+                put_zeros(&s, zeros);
+                zeros = 0;
+            }
+            list = (list & ~(((uint64_t)2 << (4 * j + 3)) - 1)) |
+                   (list & (((uint64_t)1 << 4 * j) - 1)) << 4 | l[i];
+            put(&s, j + 1);
+        }
+    } else {
+        uint8_t list[256];
+
+        for (unsigned i = 0; i < in_use; i++)
+            list[i] = (uint8_t)i;
+        for (uint32_t i = 0; i < nb; i++) {
+            uint8_t c = l[i], prev;
+            unsigned j;
+
+            if (list[0] == c) {
+                zeros++;
+                continue;
+            }
+            if (zeros) {
+                put_zeros(&s, zeros);
+                zeros = 0;
+            }
+            prev = list[0];
+            for (j = 1; list[j] != c; j++) {
+                uint8_t t = list[j];
+
+                list[j] = prev;
+                prev = t;
+            }
             list[j] = prev;
-            prev = t;
+            list[0] = c;
+            put(&s, j + 1);
         }
-        list[j] = prev;
-        list[0] = c;
-        emit(z, s, j + 1);
     }
     if (zeros)
-        emit_zeros(z, s, zeros);
-    emit(z, s, in_use + 1);
-    if (s->in_group)
-        z->group_end[s->groups++] = s->pairs;
+        put_zeros(&s, zeros);
+    put(&s, in_use + 1);
+    return s.count;
 }
 
-/* bzip2's table choice and the bits it spends on the tables, selectors and symbols. */
-static uint64_t coded_bits(const struct randd_bzlen *z, const struct symbols *s,
-                           unsigned alpha)
+/* bzip2's table choice and the bits it spends on the selectors, tables and symbols, from
+ * each group's symbol counts. */
+static uint64_t coded_bits(struct randd_bzlen *z, uint32_t count, unsigned alpha)
 {
-    unsigned tables = s->count < 200 ? 2 : s->count < 600 ? 3 : s->count < 1200 ? 4 :
-                      s->count < 2400 ? 5 : 6;
+    unsigned tables = count < 200 ? 2 : count < 600 ? 3 : count < 1200 ? 4 :
+                      count < 2400 ? 5 : 6;
+    uint32_t groups = (count + GROUP_SIZE - 1) / GROUP_SIZE;
     unsigned char len[MAX_TABLES][MAX_ALPHA];
-    int rfreq[MAX_TABLES][MAX_ALPHA];
-    uint8_t *choice = malloc(s->groups ? s->groups : 1);
+    int rfreq[MAX_TABLES][MAX_ALPHA], freq[MAX_ALPHA] = { 0 };
     uint64_t bits = 3 + 15;
-    int remaining = (int)s->count, gs = 0;
+    int remaining = (int)count, gs = 0;
 
-    if (!choice)
-        return 0;
+    for (uint32_t g = 0; g < groups; g++)
+        for (unsigned v = 0; v < alpha; v++)
+            freq[v] += z->hist[(size_t)g * alpha + v];
     /* the initial partition: tables cover consecutive symbol ranges of about equal weight */
     for (int part = (int)tables; part > 0; part--) {
         int target = remaining / part, ge = gs - 1, got = 0;
 
         while (got < target && ge < (int)alpha - 1)
-            got += (int)s->freq[++ge];
+            got += freq[++ge];
         if (ge > gs && part != (int)tables && part != 1 && ((int)tables - part) % 2 == 1)
-            got -= (int)s->freq[ge--];
+            got -= freq[ge--];
         for (int v = 0; v < (int)alpha; v++)
             len[part - 1][v] = v >= gs && v <= ge ? 0 : 15;
         gs = ge + 1;
@@ -536,7 +650,6 @@ static uint64_t coded_bits(const struct randd_bzlen *z, const struct symbols *s,
     }
     for (int iter = 0; iter < ITERATIONS; iter++) {
         uint64_t pack[MAX_ALPHA];   /* every table's length in 10 bits: 50 x 17 < 1024 */
-        uint32_t from = 0;
 
         memset(rfreq, 0, sizeof(rfreq));
         for (unsigned v = 0; v < alpha; v++) {
@@ -544,12 +657,13 @@ static uint64_t coded_bits(const struct randd_bzlen *z, const struct symbols *s,
             for (unsigned t = 0; t < tables; t++)
                 pack[v] |= (uint64_t)len[t][v] << 10 * t;
         }
-        for (uint32_t g = 0; g < s->groups; g++) {
+        for (uint32_t g = 0; g < groups; g++) {
+            const uint8_t *h = z->hist + (size_t)g * alpha;
             uint64_t cost = 0;
             unsigned best = 0, best_cost = 1u << 30;
 
-            for (uint32_t i = from; i < z->group_end[g]; i++)
-                cost += (z->mtf[i] & 0xff) * pack[z->mtf[i] >> 8];
+            for (unsigned v = 0; v < alpha; v++)
+                cost += h[v] * pack[v];
             for (unsigned t = 0; t < tables; t++) {
                 unsigned c = (unsigned)(cost >> 10 * t) & 1023;
 
@@ -558,10 +672,9 @@ static uint64_t coded_bits(const struct randd_bzlen *z, const struct symbols *s,
                     best = t;
                 }
             }
-            choice[g] = (uint8_t)best;
-            for (uint32_t i = from; i < z->group_end[g]; i++)
-                rfreq[best][z->mtf[i] >> 8] += (int)(z->mtf[i] & 0xff);
-            from = z->group_end[g];
+            z->choice[g] = (uint8_t)best;
+            for (unsigned v = 0; v < alpha; v++)
+                rfreq[best][v] += h[v];
         }
         for (unsigned t = 0; t < tables; t++)
             BZ2_hbMakeCodeLengths(len[t], rfreq[t], (int)alpha, MAX_CODE_LEN);
@@ -571,11 +684,11 @@ static uint64_t coded_bits(const struct randd_bzlen *z, const struct symbols *s,
 
         for (unsigned t = 0; t < tables; t++)
             order[t] = (uint8_t)t;
-        for (uint32_t g = 0; g < s->groups; g++) {
+        for (uint32_t g = 0; g < groups; g++) {
             unsigned j = 0;
             uint8_t prev = order[0];
 
-            while (prev != choice[g]) {
+            while (prev != z->choice[g]) {
                 uint8_t t = order[++j];
 
                 order[j] = prev;
@@ -596,25 +709,22 @@ static uint64_t coded_bits(const struct randd_bzlen *z, const struct symbols *s,
         for (unsigned v = 0; v < alpha; v++)    /* the symbols coded with this table */
             bits += (uint64_t)rfreq[t][v] * len[t][v];
     }
-    OPENSSL_cleanse(choice, s->groups ? s->groups : 1);
-    free(choice);
     return bits;
 }
 
-/* The bits of one block of nb > 0 bytes in z->block. */
-static uint64_t block_bits(struct randd_bzlen *z, uint32_t nb)
+/* The bits of one block of nb > 0 bytes. */
+static uint64_t block_bits(struct randd_bzlen *z, const uint8_t *block, uint32_t nb)
 {
     bool used[256] = { false };
     uint8_t seq[256];
     unsigned in_use = 0, used16 = 0;
     uint32_t m, types;
-    struct symbols *s = calloc(1, sizeof(*s));
-    uint64_t bits, tables;
 
-    if (!s)
-        return 0;
-    for (uint32_t i = 0; i < nb; i++)
-        used[z->block[i]] = true;
+    if (!words_of(z, block, nb, &m, &types))
+        bytes_of(z, block, nb, &m, &types);
+    for (uint32_t t = 0; t < types; t++)        /* the bytes used are the words' */
+        for (uint32_t o = 0; o < z->type_len[t]; o++)
+            used[(uint8_t)(z->type_key[t] >> (56 - 8 * o))] = true;
     for (unsigned c = 0; c < 256; c++)
         if (used[c])
             seq[c] = (uint8_t)in_use++;
@@ -625,17 +735,11 @@ static uint64_t block_bits(struct randd_bzlen *z, uint32_t nb)
             any |= used[16 * i + j];
         used16 += any;
     }
-    if (!words_of(z, nb, &m, &types))
-        bytes_of(z, nb, &m, &types);
     sort_rotations(z, m, types);
-    last_column(z, m, types);
-    move_to_front(z, nb, seq, in_use, s);
-    tables = coded_bits(z, s, in_use + 2);
-    /* block magic 48, CRC 32, randomised 1, origPtr 24; the symbol map */
-    bits = tables ? 48 + 32 + 1 + 24 + 16 + 16 * used16 + tables : 0;
-    OPENSSL_cleanse(s, sizeof(*s));
-    free(s);
-    return bits;
+    last_column(z, m, types, seq);
+    /* block magic 48, CRC 32, randomised 1, origPtr 24; the symbol map; the rest */
+    return 48 + 32 + 1 + 24 + 16 + 16 * used16 +
+           coded_bits(z, move_to_front(z, nb, in_use), in_use + 2);
 }
 
 uint64_t randd_bzlen_count(struct randd_bzlen *z, const uint8_t *in, size_t n)
@@ -647,15 +751,12 @@ uint64_t randd_bzlen_count(struct randd_bzlen *z, const uint8_t *in, size_t n)
     if (n > UINT32_MAX)
         return 0;
     while (!last) {
+        const uint8_t *block;
         uint32_t nb;
-        uint64_t b;
 
-        last = fill_block(z, &r, &nb);
-        if (nb == 0)
-            continue;           /* only when there is no input at all */
-        if ((b = block_bits(z, nb)) == 0)
-            return 0;
-        bits += b;
+        last = fill_block(z, &r, &block, &nb);
+        if (nb > 0)             /* 0 only when there is no input at all */
+            bits += block_bits(z, block, nb);
     }
     bits += 48 + 32;            /* end-of-stream magic, combined CRC */
     return (bits + 7) / 8;

@@ -27,6 +27,8 @@ void BZ2_hbMakeCodeLengths(unsigned char *len, int *freq, int alpha_size, int ma
 #define MAX_TYPES     4096      /* distinct words; more, and the block is sorted bytewise */
 #define HASH_SLOTS    (2 * MAX_TYPES)
 #define GROUPS(n)     ((n) / GROUP_SIZE + 2)    /* groups of n + 1 symbols, EOB included */
+#define PLACE_BITS    20        /* a rotation's place: blocks are under 900,000 + 20 bytes */
+#define KEY_BITS      36        /* the first sort's key: the first words, packed */
 
 struct randd_bzlen {
     int level;
@@ -34,11 +36,11 @@ struct randd_bzlen {
     size_t cap;                 /* block_max + BLOCK_SLACK */
     uint8_t *block;             /* the block after the run-length step */
     uint8_t *last;              /* its rotations' last column, in rotation order */
+    uint8_t *sym;               /* the move-to-front symbols, when they fit a byte */
     uint32_t *word;             /* each word's type, as its rank among the block's types */
     uint32_t *sa, *group;       /* word rotations in order; each one's group number */
-    uint64_t *pair;             /* sort scratch: key << 32 | rotation */
+    uint64_t *pair, *pair2;     /* sort scratch: key << 32 | rotation, or << PLACE_BITS */
     uint32_t *todo, *next;      /* unsorted groups as (start, length) */
-    uint32_t *count;            /* counting sort, cap + MAX_TYPES + 1 */
     uint8_t *hist;              /* per group of 50 symbols, each symbol's count */
     uint8_t *choice;            /* per group, its table */
 
@@ -68,17 +70,18 @@ struct randd_bzlen *randd_bzlen_new(int level)
     z->cap = z->block_max + BLOCK_SLACK;
     z->block = malloc(z->cap);
     z->last = malloc(z->cap);
+    z->sym = malloc(z->cap);
     z->word = malloc(z->cap * sizeof(*z->word));
     z->sa = malloc(z->cap * sizeof(*z->sa));
     z->group = malloc(z->cap * sizeof(*z->group));
     z->pair = malloc(z->cap * sizeof(*z->pair));
+    z->pair2 = malloc(z->cap * sizeof(*z->pair2));
     z->todo = malloc(z->cap * sizeof(*z->todo));
     z->next = malloc(z->cap * sizeof(*z->next));
-    z->count = malloc((z->cap + MAX_TYPES + 1) * sizeof(*z->count));
     z->hist = malloc(GROUPS(z->cap) * MAX_ALPHA);
     z->choice = malloc(GROUPS(z->cap));
-    if (!z->block || !z->last || !z->word || !z->sa || !z->group || !z->pair || !z->todo ||
-        !z->next || !z->count || !z->hist || !z->choice) {
+    if (!z->block || !z->last || !z->sym || !z->word || !z->sa || !z->group || !z->pair || !z->pair2 || !z->todo ||
+        !z->next || !z->hist || !z->choice) {
         randd_bzlen_free(z);
         return NULL;
     }
@@ -99,13 +102,14 @@ void randd_bzlen_free(struct randd_bzlen *z)
         return;
     release(z->block, z->cap);
     release(z->last, z->cap);
+    release(z->sym, z->cap);
     release(z->word, z->cap * sizeof(*z->word));
     release(z->sa, z->cap * sizeof(*z->sa));
     release(z->group, z->cap * sizeof(*z->group));
     release(z->pair, z->cap * sizeof(*z->pair));
+    release(z->pair2, z->cap * sizeof(*z->pair2));
     release(z->todo, z->cap * sizeof(*z->todo));
     release(z->next, z->cap * sizeof(*z->next));
-    release(z->count, (z->cap + MAX_TYPES + 1) * sizeof(*z->count));
     release(z->hist, GROUPS(z->cap) * MAX_ALPHA);
     release(z->choice, GROUPS(z->cap));
     OPENSSL_cleanse(z, sizeof(*z));
@@ -372,34 +376,51 @@ static void insertion_sort(uint64_t *a, uint32_t n)
 static void sort_rotations(struct randd_bzlen *z, uint32_t m, uint32_t sigma)
 {
     const uint32_t *w = z->word;
-    uint32_t *sa = z->sa, *g = z->group, *count = z->count, *todo = z->todo, *next = z->next;
-    uint64_t limit = m > MAX_TYPES ? m : MAX_TYPES, span = sigma, top = 1, key = 0;
-    uint32_t k = 1, groups = 0;
+    uint32_t *sa = z->sa, *g = z->group, *todo = z->todo, *next = z->next;
+    uint64_t *from = z->pair, *to = z->pair2, key = 0, mask;
+    uint32_t k, b = 1, groups = 0;
 
-    /* first by the first k words, k as many as keep sigma^k within the counting array */
-    while (k < m && span * sigma <= limit) {
-        span *= sigma;
-        k++;
-    }
-    for (uint32_t j = 1; j < k; j++)
-        top *= sigma;
-    memset(count, 0, (span + 1) * sizeof(*count));
+    /* first by the first k words, packed into at most KEY_BITS above the rotation's place
+     * and sorted 12 bits at a time from the lowest */
+    while ((1u << b) < sigma)
+        b++;
+    k = KEY_BITS / b < m ? KEY_BITS / b : m;
+    mask = ((uint64_t)1 << k * b) - 1;
     for (uint32_t j = 0; j < k; j++)
-        key = key * sigma + w[j % m];
-    for (uint32_t i = 0; i < m; i++) {
-        z->pair[i] = key;
-        count[key + 1]++;
-        key = (key - w[i] * top) * sigma + w[(i + k) % m];
+        key = key << b | w[j];
+    for (uint32_t i = 0, ahead = k; i < m; i++, ahead++) {
+        if (ahead == m)
+            ahead = 0;
+        from[i] = key << PLACE_BITS | i;
+        key = (key << b | w[ahead]) & mask;
     }
-    for (uint64_t c = 1; c <= span; c++)
-        count[c] += count[c - 1];
+    for (uint32_t shift = PLACE_BITS; shift < PLACE_BITS + k * b; shift += 12) {
+        uint32_t count[4096] = { 0 }, at = 0;
+
+        for (uint32_t i = 0; i < m; i++)
+            count[from[i] >> shift & 4095]++;
+        for (uint32_t d = 0; d < 4096; d++) {
+            uint32_t c = count[d];
+
+            count[d] = at;
+            at += c;
+        }
+        for (uint32_t i = 0; i < m; i++)
+            to[count[from[i] >> shift & 4095]++] = from[i];
+        {
+            uint64_t *t = from;
+
+            from = to;
+            to = t;
+        }
+    }
     for (uint32_t i = 0; i < m; i++)
-        sa[count[z->pair[i]]++] = i;
+        sa[i] = (uint32_t)(from[i] & ((1u << PLACE_BITS) - 1));
     for (uint32_t end = m; end > 0;) {
         uint32_t start = end - 1;
-        uint64_t kk = z->pair[sa[end - 1]];
+        uint64_t kk = from[end - 1] >> PLACE_BITS;
 
-        while (start > 0 && z->pair[sa[start - 1]] == kk)
+        while (start > 0 && from[start - 1] >> PLACE_BITS == kk)
             start--;
         for (uint32_t x = start; x < end; x++)
             g[sa[x]] = end - 1;
@@ -541,6 +562,24 @@ static inline void put(struct symbols *s, unsigned v)
     }
 }
 
+/* put() over symbols v[0..end), kept in locals for the reason CHAIN_STEP gives */
+static void put_all(struct symbols *s, const uint8_t *v, const uint8_t *end)
+{
+    uint8_t *row = s->row;
+    unsigned left = s->left;
+
+    s->count += (uint32_t)(end - v);
+    for (; v < end; v++) {
+        row[*v]++;
+        if (--left == 0) {
+            row += s->alpha;
+            left = GROUP_SIZE;
+        }
+    }
+    s->row = row;
+    s->left = left;
+}
+
 /* Zero runs in bijective base 2, RUNA (0) for 1 and RUNB (1) for 2, least significant first. */
 static void put_zeros(struct symbols *s, uint32_t zeros)
 {
@@ -553,9 +592,136 @@ static void put_zeros(struct symbols *s, uint32_t zeros)
     }
 }
 
+/* Up to 16 bytes in use, a move-to-front list fits the nibbles of one word, first place
+ * lowest. A chain runs it over part of the last column and writes its symbols as bytes. */
+#define CHAINS 4
+
+struct chain {
+    uint64_t list;
+    uint32_t zeros;             /* the zero run being read */
+    uint8_t *out;
+};
+
+static uint8_t *zeros_out(uint8_t *out, uint32_t zeros)
+{
+    zeros--;
+    for (;;) {
+        *out++ = zeros & 1;
+        if (zeros < 2)
+            return out;
+        zeros = (zeros - 2) / 2;
+    }
+}
+
+/* One step of a chain held in locals (byte stores through out may alias any memory, so a
+ * chain kept in a struct would be reloaded at every step). */
+#define CHAIN_STEP(list, zeros, out, byte)                                                   \
+    do {                                                                                     \
+        const uint64_t ones_ = 0x1111111111111111ull, low_ = 0x7777777777777777ull;          \
+        uint8_t c_ = (byte);                                                                 \
+        uint64_t x_ = (list) ^ c_ * ones_, zero_ = ~(((x_ & low_) + low_) | x_ | low_);      \
+        unsigned j_ = (unsigned)__builtin_ctzll(zero_) / 4;    /* c's place */              \
+                                                                                             \
+        if (j_ == 0) {                                                                       \
+            (zeros)++;                                                                       \
+            break;                                                                           \
+        }                                                                                    \
+        if (zeros) {                                                                         \
+            (out) = zeros_out((out), (zeros));                                               \
+            (zeros) = 0;                                                                     \
+        }                                                                                    \
+        (list) = ((list) & ~(((uint64_t)2 << (4 * j_ + 3)) - 1)) |                           \
+                 ((list) & (((uint64_t)1 << 4 * j_) - 1)) << 4 | c_;                         \
+        *(out)++ = (uint8_t)(j_ + 1);                                                        \
+    } while (0)
+
+static void chain_run(struct chain *ch, const uint8_t *l, uint32_t from, uint32_t to)
+{
+    uint64_t list = ch->list;
+    uint32_t zeros = ch->zeros;
+    uint8_t *out = ch->out;
+
+    for (uint32_t i = from; i < to; i++)
+        CHAIN_STEP(list, zeros, out, l[i]);
+    ch->list = list;
+    ch->zeros = zeros;
+    ch->out = out;
+}
+
+/* The list as it stands before l[at]: the bytes seen, most recent first, then the others in
+ * their first order. */
+static uint64_t list_before(const uint8_t *l, uint32_t at, unsigned in_use)
+{
+    uint64_t list = 0;
+    unsigned seen = 0, place = 0;
+
+    for (uint32_t i = at; i > 0 && place < in_use; i--)
+        if (!(seen >> l[i - 1] & 1)) {
+            seen |= 1u << l[i - 1];
+            list |= (uint64_t)l[i - 1] << 4 * place++;
+        }
+    for (unsigned c = 0; c < in_use; c++)
+        if (!(seen >> c & 1))
+            list |= (uint64_t)c << 4 * place++;
+    return list;
+}
+
+/* The move-to-front of one step depends on the step before: CHAINS chains, each over a
+ * part of the column starting at a byte unlike the one before it (so that no zero run
+ * crosses a part's start), with the list as it stands there, run side by side. */
+static void move_to_front_chains(struct randd_bzlen *z, uint32_t nb, unsigned in_use,
+                                 struct symbols *s)
+{
+    const uint8_t *l = z->last;
+    uint32_t start[CHAINS + 1], shortest = nb;
+    struct chain ch[CHAINS];
+
+    start[0] = 0;
+    start[CHAINS] = nb;
+    for (unsigned k = 1; k < CHAINS; k++) {
+        uint32_t at = (uint32_t)((uint64_t)nb * k / CHAINS);
+
+        if (at < start[k - 1])
+            at = start[k - 1];
+        while (at > 0 && at < nb && l[at] == l[at - 1])
+            at++;
+        start[k] = at;
+    }
+    for (unsigned k = 0; k < CHAINS; k++) {
+        ch[k].list = list_before(l, start[k], in_use);
+        ch[k].zeros = 0;
+        ch[k].out = z->sym + start[k];     /* a part writes no more symbols than it reads */
+        if (start[k + 1] - start[k] < shortest)
+            shortest = start[k + 1] - start[k];
+    }
+    {
+        uint64_t list0 = ch[0].list, list1 = ch[1].list, list2 = ch[2].list, list3 = ch[3].list;
+        uint32_t zeros0 = 0, zeros1 = 0, zeros2 = 0, zeros3 = 0;
+        uint8_t *out0 = ch[0].out, *out1 = ch[1].out, *out2 = ch[2].out, *out3 = ch[3].out;
+        const uint8_t *l0 = l + start[0], *l1 = l + start[1], *l2 = l + start[2],
+                      *l3 = l + start[3];
+
+        for (uint32_t i = 0; i < shortest; i++) {
+            CHAIN_STEP(list0, zeros0, out0, l0[i]);
+            CHAIN_STEP(list1, zeros1, out1, l1[i]);
+            CHAIN_STEP(list2, zeros2, out2, l2[i]);
+            CHAIN_STEP(list3, zeros3, out3, l3[i]);
+        }
+        ch[0] = (struct chain){ list0, zeros0, out0 };
+        ch[1] = (struct chain){ list1, zeros1, out1 };
+        ch[2] = (struct chain){ list2, zeros2, out2 };
+        ch[3] = (struct chain){ list3, zeros3, out3 };
+    }
+    for (unsigned k = 0; k < CHAINS; k++) {
+        chain_run(&ch[k], l, start[k] + shortest, start[k + 1]);
+        if (ch[k].zeros)
+            ch[k].out = zeros_out(ch[k].out, ch[k].zeros);
+        put_all(s, z->sym + start[k], ch[k].out);
+    }
+}
+
 /* bzip2's move-to-front over the last column: symbol j + 1 for a byte at place j > 0 of the
- * list, zero runs as above, EOB (in_use + 1) last. Up to 16 bytes in use, the list is held
- * in the nibbles of one word. Returns nMTF. */
+ * list, zero runs as above, EOB (in_use + 1) last. Returns nMTF. */
 static uint32_t move_to_front(struct randd_bzlen *z, uint32_t nb, unsigned in_use)
 {
     const uint8_t *l = z->last;
@@ -564,27 +730,7 @@ static uint32_t move_to_front(struct randd_bzlen *z, uint32_t nb, unsigned in_us
 
     memset(z->hist, 0, (size_t)GROUPS(nb) * s.alpha);
     if (in_use <= 16) {
-        const uint64_t ones = 0x1111111111111111ull, low = 0x7777777777777777ull;
-        uint64_t list = 0;
-
-        for (unsigned i = 0; i < in_use; i++)
-            list |= (uint64_t)i << 4 * i;
-        for (uint32_t i = 0; i < nb; i++) {
-            uint64_t x = list ^ l[i] * ones, zero = ~(((x & low) + low) | x | low);
-            unsigned j = (unsigned)__builtin_ctzll(zero) / 4;
-
-            if (j == 0) {
-                zeros++;
-                continue;
-            }
-            if (zeros) {
-                put_zeros(&s, zeros);
-                zeros = 0;
-            }
-            list = (list & ~(((uint64_t)2 << (4 * j + 3)) - 1)) |
-                   (list & (((uint64_t)1 << 4 * j) - 1)) << 4 | l[i];
-            put(&s, j + 1);
-        }
+        move_to_front_chains(z, nb, in_use, &s);
     } else {
         uint8_t list[256];
 
@@ -613,9 +759,9 @@ static uint32_t move_to_front(struct randd_bzlen *z, uint32_t nb, unsigned in_us
             list[0] = c;
             put(&s, j + 1);
         }
+        if (zeros)
+            put_zeros(&s, zeros);
     }
-    if (zeros)
-        put_zeros(&s, zeros);
     put(&s, in_use + 1);
     return s.count;
 }

@@ -6,6 +6,7 @@
  * bzip2 1.0 format's and bzip2 1.0.8's documented behaviour. */
 #include "bzip2_length.h"
 
+#include <endian.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ void BZ2_hbMakeCodeLengths(unsigned char *len, int *freq, int alpha_size, int ma
 #define DELIMITER     ' '       /* words end in this byte */
 #define MAX_WORD      8         /* a word packs into a uint64 key */
 #define MAX_TYPES     4096      /* distinct words; more, and the block is sorted bytewise */
+#define SHORT_WORD    4         /* "255 ": the statistic's longest word, but for one a block */
 #define HASH_SLOTS    (2 * MAX_TYPES)
 #define GROUPS(n)     ((n) / GROUP_SIZE + 2)    /* groups of n + 1 symbols, EOB included */
 #define PLACE_BITS    20        /* a rotation's place: blocks are under 900,000 + 20 bytes */
@@ -54,7 +56,7 @@ struct randd_bzlen {
     uint32_t hash_type[HASH_SLOTS];
     uint64_t tail_key[MAX_TYPES * MAX_WORD];
     uint32_t tail_id[MAX_TYPES * MAX_WORD];     /* by rank * MAX_WORD + offset */
-    uint32_t tail_pos[MAX_TYPES * MAX_WORD];
+    uint32_t tail_pos[MAX_TYPES * MAX_WORD + 1];  /* and one past the ends of short words */
 };
 
 /* --- work arrays -------------------------------------------------------------------------- */
@@ -288,8 +290,42 @@ static bool words_of(struct randd_bzlen *z, const uint8_t *b, uint32_t nb, uint3
         return false;
     start = (uint32_t)(d - b) + 1;
     memset(z->hash_key, 0, sizeof(z->hash_key));
+    {   /* 8 bytes at a time while a word's 8 bytes can be read whole */
+        const uint64_t low = 0x7f7f7f7f7f7f7f7full, delimiters = DELIMITER * 0x0101010101010101ull;
+        const uint8_t *p = b + start, *word = p;
+
+        for (; p + 16 <= b + nb; p += 8) {
+            uint64_t x, e, hit;
+
+            memcpy(&x, p, 8);
+            e = x ^ delimiters;
+            hit = ~(((e & low) + low) | e | low);      /* 0x80 where a delimiter is */
+            for (; hit; hit &= hit - 1) {
+                const uint8_t *at = p + __builtin_ctzll(hit) / 8;
+                uint32_t n = (uint32_t)(at - word) + 1;
+                uint64_t y;
+                int t;
+
+                if (n > MAX_WORD)
+                    return false;
+                memcpy(&y, word, 8);
+                y = be64toh(y) & ~(uint64_t)0 << 8 * (MAX_WORD - n);
+                if ((t = type_of(z, y, n, &types)) < 0)
+                    return false;
+                z->word[m++] = (uint32_t)t;
+                word = at + 1;
+            }
+        }
+        for (; word < p; word++) {      /* the word under way, byte by byte from here */
+            key = key << 8 | *word;
+            len++;
+        }
+        if (len > MAX_WORD)
+            return false;
+        start = (uint32_t)(p - b);      /* where the bytewise reading goes on */
+    }
     for (uint32_t part = 0; part < 2; part++) {
-        const uint8_t *p = part ? b : b + start, *end = part ? b + start : b + nb;
+        const uint8_t *p = part ? b : b + start, *end = part ? b + (d - b) + 1 : b + nb;
 
         for (; p < end; p++) {
             int t;
@@ -529,14 +565,27 @@ static void last_column(struct randd_bzlen *z, uint32_t m, uint32_t types, const
         z->tail_pos[i] = at;
         at += c;
     }
+    /* Words of up to SHORT_WORD bytes take SHORT_WORD steps, the ones past their end into a
+     * bucket that stays at z->last[nb] (the column has room): no branch on a word's length,
+     * which would be mispredicted about once a word. */
+    z->tail_pos[distinct] = at;
+    for (uint32_t t = 0; t < types; t++)
+        for (uint32_t o = z->type_len[t]; o < SHORT_WORD; o++)
+            z->tail_id[t * MAX_WORD + o] = distinct;
     for (uint32_t i = 0; i < m; i++) {
         uint32_t s = z->sa[i], p = s ? s - 1 : m - 1, q = p ? p - 1 : m - 1;
-        uint32_t t = z->word[p];
+        uint32_t t = z->word[p], len = z->type_len[t];
         uint64_t key = z->type_seq[t];
         const uint32_t *id = &z->tail_id[t * MAX_WORD];
 
         z->last[z->tail_pos[id[0]]++] = final[z->word[q]];
-        for (uint32_t o = 1; o < z->type_len[t]; o++)
+        for (uint32_t o = 1; o < SHORT_WORD; o++) {
+            uint32_t pos = z->tail_pos[id[o]];
+
+            z->last[pos] = (uint8_t)(key >> (64 - 8 * o));
+            z->tail_pos[id[o]] = pos + (o < len);
+        }
+        for (uint32_t o = SHORT_WORD; o < len; o++)
             z->last[z->tail_pos[id[o]]++] = (uint8_t)(key >> (64 - 8 * o));
     }
 }

@@ -82,8 +82,8 @@ struct randd_bzlen *randd_bzlen_new(int level)
     z->next = malloc(z->cap * sizeof(*z->next));
     z->hist = malloc(GROUPS(z->cap) * MAX_ALPHA);
     z->choice = malloc(GROUPS(z->cap));
-    if (!z->block || !z->last || !z->sym || !z->word || !z->sa || !z->group || !z->pair || !z->pair2 || !z->todo ||
-        !z->next || !z->hist || !z->choice) {
+    if (!z->block || !z->last || !z->sym || !z->word || !z->sa || !z->group || !z->pair ||
+        !z->pair2 || !z->todo || !z->next || !z->hist || !z->choice) {
         randd_bzlen_free(z);
         return NULL;
     }
@@ -291,7 +291,8 @@ static bool words_of(struct randd_bzlen *z, const uint8_t *b, uint32_t nb, uint3
     start = (uint32_t)(d - b) + 1;
     memset(z->hash_key, 0, sizeof(z->hash_key));
     {   /* 8 bytes at a time while a word's 8 bytes can be read whole */
-        const uint64_t low = 0x7f7f7f7f7f7f7f7full, delimiters = DELIMITER * 0x0101010101010101ull;
+        const uint64_t low = 0x7f7f7f7f7f7f7f7full;
+        const uint64_t delimiters = DELIMITER * 0x0101010101010101ull;
         const uint8_t *p = b + start, *word = p;
 
         for (; p + 16 <= b + nb; p += 8) {

@@ -124,7 +124,8 @@ START_TEST(runs_of_equal_bytes_count_as_libbz2)
 
         while (at < n) {
             size_t run = below(4) ? 1 + below(3) : 4 + below(297);
-            uint8_t c = (uint8_t)(i % 3 ? below(alphabet) : (unsigned char)" 0123456789"[below(11)]);
+            uint8_t c = (uint8_t)(i % 3 ? below(alphabet)
+                                        : (unsigned char)" 0123456789"[below(11)]);
 
             for (size_t j = 0; j < run && at < n; j++)
                 in[at++] = c;
@@ -215,7 +216,8 @@ START_TEST(periodic_and_all_equal_inputs_count_as_libbz2)
         }
     for (size_t period = 1; period <= 20; period++) {
         for (size_t i = 0; i < period; i++)
-            unit[i] = (uint8_t)(period % 2 ? below(256) : (unsigned char)"0123456789 "[below(11)]);
+            unit[i] = (uint8_t)(period % 2 ? below(256)
+                                           : (unsigned char)"0123456789 "[below(11)]);
         for (size_t i = 0; i < 150000; i++)
             in[i] = unit[i % period];
         agree(in, 150000, 1, "a random period");
@@ -315,7 +317,8 @@ START_TEST(the_iid_track_counts_alike_by_count_or_by_libbz2)
     ck_assert_int_eq(randd_iid_assess_with(v, n, 0, &o, &counted, NULL, NULL), 0);
     o.flags = RANDD_IID_LIBBZ2;
     ck_assert_int_eq(randd_iid_assess_with(v, n, 0, &o, &compressed, NULL, NULL), 0);
-    ck_assert_msg(counted.compression_counted, "the count disagreed with libbz2 on the data or shuffle 0");
+    ck_assert_msg(counted.compression_counted,
+                  "the count disagreed with libbz2 on the data or on shuffle 0");
     ck_assert(!compressed.compression_counted);
     ck_assert_uint_eq(counted.shuffles, compressed.shuffles);
     ck_assert_msg(memcmp(counted.counts, compressed.counts, sizeof(counted.counts)) == 0,

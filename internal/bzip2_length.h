@@ -25,7 +25,7 @@
 
 struct randd_bzlen;
 
-/* Work arrays for blocks of bzip2 level `level` (1..9): about 30 bytes per block byte, kept
+/* Work arrays for blocks of bzip2 level `level` (1..9): about 45 bytes per block byte, kept
  * between counts. NULL on a bad level or no memory. */
 struct randd_bzlen *randd_bzlen_new(int level);
 /* Wipes the work arrays (they held the text) and frees them. NULL is accepted. */

@@ -30,8 +30,8 @@
  * the byte, on the data: compression_counted says so. When the two differ, or with
  * RANDD_IID_LIBBZ2, libbz2 compresses every shuffle, as ea_iid does. Memory: about 14 bytes
  * per sample (suffix array, each thread's copies, the compression test's text and bzip2's
- * work arrays, or the count's, about as large), wiped before it is freed, as the samples may
- * be secret. */
+ * work arrays), and 23 MB a thread for the count's, wiped before it is freed, as the samples
+ * may be secret. */
 #ifndef RANDD_ENTROPY_IID_H
 #define RANDD_ENTROPY_IID_H
 

@@ -484,18 +484,21 @@ static void arena_free(void *opaque, void *p)
  * text. Returns its length. */
 static size_t decimal_text(char *text, const uint8_t *raw, size_t n)
 {
-    static const char digits[] = "0123456789";
+    char word[256][4];          /* each value's word, padded; text has room for 4 a value */
+    uint8_t len[256];
     char *t = text;
 
-    for (size_t i = 0; i < n; i++) {
-        unsigned v = raw[i];
+    /* from a table, without branches on the values: a branch on v >= 100 or v >= 10 would be
+     * mispredicted on about every other random byte */
+    for (unsigned v = 0; v < 256; v++) {
+        char digits[8] = { 0 };
 
-        if (v >= 100)
-            *t++ = digits[v / 100];
-        if (v >= 10)
-            *t++ = digits[v / 10 % 10];
-        *t++ = digits[v % 10];
-        *t++ = ' ';
+        len[v] = (uint8_t)snprintf(digits, sizeof(digits), "%u ", v);
+        memcpy(word[v], digits, 4);
+    }
+    for (size_t i = 0; i < n; i++) {
+        memcpy(t, word[raw[i]], 4);
+        t += len[raw[i]];
     }
     return (size_t)(t - text - 1);
 }

@@ -3,8 +3,8 @@
  * tests. Where the standard leaves room (how bins are merged, how binary data is converted,
  * which copy of the data a statistic reads), this follows NIST's ea_iid, whose figures the
  * tests compare with. The suffix array for the LRS test is entropy_assess_tuples.c's; the
- * shuffles' compression statistic is counted by bzip2_length.c once it agrees with libbz2 on
- * the data. */
+ * shuffles' compression statistic is counted by bzip2_length.c once the count agrees with
+ * libbz2 on the data and on shuffle 0. */
 #include "entropy_iid.h"
 #include "entropy_assess_internal.h"
 #include "bzip2_length.h"

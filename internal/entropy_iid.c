@@ -2,9 +2,12 @@
  * chi-square and longest-repeated-substring tests, the 19 statistics and their permutation
  * tests. Where the standard leaves room (how bins are merged, how binary data is converted,
  * which copy of the data a statistic reads), this follows NIST's ea_iid, whose figures the
- * tests compare with. The suffix array for the LRS test is entropy_assess_tuples.c's. */
+ * tests compare with. The suffix array for the LRS test is entropy_assess_tuples.c's; the
+ * shuffles' compression statistic is counted by bzip2_length.c once the count agrees with
+ * libbz2 on the data and on shuffle 0. */
 #include "entropy_iid.h"
 #include "entropy_assess_internal.h"
+#include "bzip2_length.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -345,6 +348,7 @@ struct scratch {
     size_t text_cap;
     char *packed;               /* bzip2's output */
     unsigned packed_cap;
+    struct randd_bzlen *counter;    /* counts bzip2's length instead; NULL: libbz2 compresses */
     struct bz_arena {           /* bzip2's work arrays, kept from one shuffle to the next */
         void *block[4];
         size_t size[4];
@@ -476,36 +480,57 @@ static void arena_free(void *opaque, void *p)
             a->busy[i] = false;
 }
 
-/* The bzip2 length of the values written in decimal, separated by single spaces, at ea_iid's
- * settings (block size 5, the default work factor): what BZ2_bzBuffToBuffCompress gives. */
-static double compression(struct scratch *w, const uint8_t *raw, size_t n)
+/* The values written in decimal, separated by single spaces: the compression statistic's
+ * text. Returns its length. */
+static size_t decimal_text(char *text, const uint8_t *raw, size_t n)
 {
-    static const char digits[] = "0123456789";
+    char word[256][4];          /* each value's word, padded; text has room for 4 a value */
+    uint8_t len[256];
+    char *t = text;
+
+    /* from a table, without branches on the values: a branch on v >= 100 or v >= 10 would be
+     * mispredicted on about every other random byte */
+    for (unsigned v = 0; v < 256; v++) {
+        char digits[8] = { 0 };
+
+        len[v] = (uint8_t)snprintf(digits, sizeof(digits), "%u ", v);
+        memcpy(word[v], digits, 4);
+    }
+    for (size_t i = 0; i < n; i++) {
+        memcpy(t, word[raw[i]], 4);
+        t += len[raw[i]];
+    }
+    return (size_t)(t - text - 1);
+}
+
+/* The text's bzip2 length at ea_iid's settings (block size 5, the default work factor): what
+ * BZ2_bzBuffToBuffCompress gives, from libbz2 itself. 0.0: libbz2 failed. */
+static double compressed_length(struct scratch *w, size_t len)
+{
     bz_stream z = { .bzalloc = arena_alloc, .bzfree = arena_free, .opaque = &w->arena };
     unsigned packed;
-    char *t = w->text;
     int rc;
 
-    for (size_t i = 0; i < n; i++) {
-        unsigned v = raw[i];
-
-        if (v >= 100)
-            *t++ = digits[v / 100];
-        if (v >= 10)
-            *t++ = digits[v / 10 % 10];
-        *t++ = digits[v % 10];
-        *t++ = ' ';
-    }
     if (BZ2_bzCompressInit(&z, BZ_LEVEL, 0, 0) != BZ_OK)
         return 0.0;
     z.next_in = w->text;
-    z.avail_in = (unsigned)(t - w->text - 1);
+    z.avail_in = (unsigned)len;
     z.next_out = w->packed;
     z.avail_out = w->packed_cap;
     rc = BZ2_bzCompress(&z, BZ_FINISH);     /* BZ_FINISH_OK: the output did not fit */
     packed = z.total_out_lo32;
     BZ2_bzCompressEnd(&z);
     return rc == BZ_STREAM_END ? (double)packed : 0.0;
+}
+
+/* The compression statistic: counted when the thread has a counter, else by libbz2. */
+static double compression(struct scratch *w, const uint8_t *raw, size_t n)
+{
+    size_t len = decimal_text(w->text, raw, n);
+
+    if (w->counter)
+        return (double)randd_bzlen_count(w->counter, (const uint8_t *)w->text, len);
+    return compressed_length(w, len);
 }
 
 static void statistics(const struct iid_data *d, struct scratch *w, const bool *active,
@@ -573,10 +598,13 @@ static void scratch_free(struct scratch *w, size_t n)
     randd_ea_release(w->packed, w->packed_cap);
     for (unsigned i = 0; i < 4; i++)
         randd_ea_release(w->arena.block[i], w->arena.size[i]);
+    randd_bzlen_free(w->counter);
     memset(w, 0, sizeof(*w));
 }
 
-static int scratch_new(struct scratch *w, const uint8_t *sym, const uint8_t *raw, size_t n)
+/* counted: the compression statistic is counted (bzip2_length.h), not compressed. */
+static int scratch_new(struct scratch *w, const uint8_t *sym, const uint8_t *raw, size_t n,
+                       bool counted)
 {
     memset(w, 0, sizeof(*w));
     w->text_cap = 4 * n;
@@ -587,7 +615,10 @@ static int scratch_new(struct scratch *w, const uint8_t *sym, const uint8_t *raw
     w->bytes = malloc(n / 8 + 1);
     w->text = malloc(w->text_cap);
     w->packed = malloc(w->packed_cap);
-    if (!w->sym || !w->raw || !w->ones || !w->bytes || !w->text || !w->packed) {
+    if (counted)
+        w->counter = randd_bzlen_new(BZ_LEVEL);
+    if (!w->sym || !w->raw || !w->ones || !w->bytes || !w->text || !w->packed ||
+        (counted && !w->counter)) {
         scratch_free(w, n);
         return -ENOMEM;
     }
@@ -677,6 +708,7 @@ struct permutation_run {
     const struct iid_data *d;
     const uint8_t *sym, *raw;   /* the data as given */
     const uint8_t *seed;
+    bool count_length;          /* the shuffles' compression statistic is counted */
     const double *t;            /* the statistics on the data, once t_ready */
     bool t_ready;
     struct randd_iid_result *out;
@@ -751,7 +783,7 @@ static void *permutation_worker(void *arg)
     struct scratch w;
     int rc;
 
-    if ((rc = scratch_new(&w, run->sym, run->raw, n)) == 0 && !g.ctx)
+    if ((rc = scratch_new(&w, run->sym, run->raw, n, run->count_length)) == 0 && !g.ctx)
         rc = -ENOMEM;
     pthread_mutex_lock(&run->lock);
     for (;;) {
@@ -871,6 +903,73 @@ int randd_iid_assess(const uint8_t *samples, size_t n, unsigned bits, unsigned f
     return randd_iid_assess_with(samples, n, bits, &o, out, progress, arg);
 }
 
+/* One text's bzip2 length from libbz2 and, when asked, whether the count gives the same. */
+struct length_check {
+    struct scratch w;
+    const uint8_t *raw;
+    size_t n;
+    double length;
+    bool agreed;
+};
+
+static void *length_check(void *arg)
+{
+    struct length_check *c = arg;
+    size_t len = decimal_text(c->w.text, c->raw, c->n);
+
+    c->length = compressed_length(&c->w, len);
+    c->agreed = c->w.counter && c->length > 0.0 &&
+                (double)randd_bzlen_count(c->w.counter, (const uint8_t *)c->w.text, len) ==
+                c->length;
+    return NULL;
+}
+
+/* The data's compression statistic, from libbz2, and whether the count (bzip2_length.h) may
+ * stand in for libbz2 on the shuffles: only when it gives libbz2's length to the byte on the
+ * data and on shuffle 0, the two checked at once on two threads. A count that differs from
+ * libbz2 on other shuffles but on neither of these would be a bug in bzip2_length.c that its
+ * tests, which compare the two on thousands of texts, did not find. */
+static int compression_on_data(const struct permutation_run *run, bool try_count, double *t,
+                               bool *counted)
+{
+    struct length_check c[2] = { { .raw = run->raw, .n = run->d->n },
+                                 { .n = run->d->n } };
+    struct stream g = { NULL, { 0 }, 0 };
+    pthread_t tid;
+    bool threaded = false;
+    int rc;
+
+    *counted = false;
+    if ((rc = scratch_new(&c[0].w, run->raw, run->raw, run->d->n, try_count)) < 0)
+        return rc;
+    if (try_count) {
+        if ((rc = scratch_new(&c[1].w, run->raw, run->raw, run->d->n, true)) < 0)
+            goto out;
+        c[1].raw = c[1].w.raw;
+        if (!(g.ctx = EVP_CIPHER_CTX_new())) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        if ((rc = shuffle(&g, run, 0, c[1].w.raw)) < 0)
+            goto out;
+        threaded = pthread_create(&tid, NULL, length_check, &c[1]) == 0;
+        if (!threaded)
+            length_check(&c[1]);
+    }
+    length_check(&c[0]);
+    if (threaded)
+        pthread_join(tid, NULL);
+    *t = c[0].length;
+    *counted = try_count && c[0].agreed && c[1].agreed;
+out:
+    EVP_CIPHER_CTX_free(g.ctx);
+    OPENSSL_cleanse(&g, sizeof(g));
+    scratch_free(&c[0].w, run->d->n);
+    if (try_count)
+        scratch_free(&c[1].w, run->d->n);
+    return rc;
+}
+
 /* A fresh seed for the shuffles from librandd's generator. */
 static int fresh_seed(uint8_t seed[RANDD_IID_SEED_BYTES])
 {
@@ -908,7 +1007,7 @@ int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
     if (!options)
         options = &defaults;
     flags = options->flags;
-    if (n < 2 || bits > 8 || (flags & ~RANDD_IID_NO_PERMUTATIONS) ||
+    if (n < 2 || bits > 8 || (flags & ~(RANDD_IID_NO_PERMUTATIONS | RANDD_IID_LIBBZ2)) ||
         options->threads > RANDD_IID_MAX_THREADS)
         return -EINVAL;
     if (n > RANDD_EA_MAX_SAMPLES)
@@ -945,6 +1044,10 @@ int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
         else if ((rc = fresh_seed(out->seed)) < 0)
             goto out;
         run.sym = sym;
+        if ((rc = compression_on_data(&run, !(flags & RANDD_IID_LIBBZ2), &t[COMPRESSION],
+                                      &run.count_length)) < 0)
+            goto out;
+        out->compression_counted = run.count_length;
         if ((rc = permutation_start(&run, &threads, options->threads)) < 0)
             goto out;
         shuffling = true;
@@ -990,7 +1093,8 @@ int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
 
         for (unsigned j = 0; j < RANDD_IID_STATISTICS; j++)
             all[j] = true;
-        if ((rc = scratch_new(&w, sym, samples, n)) < 0)
+        all[COMPRESSION] = !shuffling;          /* else compression_on_data gave it */
+        if ((rc = scratch_new(&w, sym, samples, n, false)) < 0)
             goto out;
         statistics(&d, &w, all, t);
         scratch_free(&w, n);

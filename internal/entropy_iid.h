@@ -22,9 +22,16 @@
  * (randd_rng) unless the caller gives one. Shuffles run on every online CPU (at most 8), but
  * their results are counted in the order of i, so one seed gives the same counts on any
  * number of threads: a run can be repeated. Without a seed given the counts differ from run
- * to run, as ea_iid's do; everything before them is deterministic. Memory: about 14 bytes per
- * sample (suffix array, each thread's copies, the compression test's text and bzip2's work
- * arrays), wiped before it is freed, as the samples may be secret. */
+ * to run, as ea_iid's do; everything before them is deterministic.
+ *
+ * The compression statistic (the bzip2 length of the values in decimal) is four fifths of a
+ * shuffle's time when libbz2 compresses it. So the shuffles count the length instead
+ * (bzip2_length.h, several times faster), once the count has given libbz2's own figure, to
+ * the byte, on the data: compression_counted says so. When the two differ, or with
+ * RANDD_IID_LIBBZ2, libbz2 compresses every shuffle, as ea_iid does. Memory: about 14 bytes
+ * per sample (suffix array, each thread's copies, the compression test's text and bzip2's
+ * work arrays), and 23 MB a thread for the count's, wiped before it is freed, as the samples
+ * may be secret. */
 #ifndef RANDD_ENTROPY_IID_H
 #define RANDD_ENTROPY_IID_H
 
@@ -37,11 +44,12 @@
 #define RANDD_IID_STATISTICS   19
 #define RANDD_IID_PERMUTATIONS 10000
 #define RANDD_IID_NO_PERMUTATIONS 1u    /* flag: stop before the permutation tests */
+#define RANDD_IID_LIBBZ2       4u       /* flag: libbz2 compresses every shuffle (below) */
 #define RANDD_IID_SEED_BYTES   32
 #define RANDD_IID_MAX_THREADS  8
 
 struct randd_iid_options {
-    unsigned flags;             /* 0 or RANDD_IID_NO_PERMUTATIONS */
+    unsigned flags;             /* RANDD_IID_NO_PERMUTATIONS, RANDD_IID_LIBBZ2 */
     const uint8_t *seed;        /* RANDD_IID_SEED_BYTES, or NULL: a fresh one from randd_rng */
     unsigned threads;           /* 0: every online CPU; at most RANDD_IID_MAX_THREADS */
 };
@@ -87,12 +95,13 @@ struct randd_iid_result {
     unsigned shuffles;          /* shuffles whose statistics were counted */
     unsigned counts[RANDD_IID_STATISTICS][3];      /* C[i][0..2] */
     bool permutation_passed;    /* false also when the permutation tests did not run */
+    bool compression_counted;   /* the shuffles' compression statistic was counted (below) */
 
     bool iid;                   /* all three tests passed */
 };
 
 /* Runs the track on n samples, one per byte, each a value of bits bits (1..8; 0: the width of
- * the largest value). flags: 0 or RANDD_IID_NO_PERMUTATIONS. progress (may be NULL) is called
+ * the largest value). flags: 0 or a mix of the two above. progress (may be NULL) is called
  * from whichever thread made progress, never two at once. Samples of one value cannot be
  * tested: -EDOM. Returns 0, -EINVAL (n < 2, bits > 8, unknown flags), -ERANGE (a value wider
  * than bits), -E2BIG (n > RANDD_EA_MAX_SAMPLES), -EDOM, -ENOMEM, or the generator's error. */

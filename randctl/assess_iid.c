@@ -88,6 +88,9 @@ static void print_iid(const char *path, const struct randd_iid_result *r)
         for (int i = 0; i < RANDD_IID_SEED_BYTES; i++)
             printf("%02x", r->seed[i]);
         printf(" (--seed repeats these counts)\n");
+        if (!r->compression_counted)    /* the count differed from libbz2 (entropy_iid.h) */
+            printf("compression statistic: libbz2 compressed every shuffle: its length count "
+                   "disagreed with libbz2 on the data or on shuffle 0\n");
     } else {
         printf("permutation tests (5.1): not run (--no-permutations)\n");
     }

@@ -113,9 +113,10 @@ applied_twice() { [ "$(grep -c 'reload: .* applied' "$work/log")" = 2 ]; }
 wait_for "a second 'applied' line in randd's log" applied_twice &&
     pass "--reload PID makes the daemon re-read its config" || fail "--reload not applied: $(cat "$work/log")"
 # The stand-in's command line names randd and its config, as the daemon's does: --reload
-# reads them from /proc/PID/cmdline.
+# reads them from /proc/PID/cmdline. It takes SIGHUP's default back, so that a test run under
+# nohup (SIGHUP ignored, and inherited) still sees it die of the signal.
 is_sleep() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = perl ]; }
-standin() { perl -e 'sleep 600' randd --foreground --config "$@" & standin=$!; }
+standin() { perl -e '$SIG{HUP} = "DEFAULT"; sleep 600' randd --foreground --config "$@" & standin=$!; }
 standin "$work/randd.conf"
 wait_for "the stand-in to be sleep (a signal before its exec is lost)" is_sleep "$standin"
 printf 'reseed_interval = often\n' >"$work/randd.conf"
@@ -145,7 +146,7 @@ kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null; rc=$?
 # A relative --config is the daemon's directory's; a --config that is not the daemon's file
 # is refused rather than checked in its place.
 printf 'reseed_interval = 45\n' >"$work/own.conf"
-( cd "$work" && exec perl -e 'sleep 600' randd -c own.conf ) & standin=$!
+( cd "$work" && exec perl -e '$SIG{HUP} = "DEFAULT"; sleep 600' randd -c own.conf ) & standin=$!
 wait_for "the stand-in to be perl" is_sleep "$standin"
 expect_exit 1 "--reload refuses a --config that is not the daemon's" \
     "$RANDD" --config "$work/good.conf" --reload "$standin"

@@ -116,7 +116,10 @@ wait_for "a second 'applied' line in randd's log" applied_twice &&
 # reads them from /proc/PID/cmdline. It takes SIGHUP's default back, so that a test run under
 # nohup (SIGHUP ignored, and inherited) still sees it die of the signal.
 is_sleep() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = perl ]; }
-standin() { perl -e '$SIG{HUP} = "DEFAULT"; sleep 600' randd --foreground --config "$@" & standin=$!; }
+standin() {
+    perl -e '$SIG{HUP} = "DEFAULT"; sleep 600' randd --foreground --config "$@" &
+    standin=$!
+}
 standin "$work/randd.conf"
 wait_for "the stand-in to be sleep (a signal before its exec is lost)" is_sleep "$standin"
 printf 'reseed_interval = often\n' >"$work/randd.conf"

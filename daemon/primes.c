@@ -210,7 +210,7 @@ static void deliver(void *arg, int fd, uint32_t events)
 struct primes *primes_new(enum randd_stream_cipher cipher)
 {
     struct primes *p = calloc(1, sizeof(*p));
-    int lock_errno, rc;
+    int lock_errno, rc = -ENOMEM;
 
     if (!p)
         return NULL;
@@ -219,7 +219,7 @@ struct primes *primes_new(enum randd_stream_cipher cipher)
     p->gen = randd_secure_alloc(sizeof(*p->gen), &lock_errno);
     if (!p->gen || (rc = randd_cymric_init(p->gen, 0)) < 0 ||
         (rc = randd_cymric_use_stream(p->gen, cipher)) < 0) {
-        errno = p->gen ? -rc : ENOMEM;
+        errno = -rc;
         goto fail;
     }
     rc = pthread_create(&p->thread, NULL, worker, p);

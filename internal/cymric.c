@@ -157,18 +157,21 @@ int randd_cymric_generate(struct randd_cymric *g, void *out, size_t n,
 int randd_cymric_read(struct randd_cymric *g, void *out, size_t n)
 {
     uint8_t *dst = out;
+    size_t total = n;
+    int rc = 0;
 
-    while (n > 0) {
+    while (n > 0 && rc == 0) {
         uint8_t *src;
         size_t take;
-        int rc;
 
         if (g->batch_left == 0) {
-            if (n >= sizeof(g->batch))
-                return randd_cymric_generate(g, dst, n, NULL, 0);
+            if (n >= sizeof(g->batch)) {
+                rc = randd_cymric_generate(g, dst, n, NULL, 0);
+                break;
+            }
             rc = randd_cymric_generate(g, g->batch, sizeof(g->batch), NULL, 0);
             if (rc < 0)
-                return rc;
+                break;
             g->batch_left = sizeof(g->batch);
         }
         take = n < g->batch_left ? n : g->batch_left;
@@ -179,5 +182,10 @@ int randd_cymric_read(struct randd_cymric *g, void *out, size_t n)
         dst += take;
         n -= take;
     }
-    return 0;
+    /* A failure leaves nothing of the stream in out: the batch bytes already copied there
+     * would otherwise outlive a reply that is never sent (callers free out unwiped past the
+     * length they served). */
+    if (rc < 0)
+        OPENSSL_cleanse(out, total);
+    return rc;
 }

@@ -56,7 +56,8 @@ int randd_cymric_generate(struct randd_cymric *g, void *out, size_t n,
                           const void *input, size_t input_len);
 
 /* The same stream cut into any sizes: small reads come from a batch whose bytes are wiped as
- * they are handed out (OpenBSD arc4random style), so they cost a memcpy, not a rekey. */
+ * they are handed out (OpenBSD arc4random style), so they cost a memcpy, not a rekey.
+ * Returns 0 or generate's error; on an error all n bytes of out are zeros. */
 int randd_cymric_read(struct randd_cymric *g, void *out, size_t n);
 
 /* Back to the unseeded all-zero state; the contexts stay for reuse. */

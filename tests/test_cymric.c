@@ -277,6 +277,28 @@ START_TEST(reader_serves_the_generate_stream_and_wipes_what_it_served)
 }
 END_TEST
 
+/* A read that the batch starts and a failed generate ends leaves none of the batch's bytes in
+ * the caller's buffer: the daemon frees such a buffer wiped only up to what it served. The
+ * failure here is the generator's own refusal (unseeded), which the reader meets exactly as an
+ * OpenSSL error. */
+START_TEST(a_failed_read_leaves_nothing_in_the_output)
+{
+    static uint8_t out[3 * RANDD_CYMRIC_BATCH];
+
+    seed_with_counting_bytes(&g, RANDD_CYMRIC_DETERMINISTIC);
+    ck_assert_int_eq(randd_cymric_read(&g, out, 100), 0);        /* a batch, 100 served */
+    g.seeded = false;                                             /* the next generate fails */
+    memset(out, 0xa5, sizeof(out));
+    ck_assert_int_eq(randd_cymric_read(&g, out, sizeof(out)), -EAGAIN);
+    for (size_t i = 0; i < sizeof(out); i++)
+        ck_assert_msg(out[i] == 0, "byte %zu of a failed read left as %02x", i, out[i]);
+    memset(out, 0xa5, sizeof(out));
+    ck_assert_int_eq(randd_cymric_read(&g, out, 10), -EAGAIN);   /* from an empty batch */
+    for (size_t i = 0; i < 10; i++)
+        ck_assert_msg(out[i] == 0, "byte %zu of a failed small read left as %02x", i, out[i]);
+}
+END_TEST
+
 START_TEST(wipe_leaves_zeros_and_an_unseeded_generator)
 {
     static const uint8_t zeros[RANDD_CYMRIC_BATCH];
@@ -309,6 +331,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, caller_input_changes_the_next_output);
     tcase_add_test(tc, reseeding_changes_the_output);
     tcase_add_test(tc, reader_serves_the_generate_stream_and_wipes_what_it_served);
+    tcase_add_test(tc, a_failed_read_leaves_nothing_in_the_output);
     tcase_add_test(tc, wipe_leaves_zeros_and_an_unseeded_generator);
     suite_add_tcase(s, tc);
     return s;

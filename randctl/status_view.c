@@ -219,9 +219,13 @@ static void daemon_line(struct writer *w, const struct json_flat *j)
         item(w, RED, "not ready");
     const char *engine = field(j, "pool.engine") ? field(j, "pool.engine") : "?";
 
-    /* The keystream of the daemon's Cymric generators; a daemon before it said none. */
-    if (field(j, "pool.cipher"))
+    /* The keystream of the daemon's Cymric generators; a daemon before it said none. Under
+     * Randen, Cymric still makes the prediction-resistant replies and the primes: named
+     * apart, so the line does not read as Randen running that keystream. */
+    if (field(j, "pool.cipher") && !strcmp(engine, "cymric"))
         item(w, PLAIN, "engine %s (%s)", engine, field(j, "pool.cipher"));
+    else if (field(j, "pool.cipher"))
+        item(w, PLAIN, "engine %s (Cymric: %s)", engine, field(j, "pool.cipher"));
     else
         item(w, PLAIN, "engine %s", engine);
     item(w, PLAIN, "%d worker%s", workers, workers == 1 ? "" : "s");

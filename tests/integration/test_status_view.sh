@@ -70,9 +70,19 @@ else
     echo "SKIP: no VM generation watch (needs LIBFAULT and script(1))"
 fi
 
-# hwrng reads zeros: the repetition count test quarantines it at start-up.
+# hwrng reads zeros: the repetition count test quarantines it at start-up. This daemon serves
+# with Randen where the CPU has AES (Randen needs it): its line names Cymric's keystream apart,
+# as Cymric then makes only the prediction-resistant replies and the primes.
 head -c 1M /dev/zero >"$work/zeros"
-start_with_config "hwrng_device = $work/zeros" "kernel_topup = no"
+engine=cymric
+grep -qw aes /proc/cpuinfo && engine=randen
+start_with_config "hwrng_device = $work/zeros" "kernel_topup = no" "engine = $engine"
+if [ $engine = randen ]; then
+    "$RANDCTL" status >"$work/view"
+    grep -q "^randd .*, engine randen (Cymric: $cipher), " "$work/view" &&
+        pass "under Randen the daemon line names Cymric's keystream apart" ||
+        fail "under Randen: $(head -1 "$work/view")"
+fi
 wait_for "hwrng quarantined" field_is hwrng state quarantined || fail "hwrng not quarantined"
 reason=$(reason_of hwrng)
 [ -n "$reason" ] || fail "no reason in STATUS for the quarantined hwrng"

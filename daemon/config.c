@@ -131,6 +131,9 @@ static bool values_differ(const struct key *k, const struct config *a, const str
 {
     const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
 
+    /* auto and the cipher it chose here are the same keystream: no restart would change it. */
+    if (k->type == KEY_CIPHER)
+        return config_cipher(a) != config_cipher(b);
     return is_string(k->type) ? strncmp(fa, fb, k->size) != 0 : memcmp(fa, fb, k->size) != 0;
 }
 

@@ -90,6 +90,15 @@ START_TEST(cipher_is_auto_chacha20_or_hardware_aes256ctr)
     ck_assert_int_eq(parse(&c, "cipher = aes256ctr\n"), 0);
     ck_assert_int_eq(config_cipher(&c), RANDD_STREAM_AES256CTR);
     ck_assert_str_eq(config_value_text(&c, key_index("cipher"), buf, sizeof(buf)), "aes256ctr");
+    /* A reload between auto and the cipher auto chose here changes nothing: no restart is
+     * pending for it; one to the other cipher is. */
+    struct config auto_cipher, chacha;
+
+    config_defaults(&auto_cipher);
+    ck_assert(!config_pending_restart(&auto_cipher, &c, key_index("cipher")));
+    ck_assert(!config_pending_restart(&c, &auto_cipher, key_index("cipher")));
+    ck_assert_int_eq(parse(&chacha, "cipher = chacha20\n"), 0);
+    ck_assert(config_pending_restart(&auto_cipher, &chacha, key_index("cipher")));
 }
 END_TEST
 

@@ -1001,9 +1001,16 @@ static int start(struct randd *r)
         log_err("event loop: eventfd: %s", strerror(errno));
         return -1;
     }
-    if ((rc = setup_signals(r)) < 0 || (rc = watch_sources(r)) < 0 ||
-        (!(r->primes = primes_new(r->pool.cipher)) && (rc = -errno) < 0) ||
-        (r->workers.n == 0 && (rc = serve_here(r)) < 0) ||
+    if ((rc = setup_signals(r)) < 0 || (rc = watch_sources(r)) < 0) {
+        log_err("event loop: %s", strerror(-rc));
+        return -1;
+    }
+    if (!(r->primes = primes_new(r->pool.cipher))) {     /* its thread: signals now blocked */
+        log_err("prime finder: its generator (%s) or thread: %s",
+                randd_stream_cipher_name(r->pool.cipher), strerror(errno));
+        return -1;
+    }
+    if ((r->workers.n == 0 && (rc = serve_here(r)) < 0) ||
         (rc = egd_start(&r->egd, r->loop, &r->pool, &r->clients)) < 0) {
         log_err("event loop: %s", strerror(-rc));
         return -1;

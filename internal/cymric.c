@@ -11,21 +11,6 @@
 
 #define NONCE_OFFSET 32
 #define NONCE_BYTES  8
-#define STACK_WIPE   4096   /* deeper than OpenSSL's BLAKE2b, ChaCha20 and AES frames go */
-
-/* OpenSSL's BLAKE2b and keystreams leave key-dependent words in their own stack frames
- * (BLAKE2b copies each message block, here the old state, into a local array), and
- * nothing wipes them. Called right after them, this function's frame lies over the region
- * they used, and wipes it (as libsodium's sodium_stackzero does). */
-static __attribute__((noinline)) void wipe_callee_stack(void)
-{
-    uint8_t region[STACK_WIPE];
-
-    /* explicit_bzero is glibc's vectorised memset that is never optimised away; 4 KiB with
-     * OPENSSL_cleanse's 8-byte loop cost 38% more instructions per 32-byte generate. */
-    explicit_bzero(region, sizeof(region));
-    __asm__ volatile("" : : "r"(region) : "memory");
-}
 
 int randd_cymric_init(struct randd_cymric *g, unsigned flags)
 {
@@ -79,7 +64,7 @@ int randd_cymric_seed(struct randd_cymric *g, const void *material, size_t len)
     /* The MAC copies the key before hashing, so the new state may overwrite the old. */
     rc = randd_blake2b512_keyed(g->crypto, g->state, g->state, sizeof(g->state),
                                 material, len);
-    wipe_callee_stack();
+    randd_crypto_wipe_stack();
     if (rc < 0) {
         randd_cymric_wipe(g);
         return rc;
@@ -146,7 +131,7 @@ int randd_cymric_generate(struct randd_cymric *g, void *out, size_t n,
     OPENSSL_cleanse(iv, sizeof(iv));
     if (rc == 0)
         rc = fast_key_erasure(g, input, input_len);
-    wipe_callee_stack();
+    randd_crypto_wipe_stack();
     if (rc < 0) {
         OPENSSL_cleanse(out, n);
         randd_cymric_wipe(g);

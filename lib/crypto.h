@@ -48,6 +48,12 @@ int randd_blake2b512_keyed(struct randd_crypto *c, uint8_t out[RANDD_BLAKE2B_BYT
 int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],
                    const uint8_t iv[RANDD_CHACHA20_IV], const void *in, void *out, size_t n);
 
+/* OpenSSL's BLAKE2b and keystream code leave key-dependent words in their own stack frames
+ * (BLAKE2b copies each message block, here a generator's old state, into a local array; the
+ * vector ChaCha20 code spills its state), and nothing wipes them. Called right after them,
+ * this wipes the stack region they used (as libsodium's sodium_stackzero does). */
+void randd_crypto_wipe_stack(void);
+
 /* Whether this CPU runs AES in hardware (x86 AES-NI), so OpenSSL's AES is constant-time.
  * No, too, when OPENSSL_ia32cap is set: it may have masked AES-NI from OpenSSL. */
 int randd_crypto_has_hardware_aes(void);

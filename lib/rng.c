@@ -226,6 +226,7 @@ static int step(randd_rng *rng, uint8_t *out, size_t n)
         rc = randd_stream(rng->crypto, s->key, parts, 1);
     } else
         rc = randd_stream(rng->crypto, s->key, parts, 2);
+    randd_crypto_wipe_stack();             /* the step's key, spilled by the vector code */
     if (rc < 0)
         OPENSSL_cleanse(s, sizeof(*s));      /* unseeded: the next call starts over */
     return rc;

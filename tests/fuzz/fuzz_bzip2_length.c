@@ -8,10 +8,10 @@
  *
  * The first byte: level 1 + b % 9, and the shape (b / 9) % 4: 0 bytes, 1 decimal text, 2
  * bytes from a program, 3 decimal text of samples from a program. The decimal texts take
- * the sample width in bits from the next byte. A program is a list of steps: a byte below
- * 0x80 is a run, of the next byte repeated (next two bytes + 1) times; a byte b >= 0x80
- * repeats the last (b & 0x7f) + 1 bytes written (next two bytes + 1) times. The counters
- * are kept from one input to the next, as a permutation test keeps its thread's. */
+ * the sample width in bits from the next byte. A program is a list of 3-byte steps: a, b,
+ * c with a < 0x80 is a run of c + 1 bytes b; with a >= 0x80, the last ((a & 0x7f) << 8 | b)
+ * + 1 bytes written, repeated c + 1 times. The counters are kept from one input to the
+ * next, as a permutation test keeps its thread's. */
 #include <bzlib.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,10 +22,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* A program writes at most this: more than a level-9 block, and runs of 255 shrink 51-fold
- * in the run-length step. Samples take a quarter of it, as their text is up to 4 times as
- * long. */
-#define MAX_EXPANDED (4u << 20)
+/* A program writes at most this, more than a level-9 block; samples a quarter of it, as
+ * their text is up to 4 times as long. More would slow the fuzzer to a crawl. */
+#define MAX_EXPANDED (1u << 20)
 
 static struct randd_bzlen *counter[10];
 
@@ -37,23 +36,15 @@ static uint8_t *expand(const uint8_t *p, size_t size, size_t cap, size_t *n)
 
     if (!out)
         return NULL;
-    while (size >= 3 && at < cap) {
-        unsigned op = p[0], count;
+    for (; size >= 3 && at < cap; p += 3, size -= 3) {
+        unsigned count = p[2] + 1u;
 
-        if (op < 0x80) {
-            if (size < 4)
-                break;
-            count = ((unsigned)p[2] << 8 | p[3]) + 1;
+        if (p[0] < 0x80) {
             for (unsigned i = 0; i < count && at < cap; i++)
                 out[at++] = p[1];
-            p += 4;
-            size -= 4;
         } else {
-            size_t back = (op & 0x7f) + 1u;
+            size_t back = ((size_t)(p[0] & 0x7f) << 8 | p[1]) + 1;
 
-            count = ((unsigned)p[1] << 8 | p[2]) + 1;
-            p += 3;
-            size -= 3;
             if (back > at)
                 back = at;
             for (unsigned r = 0; back && r < count && at < cap; r++)

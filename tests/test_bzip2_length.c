@@ -260,6 +260,83 @@ START_TEST(other_text_counts_as_libbz2)
 }
 END_TEST
 
+/* The edges where bzip2 changes what it does, each met exactly: runs of 3, 4, 254 to 256,
+ * 259 and 510 bytes that end the input; 16 and 17 bytes in use (the move-to-front list in
+ * one word or not); words of 8 and 9 bytes and 4096 and 4097 kinds of word (the word sort
+ * or the byte sort); symbol counts across 200, 600, 1200 and 2400, where bzip2 takes
+ * another number of tables; and every level's block limit. */
+START_TEST(bzip2s_edges_count_as_libbz2)
+{
+    static const size_t runs[] = { 3, 4, 5, 254, 255, 256, 259, 260, 510, 511 };
+    size_t cap = 900000 + 4096;
+    uint8_t *in = malloc(cap);
+    char word[16];
+
+    ck_assert_ptr_nonnull(in);
+    for (unsigned r = 0; r < sizeof(runs) / sizeof(*runs); r++)
+        for (size_t before = 0; before <= 3; before++) {
+            for (size_t i = 0; i < before; i++)
+                in[i] = (uint8_t)('a' + i);
+            memset(in + before, 'z', runs[r]);
+            agree(in, before + runs[r], 1 + (int)(r % 9), "a run that ends the input");
+        }
+    for (unsigned used = 15; used <= 18; used++) {
+        for (size_t i = 0; i < 5000; i++)
+            in[i] = (uint8_t)(40 + below(used));
+        for (unsigned c = 0; c < used; c++)     /* every one of them in use */
+            in[c] = (uint8_t)(40 + c);
+        agree(in, 5000, 1, "15 to 18 bytes in use");
+    }
+    for (unsigned len = 7; len <= 10; len++) {  /* words of up to len bytes, space included */
+        size_t at = 0;
+
+        while (at + len < 20000) {
+            size_t l = len - 1 - (below(3) ? 0 : below(len - 1));
+
+            for (size_t j = 0; j < l; j++)
+                in[at++] = (uint8_t)('0' + below(10));
+            in[at++] = ' ';
+        }
+        agree(in, at, 1, "words of up to 7 to 10 bytes");
+    }
+    for (unsigned kinds = 4094; kinds <= 4098; kinds++) {  /* each kind once, then random */
+        size_t at = 0;
+
+        for (unsigned k = 0; k < kinds + 3000; k++)
+            at += (size_t)sprintf((char *)in + at, "%u ", k < kinds ? k : below(kinds));
+        agree(in, at, 1, "4094 to 4098 kinds of word");
+    }
+    for (size_t n = 150; n <= 2450; n++) {      /* about n + 1 symbols: no byte repeats soon */
+        static const size_t edges[] = { 200, 600, 1200, 2400 };
+        bool near = false;
+
+        for (unsigned e = 0; e < 4; e++)
+            near |= n + 12 >= edges[e] && n <= edges[e] + 12;
+        if (!near)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            in[i] = (uint8_t)below(256);
+        agree(in, n, 1, "symbol counts across a change of table count");
+        for (size_t i = 0; i < n; i++)
+            in[i] = (uint8_t)('0' + below(10));
+        agree(in, n, 1, "digits, symbol counts across a change of table count");
+    }
+    for (int level = 1; level <= 9; level++) {
+        size_t limit = 100000 * (size_t)level - 19;
+
+        for (size_t i = 0; i < limit + 300; i++)
+            in[i] = (uint8_t)below(256);
+        agree(in, limit, level, "a block of exactly the limit");
+        memset(in + limit - 2, 'q', 260);
+        agree(in, limit + 258, level, "a run of 260 across the limit");
+        snprintf(word, sizeof(word), "level %d", level);
+        agree(in, limit + 300, level, word);
+    }
+    free(in);
+    report("bzip2's edges");
+}
+END_TEST
+
 static uint8_t *read_vector(const char *name, size_t *n)
 {
     char path[256];
@@ -344,6 +421,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, tiny_inputs_count_as_libbz2);
     tcase_add_test(tc, periodic_and_all_equal_inputs_count_as_libbz2);
     tcase_add_test(tc, other_text_counts_as_libbz2);
+    tcase_add_test(tc, bzip2s_edges_count_as_libbz2);
     tcase_add_test(tc, shuffles_of_every_reference_file_count_as_libbz2);
     tcase_add_test(tc, the_iid_track_counts_alike_by_count_or_by_libbz2);
     return s;

@@ -27,6 +27,7 @@
 #define LIMBS_MAX (RANDD_FERMAT_BITS_MAX / 64 + 1)
 #define DIGITS_MAX ((RANDD_FERMAT_BITS_MAX + 4 + DIGIT_BITS - 1) / DIGIT_BITS)   /* 79 */
 
+#if defined(__x86_64__)
 bool randd_fermat8_available(void)
 {
     __builtin_cpu_init();
@@ -413,3 +414,24 @@ int randd_strong8(const uint8_t *n, unsigned bits, const uint8_t *const base[], 
     batch_free(b, table_size);
     return 0;
 }
+
+#else   /* no AVX-512 off x86-64: prime.c takes OpenSSL's path, one candidate at a time */
+
+bool randd_fermat8_available(void)
+{
+    return false;
+}
+
+int randd_fermat8(const uint8_t *const n[], size_t count, unsigned bits, bool pass[])
+{
+    (void)n, (void)count, (void)bits, (void)pass;
+    return -ENOSYS;
+}
+
+int randd_strong8(const uint8_t *n, unsigned bits, const uint8_t *const base[], size_t count,
+                  bool pass[])
+{
+    (void)n, (void)bits, (void)base, (void)count, (void)pass;
+    return -ENOSYS;
+}
+#endif

@@ -10,6 +10,14 @@
 
 Suite *test_suite(void);
 
+/* CK_RUN_TEST=name[,name...] in the environment adds only the tests of those names (their
+ * START_TEST functions'), beside Check's own CK_RUN_SUITE and CK_RUN_CASE, which go no finer
+ * than a test case: one test of a long program can run alone, again and again, or under
+ * qemu-user. Every tcase_add_test* macro comes here, through _tcase_add_test. */
+void runner_add_test(TCase *tc, const TTest *test, int signal, int allowed_exit_value,
+                     int start, int end);
+#define _tcase_add_test runner_add_test
+
 /* Decodes hex (whitespace ignored) into out; aborts the test on bad input or overflow.
  * Returns the number of bytes written. */
 size_t unhex(const char *hex, uint8_t *out, size_t cap);

@@ -3,7 +3,12 @@
  * then: no polling, no wakeups. A reload is taken on the worker's own thread, copying the
  * main thread's config under the pool lock, so no key is read while it is being written.
  *
- * Sections: news, up and down. */
+ * The loops share the socket, and a connection goes to a loop that waits on it (listener.c):
+ * a loop whose thread is slow to start (a loaded machine; under qemu-user one came so late
+ * that the other took all of 200 clients) would see none. So each thread waits at a gate
+ * until every one has come to it, and all enter their loops together.
+ *
+ * Sections: news, the start gate, up and down. */
 #include "workers.h"
 
 #include <errno.h>
@@ -74,6 +79,35 @@ void workers_pool_ready(struct workers *ws)
     tell_all(ws, WORKER_NEWS_POOL_READY);
 }
 
+/* --- the start gate -------------------------------------------------------------------- */
+
+/* On the worker's thread: counts itself in, then waits until the gate opens. */
+static void wait_at_gate(struct workers *ws)
+{
+    pthread_mutex_lock(&ws->gate_lock);
+    ws->at_gate++;
+    pthread_cond_broadcast(&ws->gate_changed);
+    while (!ws->gate_open)
+        pthread_cond_wait(&ws->gate_changed, &ws->gate_lock);
+    pthread_mutex_unlock(&ws->gate_lock);
+}
+
+/* Once the started threads are all at the gate (every one, unless a start failed), lets them
+ * through. */
+static void open_gate(struct workers *ws)
+{
+    size_t started = 0;
+
+    for (size_t i = 0; i < ws->n; i++)
+        started += ws->w[i].running;
+    pthread_mutex_lock(&ws->gate_lock);
+    while (ws->at_gate < started)
+        pthread_cond_wait(&ws->gate_changed, &ws->gate_lock);
+    ws->gate_open = true;
+    pthread_cond_broadcast(&ws->gate_changed);
+    pthread_mutex_unlock(&ws->gate_lock);
+}
+
 /* --- up and down -------------------------------------------------------------------------- */
 
 int workers_open(struct workers *ws, unsigned n, const struct config *config,
@@ -81,6 +115,9 @@ int workers_open(struct workers *ws, unsigned n, const struct config *config,
 {
     memset(ws, 0, sizeof(*ws));
     ws->config = config;
+    pthread_mutex_init(&ws->gate_lock, NULL);
+    pthread_cond_init(&ws->gate_changed, NULL);
+    ws->gate_made = true;
     if (!(ws->w = calloc(n, sizeof(*ws->w))))
         return snprintf(why, whylen, "workers: %s", strerror(ENOMEM)), -1;
     for (; ws->n < n; ws->n++) {
@@ -101,6 +138,7 @@ static void *worker_run(void *arg)
     int rc;
 
     privileges_drop_thread("serving loop");
+    wait_at_gate(w->all);
     rc = loop_run(w->loop);
 
     if (rc < 0)
@@ -153,6 +191,7 @@ int workers_start(struct workers *ws, struct pool *pool, pthread_mutex_t *pool_l
     ws->pool_lock = pool_lock;
     for (size_t i = 0; i < ws->n && rc == 0; i++)
         rc = start_one(&ws->w[i], pool, primes, clients, status, status_ctx);
+    open_gate(ws);                   /* after a failure too: workers_close stops them */
     return rc;
 }
 
@@ -174,4 +213,10 @@ void workers_close(struct workers *ws)
     free(ws->w);
     ws->w = NULL;
     ws->n = 0;
+    if (ws->gate_made) {
+        pthread_cond_destroy(&ws->gate_changed);
+        pthread_mutex_destroy(&ws->gate_lock);
+    }
+    ws->gate_made = ws->gate_open = false;
+    ws->at_gate = 0;
 }

@@ -43,6 +43,13 @@ struct workers {
     void *admin_ctx;
     void (*noise_wanted)(void *ctx);   /* each loop's server_set_noise_wanted */
     void *noise_ctx;
+    /* The start gate: a thread that reaches its loop waits there until every thread has
+     * (workers_start), so that none accepts alone while another is still starting. */
+    pthread_mutex_t gate_lock;
+    pthread_cond_t gate_changed;
+    bool gate_made;
+    bool gate_open;
+    size_t at_gate;
 };
 
 /* n loops' servers on socket_owner's socket (bound, or passed by systemd; it keeps the file
@@ -51,7 +58,8 @@ int workers_open(struct workers *ws, unsigned n, const struct config *config,
                  struct server *socket_owner, char *why, size_t whylen);
 
 /* Seeds nothing yet: each loop's generator seeds from pool before its first output. Starts
- * the threads, which must come after privileges are dropped (capabilities are per thread).
+ * the threads, which must come after privileges are dropped (capabilities are per thread),
+ * and returns once every one is at its loop: none serves before all are there.
  * The main thread must hold pool_lock whenever it touches the pool from then on
  * (loop_set_dispatch_lock). Returns 0 or a negative errno. */
 int workers_start(struct workers *ws, struct pool *pool, pthread_mutex_t *pool_lock,

@@ -15,6 +15,9 @@
  *   vmgenid=none          opening /dev/kmsg fails with EACCES (ProtectKernelLogs=yes) and a
  *                         uevent socket with EAFNOSUPPORT (no AF_NETLINK): nothing tells
  *                         randd of a VM clone
+ *   loop=late             the first serving loop's thread (workers > 1) takes 8 s to reach
+ *                         its loop, as a new thread may on a loaded machine or under
+ *                         qemu-user: its PR_SET_NO_NEW_PRIVS, its last step first, sleeps
  * Test-only: never installed. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -27,6 +30,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -166,4 +170,38 @@ int EVP_DigestUpdate(void *ctx, const void *data, size_t n)
         (!(sw = getenv("RANDD_FAULTS_SWITCH")) || access(sw, F_OK) == 0))
         data = "abd";
     return real(ctx, data, n);
+}
+
+/* Whether the calling thread is a serving loop. Its creator names it just after
+ * pthread_create, so the name is awaited a while (every thread of randd's is named). */
+static int named_serving_loop(int (*real)(int, ...))
+{
+    char name[16] = "";
+
+    for (int ms = 0; ms < 1000; ms++) {
+        real(PR_GET_NAME, (unsigned long)name, 0ul, 0ul, 0ul);
+        if (!strncmp(name, "randd-", 6))
+            break;
+        usleep(1000);
+    }
+    return !strcmp(name, "randd-loop");
+}
+
+int prctl(int option, ...)
+{
+    static int (*real)(int, ...);
+    static int delayed;
+    unsigned long arg[4];
+    va_list ap;
+
+    va_start(ap, option);
+    for (int i = 0; i < 4; i++)
+        arg[i] = va_arg(ap, unsigned long);
+    va_end(ap);
+    if (!real)
+        real = (int (*)(int, ...))dlsym(RTLD_NEXT, "prctl");
+    if (option == PR_SET_NO_NEW_PRIVS && gettid() != getpid() && has_fault("loop=late") &&
+        named_serving_loop(real) && !__atomic_exchange_n(&delayed, 1, __ATOMIC_SEQ_CST))
+        sleep(8);
+    return real(option, arg[0], arg[1], arg[2], arg[3]);
 }

@@ -1870,25 +1870,49 @@ static void bytes_by_loop(unsigned long long out[2])
 
 #define SPREAD_MAX 200
 
-/* Connects clients one after the other, as most clients come, each with a BYTES round trip,
- * at least min of them and until both loops have served one (a loop that is busy, or not
- * scheduled on a loaded machine, is passed over by accepts: so this waits for the state).
- * Returns how many; their descriptors stay open in fds[SPREAD_MAX]. */
-static int connect_on_both_loops(int *fds, int min)
-{
-    unsigned long long before[2], now[2] = { 0, 0 };
-    int n = 0;
+static unsigned long long spread_bytes_asked;  /* by connect_on_both_loops' clients, closed too */
 
-    bytes_by_loop(before);
-    while (n < min || now[0] == before[0] || now[1] == before[1]) {
-        ck_assert_msg(n < SPREAD_MAX, "%d clients, and a loop served none of them (%llu and "
-                      "%llu bytes)", n, now[0] - before[0], now[1] - before[1]);
-        fds[n] = connect_raw();
-        check_still_usable(fds[n++], "a new client");
-        if (n >= min && n % 4 == 0)
-            bytes_by_loop(now);
+/* Connects clients one after the other, as most clients come, each with a BYTES round trip,
+ * until min of them are open and both loops hold one. A loop that is busy, or not scheduled
+ * on a loaded machine (or under qemu-user), is passed over by accepts for a while: so this
+ * waits for the state, by time (WAIT_SECONDS), not by a count of clients, which a fast
+ * machine goes through in a moment. Each client's loop is told by which loop's bytes grew;
+ * one that would leave min - 1 or more on the same loop as all the others is closed again.
+ * Returns how many (at most min); their descriptors stay open in fds[SPREAD_MAX]. */
+static int connect_on_both_loops_within(int *fds, int min, int seconds)
+{
+    unsigned long long was[2], now[2];
+    double end = seconds_now() + seconds;
+    int n = 0, tried = 0, on[2] = { 0, 0 };
+
+    spread_bytes_asked = 0;
+    bytes_by_loop(was);
+    while (n < min || !on[0] || !on[1]) {
+        int fd = connect_raw(), loop;
+
+        check_still_usable(fd, "a new client");
+        spread_bytes_asked += 8;
+        tried++;
+        bytes_by_loop(now);
+        ck_assert_msg(now[0] - was[0] + now[1] - was[1] == 8, "a client's 8 bytes, served by "
+                      "the loops as %llu and %llu", now[0] - was[0], now[1] - was[1]);
+        loop = now[1] != was[1];
+        memcpy(was, now, sizeof(was));
+        if (n >= min - 1 && on[loop] && !on[!loop]) {
+            close(fd);
+            ck_assert_msg(seconds_now() < end, "%d clients in %d s, and loop %d served none of "
+                          "them", tried, seconds, !loop);
+            continue;
+        }
+        fds[n++] = fd;
+        on[loop]++;
     }
     return n;
+}
+
+static int connect_on_both_loops(int *fds, int min)
+{
+    return connect_on_both_loops_within(fds, min, WAIT_SECONDS);
 }
 
 static void close_all_of(const int *fds, int n)
@@ -1917,7 +1941,7 @@ START_TEST(with_two_workers_both_loops_serve_and_status_adds_up)
 
     start_daemon_with("workers = 2\n", NULL);
     n = connect_on_both_loops(fds, 20);
-    asked = 8ull * (unsigned)n;
+    asked = spread_bytes_asked;
     for (int i = 0; i < n; i++) {
         send_bytes(fds[i], 100 + (uint32_t)i);
         ck_assert_int_eq(read_reply(fds[i], body, sizeof(body), &len), RANDD_OK);
@@ -2019,6 +2043,34 @@ START_TEST(with_two_workers_a_reload_reaches_every_loop)
     kill(daemon_pid, SIGHUP);
     wait_log("reload: ");
     wait_all_closed(fds, n, "idle_timeout = 1 by a reload, two loops");
+    close_all_of(fds, n);
+}
+END_TEST
+
+/* A serving loop whose thread is slow to start (as on a loaded machine, or under qemu-user,
+ * where one once came so late that the other took all 200 clients) gets clients all the
+ * same: no loop serves before every loop waits on the socket. libfault holds the first
+ * loop's thread back 8 s: without the start gate the other loop answers STATUS and takes
+ * every client meanwhile; with it, both serve once STATUS is answered, well within 5 s. */
+START_TEST(with_two_workers_a_loop_slow_to_start_still_gets_clients)
+{
+    const char *libfault = getenv("LIBFAULT");
+    char preload[PATH_MAX];
+    int fds[SPREAD_MAX], n;
+
+    if (getenv("RANDD_SANITIZED") || !libfault || !realpath(libfault, preload) ||
+        strcmp(strrchr(randd_path(), '/') ? strrchr(randd_path(), '/') + 1 : randd_path(),
+               "randd")) {
+        printf("SKIP with_two_workers_a_loop_slow_to_start_still_gets_clients: needs "
+               "$LIBFAULT preloaded into a plain build of randd\n");
+        return;
+    }
+    setenv("RANDD_FAULTS", "loop=late", 1);
+    setenv("LD_PRELOAD", preload, 1);
+    start_daemon_with("workers = 2\n", NULL);
+    unsetenv("LD_PRELOAD");
+    unsetenv("RANDD_FAULTS");
+    n = connect_on_both_loops_within(fds, 4, 5);
     close_all_of(fds, n);
 }
 END_TEST
@@ -2620,6 +2672,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, with_two_workers_max_clients_holds_across_loops);
     tcase_add_test(tc, with_two_workers_idle_clients_on_every_loop_are_closed);
     tcase_add_test(tc, with_two_workers_a_reload_reaches_every_loop);
+    tcase_add_test(tc, with_two_workers_a_loop_slow_to_start_still_gets_clients);
     tcase_add_test(tc, egd_and_protocol_clients_share_max_clients);
     tcase_add_test(tc, egd_running_out_of_descriptors_pauses_accept_without_spinning);
     tcase_add_test(tc, egd_trusts_the_trusted_group_as_a_supplementary_group);

@@ -86,10 +86,16 @@ cp "$work/good.conf" "$work/randd.conf"
 pid=$!
 if wait_for_log 'ready: generator seeded'; then pass "daemon seeds and reports ready"; else fail "no readiness: $(cat "$work/log")"; fi
 grep -q 'source getrandom: start-up test passed' "$work/log" && pass "getrandom admitted after start-up test" || fail "getrandom not admitted"
-if grep -qw rdseed /proc/cpuinfo; then
-    grep -q 'source rdseed: start-up test passed' "$work/log" && pass "rdseed admitted" || fail "rdseed not admitted: $(cat "$work/log")"
+# The CPU's noise source, where /proc/cpuinfo lists it: RDSEED (x86 "flags"), RNDRRS (arm64
+# "Features": rng).
+cpu_source=
+grep -qw rdseed /proc/cpuinfo && cpu_source=rdseed
+grep -q '^Features.* rng\b' /proc/cpuinfo && cpu_source=rndrrs
+if [ -n "$cpu_source" ]; then
+    grep -q "source $cpu_source: start-up test passed" "$work/log" && pass "$cpu_source admitted" ||
+        fail "$cpu_source not admitted: $(cat "$work/log")"
 else
-    echo "SKIP: this CPU has no RDSEED"
+    echo "SKIP: this CPU has no noise source /proc/cpuinfo lists (rdseed, rng)"
 fi
 
 # A broken config on SIGHUP is rejected and the daemon keeps running on the old one.

@@ -57,6 +57,7 @@ struct randd {
     const char *socket_override;
     pid_t reload_pid;               /* --reload: the randd to signal; 0: run a daemon */
     struct source sources[4];
+    char cpu_source_absent[256];    /* why the CPU source is not among them; "": it is */
     struct pool pool;
     struct kernel kernel;
     struct listener_clients clients;  /* one max_clients over the server and EGD */
@@ -275,11 +276,14 @@ static void open_sources(struct randd *r)
     size_t n = 0;
 
     if (!r->config.cpu_source)
-        log_info("source %s: off (cpu_source = no)", source_cpu_name());
-    else if (source_cpu_open(&r->sources[n], why, sizeof(why)) == 0)
+        snprintf(r->cpu_source_absent, sizeof(r->cpu_source_absent), "off (cpu_source = no)");
+    else if (source_cpu_open(&r->sources[n], r->cpu_source_absent,
+                             sizeof(r->cpu_source_absent)) == 0)
         pool_add_source(&r->pool, &r->sources[n++]);
-    else
-        log_info("source %s: not available: %s", source_cpu_name(), why);
+    if (!r->config.cpu_source)
+        log_info("source %s: %s", source_cpu_name(), r->cpu_source_absent);
+    else if (r->cpu_source_absent[0])
+        log_info("source %s: not available: %s", source_cpu_name(), r->cpu_source_absent);
     if (!r->config.getrandom)
         log_info("source getrandom: off (getrandom = no)");
     else if (source_getrandom_open(&r->sources[n], why, sizeof(why)) == 0)
@@ -306,6 +310,7 @@ static struct status_view status_of(const struct randd *r)
         .pool = &r->pool, .kernel = &r->kernel, .clients = &r->clients,
         .loops = r->loop_stats, .nloops = r->nloops, .egd = &r->egd.stats,
         .selfcheck = &r->selfcheck, .vmgenid = &r->vmgenid,
+        .cpu_source_name = source_cpu_name(), .cpu_source_absent = r->cpu_source_absent,
     };
 }
 

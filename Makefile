@@ -12,7 +12,11 @@ LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
-UNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+# The target's pkg-config: a cross build names its own (debian/rules passes
+# aarch64-linux-gnu-pkg-config for dpkg-buildpackage -a arm64), so flags, libraries and
+# OpenSSL's modulesdir are the target's.
+PKG_CONFIG ?= pkg-config
+UNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 # node_exporter's textfile directory (Debian's), where randd-metrics.service writes randd.prom.
 TEXTFILEDIR := /var/lib/prometheus/node-exporter
 
@@ -41,11 +45,11 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-protot
 HARDEN    := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fno-strict-overflow
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(CFLAGS) -Ilib -MMD -MP \
-             $(shell pkg-config --cflags $(PKGS))
+             $(shell $(PKG_CONFIG) --cflags $(PKGS))
 # Everything but the public library may use the internal engines.
 INTERNAL_CFLAGS = -Iinternal
 LINK_HARD := -Wl,-z,relro,-z,now -Wl,--as-needed
-LIBS       = $(shell pkg-config --libs $(PKGS))
+LIBS       = $(shell $(PKG_CONFIG) --libs $(PKGS))
 
 # --- librandd: the public library -------------------------------------------------
 # randd.h's client, the in-process generator, the protocol codec and what they need. The .so
@@ -71,8 +75,8 @@ DAEMON_OBJ  := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB  := $(if $(DAEMON_SRC),$(BUILD)/daemon.a)
 DAEMON_PKGS := libcrypto libsystemd libcap
 DAEMON_BIN  := $(if $(wildcard daemon/main.c),$(BUILD)/randd)
-DAEMON_CFLAGS = $(shell pkg-config --cflags $(DAEMON_PKGS))
-DAEMON_LIBS   = $(shell pkg-config --libs $(DAEMON_PKGS)) -pthread -lm
+DAEMON_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(DAEMON_PKGS))
+DAEMON_LIBS   = $(shell $(PKG_CONFIG) --libs $(DAEMON_PKGS)) -pthread -lm
 
 # --- randctl ----------------------------------------------------------------------
 RANDCTL_SRC := $(wildcard randctl/*.c)
@@ -84,7 +88,7 @@ RANDCTL_BIN := $(if $(RANDCTL_SRC),$(BUILD)/randctl)
 PROVIDER     := $(if $(wildcard provider/*.c),$(BUILD)/randd.so)
 PROVIDER_OBJ := $(BUILD)/provider/randd_provider.o $(BUILD)/lib/client.o $(BUILD)/lib/protocol.o \
                 $(BUILD)/lib/generation.o $(BUILD)/lib/path_check.o
-MODULESDIR  ?= $(shell pkg-config --variable=modulesdir libcrypto 2>/dev/null || echo $(LIBDIR)/ossl-modules)
+MODULESDIR  ?= $(shell $(PKG_CONFIG) --variable=modulesdir libcrypto 2>/dev/null || echo $(LIBDIR)/ossl-modules)
 DATADIR     ?= $(PREFIX)/share
 
 # --- tests and benchmarks ---------------------------------------------------------
@@ -95,8 +99,8 @@ TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_RUNNER := $(BUILD)/tests/runner.o $(BUILD)/tests/scripted_source.o
 E2E_SRC     := $(wildcard tests/integration/test_*.c)
 E2E_BIN     := $(E2E_SRC:tests/%.c=$(BUILD)/tests/%)
-CHECK_CFLAGS = $(shell pkg-config --cflags check)
-CHECK_LIBS   = $(shell pkg-config --libs check)
+CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check)
+CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-cpu-noise)
 
 .PHONY: all lib deps deps-sshd check check-loaded check-qemu check-vmgenid check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb clean

@@ -103,7 +103,7 @@ CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check)
 CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-cpu-noise)
 
-.PHONY: all lib deps deps-sshd check check-loaded check-qemu check-vmgenid check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps deps-sshd check check-loaded check-qemu check-vmgenid check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb deb-arm64 clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -580,14 +580,33 @@ uninstall:
 # --- packages --------------------------------------------------------------------------
 # Builds from a copy of the tracked sources with packaging/debian as debian/, then lintian.
 DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
+# $(call deb_build,DIR,OPTIONS,ENV): the copy in DIR/randd-VERSION, dpkg-buildpackage with
+# OPTIONS and ENV, the .debs in DIR, and lintian's verdict on them (any error fails).
+define deb_build
+	rm -rf $(1) && mkdir -p $(1)/randd-$(VERSION)
+	git ls-files -z | xargs -0 tar -cf - | tar -C $(1)/randd-$(VERSION) -xf -
+	cp -r packaging/debian $(1)/randd-$(VERSION)/debian
+	cd $(1)/randd-$(VERSION) && $(3) dpkg-buildpackage -us -uc -b -J$(TEST_JOBS) $(2)
+	lintian --fail-on error $(1)/*.changes
+endef
+
 deb: deps
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_TOOLS)"
-	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/randd-$(VERSION)
-	git ls-files -z | xargs -0 tar -cf - | tar -C $(BUILD)/deb/randd-$(VERSION) -xf -
-	cp -r packaging/debian $(BUILD)/deb/randd-$(VERSION)/debian
-	cd $(BUILD)/deb/randd-$(VERSION) && dpkg-buildpackage -us -uc -b
-	lintian --fail-on error $(BUILD)/deb/*.changes
+	$(call deb_build,$(BUILD)/deb)
 	@for d in $(BUILD)/deb/*.deb; do echo "== $$d"; dpkg -c $$d; done
+
+# The same packages cross-built for arm64 in $(BUILD)/deb-arm64: Debian's cross gcc and the
+# arm64 -dev packages (multiarch: their versions are the amd64 ones'), tests not built
+# (nocheck: they are arm64 programs), the same lintian gate, then every ELF file checked to
+# be aarch64 and every package to say Architecture: arm64.
+DEB_CROSS_DEPS := libssl-dev libsystemd-dev libcap-dev libbz2-dev pkg-config
+deb-arm64:
+	@dpkg --print-foreign-architectures | grep -qx arm64 || \
+	  { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; $$sudo dpkg --add-architecture arm64; }
+	@$(MAKE) --no-print-directory deps \
+	  DEB_PACKAGES="$(DEB_TOOLS) file crossbuild-essential-arm64 $(DEB_CROSS_DEPS:%=%:arm64)"
+	$(call deb_build,$(BUILD)/deb-arm64,-a arm64 -Pnocheck,DEB_BUILD_OPTIONS=nocheck CC=aarch64-linux-gnu-gcc)
+	packaging/check-deb-arch arm64 'ARM aarch64' $(BUILD)/deb-arm64/*.deb
 
 clean:
 	rm -rf $(BUILD)

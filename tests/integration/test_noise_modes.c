@@ -81,25 +81,25 @@ static bool jitter_starved_by_hogs(void)
 
 /* The CPU source's name in the running daemon's STATUS (rdseed, rndrrs, darn or trng, after
  * the instruction), set by daemon_has_cpu_source. */
-static const char *cpu_source;
+static char cpu_source[16];
 
-/* Whether the running daemon has the CPU's noise source among its sources: the tests whose
- * noise source it is skip without it, and this says so. */
+/* Whether the running daemon has the CPU's noise source among its sources (STATUS
+ * cpu_source.in_use): the tests whose noise source it is skip without it, and say why. */
 static bool daemon_has_cpu_source(void)
 {
-    static const char *const names[] = { "rdseed", "rndrrs", "darn", "trng" };
-    char *json = status_now(), quoted[40];
+    char *json = status_now(), *at = strstr(json, "\"cpu_source\":{\"name\":\"");
+    int len = 0;
 
-    cpu_source = NULL;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !cpu_source; i++) {
-        snprintf(quoted, sizeof(quoted), "\"name\":\"%s\"", names[i]);
-        if (strstr(json, quoted))
-            cpu_source = names[i];
+    cpu_source[0] = '\0';
+    ck_assert_msg(at, "STATUS has no cpu_source: %s", json);
+    at += strlen("\"cpu_source\":{\"name\":\"");
+    if (sscanf(at, "%15[a-z0-9]\",\"in_use\":true%n", cpu_source, &len) < 1 || !len) {
+        fprintf(stderr, "skipped: the CPU noise source is not in use here: %.*s\n",
+                (int)strcspn(at, "}"), at);
+        cpu_source[0] = '\0';
     }
-    if (!cpu_source)
-        fprintf(stderr, "skipped: no CPU noise source on this machine\n");
     free(json);
-    return cpu_source != NULL;
+    return cpu_source[0] != '\0';
 }
 
 /* The status and message of the reply to a mode request; the body into out (n bytes). */

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "randen.h"
+
 #define MAX_LINE 1024
 
 enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP, KEY_USER,
@@ -237,6 +239,11 @@ static const char *set_value(const struct key *k, struct config *c, const char *
     case KEY_ENGINE:
         if ((engine = randd_engine_from_name(v)) < 0)
             return "not cymric or randen";
+        /* Refused here, with the file and line, rather than only when the daemon starts: so
+         * --check-config and a reload say it too. Randen never runs table AES. */
+        if (engine == RANDD_ENGINE_RANDEN && !randd_randen_available())
+            return "this CPU has no AES round instructions (x86 AES-NI, ARMv8 AES), which "
+                   "Randen needs; use cymric";
         *(enum randd_engine *)field = (enum randd_engine)engine;
         return NULL;
     case KEY_CIPHER:

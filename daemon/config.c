@@ -253,9 +253,17 @@ static const char *set_value(const struct key *k, struct config *c, const char *
             return "not auto, chacha20 or aes256ctr";
         /* Asked for by name, AES must be the hardware's: never table AES, never a quiet
          * ChaCha20 in its place. */
-        if (cipher == RANDD_STREAM_AES256CTR && !randd_crypto_has_hardware_aes())
-            return "this CPU does not do AES in hardware (no AES-NI, or OPENSSL_ia32cap "
-                   "set); use auto or chacha20";
+        if (cipher == RANDD_STREAM_AES256CTR && !randd_crypto_has_hardware_aes()) {
+            const char *mask = randd_crypto_aes_mask_variable();
+
+            if (mask && getenv(mask))
+                snprintf(why, whylen, "%s is set, which may hide the CPU's AES instructions "
+                         "from OpenSSL; use auto or chacha20", mask);
+            else
+                snprintf(why, whylen, "this CPU does not do AES in hardware; use auto or "
+                         "chacha20");
+            return why;
+        }
         *(enum randd_stream_cipher *)field = (enum randd_stream_cipher)cipher;
         return NULL;
     case KEY_JITTER:
@@ -420,7 +428,7 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
 {
     struct config c;
     unsigned first_line[NKEYS] = { 0 }, lineno = 0;
-    char buf[MAX_LINE + 2], why[96];
+    char buf[MAX_LINE + 2], why[128];
     int rc = 0;
 
     if (errlen)

@@ -160,14 +160,15 @@ __attribute__((noinline)) void randd_crypto_wipe_stack(void)
  * neither OpenSSL 3's EVP nor its provider parameters say which code a cipher runs (its
  * capability words, OPENSSL_ia32cap_P and the like, are not exported). So randd asks what
  * OpenSSL itself asks, with the same bits: CPUID's AES bit on x86; the kernel's HWCAP_AES
- * (ARMv8 Crypto Extensions) on arm64; HWCAP2's PPC_FEATURE2_VEC_CRYPTO (POWER8's vcipher)
- * on ppc64. Each OpenSSL reads a capability variable that can hide those from it, and then
- * runs table AES under us: with that variable set, no AES. Plain getenv on purpose, unlike
- * every other variable librandd reads: OpenSSL reads these with getenv even in a setuid
- * program, and here they can only turn AES off.
+ * (ARMv8 Crypto Extensions) on arm64; HWCAP2's PPC_FEATURE2_HAS_VEC_CRYPTO (POWER8's
+ * vcipher) on ppc64. Each OpenSSL reads a capability variable that can hide those from it,
+ * and then runs table AES under us: with that variable set, no AES. Plain getenv on purpose,
+ * unlike every other variable librandd reads: OpenSSL reads these with getenv even in a
+ * setuid program, and here they can only turn AES off.
  * s390x is left on ChaCha20: OpenSSL uses CPACF there after its own KM/KMCTR function
- * queries, which would be inline assembly here that nothing on this project's machines can
- * run (qemu-user is the only s390x); riscv64's OpenSSL 3.0 has no AES instructions to use. */
+ * queries, which would be inline assembly here that no machine of this project can check
+ * against a real CPACF (qemu-user is its only s390x); riscv64's OpenSSL 3.0 has no AES
+ * instructions to use. */
 
 const char *randd_crypto_aes_mask_variable(void)
 {
@@ -191,7 +192,7 @@ static int cpu_has_aes_instructions(void)
 #elif defined(__aarch64__)
     return (getauxval(AT_HWCAP) & HWCAP_AES) != 0;
 #elif defined(__powerpc64__)
-    return (getauxval(AT_HWCAP2) & PPC_FEATURE2_VEC_CRYPTO) != 0;
+    return (getauxval(AT_HWCAP2) & PPC_FEATURE2_HAS_VEC_CRYPTO) != 0;
 #else
     return 0;
 #endif

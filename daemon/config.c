@@ -74,6 +74,15 @@ static const struct { const char *old, *key; } old_names[] = {
     { "rdseed", "cpu_source" },     /* before the CPU source had one name on every CPU */
 };
 
+/* The old name of a key that has one (for messages), or its own. */
+static const char *old_name_of(const struct key *k)
+{
+    for (size_t i = 0; i < sizeof(old_names) / sizeof(old_names[0]); i++)
+        if (!strcmp(old_names[i].key, k->name))
+            return old_names[i].old;
+    return k->name;
+}
+
 /* The key a name in a file stands for, or NULL. */
 static const struct key *key_named(const char *name)
 {
@@ -446,6 +455,7 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
 {
     struct config c;
     unsigned first_line[NKEYS] = { 0 }, lineno = 0;
+    bool first_as_old_name[NKEYS] = { false };   /* set first under a name it had before */
     char buf[MAX_LINE + 2], why[128];
     int rc = 0;
 
@@ -486,11 +496,15 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
         }
         i = (size_t)(k - keys);
         if (first_line[i]) {
-            rc = error_at(err, errlen, name, lineno, "%s: duplicate key (first set at line %u)",
-                          key, first_line[i]);
+            const char *first = first_as_old_name[i] ? old_name_of(k) : k->name;
+            bool renamed = strcmp(first, key) != 0;
+
+            rc = error_at(err, errlen, name, lineno,
+                          "%s: duplicate key (first set at line %u%s%s)", key, first_line[i], renamed ? " as " : "", renamed ? first : "");
             continue;
         }
         first_line[i] = lineno;
+        first_as_old_name[i] = strcmp(key, k->name) != 0;
         if (!*value) {
             rc = error_at(err, errlen, name, lineno, "%s: empty value", key);
             continue;

@@ -216,7 +216,9 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("rdseed = yes\nhwrng = no\nrdseed = no\n",
                 "t.conf:3: rdseed: duplicate key (first set at line 1)");
     check_error("cpu_source = yes\nrdseed = no\n",          /* rdseed: cpu_source's old name */
-                "t.conf:2: rdseed: duplicate key (first set at line 1)");
+                "t.conf:2: rdseed: duplicate key (first set at line 1 as cpu_source)");
+    check_error("rdseed = yes\ncpu_source = no\n",
+                "t.conf:2: cpu_source: duplicate key (first set at line 1 as rdseed)");
     check_error("cpu_source = maybe\n", "t.conf:1: cpu_source: not yes or no: \"maybe\"");
     check_error("= 5\n", "t.conf:1: (empty): unknown key");
     check_error("socket_mode = 0999\n",

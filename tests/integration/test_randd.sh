@@ -39,18 +39,19 @@ expect_exit 1 "--check-config refuses an unknown cipher" \
 expect_output "$work/cipher.conf:2: cipher: not auto, chacha20 or aes256ctr: \"aes\"" \
     "an unknown cipher reported with file:line"
 printf 'cipher = aes256ctr\n' >"$work/aes.conf"
-if grep -qw aes /proc/cpuinfo && [ -z "${OPENSSL_ia32cap+set}" ]; then
+# "aes" is a word of x86's flags and of arm64's Features.
+if grep -qw aes /proc/cpuinfo && [ -z "${OPENSSL_ia32cap+set}${OPENSSL_armcap+set}" ]; then
     expect_exit 0 "--check-config accepts cipher = aes256ctr with hardware AES" \
         "$RANDD" --check-config --config "$work/aes.conf"
 else
     echo "SKIP: no hardware AES: cipher = aes256ctr is accepted only with it"
 fi
-# OPENSSL_ia32cap may hide AES-NI from OpenSSL: randd then counts AES as absent, and
-# refuses aes256ctr rather than run table AES or ChaCha20 in its place.
-OPENSSL_ia32cap='~0x200000200000000' expect_exit 1 \
+# OPENSSL_ia32cap (x86) and OPENSSL_armcap (arm64) may hide AES from OpenSSL: randd then
+# counts AES as absent, and refuses aes256ctr rather than run table AES or ChaCha20 in its place.
+OPENSSL_ia32cap='~0x200000200000000' OPENSSL_armcap=0 expect_exit 1 \
     "--check-config refuses cipher = aes256ctr without hardware AES" \
     "$RANDD" --check-config --config "$work/aes.conf"
-expect_output "$work/aes.conf:1: cipher: this CPU does not do AES in hardware" \
+expect_output "$work/aes.conf:1: cipher: (OPENSSL_[a-z0-9]+cap is set|this CPU does not do AES)" \
     "aes256ctr without hardware AES reported with file:line"
 expect_exit 1 "a missing explicit config is an error" "$RANDD" --check-config --config "$work/none.conf"
 # Every problem in the file, not only the first.
@@ -86,11 +87,61 @@ cp "$work/good.conf" "$work/randd.conf"
 pid=$!
 if wait_for_log 'ready: generator seeded'; then pass "daemon seeds and reports ready"; else fail "no readiness: $(cat "$work/log")"; fi
 grep -q 'source getrandom: start-up test passed' "$work/log" && pass "getrandom admitted after start-up test" || fail "getrandom not admitted"
-if grep -qw rdseed /proc/cpuinfo; then
-    grep -q 'source rdseed: start-up test passed' "$work/log" && pass "rdseed admitted" || fail "rdseed not admitted: $(cat "$work/log")"
+# The CPU's noise source, where /proc/cpuinfo lists it: RDSEED (x86 "flags"), RNDRRS (arm64
+# "Features": rng).
+cpu_source=
+grep -qw rdseed /proc/cpuinfo && cpu_source=rdseed
+grep -q '^Features.* rng\b' /proc/cpuinfo && cpu_source=rndrrs
+if [ -n "$cpu_source" ]; then
+    grep -q "source $cpu_source: start-up test passed" "$work/log" && pass "$cpu_source admitted" ||
+        fail "$cpu_source not admitted: $(cat "$work/log")"
 else
-    echo "SKIP: this CPU has no RDSEED"
+    echo "SKIP: this CPU has no noise source /proc/cpuinfo lists (rdseed, rng)"
 fi
+# STATUS names the CPU source whether or not it is in use, and says why not. Where
+# /proc/cpuinfo names it (x86, arm64) the two must agree; elsewhere (DARN and the TRNG are
+# not listed there) in use and a reason must not both hold.
+"$RANDCTL" --socket "$work/randd.sock" status --keys >"$work/out" 2>&1
+cpu_name=$(sed -n 's/^cpu_source\.name: //p' "$work/out")
+cpu_in_use=$(sed -n 's/^cpu_source\.in_use: //p' "$work/out")
+cpu_reason=$(sed -n 's/^cpu_source\.reason: //p' "$work/out")
+cpu_lists=unknown
+case $(uname -m) in x86_64|aarch64) cpu_lists=${cpu_source:-no} ;; esac
+if [ "$cpu_lists" != unknown ] && [ "$cpu_lists" != no ]; then
+    [ "$cpu_in_use" = true ] && [ "$cpu_name" = "$cpu_source" ] &&
+        pass "STATUS: cpu_source $cpu_source in use where /proc/cpuinfo lists it" ||
+        fail "STATUS: cpu_source where /proc/cpuinfo lists $cpu_source: $(grep cpu_source "$work/out")"
+elif [ "$cpu_lists" = no ]; then
+    [ "$cpu_in_use" = false ] && [[ $cpu_reason == "CPU has no "* ||
+                                   $cpu_reason == "kernel does not list "* ]] &&
+        pass "STATUS: cpu_source $cpu_name not in use, and why ($cpu_reason)" ||
+        fail "STATUS: cpu_source on a CPU whose /proc/cpuinfo lists none: $(grep cpu_source "$work/out")"
+else
+    { [ "$cpu_in_use" = true ] && [ "$cpu_reason" = null ]; } ||
+        { [ "$cpu_in_use" = false ] && [ -n "$cpu_reason" ] && [ "$cpu_reason" != null ]; } &&
+        pass "STATUS: cpu_source $cpu_name: in use $cpu_in_use, reason $cpu_reason" ||
+        fail "STATUS: cpu_source in use and reason disagree: $(grep cpu_source "$work/out")"
+fi
+if [ "$cpu_in_use" = false ]; then
+    "$RANDCTL" --socket "$work/randd.sock" status >"$work/out" 2>&1
+    expect_output "^cpu +$cpu_name not in use, " "randctl status explains the absent CPU source"
+fi
+# --capture takes the CPU source as cpu and by its own name: samples, or its reason (exit 1),
+# never a usage error.
+for name in cpu "$cpu_name"; do
+    "$RANDD" --capture "$name" --count 64 --output "$work/cpu.bin" --config "$work/good.conf" \
+        >"$work/out" 2>&1
+    rc=$?
+    if [ "$cpu_in_use" = true ]; then
+        [ $rc = 0 ] && [ "$(stat -c %s "$work/cpu.bin")" = 64 ] &&
+            pass "--capture $name: 64 samples of the CPU source" ||
+            fail "--capture $name: exit $rc, $(cat "$work/out")"
+    else
+        [ $rc = 1 ] && grep -qF "$cpu_reason" "$work/out" &&
+            pass "--capture $name: exit 1 with the CPU source's reason" ||
+            fail "--capture $name: exit $rc (wanted 1 and '$cpu_reason'): $(cat "$work/out")"
+    fi
+done
 
 # A broken config on SIGHUP is rejected and the daemon keeps running on the old one.
 printf 'reseed_interval = 0\n' >"$work/randd.conf"
@@ -199,12 +250,12 @@ json_has() {   # regex description: the last `randctl status --json` reply ($wor
 }
 literal() { sed 's/[][\.*^$/]/\\&/g' <<<"$1"; }   # a path as a regex matching just it
 sock_a=$work/a.sock sock_b=$work/b.sock
-printf 'socket = %s\nreseed_interval = 30\nkernel_topup = no\n' "$sock_a" >"$work/reload.conf"
+printf 'socket = %s\nreseed_interval = 30\nkernel_topup = no\ncpu_source = no\n' "$sock_a" >"$work/reload.conf"
 >"$work/log"   # emptied here, not in the child: never the last daemon's lines
 "$RANDD" --foreground --config "$work/reload.conf" 2>>"$work/log" &
 pid=$!
 wait_for_log 'ready: generator seeded' || fail "awaited readiness on $sock_a: $(cat "$work/log")"
-printf 'socket = %s\nreseed_interval = 45\nkernel_topup = no\n' "$sock_b" >"$work/reload.conf"
+printf 'socket = %s\nreseed_interval = 45\nkernel_topup = no\ncpu_source = no\n' "$sock_b" >"$work/reload.conf"
 kill -HUP "$pid"
 wait_for_count 'reload: .* applied' 1 || fail "awaited the reload's 'applied' line: $(cat "$work/log")"
 "$RANDCTL" --socket "$sock_a" status --json >"$work/out" 2>&1
@@ -212,6 +263,8 @@ json_has "\"config\":\\{[^}]*\"socket\":\"$(literal "$sock_a")\"" "after SIGHUP,
 json_has "\"pending_restart\":\\{\"socket\":\"$(literal "$sock_b")\"\\}" \
     "after SIGHUP, STATUS lists the new socket (and only it) as pending restart"
 json_has '"config":\{[^}]*"reseed_interval":45[,}]' "after SIGHUP, STATUS reports the new reseed_interval"
+json_has '"cpu_source":\{"name":"[a-z]+","in_use":false,"reason":"off \(cpu_source = no\)"\}' \
+    "cpu_source = no: STATUS says the CPU source is off, and why"
 "$RANDCTL" --socket "$sock_a" status --keys >"$work/out" 2>&1
 expect_output "^pending_restart\.socket: $(literal "$sock_b")\$" "randctl status shows the pending socket"
 grep -qE "reload: socket .*restart" "$work/log" && pass "the reload log names socket as waiting for a restart" ||
@@ -219,7 +272,7 @@ grep -qE "reload: socket .*restart" "$work/log" && pass "the reload log names so
 "$RANDCTL" --socket "$sock_a" bytes 16 --hex >/dev/null 2>&1 && pass "still serving on the socket in effect" ||
     fail "not serving on $sock_a after SIGHUP"
 [ ! -e "$sock_b" ] && pass "the pending socket is not created before a restart" || fail "$sock_b exists"
-printf 'socket = %s\nreseed_interval = 45\nkernel_topup = no\n' "$sock_a" >"$work/reload.conf"
+printf 'socket = %s\nreseed_interval = 45\nkernel_topup = no\ncpu_source = no\n' "$sock_a" >"$work/reload.conf"
 kill -HUP "$pid"
 wait_for_count 'reload: .* applied' 2 || fail "awaited the second reload's 'applied' line: $(cat "$work/log")"
 "$RANDCTL" --socket "$sock_a" status --json >"$work/out" 2>&1

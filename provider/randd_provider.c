@@ -442,6 +442,19 @@ static bool strength_ok(const struct seed_source *s, unsigned strength)
     return false;
 }
 
+/* A seed may carry half as much again as the strength: SP 800-90A section 8.6.7 lets a DRBG
+ * take its nonce with its entropy input, and OpenSSL 3.5 does at instantiate when the parent
+ * has no nonce of its own (384 bits for a 256-bit DRBG). OpenSSL 3.0 asks the nonce apart. */
+static bool seed_entropy_ok(const struct seed_source *s, unsigned entropy)
+{
+    if (entropy <= SEED_STRENGTH + SEED_STRENGTH / 2)
+        return true;
+    raise_error(s->provider, R_STRENGTH_TOO_HIGH, "%u bits of seed asked, at most %d (a "
+                "strength of %d and its nonce) offered", entropy,
+                SEED_STRENGTH + SEED_STRENGTH / 2, SEED_STRENGTH);
+    return false;
+}
+
 static bool ready(const struct seed_source *s)
 {
     if (s->state == EVP_RAND_STATE_READY)
@@ -538,7 +551,7 @@ static size_t source_get_seed(void *ctx, unsigned char **out, int entropy, size_
     bool pr;
 
     (void)adin, (void)adin_len;
-    if (!ready(s) || !strength_ok(s, entropy > 0 ? (unsigned)entropy : 0))
+    if (!ready(s) || !seed_entropy_ok(s, entropy > 0 ? (unsigned)entropy : 0))
         return 0;
     if (n < min_len)
         n = min_len;

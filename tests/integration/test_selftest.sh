@@ -176,7 +176,7 @@ induced() {
     start_with_config "${BASE[@]}" "jitter = yes" "selftest_interval = 0" \
         "trusted_group = nogroup"
     wait_for "ready" key_is ready true
-    for s in rdseed getrandom hwrng jitter; do
+    for s in rdseed rndrrs darn trng getrandom hwrng jitter; do
         if ! source_present "$s"; then
             echo "SKIP: inject-failure on $s: this machine has no $s source" \
                  "($(grep "$s" "$work/log" | head -1))"

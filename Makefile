@@ -281,11 +281,13 @@ $(BUILD)/bench-cpu-noise: $(BUILD)/tests/bench/bench_cpu_noise.o $(DAEMON_LIB) $
 # --- the two commands ---------------------------------------------------------------
 # A package counts as installed for this machine's own architecture (or for all): with other
 # architectures added (dpkg --add-architecture, for check-arm64), libssl-dev:arm64 alone must
-# not pass for libssl-dev.
+# not pass for libssl-dev. A package named with its architecture (libssl-dev:arm64) counts
+# for that one.
 deps:
 	@native=$$(dpkg --print-architecture); missing=; for p in $(DEB_PACKAGES); do \
+	  arch=$$native; case $$p in *:*) arch=$${p##*:} ;; esac; \
 	  dpkg-query -W -f='$${Status} $${Architecture}\n' $$p 2>/dev/null | \
-	    grep -Eq "ok installed ($$native|all)$$" || missing="$$missing $$p"; \
+	    grep -Eq "ok installed ($$arch|all)$$" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \

@@ -370,7 +370,7 @@ check-vmgenid: deps
 # variables: PKG_CONFIG_LIBDIR is set in the environment of the cross build's make. About
 # 10 minutes, so CI runs it (.ci/run), not make check.
 ARM64_BUILD := $(BUILD)/arm64
-ARM64_MAKE   = PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig $(MAKE) --no-print-directory \
+ARM64_MAKE   = PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig $(MAKE) -s --no-print-directory \
                BUILD=$(ARM64_BUILD) CC=aarch64-linux-gnu-gcc AR=aarch64-linux-gnu-ar
 ARM64_TARGETS = all $(patsubst $(BUILD)/%,$(ARM64_BUILD)/%,$(TEST_BIN) $(E2E_BIN) \
                 $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr)

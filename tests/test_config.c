@@ -399,7 +399,13 @@ START_TEST(reload_applies_live_keys_and_leaves_restart_keys_pending)
     ck_assert_int_eq(parse(&reread, "cipher = chacha20\n"), 0);
     config_apply_live(&in_effect, &reread);
     ck_assert_int_eq(in_effect.cipher, CONFIG_AUTO);
-    ck_assert(config_pending_restart(&in_effect, &reread, key_index("cipher")));
+    /* auto is AES-256-CTR where the CPU does AES, and chacha20 waits for a restart; on a CPU
+     * without (and on every one but x86 today) auto is chacha20 already: nothing pending. */
+    ck_assert_msg(config_pending_restart(&in_effect, &reread, key_index("cipher")) ==
+                      (randd_crypto_has_hardware_aes() != 0),
+                  "cipher auto -> chacha20 pending: %d, wanted it only with hardware AES (%d)",
+                  config_pending_restart(&in_effect, &reread, key_index("cipher")),
+                  randd_crypto_has_hardware_aes());
 }
 END_TEST
 

@@ -33,6 +33,15 @@ DEB_PACKAGES := gcc make pkg-config valgrind gdb libssl-dev libsystemd-dev libca
                 groff-base systemd ekeyd-egd-linux prometheus stress-ng chromium $(QEMU_PACKAGES)
 PKGS         := libcrypto
 
+# pkg-config for the target. A cross build names the target's .pc files and root with
+# PKG_CONFIG_LIBDIR and PKG_CONFIG_SYSROOT_DIR (tests/cross/check-cross does), or its own
+# PKG_CONFIG. Make 4.3 hands command-line variables to recipes but not to $(shell), so
+# they are spelt out here: without them this is plain pkg-config, as in a native build.
+PKG_CONFIG ?= pkg-config
+PKG_CONFIG_CMD = $(if $(PKG_CONFIG_LIBDIR),PKG_CONFIG_LIBDIR='$(PKG_CONFIG_LIBDIR)') \
+                 $(if $(PKG_CONFIG_SYSROOT_DIR),PKG_CONFIG_SYSROOT_DIR='$(PKG_CONFIG_SYSROOT_DIR)') \
+                 $(PKG_CONFIG)
+
 Q   := $(if $(filter 1,$(V)),,@)
 say  = $(if $(Q),@printf '  %-6s %s\n' '$(1)' '$(2)')
 
@@ -41,11 +50,11 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-protot
 HARDEN    := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fno-strict-overflow
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(CFLAGS) -Ilib -MMD -MP \
-             $(shell pkg-config --cflags $(PKGS))
+             $(shell $(PKG_CONFIG_CMD) --cflags $(PKGS))
 # Everything but the public library may use the internal engines.
 INTERNAL_CFLAGS = -Iinternal
 LINK_HARD := -Wl,-z,relro,-z,now -Wl,--as-needed
-LIBS       = $(shell pkg-config --libs $(PKGS))
+LIBS       = $(shell $(PKG_CONFIG_CMD) --libs $(PKGS))
 
 # --- librandd: the public library -------------------------------------------------
 # randd.h's client, the in-process generator, the protocol codec and what they need. The .so
@@ -71,8 +80,8 @@ DAEMON_OBJ  := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB  := $(if $(DAEMON_SRC),$(BUILD)/daemon.a)
 DAEMON_PKGS := libcrypto libsystemd libcap
 DAEMON_BIN  := $(if $(wildcard daemon/main.c),$(BUILD)/randd)
-DAEMON_CFLAGS = $(shell pkg-config --cflags $(DAEMON_PKGS))
-DAEMON_LIBS   = $(shell pkg-config --libs $(DAEMON_PKGS)) -pthread -lm
+DAEMON_CFLAGS = $(shell $(PKG_CONFIG_CMD) --cflags $(DAEMON_PKGS))
+DAEMON_LIBS   = $(shell $(PKG_CONFIG_CMD) --libs $(DAEMON_PKGS)) -pthread -lm
 
 # --- randctl ----------------------------------------------------------------------
 RANDCTL_SRC := $(wildcard randctl/*.c)
@@ -95,8 +104,8 @@ TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_RUNNER := $(BUILD)/tests/runner.o $(BUILD)/tests/scripted_source.o
 E2E_SRC     := $(wildcard tests/integration/test_*.c)
 E2E_BIN     := $(E2E_SRC:tests/%.c=$(BUILD)/tests/%)
-CHECK_CFLAGS = $(shell pkg-config --cflags check)
-CHECK_LIBS   = $(shell pkg-config --libs check)
+CHECK_CFLAGS = $(shell $(PKG_CONFIG_CMD) --cflags check)
+CHECK_LIBS   = $(shell $(PKG_CONFIG_CMD) --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
 .PHONY: all lib deps deps-sshd check check-loaded check-qemu check-vmgenid check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb clean

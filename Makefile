@@ -108,7 +108,7 @@ CHECK_CFLAGS = $(shell $(PKG_CONFIG_CMD) --cflags check)
 CHECK_LIBS   = $(shell $(PKG_CONFIG_CMD) --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
 
-.PHONY: all lib deps deps-sshd check check-loaded check-qemu check-vmgenid check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps deps-sshd check check-cross unit-test-programs check-loaded check-qemu check-vmgenid check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -358,6 +358,9 @@ check-vmgenid: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/tests/rng-client
 	tests/qemu/check-vmgenid $(BUILD)
 
+# The unit test programs built, not run: check-cross runs them under qemu-user.
+unit-test-programs: $(TEST_BIN)
+
 unit-test: all $(TEST_BIN)
 	@export RANDD_PROVIDER=$(BUILD)/randd.so; for t in $(TEST_BIN); do $$t || exit 1; done
 
@@ -368,6 +371,20 @@ check-asan: deps
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 RANDD_SANITIZED=1 \
 	  $(MAKE) --no-print-directory $(BUILD_JOBS) BUILD=$(BUILD)/asan CFLAGS="-O1 -g $(SAN_FLAGS)" \
 	  LDFLAGS="$(SAN_FLAGS)" test
+
+# randd built for ppc64el, s390x (big-endian) and riscv64, and its unit test programs run
+# under qemu-user (tests/cross/check-cross): each architecture's Debian libraries unpacked into
+# a root of its own under $(BUILD)/cross (bookworm's; trixie's for riscv64), never into the
+# host's dpkg; Debian's cross gcc. CROSS_ARCHES picks some (arm64 works too).
+CROSS_ARCHES ?= ppc64el s390x riscv64
+CROSS_GCC_ppc64el := gcc-powerpc64le-linux-gnu
+CROSS_GCC_s390x   := gcc-s390x-linux-gnu
+CROSS_GCC_riscv64 := gcc-riscv64-linux-gnu
+CROSS_GCC_arm64   := gcc-aarch64-linux-gnu
+check-cross:
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="make pkg-config qemu-user-static \
+	  $(foreach a,$(CROSS_ARCHES),$(CROSS_GCC_$(a)))"
+	tests/cross/check-cross $(BUILD)/cross $(CROSS_ARCHES)
 
 # libFuzzer harnesses (clang), each with its committed seed corpus; new inputs go to a
 # working copy under build/fuzz, so the committed corpus only changes on purpose.
@@ -593,4 +610,6 @@ clean:
 	rm -rf $(BUILD)
 
 # Not under build/systemd: check-systemd's container root has directories named *.d.
--include $(shell find $(BUILD) -path $(BUILD)/systemd -prune -o -name '*.d' -type f -print 2>/dev/null)
+# Nor under build/cross: other architectures' roots and builds, each with a make of its own.
+-include $(shell find $(BUILD) \( -path $(BUILD)/systemd -o -path $(BUILD)/cross \) -prune -o \
+                 -name '*.d' -type f -print 2>/dev/null)

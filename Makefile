@@ -106,7 +106,7 @@ E2E_SRC     := $(wildcard tests/integration/test_*.c)
 E2E_BIN     := $(E2E_SRC:tests/%.c=$(BUILD)/tests/%)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG_CMD) --cflags check)
 CHECK_LIBS   = $(shell $(PKG_CONFIG_CMD) --libs check)
-BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-rdseed)
+BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-cpu-noise)
 
 .PHONY: all lib deps deps-sshd check check-cross unit-test-programs check-loaded check-qemu check-vmgenid check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb clean
 .DELETE_ON_ERROR:
@@ -273,7 +273,7 @@ $(BUILD)/bench-daemon: $(BUILD)/tests/bench/bench_daemon.o $(BUILD)/tests/bench/
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^
 
-$(BUILD)/bench-rdseed: $(BUILD)/tests/bench/bench_rdseed.o $(DAEMON_LIB) $(INTERNAL_LIB) $(BUILD)/librandd.a
+$(BUILD)/bench-cpu-noise: $(BUILD)/tests/bench/bench_cpu_noise.o $(DAEMON_LIB) $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS)
 
@@ -282,9 +282,13 @@ $(BUILD)/bench-rdseed: $(BUILD)/tests/bench/bench_rdseed.o $(DAEMON_LIB) $(INTER
 	$(Q)mkdir -p $@
 
 # --- the two commands ---------------------------------------------------------------
+# A package counts as installed for this machine's own architecture (or for all): with other
+# architectures added (dpkg --add-architecture, for check-arm64), libssl-dev:arm64 alone must
+# not pass for libssl-dev.
 deps:
-	@missing=; for p in $(DEB_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	@native=$$(dpkg --print-architecture); missing=; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status} $${Architecture}\n' $$p 2>/dev/null | \
+	    grep -Eq "ok installed ($$native|all)$$" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \

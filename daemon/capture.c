@@ -1,6 +1,6 @@
 /* Raw-noise capture for SP 800-90B assessment (`randd --capture SOURCE --count N --output
  * FILE`): opens one source as the daemon would, with the same config, reads N raw samples
- * through the source's own read op and writes them one sample per byte (rdseed's words and
+ * through the source's own read op and writes them one sample per byte (the CPU source's words and
  * hwrng's bytes byte by byte, jitter's 8-bit samples as they are). It runs as a process of
  * its own with no pool and no generator, so nothing captured ever feeds one. The samples are
  * health-tested on the way and the outcome reported, but every sample is written: an
@@ -28,28 +28,43 @@
 #define CAPTURE_CHUNK 4096
 #define CAPTURE_WAIT_MS 60000    /* a device or the jitter worker silent this long: give up */
 
-static const char *const capture_sources[] = { "rdseed", "hwrng", "jitter", "getrandom" };
+/* "cpu" is the CPU source under any name; its own name (rdseed, rndrrs, ...) works too. */
+static const char *const capture_sources[] = { "cpu", "hwrng", "jitter", "getrandom" };
+
+static bool is_cpu_source(const char *name)
+{
+    return !strcmp(name, "cpu") || !strcmp(name, source_cpu_name());
+}
 
 bool capture_is_source(const char *name)
 {
     for (size_t i = 0; i < sizeof(capture_sources) / sizeof(capture_sources[0]); i++)
         if (!strcmp(name, capture_sources[i]))
             return true;
-    return false;
+    return is_cpu_source(name);
+}
+
+const char *capture_source_list(void)
+{
+    static char list[96];
+
+    snprintf(list, sizeof(list), "cpu (%s here), hwrng, jitter or getrandom",
+             source_cpu_name());
+    return list;
 }
 
 static int open_source(struct source *s, const struct config *c, const char *name, char *why,
                        size_t whylen)
 {
-    if (!strcmp(name, "rdseed"))
-        return source_rdseed_open(s, why, whylen);
+    if (is_cpu_source(name))
+        return source_cpu_open(s, why, whylen);
     if (!strcmp(name, "hwrng"))
         return source_hwrng_open(s, c->hwrng_device, why, whylen);
     if (!strcmp(name, "jitter"))
         return source_jitter_open(s, c->jitter_oversampling, why, whylen);
     if (!strcmp(name, "getrandom"))
         return source_getrandom_open(s, why, whylen);
-    snprintf(why, whylen, "%s: not a source (rdseed, hwrng, jitter or getrandom)", name);
+    snprintf(why, whylen, "%s: not a source (%s)", name, capture_source_list());
     return -EINVAL;
 }
 
@@ -127,7 +142,7 @@ static int capture_rows(const struct config *c, const char *name, unsigned long 
         if ((rc = open_source(&s, c, name, why, whylen)) < 0)
             break;
         /* As randd starts it: jitter's worker assesses samples of its own before its first
-         * batch, so the row holds the first samples a started daemon would be given. (rdseed's
+         * batch, so the row holds the first samples a started daemon would be given. (the CPU source's
          * and hwrng's start assessments read the device beside the pool, taking nothing from
          * what it reads: left out.) */
         if (as_started && !strcmp(name, "jitter"))

@@ -13,7 +13,10 @@
 /* Whether name is a source --capture knows: a usage error is caught before anything opens. */
 bool capture_is_source(const char *name);
 
-/* Captures count samples of source name (rdseed, hwrng, jitter or getrandom) into path; with
+/* The sources --capture knows, as a usage message lists them. */
+const char *capture_source_list(void);
+
+/* Captures count samples of source name (capture_source_list) into path; with
  * restarts > 0, restarts rows of count samples, the source reopened before each (a row
  * dataset, SP 800-90B 3.1.4.1). Returns 0 with a summary in why (the health tests' outcome
  * included), or a negative errno with the reason in why. */

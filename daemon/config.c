@@ -40,7 +40,7 @@ static const struct key keys[] = {
     { "socket", AT_RESTART, KEY_PATH, FIELD(socket), 0, 0, "/run/randd/randd.sock" },
     { "engine", AT_RESTART, KEY_ENGINE, FIELD(engine), 0, 0, "cymric" },
     { "cipher", AT_RESTART, KEY_CIPHER, FIELD(cipher), 0, 0, "auto" },
-    { "rdseed", AT_RESTART, KEY_BOOL, FIELD(rdseed), 0, 0, "yes" },
+    { "cpu_source", AT_RESTART, KEY_BOOL, FIELD(cpu_source), 0, 0, "yes" },
     { "getrandom", AT_RESTART, KEY_BOOL, FIELD(getrandom), 0, 0, "yes" },
     { "hwrng", AT_RESTART, KEY_BOOL, FIELD(hwrng), 0, 0, "yes" },
     { "hwrng_device", AT_RESTART, KEY_PATH, FIELD(hwrng_device), 0, 0, "/dev/hwrng" },
@@ -65,6 +65,24 @@ static const struct key keys[] = {
     { "workers", AT_RESTART, KEY_WORKERS, FIELD(workers), 1, CONFIG_WORKERS_MAX, "1" },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* Older names a file may still use, each for the key it became. Set under both names, a key
+ * is a duplicate like any other. */
+static const struct { const char *old, *key; } old_names[] = {
+    { "rdseed", "cpu_source" },     /* before the CPU source had one name on every CPU */
+};
+
+/* The key a name in a file stands for, or NULL. */
+static const struct key *key_named(const char *name)
+{
+    for (size_t i = 0; i < sizeof(old_names) / sizeof(old_names[0]); i++)
+        if (!strcmp(old_names[i].old, name))
+            name = old_names[i].key;
+    for (size_t i = 0; i < NKEYS; i++)
+        if (!strcmp(keys[i].name, name))
+            return &keys[i];
+    return NULL;
+}
 
 /* Indexed by enum config_jitter. */
 static const char *const jitter_names[] = { "auto", "yes", "no" };
@@ -447,10 +465,7 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
         *eq = '\0';
         key = trim(line);
         value = trim(eq + 1);
-        for (i = 0; i < NKEYS && !k; i++)
-            if (!strcmp(keys[i].name, key))
-                k = &keys[i];
-        if (!k) {
+        if (!(k = key_named(key))) {
             rc = error_at(err, errlen, name, lineno, "%s: unknown key", *key ? key : "(empty)");
             continue;
         }

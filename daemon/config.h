@@ -20,7 +20,7 @@ struct config {
     char socket[108];                  /* sun_path size */
     enum randd_engine engine;          /* the generator that serves output */
     enum randd_stream_cipher cipher;   /* every Cymric generator's keystream; CONFIG_AUTO */
-    bool rdseed;
+    bool cpu_source;                   /* the CPU's noise instruction (source_cpu.c) */
     bool getrandom;
     bool hwrng;
     char hwrng_device[PATH_MAX];

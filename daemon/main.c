@@ -57,6 +57,7 @@ struct randd {
     const char *socket_override;
     pid_t reload_pid;               /* --reload: the randd to signal; 0: run a daemon */
     struct source sources[4];
+    char cpu_source_absent[256];    /* why the CPU source is not among them; "": it is */
     struct pool pool;
     struct kernel kernel;
     struct listener_clients clients;  /* one max_clients over the server and EGD */
@@ -108,8 +109,9 @@ static void usage(FILE *to)
             "                      it re-read it (SIGHUP); an invalid file is not sent and\n"
             "                      exits 1 (systemd's ExecReload= runs this)\n"
             "      --capture SOURCE --count N --output FILE\n"
-            "                      write N raw samples of SOURCE (rdseed, hwrng, jitter or\n"
-            "                      getrandom), one per byte, for SP 800-90B tools, and exit\n"
+            "                      write N raw samples of SOURCE (cpu, hwrng, jitter or\n"
+            "                      getrandom; cpu is the CPU's noise instruction), one per\n"
+            "                      byte, for SP 800-90B tools, and exit\n"
             "      --restarts R    with --capture: R rows of N samples, SOURCE opened afresh\n"
             "                      before each row as a start of randd opens it (SP 800-90B\n"
             "                      3.1.4 restart data: --restarts 1000 --count 1000)\n"
@@ -147,8 +149,8 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         case 'C': *check_only = true; break;
         case 'R':
             if (!capture_is_source(optarg)) {
-                fprintf(stderr, "randd: --capture: \"%s\": not a source (rdseed, hwrng, "
-                                "jitter or getrandom)\n", optarg);
+                fprintf(stderr, "randd: --capture: \"%s\": not a source (%s)\n", optarg,
+                        capture_source_list());
                 return 2;
             }
             r->capture_source = optarg;
@@ -273,12 +275,15 @@ static void open_sources(struct randd *r)
     char why[256];
     size_t n = 0;
 
-    if (!r->config.rdseed)
-        log_info("source rdseed: off (rdseed = no)");
-    else if (source_rdseed_open(&r->sources[n], why, sizeof(why)) == 0)
+    if (!r->config.cpu_source)
+        snprintf(r->cpu_source_absent, sizeof(r->cpu_source_absent), "off (cpu_source = no)");
+    else if (source_cpu_open(&r->sources[n], r->cpu_source_absent,
+                             sizeof(r->cpu_source_absent)) == 0)
         pool_add_source(&r->pool, &r->sources[n++]);
-    else
-        log_info("source rdseed: not available: %s", why);
+    if (!r->config.cpu_source)
+        log_info("source %s: %s", source_cpu_name(), r->cpu_source_absent);
+    else if (r->cpu_source_absent[0])
+        log_info("source %s: not available: %s", source_cpu_name(), r->cpu_source_absent);
     if (!r->config.getrandom)
         log_info("source getrandom: off (getrandom = no)");
     else if (source_getrandom_open(&r->sources[n], why, sizeof(why)) == 0)
@@ -305,6 +310,7 @@ static struct status_view status_of(const struct randd *r)
         .pool = &r->pool, .kernel = &r->kernel, .clients = &r->clients,
         .loops = r->loop_stats, .nloops = r->nloops, .egd = &r->egd.stats,
         .selfcheck = &r->selfcheck, .vmgenid = &r->vmgenid,
+        .cpu_source_name = source_cpu_name(), .cpu_source_absent = r->cpu_source_absent,
     };
 }
 
@@ -423,7 +429,7 @@ static void harvest_timer(void *arg)
         next = r->config.reseed_interval * NS_PER_S;
     next = sooner_for_a_retry(r, next);
     if (pool_noise_wanted(&r->pool) && next > NOISE_HARVEST_NS)
-        next = NOISE_HARVEST_NS;         /* rdseed and hwrng give at harvests only */
+        next = NOISE_HARVEST_NS;         /* cpu and hwrng give at harvests only */
     r->harvest_timer = loop_add_timer(r->loop, next, harvest_timer, r);
 }
 

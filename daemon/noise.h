@@ -1,4 +1,4 @@
-/* The noise reservoir: entropy from noise sources (rdseed, hwrng, jitter; never getrandom,
+/* The noise reservoir: entropy from noise sources (the CPU source, hwrng, jitter; never getrandom,
  * never ADD_ENTROPY) kept apart from the generator's for the prediction-resistant and
  * full-entropy modes (lib/PROTOCOL.md, README "Full entropy and prediction resistance"), and
  * the queue of requests that wait for it, fair between uids. Owns the conditioned blocks and

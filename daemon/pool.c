@@ -546,8 +546,8 @@ bool pool_noise_able(struct pool *p, char *why, size_t whylen)
         any = true;
     }
     if (!any)
-        snprintf(why, whylen, "no noise source is configured (rdseed, hwrng or jitter; "
-                 "getrandom is not one)");
+        snprintf(why, whylen, "no noise source is configured (the CPU's %s, hwrng or jitter; "
+                 "getrandom is not one)", source_cpu_name());
     return false;
 }
 

@@ -1,5 +1,5 @@
-/* The entropy source interface: one struct per raw source (RDSEED, getrandom, /dev/hwrng, CPU
- * timing jitter, or a scripted source in tests) with its health state and counters, and the
+/* The entropy source interface: one struct per raw source (the CPU's noise instruction,
+ * getrandom, /dev/hwrng, CPU timing jitter, or a scripted source in tests) with its health state and counters, and the
  * harvest step that reads a batch and health-tests it. What the bytes are used for is the
  * pool's business; when a source that costs CPU (jitter) runs is the pool's call too. */
 #ifndef RANDD_SOURCE_H
@@ -57,10 +57,10 @@ struct source {
                                          * bytes found; SOURCE_NOT_ASSESSED until one has */
     uint64_t assessments;       /* assessments that finished */
     char assessment_warning[160];   /* why the credit is above what was assessed; "": none */
-    struct source_reader *reader;   /* the thread reading a sample to assess (rdseed, hwrng) */
+    struct source_reader *reader;   /* the thread reading a sample to assess (cpu, hwrng) */
     unsigned sample_bytes;      /* width of one health-test sample */
     bool kernel_creditable;     /* may be credited to the kernel (not its own output) */
-    bool noise;                 /* a noise source (rdseed, hwrng, jitter): may fill the noise
+    bool noise;                 /* a noise source (cpu, hwrng, jitter): may fill the noise
                                  * reservoir for full entropy and prediction resistance;
                                  * getrandom's output is the kernel's DRBG, not noise */
     int fd;
@@ -71,7 +71,7 @@ struct source {
     /* status */
     uint64_t bytes_read;        /* raw bytes read and tested */
     uint64_t bytes_used;        /* of those, passed on while healthy */
-    uint64_t empty_reads;       /* rounds that gave nothing (RDSEED exhausted, EAGAIN) */
+    uint64_t empty_reads;       /* rounds that gave nothing (the CPU source out, EAGAIN) */
     uint64_t read_errors;
     uint64_t stale_discarded;   /* bytes queued while quarantined, wiped at the retry */
     uint64_t stuck_discarded;   /* samples the source found stuck and dropped (jitter) */
@@ -86,7 +86,8 @@ struct source {
 };
 
 /* Each opener returns 0, or -ENODEV with the reason the source is absent in why. */
-int source_rdseed_open(struct source *s, char *why, size_t whylen);
+/* The CPU's noise source (source_cpu.c): RDSEED, RNDRRS, DARN or the s390x TRNG, named so. */
+int source_cpu_open(struct source *s, char *why, size_t whylen);
 int source_getrandom_open(struct source *s, char *why, size_t whylen);
 int source_hwrng_open(struct source *s, const char *path, char *why, size_t whylen);
 
@@ -109,7 +110,8 @@ int source_jitter_init(struct source *s, unsigned oversampling, jitter_clock_fn 
 void source_set_assessed(struct source *s, double min_entropy_per_byte);
 
 /* Starts an assessment of the source's raw output, if it has one (jitter: at once, and again
- * hourly while it runs; rdseed and hwrng: once, at start). Results arrive with harvests. */
+ * hourly while it runs; the CPU source and hwrng: once, at start). Results arrive with
+ * harvests. */
 void source_assess(struct source *s);
 
 /* randctl inject-failure: makes the health test (enum randd_health_test) fail on the source
@@ -139,20 +141,24 @@ int source_estimate(uint8_t *samples, size_t n, double *min_entropy);
 
 
 /* The assess and assessment ops of a source whose read op may run on a second thread (it
- * keeps no state between calls: rdseed, hwrng): a thread at the lowest priority reads
+ * keeps no state between calls: the CPU source, hwrng): a thread at the lowest priority reads
  * SOURCE_ASSESS_SAMPLES raw bytes of its own, never used otherwise, and assesses them; its
  * eventfd becomes the source's wake_fd, so the event loop hears when it is done. */
 void source_assess_by_reading(struct source *s);
 int source_assessment_by_reading(struct source *s, double *min_entropy);
 /* Stops and frees that thread (source_close does). */
 void source_reader_free(struct source *s);
-/* One RDSEED attempt: true with a value, false when the CPU had none ready (carry clear). */
-typedef bool rdseed_step_fn(uint64_t *value);
+/* What the CPU source is called on this machine: "rdseed", "rndrrs", "darn" or "trng" after
+ * its instruction, "cpu" where the architecture has none. */
+const char *source_cpu_name(void);
 
-/* The RDSEED source around step instead of the instruction, without CPU detection: fault
- * injection into the real read loop (carry clear forever, a value stuck after N good ones).
- * The daemon opens RDSEED with source_rdseed_open only. */
-void source_rdseed_init(struct source *s, rdseed_step_fn *step);
+/* One attempt at the CPU's instruction: true with a value, false when the CPU had none ready. */
+typedef bool cpu_step_fn(uint64_t *value);
+
+/* The CPU source around step instead of the instruction, without CPU detection: fault
+ * injection into the real read loop (no value forever, a value stuck after N good ones).
+ * The daemon opens it with source_cpu_open only. */
+void source_cpu_init(struct source *s, cpu_step_fn *step);
 
 /* Sets up the common fields; openers and test sources call it. */
 void source_init(struct source *s, const char *name, const struct source_ops *ops,

@@ -1,7 +1,7 @@
 /* Sources assessing their own raw output (SP 800-90B non-IID, lib/entropy_assess.h) off the
  * event loop: the estimator every assessment runs, one at a time, on threads at the lowest
  * priority, and the thread that reads and assesses a sample of a source with no thread of
- * its own (rdseed, hwrng). What a figure does to the credit is source.c's; when jitter assesses
+ * its own (the CPU source, hwrng). What a figure does to the credit is source.c's; when jitter assesses
  * itself is source_jitter.c's.
  *
  * The samples assessed are taken for the assessment alone and never feed the pool: the
@@ -68,7 +68,7 @@ void source_use_estimator(source_estimator_fn *fn)
     estimator = fn ? fn : non_iid_estimate;
 }
 
-/* Serialised: sources assessed at start (jitter, rdseed, hwrng) would otherwise peak at a few
+/* Serialised: sources assessed at start (jitter, the CPU source, hwrng) would otherwise peak at a few
  * times the memory of one. Afterwards the estimators' megabytes go back to the kernel (an
  * idle randd is meant to stay small): the large blocks as they are freed (tune_malloc), the
  * rest by malloc_trim. */
@@ -85,7 +85,7 @@ int source_estimate(uint8_t *samples, size_t n, double *min_entropy)
     return rc;
 }
 
-/* --- a sample read on a thread of its own (rdseed, hwrng) --------------------------------- */
+/* --- a sample read on a thread of its own (the CPU source, hwrng) ------------------------- */
 
 struct source_reader {
     struct source *source;
@@ -108,7 +108,7 @@ static double seconds_now(void)
 /* After an empty read: a device is polled until it has more. One that polls ready but still
  * reads empty gets a pause instead, or the thread would spin: /dev/hwrng (rng_core has no
  * poll, and a virtio-rng refills 64 bytes every few ms), a file at its end, a FIFO without a
- * writer, RDSEED out of values. The pause doubles while reads stay empty, from 1 ms (8 KiB
+ * writer, the CPU source out of values. The pause doubles while reads stay empty, from 1 ms (8 KiB
  * of a virtio-rng in about a second) to 100 ms (a device that gives nothing costs ten
  * wakeups a second, for a minute at most). */
 static bool wait_for_more(int fd, bool polled_ready, unsigned *pause_us)

@@ -105,6 +105,22 @@ static void write_sources(FILE *f, const struct pool *p)
     fputs("],", f);
 }
 
+/* Whether the CPU's noise source is in use, and if not why: on a CPU without one (arm64
+ * before FEAT_RNG, POWER8) the sources list alone would not say it was looked for. */
+static void write_cpu_source(FILE *f, const struct status_view *v)
+{
+    const char *absent = v->cpu_source_absent ? v->cpu_source_absent : "";
+
+    fputs("\"cpu_source\":{\"name\":", f);
+    json_string(f, v->cpu_source_name ? v->cpu_source_name : "cpu");
+    fprintf(f, ",\"in_use\":%s,\"reason\":", *absent ? "false" : "true");
+    if (*absent)
+        json_string(f, absent);
+    else
+        fputs("null", f);
+    fputs("},", f);
+}
+
 /* SP 800-90B 3.1.5.2 for the last seed (pool.h): null figures before the first. Closes the
  * pool's object. */
 static void write_conditioning(FILE *f, const struct pool *p)
@@ -353,6 +369,7 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
         fputc(',', f);
     }
     write_sources(f, v->pool);
+    write_cpu_source(f, v);
     if (v->selfcheck)
         write_selftest(f, v->selfcheck, v->config->selftest_interval);
     write_pool_and_kernel(f, v->pool, v->kernel, now_ns);

@@ -29,6 +29,10 @@ struct status_view {
     const struct egd_stats *egd;
     const struct selfcheck *selfcheck; /* NULL: not reported */
     const struct vmgenid *vmgenid;     /* NULL: not reported */
+    /* The CPU's noise source by its name on this machine, and why it is not among the
+     * sources ("" when it is): absent from the CPU, or off in the config. */
+    const char *cpu_source_name;
+    const char *cpu_source_absent;
 };
 
 /* Returns a malloc'd JSON text (its length in *len), or NULL when out of memory. */

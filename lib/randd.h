@@ -39,7 +39,7 @@ enum randd_status {
     RANDD_BUSY = 8,
     RANDD_INTERNAL = 9,
     RANDD_NO_NOISE_SOURCE = 10,    /* a full-entropy or prediction-resistant request, and no
-                                    * healthy noise source (rdseed, hwrng, jitter) to serve it */
+                                    * healthy noise source (the CPU source, hwrng, jitter) to serve it */
 };
 #define RANDD_ERR(status) (-(RANDD_ERR_STATUS + (status)))
 
@@ -71,7 +71,7 @@ void randd_set_nonblock(randd_handle *h, int nonblock);
 int randd_bytes(randd_handle *h, void *buf, size_t n);
 
 /* What a randd_bytes_mode() call asks of the daemon (lib/PROTOCOL.md, "Noise-source modes").
- * Both modes draw on the daemon's noise sources (rdseed, hwrng, jitter), never on the kernel's
+ * Both modes draw on the daemon's noise sources (the CPU's, hwrng, jitter), never on the kernel's
  * getrandom(), and each credited bit serves one request only. */
 enum randd_mode {
     RANDD_MODE_DEFAULT = 0,                /* as randd_bytes: computationally secure */

@@ -1319,7 +1319,7 @@ static void noise_modes(const struct options *o, uint8_t *out)
     noise_sources(h, sources, sizeof(sources));
     if (!sources[0]) {
         step += 2;
-        fprintf(stderr, "randctl: benchmark: the daemon has no healthy noise source (rdseed, "
+        fprintf(stderr, "randctl: benchmark: the daemon has no healthy noise source (the CPU's, "
                 "hwrng, jitter): no prediction-resistant or full-entropy rows\n");
     } else {
         mode_rows("PR", sources, RANDD_MODE_PREDICTION_RESISTANT, MODE_PR_BYTES, o, h, out);

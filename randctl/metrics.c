@@ -138,6 +138,22 @@ static void source_states(FILE *out, const struct json_flat *j)
     }
 }
 
+/* Whether the CPU's noise source (rdseed, rndrrs, darn, trng) is in use: 0 on a CPU without
+ * it, where no randd_source_state series names it. */
+static void cpu_source(FILE *out, const struct json_flat *j)
+{
+    const char *name = json_get(j, "cpu_source.name"), *in_use = json_get(j, "cpu_source.in_use");
+
+    if (!name || !in_use)
+        return;
+    header(out, "randd_cpu_source_in_use", "gauge",
+           "1 when the CPU's noise source is among the sources; 0: the CPU has none, or it "
+           "is off (STATUS cpu_source.reason says which).");
+    fputs("randd_cpu_source_in_use{source=\"", out);
+    label_value(out, name);
+    fprintf(out, "\"} %d\n", !strcmp(in_use, "true"));
+}
+
 /* 1 for a source whose configured credit is above what its assessment at start found
  * (STATUS's assessment_warning, a sentence or null), 0 otherwise. */
 static void assessment_warnings(FILE *out, const struct json_flat *j)
@@ -301,6 +317,7 @@ static void write_metrics(FILE *out, const struct json_flat *j)
         fprintf(out, "randd_selftest_last_success %d\n", !strcmp(v, "pass"));
     }
     source_states(out, j);
+    cpu_source(out, j);
     per_source(out, j, "randd_source_read_bytes_total", "counter",
                "Raw bytes read from each entropy source and health-tested.", "bytes_read");
     per_source(out, j, "randd_source_used_bytes_total", "counter",

@@ -344,6 +344,21 @@ static void sources_table(struct writer *w, const struct json_flat *j)
     }
 }
 
+/* The CPU's noise source when it is not among the sources (no RNDRRS on this arm64, DARN
+ * before POWER9, or cpu_source = no): its name and why, so an absent row is explained. */
+static void cpu_source_line(struct writer *w, const struct json_flat *j)
+{
+    const char *name = field(j, "cpu_source.name"), *reason = field(j, "cpu_source.reason");
+
+    if (!name || truth(j, "cpu_source.in_use"))
+        return;
+    line_start(w, "cpu");
+    item(w, YELLOW, "%s not in use", name);
+    if (present(reason))
+        item(w, PLAIN, "%s", reason);
+    line_end(w);
+}
+
 /* ---- the pool, the kernel feed, the clients ------------------------------------------ */
 
 static void pool_line(struct writer *w, const struct json_flat *j)
@@ -547,7 +562,7 @@ static void pending_line(struct writer *w, const struct json_flat *j)
 static const char *const known[] = {
     "version", "uptime_seconds", "ready", "not_ready_reason", "sources", "pool", "kernel",
     "clients", "requests", "replies", "bytes_served", "workers", "egd", "config",
-    "pending_restart", "noise", "vmgenid",
+    "pending_restart", "noise", "vmgenid", "cpu_source",
 };
 
 static size_t top_length(const char *path)
@@ -599,6 +614,7 @@ void status_view_print(FILE *out, const struct json_flat *j, const struct status
     daemon_line(&w, j);
     fputc('\n', out);
     sources_table(&w, j);
+    cpu_source_line(&w, j);
     fputc('\n', out);
     pool_line(&w, j);
     kernel_line(&w, j);

@@ -53,7 +53,7 @@ START_TEST(defaults_are_the_documented_ones)
 
     config_defaults(&c);
     ck_assert_str_eq(c.socket, "/run/randd/randd.sock");
-    ck_assert(c.rdseed && c.hwrng && c.kernel_topup);
+    ck_assert(c.cpu_source && c.hwrng && c.kernel_topup);
     ck_assert_str_eq(c.hwrng_device, "/dev/hwrng");
     ck_assert_uint_eq(c.reseed_interval, 60);
     ck_assert_uint_eq(c.reseed_bytes, 1ull << 30);
@@ -131,7 +131,7 @@ START_TEST(values_comments_and_whitespace_are_parsed)
     ck_assert_uint_eq(c.socket_mode, 0660);
     ck_assert_str_eq(c.trusted_group, "root");
     ck_assert_uint_eq(c.reseed_interval, 30);
-    ck_assert(!c.rdseed && !c.hwrng && !c.kernel_topup);
+    ck_assert(!c.cpu_source && !c.hwrng && !c.kernel_topup);
     ck_assert_uint_eq(c.reseed_bytes, 16ull << 20);
     ck_assert_uint_eq(c.kernel_topup_interval, 0);
     ck_assert_str_eq(c.socket, "/tmp/a#b.sock");     /* '#' inside a word is not a comment */
@@ -143,6 +143,8 @@ START_TEST(values_comments_and_whitespace_are_parsed)
     ck_assert_int_eq(c.engine, RANDD_ENGINE_RANDEN);
     ck_assert_int_eq(parse(&c, "engine = cymric\n"), 0);
     ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
+    ck_assert_int_eq(parse(&c, "cpu_source = no\n"), 0);     /* the name rdseed became */
+    ck_assert(!c.cpu_source);
 }
 END_TEST
 
@@ -184,6 +186,9 @@ START_TEST(each_error_names_file_line_and_key)
                 "t.conf:1: hwrng_device: not an absolute path: \"dev/hwrng\"");
     check_error("rdseed = yes\nhwrng = no\nrdseed = no\n",
                 "t.conf:3: rdseed: duplicate key (first set at line 1)");
+    check_error("cpu_source = yes\nrdseed = no\n",          /* rdseed: cpu_source's old name */
+                "t.conf:2: rdseed: duplicate key (first set at line 1)");
+    check_error("cpu_source = maybe\n", "t.conf:1: cpu_source: not yes or no: \"maybe\"");
     check_error("= 5\n", "t.conf:1: (empty): unknown key");
     check_error("socket_mode = 0999\n",
                 "t.conf:1: socket_mode: not an octal mode (0000 to 0777): \"0999\"");
@@ -390,9 +395,9 @@ START_TEST(reload_applies_live_keys_and_leaves_restart_keys_pending)
     ck_assert_uint_eq(in_effect.reseed_interval, 45);
     ck_assert_uint_eq(in_effect.egd_idle_timeout, 600);
     ck_assert_str_eq(in_effect.socket, "/a");
-    ck_assert(in_effect.rdseed);
+    ck_assert(in_effect.cpu_source);
     ck_assert(config_pending_restart(&in_effect, &reread, key_index("socket")));
-    ck_assert(config_pending_restart(&in_effect, &reread, key_index("rdseed")));
+    ck_assert(config_pending_restart(&in_effect, &reread, key_index("cpu_source")));
     ck_assert(!config_pending_restart(&in_effect, &reread, key_index("reseed_interval")));
     ck_assert(!config_pending_restart(&in_effect, &reread, key_index("engine")));
     ck_assert(!config_pending_restart(&in_effect, &reread, key_index("cipher")));
@@ -430,7 +435,7 @@ START_TEST(values_are_written_as_randd_conf_accepts_them)
 
     ck_assert_int_eq(parse(&c, "rdseed = off\nreseed_bytes = 16M\nsocket_mode = 0660\n"
                                 "engine = randen\nsocket = /x.sock\n"), 0);
-    ck_assert_str_eq(config_value_text(&c, key_index("rdseed"), buf, sizeof(buf)), "false");
+    ck_assert_str_eq(config_value_text(&c, key_index("cpu_source"), buf, sizeof(buf)), "false");
     ck_assert_str_eq(config_value_text(&c, key_index("reseed_bytes"), buf, sizeof(buf)),
                      "16777216");
     ck_assert_str_eq(config_value_text(&c, key_index("socket_mode"), buf, sizeof(buf)), "0660");

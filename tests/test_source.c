@@ -1,7 +1,8 @@
-/* The real sources (daemon/source_*.c): RDSEED read and health-tested when the CPU has it,
+/* The real sources (daemon/source_*.c): the CPU's noise instruction (RDSEED, RNDRRS, DARN, the
+ * TRNG) read and health-tested when the CPU has it,
  * getrandom, /dev/hwrng when present, and CPU timing jitter, with a scripted clock for its
  * faults; and their assessments (source_assess.c): jitter's credit from a scripted estimator,
- * RDSEED's and hwrng's warnings from the real one. Skips say what the machine lacks. */
+ * the CPU source's and hwrng's warnings from the real one. Skips say what the machine lacks. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -60,14 +61,90 @@ static void check_admitted_and_usable(struct source *s)
     ck_assert_uint_eq(s->bytes_used, (uint64_t)got);
 }
 
-START_TEST(rdseed_is_read_and_health_tested)
+/* Where /proc/cpuinfo lists the CPU source on this architecture: the line ("flags" on x86,
+ * "Features" on arm64) and the word in it; NULL where it lists none. The kernel's view, which
+ * the source must agree with. */
+static const char *cpuinfo_line(const char **word)
+{
+#if defined(__x86_64__)
+    *word = "rdseed";
+    return "flags";
+#elif defined(__aarch64__)
+    *word = "rng";                          /* FEAT_RNG */
+    return "Features";
+#else
+    *word = NULL;
+    return NULL;
+#endif
+}
+
+/* 1 when the first line named line_name lists word, 0 when it does not, -1 without one. */
+static int cpuinfo_lists(const char *line_name, const char *word)
+{
+    char line[4096];
+    int found = -1;
+    FILE *f = fopen("/proc/cpuinfo", "re");
+
+    while (f && found < 0 && fgets(line, sizeof(line), f)) {
+        char *colon = strchr(line, ':'), *save = NULL;
+
+        if (!colon || strncmp(line, line_name, strlen(line_name)))
+            continue;
+        found = 0;
+        for (char *w = strtok_r(colon + 1, " \t\n", &save); w && !found;
+             w = strtok_r(NULL, " \t\n", &save))
+            found = !strcmp(w, word);
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* Opened exactly where the kernel lists the instruction, and named after it. */
+START_TEST(cpu_source_opens_where_the_kernel_lists_it)
+{
+    char why[256];
+    int rc = source_cpu_open(&src, why, sizeof(why)), listed;
+    const char *word, *line_name = cpuinfo_line(&word);
+
+    if (!line_name || (listed = cpuinfo_lists(line_name, word)) < 0) {
+        /* qemu-user shows the host's /proc/cpuinfo, which has no such line */
+        fprintf(stderr, "SKIP cpu_source_opens_where_the_kernel_lists_it: /proc/cpuinfo has "
+                        "no \"%s\" line for this CPU\n", line_name ? line_name : "(none)");
+        return;
+    }
+    ck_assert_msg((rc == 0) == listed, "source_cpu_open: %s; /proc/cpuinfo %s \"%s\"",
+                  rc ? why : "opened", listed ? "lists" : "does not list", word);
+    if (rc == 0)
+        ck_assert_str_eq(src.name, source_cpu_name());
+}
+END_TEST
+
+START_TEST(cpu_source_is_named_after_its_instruction)
+{
+#if defined(__x86_64__)
+    ck_assert_str_eq(source_cpu_name(), "rdseed");
+#elif defined(__aarch64__)
+    ck_assert_str_eq(source_cpu_name(), "rndrrs");
+#elif defined(__powerpc64__)
+    ck_assert_str_eq(source_cpu_name(), "darn");
+#elif defined(__s390x__)
+    ck_assert_str_eq(source_cpu_name(), "trng");
+#else
+    ck_assert_str_eq(source_cpu_name(), "cpu");
+#endif
+}
+END_TEST
+
+START_TEST(cpu_source_is_read_and_health_tested)
 {
     char why[256];
 
-    if (source_rdseed_open(&src, why, sizeof(why)) < 0) {
-        fprintf(stderr, "SKIP rdseed_is_read_and_health_tested: %s\n", why);
+    if (source_cpu_open(&src, why, sizeof(why)) < 0) {
+        fprintf(stderr, "SKIP cpu_source_is_read_and_health_tested: %s\n", why);
         return;
     }
+    ck_assert_str_eq(src.name, source_cpu_name());
     ck_assert(src.kernel_creditable);
     ck_assert_uint_eq(src.sample_bytes, 8);
     check_admitted_and_usable(&src);
@@ -188,51 +265,51 @@ START_TEST(hwrng_fifo_retry_discards_what_was_queued_while_quarantined)
 }
 END_TEST
 
-/* --- RDSEED's read loop with a scripted instruction ------------------------------------ */
+/* --- the CPU source's read loop with a scripted instruction ----------------------------- */
 
-static enum { CARRY_CLEAR, CARRY_CLEAR_EVERY_OTHER, STUCK_AFTER_N } rdseed_fault;
-static uint64_t rdseed_calls, rdseed_good_left, rdseed_state;
+static enum { CARRY_CLEAR, CARRY_CLEAR_EVERY_OTHER, STUCK_AFTER_N } cpu_fault;
+static uint64_t cpu_calls, cpu_good_left, cpu_state;
 
-static bool scripted_rdseed(uint64_t *value)
+static bool scripted_cpu(uint64_t *value)
 {
-    rdseed_calls++;
-    switch (rdseed_fault) {
+    cpu_calls++;
+    switch (cpu_fault) {
     case CARRY_CLEAR:
         return false;
     case CARRY_CLEAR_EVERY_OTHER:
-        if (rdseed_calls % 2)
+        if (cpu_calls % 2)
             return false;
-        *value = splitmix64(&rdseed_state);
+        *value = splitmix64(&cpu_state);
         return true;
     case STUCK_AFTER_N:
-        *value = rdseed_good_left ? (rdseed_good_left--, splitmix64(&rdseed_state))
+        *value = cpu_good_left ? (cpu_good_left--, splitmix64(&cpu_state))
                                   : 0x243f6a8885a308d3ull;
         return true;
     }
     return false;
 }
 
-static void open_scripted_rdseed(int fault, uint64_t good_words)
+static void open_scripted_cpu(int fault, uint64_t good_words)
 {
-    rdseed_fault = fault;
-    rdseed_calls = 0;
-    rdseed_good_left = good_words;
-    rdseed_state = 42;
-    source_rdseed_init(&src, scripted_rdseed);
+    cpu_fault = fault;
+    cpu_calls = 0;
+    cpu_good_left = good_words;
+    cpu_state = 42;
+    source_cpu_init(&src, scripted_cpu);
 }
 
-/* A CPU whose RDSEED never has a value: every read gives up after a bounded number of tries,
+/* A CPU whose instruction never has a value: every read gives up after a bounded number of tries,
  * counts an empty read, and the source never passes its start-up test. */
-START_TEST(rdseed_carry_clear_forever_gives_nothing_and_never_hangs)
+START_TEST(cpu_source_carry_clear_forever_gives_nothing_and_never_hangs)
 {
     uint8_t buf[512];
 
-    open_scripted_rdseed(CARRY_CLEAR, 0);
+    open_scripted_cpu(CARRY_CLEAR, 0);
     for (int i = 1; i <= 100; i++) {
         ck_assert_int_eq(source_harvest(&src, buf, sizeof(buf), (uint64_t)i * 1000000000u), 0);
         ck_assert_uint_eq(src.empty_reads, (uint64_t)i);
     }
-    ck_assert_uint_eq(rdseed_calls, 100 * 64);          /* RDSEED_RETRIES a read, no more */
+    ck_assert_uint_eq(cpu_calls, 100 * 64);          /* CPU_NOISE_RETRIES a read, no more */
     ck_assert_uint_eq(src.bytes_read, 0);
     ck_assert_uint_eq(src.bytes_used, 0);
     ck_assert(!source_healthy(&src));
@@ -240,25 +317,25 @@ START_TEST(rdseed_carry_clear_forever_gives_nothing_and_never_hangs)
 END_TEST
 
 /* Carry clear on every other try (a busy CPU): the retries get every word through. */
-START_TEST(rdseed_intermittent_carry_clear_is_retried)
+START_TEST(cpu_source_intermittent_carry_clear_is_retried)
 {
     uint8_t buf[512];
 
-    open_scripted_rdseed(CARRY_CLEAR_EVERY_OTHER, 0);
+    open_scripted_cpu(CARRY_CLEAR_EVERY_OTHER, 0);
     ck_assert_int_eq(source_harvest(&src, buf, sizeof(buf), 1), 0);     /* start-up test */
     ck_assert_uint_eq(src.bytes_read, sizeof(buf));
-    ck_assert_uint_eq(rdseed_calls, 2 * sizeof(buf) / 8);
+    ck_assert_uint_eq(cpu_calls, 2 * sizeof(buf) / 8);
     check_admitted_and_usable(&src);
 }
 END_TEST
 
 /* Admitted, then the CPU's generator sticks at one value: the batch holding the stuck words
  * is thrown away and the source is quarantined with the repetition count test's reason. */
-START_TEST(rdseed_stuck_after_n_good_words_is_quarantined_at_runtime)
+START_TEST(cpu_source_stuck_after_n_good_words_is_quarantined_at_runtime)
 {
     uint8_t buf[512];
 
-    open_scripted_rdseed(STUCK_AFTER_N, 4000);
+    open_scripted_cpu(STUCK_AFTER_N, 4000);
     check_admitted_and_usable(&src);
     for (int i = 0; i < 100 && source_healthy(&src); i++)
         ck_assert_int_ge(source_harvest(&src, buf, sizeof(buf), 3), 0);
@@ -679,7 +756,7 @@ START_TEST(estimate_wipes_the_samples)
 }
 END_TEST
 
-/* --- measured credit: RDSEED and hwrng keep theirs, and warn ----------------------------- */
+/* --- measured credit: the CPU source and hwrng keep theirs, and warn --------------------- */
 
 /* Waits for the assessment thread (its eventfd is the source's wake_fd) and takes its outcome
  * in with a harvest. */
@@ -765,17 +842,17 @@ START_TEST(hwrng_assessment_of_a_silent_device_stops_at_close)
 }
 END_TEST
 
-/* RDSEED words whose bytes take four values: the same warning, and the same kept credit. */
-static bool four_valued_rdseed(uint64_t *value)
+/* CPU words whose bytes take four values: the same warning, and the same kept credit. */
+static bool four_valued_cpu(uint64_t *value)
 {
-    *value = splitmix64(&rdseed_state) & 0x0303030303030303ull;
+    *value = splitmix64(&cpu_state) & 0x0303030303030303ull;
     return true;
 }
 
-START_TEST(rdseed_assessed_below_its_credit_keeps_it_and_warns)
+START_TEST(cpu_source_assessed_below_its_credit_keeps_it_and_warns)
 {
-    rdseed_state = 42;
-    source_rdseed_init(&src, four_valued_rdseed);
+    cpu_state = 42;
+    source_cpu_init(&src, four_valued_cpu);
     source_assess(&src);
     wait_for_assessment();
     ck_assert_double_eq(src.entropy_per_byte, 4);
@@ -791,7 +868,9 @@ Suite *test_suite(void)
 
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_set_timeout(tc, 150);          /* two waits of a minute at most */
-    tcase_add_test(tc, rdseed_is_read_and_health_tested);
+    tcase_add_test(tc, cpu_source_is_named_after_its_instruction);
+    tcase_add_test(tc, cpu_source_opens_where_the_kernel_lists_it);
+    tcase_add_test(tc, cpu_source_is_read_and_health_tested);
     tcase_add_test(tc, getrandom_is_read_but_never_credited_to_the_kernel);
     tcase_add_test(tc, hwrng_is_read_when_present);
     tcase_add_test(tc, hwrng_device_the_kernel_does_not_read_is_kernel_creditable);
@@ -799,11 +878,11 @@ Suite *test_suite(void)
     tcase_add_test(tc, hwrng_fifo_retry_discards_what_was_queued_while_quarantined);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("rdseed faults");
+    tc = tcase_create("cpu source faults");
     tcase_add_checked_fixture(tc, NULL, teardown);
-    tcase_add_test(tc, rdseed_carry_clear_forever_gives_nothing_and_never_hangs);
-    tcase_add_test(tc, rdseed_intermittent_carry_clear_is_retried);
-    tcase_add_test(tc, rdseed_stuck_after_n_good_words_is_quarantined_at_runtime);
+    tcase_add_test(tc, cpu_source_carry_clear_forever_gives_nothing_and_never_hangs);
+    tcase_add_test(tc, cpu_source_intermittent_carry_clear_is_retried);
+    tcase_add_test(tc, cpu_source_stuck_after_n_good_words_is_quarantined_at_runtime);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("jitter");
@@ -828,7 +907,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, hwrng_assessed_below_its_credit_keeps_it_and_warns);
     tcase_add_test(tc, hwrng_assessed_above_its_credit_has_no_warning);
     tcase_add_test(tc, hwrng_assessment_of_a_silent_device_stops_at_close);
-    tcase_add_test(tc, rdseed_assessed_below_its_credit_keeps_it_and_warns);
+    tcase_add_test(tc, cpu_source_assessed_below_its_credit_keeps_it_and_warns);
     tcase_add_test(tc, jitter_cutoffs_follow_a_lower_assessment);
     tcase_add_test(tc, jitter_cutoffs_stay_at_the_claim_when_assessed_above_it);
     suite_add_tcase(s, tc);

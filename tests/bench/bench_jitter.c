@@ -92,7 +92,7 @@ static pid_t start_randd(const char *randd, char *dir, const char *extra, char *
     snprintf(logpath, sizeof(logpath), "%s/randd.log", dir);
     if (!(f = fopen(conf, "w")))
         return perror(conf), -1;
-    fprintf(f, "rdseed = no\ngetrandom = no\nhwrng = no\njitter = yes\nkernel_topup = no\n%s",
+    fprintf(f, "cpu_source = no\ngetrandom = no\nhwrng = no\njitter = yes\nkernel_topup = no\n%s",
             extra);
     fclose(f);
     if ((pid = fork()) == 0) {

@@ -15,7 +15,7 @@ assessed() { [ "$(status_of "$1" assessments)" = 1 ]; }
 four_values=$(for i in $(seq 64); do printf '\\000\\001\\002\\003'; done)   # for tr: 256 of them
 head -c 1M /dev/urandom | tr '\000-\377' "$four_values" >"$work/four-valued"
 
-start_with_config "rdseed = no" "jitter = no" "kernel_topup = no" "hwrng_device = $work/four-valued"
+start_with_config "cpu_source = no" "jitter = no" "kernel_topup = no" "hwrng_device = $work/four-valued"
 if wait_for "hwrng's assessment in STATUS" assessed hwrng; then
     pass "hwrng is assessed at start ($(status_of hwrng assessed_entropy_per_byte) bits a byte)"
 else
@@ -38,7 +38,7 @@ field_is getrandom assessed_entropy_per_byte null && pass "getrandom is not asse
 stop_randd
 
 # Random bytes (common.sh's stand-in hwrng): assessed above the credit, no warning.
-start_with_config "rdseed = no" "jitter = no" "kernel_topup = no" "hwrng_device = $work/hwrng"
+start_with_config "cpu_source = no" "jitter = no" "kernel_topup = no" "hwrng_device = $work/hwrng"
 if wait_for "hwrng's assessment in STATUS" assessed hwrng; then
     awk -v h="$(status_of hwrng assessed_entropy_per_byte)" 'BEGIN { exit !(h > 2) }' &&
         pass "random bytes assess above the credit ($(status_of hwrng assessed_entropy_per_byte) bits a byte)" ||

@@ -42,7 +42,7 @@ with_shim() {
 # The kernel has nothing (getrandom EAGAIN forever) and it is the only source: never ready,
 # nothing served, and STATUS says why.
 getrandom_faults() {
-    start getrandom=eagain 'rdseed = no\nhwrng = no\njitter = no\nkernel_topup = no\n'
+    start getrandom=eagain 'cpu_source = no\nhwrng = no\njitter = no\nkernel_topup = no\n'
     out=$(timeout 2 "$RANDCTL" bytes 16); rc=$?
     check "getrandom EAGAIN forever, only source: no output (request waits)" '[ $rc = 124 ] && [ -z "$out" ]'
     json=$("$RANDCTL" status --json)
@@ -51,7 +51,7 @@ getrandom_faults() {
     stop
 
     # Interrupted every other call: the reads that work are enough.
-    start getrandom=eintr 'rdseed = no\nhwrng = no\njitter = no\nkernel_topup = no\n'
+    start getrandom=eintr 'cpu_source = no\nhwrng = no\njitter = no\nkernel_topup = no\n'
     wait_for "STATUS ready: true" ready
     out=$(timeout "$WAIT" "$RANDCTL" bytes 32 --hex)
     check "getrandom EINTR every other call: seeded and serving" '[[ $out =~ ^[0-9a-f]{64}$ ]]'
@@ -98,7 +98,7 @@ hwrng_fifo_faults() {
             }
         }' "$work/phase" >"$work/fifo" 2>/dev/null &
     writer=$!
-    start '' "rdseed = no\ngetrandom = no\njitter = no\nhwrng_device = $work/fifo\nkernel_topup = no\nreseed_interval = 1\n"
+    start '' "cpu_source = no\ngetrandom = no\njitter = no\nhwrng_device = $work/fifo\nkernel_topup = no\nreseed_interval = 1\n"
     wait_for "the FIFO hwrng healthy" hwrng_is healthy
     out=$(timeout "$WAIT" "$RANDCTL" bytes 32 --hex)
     check "hwrng giving 3-byte reads, only source: admitted, seeded and serving" \
@@ -131,7 +131,7 @@ hwrng_fifo_faults() {
 # stand-in hwrng is a kernel-creditable source, so the feed has something to offer.
 kernel_faults() {
     for err in eperm einval; do
-        start ioctl=$err "rdseed = no\nhwrng_device = $work/hwrng\n"
+        start ioctl=$err "cpu_source = no\nhwrng_device = $work/hwrng\n"
         wait_for "\"kernel feed off\" in the log" in_log "kernel feed off" "$work/log"
         json=$("$RANDCTL" status --json)
         want=$([ $err = eperm ] && echo "CAP_SYS_ADMIN" || echo "RNDADDENTROPY: Invalid argument")

@@ -23,7 +23,7 @@ kernel_topups_above_zero() { "$RANDCTL" status --keys 2>/dev/null | grep -qE '^k
 
 
 # No RDSEED, no hwrng, getrandom on: jitter is all the kernel can be given.
-start_with_config "rdseed = no" "hwrng_device = $work/no-such-hwrng"
+start_with_config "cpu_source = no" "hwrng_device = $work/no-such-hwrng"
 if wait_for "jitter healthy in STATUS" field_is jitter state healthy; then
     pass "jitter = auto turns jitter on without RDSEED or hwrng, and it passes its start-up test"
 else
@@ -74,14 +74,14 @@ wait_for "the reload in the log" in_log 'reload: .* applied' "$work/log" &&
 stop_randd
 
 # Another kernel-creditable source (a file standing in for a USB TRNG): auto leaves it off.
-start_with_config "rdseed = no" "hwrng_device = $work/hwrng"
+start_with_config "cpu_source = no" "hwrng_device = $work/hwrng"
 if wait_for "the jitter = auto off line" in_log 'source jitter: off \(jitter = auto' "$work/log"; then
     pass "jitter = auto stays off when another source covers the kernel feed"
 fi
 [ -z "$(status_of jitter state)" ] && pass "no jitter source in STATUS then" || fail "jitter listed"
 stop_randd
 
-start_with_config "jitter = no" "rdseed = no" "hwrng_device = $work/no-such-hwrng"
+start_with_config "jitter = no" "cpu_source = no" "hwrng_device = $work/no-such-hwrng"
 if wait_for "the jitter = no line" in_log 'source jitter: off \(jitter = no\)' "$work/log"; then
     pass "jitter = no keeps it off"
 fi

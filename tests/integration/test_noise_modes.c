@@ -79,17 +79,27 @@ static bool jitter_starved_by_hogs(void)
     return true;
 }
 
-/* Whether the running daemon has rdseed among its sources: the tests whose noise source it is
- * skip without it, and this says so. */
-static bool daemon_has_rdseed(void)
-{
-    char *json = status_now();
-    bool has = strstr(json, "\"name\":\"rdseed\"") != NULL;
+/* The CPU source's name in the running daemon's STATUS (rdseed, rndrrs, darn or trng, after
+ * the instruction), set by daemon_has_cpu_source. */
+static char cpu_source[16];
 
-    if (!has)
-        fprintf(stderr, "skipped: no rdseed on this machine\n");
+/* Whether the running daemon has the CPU's noise source among its sources (STATUS
+ * cpu_source.in_use): the tests whose noise source it is skip without it, and say why. */
+static bool daemon_has_cpu_source(void)
+{
+    char *json = status_now(), *at = strstr(json, "\"cpu_source\":{\"name\":\"");
+    int len = 0;
+
+    cpu_source[0] = '\0';
+    ck_assert_msg(at, "STATUS has no cpu_source: %s", json);
+    at += strlen("\"cpu_source\":{\"name\":\"");
+    if (sscanf(at, "%15[a-z0-9]\",\"in_use\":true%n", cpu_source, &len) < 1 || !len) {
+        fprintf(stderr, "skipped: the CPU noise source is not in use here: %.*s\n",
+                (int)strcspn(at, "}"), at);
+        cpu_source[0] = '\0';
+    }
     free(json);
-    return has;
+    return cpu_source[0] != '\0';
 }
 
 /* The status and message of the reply to a mode request; the body into out (n bytes). */
@@ -120,7 +130,7 @@ START_TEST(a_daemon_with_only_getrandom_serves_no_noise_modes_and_says_why)
     char msg[256], *json;
     int fd;
 
-    start_daemon_with("rdseed = no\nhwrng = no\njitter = no\n", NULL);
+    start_daemon_with("cpu_source = no\nhwrng = no\njitter = no\n", NULL);
     fd = connect_raw();
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         for (int seed = 0; seed < 2; seed++) {
@@ -147,7 +157,7 @@ START_TEST(mode_flags_elsewhere_are_malformed_and_full_entropy_is_capped)
 {
     int fd;
 
-    start_daemon_with("rdseed = no\nhwrng = no\njitter = no\n", NULL);
+    start_daemon_with("cpu_source = no\nhwrng = no\njitter = no\n", NULL);
     fd = connect_raw();
     send_request(fd, &(struct randd_request){ .op = RANDD_OP_BYTES_MEMFD, .flags = FLAG_PR,
                                               .n = 64 });
@@ -163,7 +173,7 @@ START_TEST(mode_flags_elsewhere_are_malformed_and_full_entropy_is_capped)
 }
 END_TEST
 
-/* rdseed = no, no hwrng, jitter = yes: 4 KiB of full entropy served (waiting, not NONBLOCK),
+/* cpu_source = no, no hwrng, jitter = yes: 4 KiB of full entropy served (waiting, not NONBLOCK),
  * and STATUS shows jitter gave at least 32,768 bits and the margin, all spent by the mode. */
 START_TEST(full_entropy_from_jitter_alone_spends_its_bits_and_the_margin)
 {
@@ -176,7 +186,7 @@ START_TEST(full_entropy_from_jitter_alone_spends_its_bits_and_the_margin)
 
     if (jitter_starved_by_hogs())
         return;
-    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\n", NULL);
+    start_daemon_with("cpu_source = no\nhwrng = no\njitter = yes\n", NULL);
     fd = connect_raw();
     t0 = seconds_now();
     send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, sizeof(out));
@@ -209,8 +219,8 @@ START_TEST(each_prediction_resistant_request_is_one_noise_reseed)
     char *json;
     int fd;
 
-    start_daemon_with("hwrng = no\njitter = no\n", NULL);    /* rdseed: skip without it */
-    if (!daemon_has_rdseed())
+    start_daemon_with("hwrng = no\njitter = no\n", NULL);    /* the CPU source: or skip */
+    if (!daemon_has_cpu_source())
         return;
     fd = connect_raw();
     send_mode(fd, RANDD_OP_SEED, FLAG_PR, sizeof(a));
@@ -245,7 +255,7 @@ START_TEST(nonblock_full_entropy_beyond_what_is_ready_is_not_ready)
     char msg[256], *json;
     int fd;
 
-    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\n", NULL);
+    start_daemon_with("cpu_source = no\nhwrng = no\njitter = yes\n", NULL);
     fd = connect_raw();
     send_mode(fd, RANDD_OP_BYTES, FLAG_FULL | RANDD_FLAG_NONBLOCK, RANDD_MAX_FULL_ENTROPY);
     ck_assert_int_eq(mode_reply(fd, NULL, 0, msg, sizeof(msg)), RANDD_NOT_READY);
@@ -278,7 +288,7 @@ START_TEST(a_client_that_leaves_while_waiting_drops_its_request)
     char *json;
     int fd;
 
-    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\njitter_oversampling = 64\n",
+    start_daemon_with("cpu_source = no\nhwrng = no\njitter = yes\njitter_oversampling = 64\n",
                       NULL);
     fd = connect_raw();
     send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY);
@@ -299,7 +309,7 @@ START_TEST(a_waiting_request_is_answered_when_the_last_noise_source_fails)
     char msg[256];
     int fd, admin;
 
-    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\njitter_oversampling = 64\n",
+    start_daemon_with("cpu_source = no\nhwrng = no\njitter = yes\njitter_oversampling = 64\n",
                       NULL);
     fd = connect_raw();
     send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY);
@@ -318,28 +328,30 @@ END_TEST
  * request gets NO_NOISE_SOURCE naming it. */
 START_TEST(a_quarantined_noise_source_contributes_nothing)
 {
-    struct randd_request inject = { .op = RANDD_OP_INJECT_FAILURE, .test = RANDD_TEST_RCT,
-                                    .data = (const uint8_t *)"rdseed", .data_len = 6 };
-    char msg[256], *json;
+    struct randd_request inject = { .op = RANDD_OP_INJECT_FAILURE, .test = RANDD_TEST_RCT };
+    char msg[256], *json, quarantined[64];
     uint8_t one[32];
     int fd;
 
     start_daemon_with("hwrng = no\njitter = no\n", NULL);
-    if (!daemon_has_rdseed())
+    if (!daemon_has_cpu_source())
         return;
+    inject.data = (const uint8_t *)cpu_source;
+    inject.data_len = strlen(cpu_source);
+    snprintf(quarantined, sizeof(quarantined), "%s quarantined", cpu_source);
     fd = connect_raw();
     send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, sizeof(one));    /* asked: the reserve fills */
     ck_assert_int_eq(mode_reply(fd, one, sizeof(one), NULL, 0), RANDD_OK);
     send_request(fd, &inject);
-    check_status(fd, RANDD_OK, "INJECT_FAILURE rct rdseed");
+    check_status(fd, RANDD_OK, "INJECT_FAILURE rct on the CPU source");
     send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, sizeof(one));
     ck_assert_int_eq(mode_reply(fd, NULL, 0, msg, sizeof(msg)), RANDD_NO_NOISE_SOURCE);
-    ck_assert_msg(strstr(msg, "rdseed quarantined"), "the reply should name rdseed: %s", msg);
+    ck_assert_msg(strstr(msg, quarantined), "the reply should name %s: %s", cpu_source, msg);
     close(fd);
     json = status_now();
     ck_assert_msg(noise_number(json, NULL, "\"available_bits\":") == 0 &&
                   noise_number(json, NULL, "\"dropped_bits\":") > 0,
-                  "what rdseed gave should be wiped: %s", json);
+                  "what %s gave should be wiped: %s", cpu_source, json);
     free(json);
 }
 END_TEST
@@ -365,7 +377,7 @@ START_TEST(one_uid_hammering_full_entropy_leaves_another_its_fair_share)
     if (jitter_starved_by_hogs())
         return;
     /* jitter alone: slow enough that root's requests are still waiting when nobody asks */
-    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\n", NULL);
+    start_daemon_with("cpu_source = no\nhwrng = no\njitter = yes\n", NULL);
     t0 = seconds_now();
     for (int i = 0; i < NOISE_HAMMERS; i++) {
         hammer[i] = connect_raw();
@@ -419,7 +431,7 @@ START_TEST(egd_blocking_reads_are_full_entropy_when_configured)
     snprintf(text, sizeof(text), "hwrng = no\njitter = no\negd_socket = %s\n"
              "egd_full_entropy = yes\n", egd);
     start_daemon_with(text, NULL);
-    if (!daemon_has_rdseed())
+    if (!daemon_has_cpu_source())
         return;
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", egd);
@@ -460,7 +472,7 @@ START_TEST(sixteen_uids_filling_the_queue_do_not_lock_out_another)
 
     if (jitter_starved_by_hogs())
         return;
-    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\njitter_oversampling = 64\n",
+    start_daemon_with("cpu_source = no\nhwrng = no\njitter = yes\njitter_oversampling = 64\n",
                       NULL);
     for (int u = 0; u < CROWD_UIDS; u++)
         for (int i = 0; i < NOISE_HAMMERS; i++) {
@@ -501,7 +513,7 @@ START_TEST(a_client_that_leaves_gives_its_blocks_to_those_waiting)
 
     if (jitter_starved_by_hogs())
         return;
-    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\njitter_oversampling = 64\n",
+    start_daemon_with("cpu_source = no\nhwrng = no\njitter = yes\njitter_oversampling = 64\n",
                       NULL);
     leaver = connect_raw();
     send_mode(leaver, RANDD_OP_BYTES, FLAG_FULL, RANDD_MAX_FULL_ENTROPY);
@@ -531,7 +543,7 @@ START_TEST(nonblock_not_ready_says_what_was_ready)
     char msg[256];
     int fd;
 
-    start_daemon_with("rdseed = no\nhwrng = no\njitter = yes\n", NULL);
+    start_daemon_with("cpu_source = no\nhwrng = no\njitter = yes\n", NULL);
     fd = connect_raw();
     send_mode(fd, RANDD_OP_BYTES, FLAG_FULL, 32);           /* asked: the reserve fills */
     ck_assert_int_eq(mode_reply(fd, NULL, 32, NULL, 0), RANDD_OK);

@@ -162,7 +162,7 @@ stop_daemon
 
 # --- randd unseeded (no source): not waited for --------------------------------------------
 # A 10 s timeout: a request that waited for randd to seed would take all of it.
-start_daemon "$(printf 'rdseed = no\ngetrandom = no\nhwrng = no\njitter = no\n')"
+start_daemon "$(printf 'cpu_source = no\ngetrandom = no\nhwrng = no\njitter = no\n')"
 for mode in kernel none; do
     start=$(ms_now)
     out=$(OPENSSL_CONF=$work/$mode-10s.cnf ossl rand -hex 32 2>"$work/err"); rc=$?
@@ -182,7 +182,7 @@ stop_daemon
 # with prediction resistance takes one prediction-resistant seed, counted apart in STATUS, and
 # the daemon one reseed from the noise source for it; the
 # ordinary generates after it take none of either kind (the DRBG needs no reseed).
-start_daemon "$(printf 'rdseed = no\njitter = no\nhwrng_device = %s\n' "$work/hwrng")"
+start_daemon "$(printf 'cpu_source = no\njitter = no\nhwrng_device = %s\n' "$work/hwrng")"
 wait_for "the hwrng stand-in healthy" field_is hwrng state healthy ||
     fail "hwrng not healthy: $(cat "$work/randd.log")"
 for drbg in HASH-DRBG CTR-DRBG; do
@@ -196,7 +196,7 @@ done
 stop_daemon
 # getrandom alone: no noise source. The prediction-resistant seed fails at once with the
 # daemon's reason, even with fallback = kernel; ordinary seeding still works (openssl rand).
-start_daemon "$(printf 'rdseed = no\nhwrng = no\njitter = no\n')"
+start_daemon "$(printf 'cpu_source = no\nhwrng = no\njitter = no\n')"
 start=$(ms_now)
 out=$(OPENSSL_CONF=$work/kernel-10s.cnf LD_PRELOAD=$asan_preload "$PROVIDER_PR" 2>"$work/err"); rc=$?
 took=$(($(ms_now) - start))

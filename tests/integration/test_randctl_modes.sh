@@ -10,7 +10,7 @@ export RANDD_SOCKET=$work/randd.sock
 key() { status_key "$1"; }
 
 # --- getrandom alone: no noise source, refused at once, saying why: exit 7 ------------------
-start_with_config "rdseed = no" "hwrng = no" "jitter = no"
+start_with_config "cpu_source = no" "hwrng = no" "jitter = no"
 for mode in --full-entropy --prediction-resistant; do
     out=$("$RANDCTL" bytes 32 $mode 2>"$work/err"); rc=$?
     check "getrandom alone: bytes 32 $mode: exit 7, no bytes, the reason on stderr ($(head -c 160 "$work/err"))" \
@@ -27,7 +27,7 @@ stop_randd
 mkfifo "$work/noise"
 exec 7<>"$work/noise"
 head -c 48K /dev/urandom >&7
-start_with_config "rdseed = no" "jitter = no" "kernel_topup = no" "hwrng_device = $work/noise"
+start_with_config "cpu_source = no" "jitter = no" "kernel_topup = no" "hwrng_device = $work/noise"
 wait_for "the FIFO hwrng healthy" field_is hwrng state healthy || fail "hwrng: $(cat "$work/log")"
 
 full0=$(key requests.bytes_full); reseeds0=$(key noise.noise_reseeds)

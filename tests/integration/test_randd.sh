@@ -86,10 +86,27 @@ cp "$work/good.conf" "$work/randd.conf"
 pid=$!
 if wait_for_log 'ready: generator seeded'; then pass "daemon seeds and reports ready"; else fail "no readiness: $(cat "$work/log")"; fi
 grep -q 'source getrandom: start-up test passed' "$work/log" && pass "getrandom admitted after start-up test" || fail "getrandom not admitted"
-if grep -qw rdseed /proc/cpuinfo; then
-    grep -q 'source rdseed: start-up test passed' "$work/log" && pass "rdseed admitted" || fail "rdseed not admitted: $(cat "$work/log")"
+# The CPU's noise source, where /proc/cpuinfo lists it: RDSEED (x86 "flags"), RNDRRS (arm64
+# "Features": rng).
+cpu_source=
+grep -qw rdseed /proc/cpuinfo && cpu_source=rdseed
+grep -q '^Features.* rng\b' /proc/cpuinfo && cpu_source=rndrrs
+if [ -n "$cpu_source" ]; then
+    grep -q "source $cpu_source: start-up test passed" "$work/log" && pass "$cpu_source admitted" ||
+        fail "$cpu_source not admitted: $(cat "$work/log")"
 else
-    echo "SKIP: this CPU has no RDSEED"
+    echo "SKIP: this CPU has no noise source /proc/cpuinfo lists (rdseed, rng)"
+fi
+# STATUS names the CPU source whether or not it is in use, and says why not.
+"$RANDCTL" --socket "$work/randd.sock" status --keys >"$work/out" 2>&1
+if [ -n "$cpu_source" ]; then
+    expect_output '^cpu_source\.in_use: true$' "STATUS: cpu_source in use where /proc/cpuinfo lists it"
+    expect_output "^cpu_source\.name: $cpu_source\$" "STATUS: cpu_source named $cpu_source"
+else
+    expect_output '^cpu_source\.in_use: false$' "STATUS: cpu_source not in use on a CPU without one"
+    expect_output '^cpu_source\.reason: CPU has no ' "STATUS: cpu_source's reason says the CPU lacks it"
+    "$RANDCTL" --socket "$work/randd.sock" status >"$work/out" 2>&1
+    expect_output '^cpu +[a-z]+ not in use, CPU has no ' "randctl status explains the absent CPU source"
 fi
 
 # A broken config on SIGHUP is rejected and the daemon keeps running on the old one.
@@ -199,12 +216,12 @@ json_has() {   # regex description: the last `randctl status --json` reply ($wor
 }
 literal() { sed 's/[][\.*^$/]/\\&/g' <<<"$1"; }   # a path as a regex matching just it
 sock_a=$work/a.sock sock_b=$work/b.sock
-printf 'socket = %s\nreseed_interval = 30\nkernel_topup = no\n' "$sock_a" >"$work/reload.conf"
+printf 'socket = %s\nreseed_interval = 30\nkernel_topup = no\ncpu_source = no\n' "$sock_a" >"$work/reload.conf"
 >"$work/log"   # emptied here, not in the child: never the last daemon's lines
 "$RANDD" --foreground --config "$work/reload.conf" 2>>"$work/log" &
 pid=$!
 wait_for_log 'ready: generator seeded' || fail "awaited readiness on $sock_a: $(cat "$work/log")"
-printf 'socket = %s\nreseed_interval = 45\nkernel_topup = no\n' "$sock_b" >"$work/reload.conf"
+printf 'socket = %s\nreseed_interval = 45\nkernel_topup = no\ncpu_source = no\n' "$sock_b" >"$work/reload.conf"
 kill -HUP "$pid"
 wait_for_count 'reload: .* applied' 1 || fail "awaited the reload's 'applied' line: $(cat "$work/log")"
 "$RANDCTL" --socket "$sock_a" status --json >"$work/out" 2>&1
@@ -212,6 +229,8 @@ json_has "\"config\":\\{[^}]*\"socket\":\"$(literal "$sock_a")\"" "after SIGHUP,
 json_has "\"pending_restart\":\\{\"socket\":\"$(literal "$sock_b")\"\\}" \
     "after SIGHUP, STATUS lists the new socket (and only it) as pending restart"
 json_has '"config":\{[^}]*"reseed_interval":45[,}]' "after SIGHUP, STATUS reports the new reseed_interval"
+json_has '"cpu_source":\{"name":"[a-z]+","in_use":false,"reason":"off \(cpu_source = no\)"\}' \
+    "cpu_source = no: STATUS says the CPU source is off, and why"
 "$RANDCTL" --socket "$sock_a" status --keys >"$work/out" 2>&1
 expect_output "^pending_restart\.socket: $(literal "$sock_b")\$" "randctl status shows the pending socket"
 grep -qE "reload: socket .*restart" "$work/log" && pass "the reload log names socket as waiting for a restart" ||
@@ -219,7 +238,7 @@ grep -qE "reload: socket .*restart" "$work/log" && pass "the reload log names so
 "$RANDCTL" --socket "$sock_a" bytes 16 --hex >/dev/null 2>&1 && pass "still serving on the socket in effect" ||
     fail "not serving on $sock_a after SIGHUP"
 [ ! -e "$sock_b" ] && pass "the pending socket is not created before a restart" || fail "$sock_b exists"
-printf 'socket = %s\nreseed_interval = 45\nkernel_topup = no\n' "$sock_a" >"$work/reload.conf"
+printf 'socket = %s\nreseed_interval = 45\nkernel_topup = no\ncpu_source = no\n' "$sock_a" >"$work/reload.conf"
 kill -HUP "$pid"
 wait_for_count 'reload: .* applied' 2 || fail "awaited the second reload's 'applied' line: $(cat "$work/log")"
 "$RANDCTL" --socket "$sock_a" status --json >"$work/out" 2>&1

@@ -798,7 +798,7 @@ START_TEST(not_ready_daemon_answers_nonblock_with_not_ready)
     int waiting, other;
     struct pollfd pf;
 
-    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\njitter = no\n", NULL);
+    start_daemon_with("cpu_source = no\ngetrandom = no\nhwrng = no\njitter = no\n", NULL);
     other = connect_raw();
     send_request(other, &(struct randd_request){ .op = RANDD_OP_BYTES, .flags = RANDD_FLAG_NONBLOCK,
                                                  .n = 32 });
@@ -1116,7 +1116,7 @@ START_TEST(timeout_and_nonblock_options_bound_a_call)
     randd_handle *h;
     uint8_t buf[32];
 
-    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\njitter = no\n", NULL);
+    start_daemon_with("cpu_source = no\ngetrandom = no\nhwrng = no\njitter = no\n", NULL);
     ck_assert_int_eq(randd_open(&h, sock), 0);
     randd_set_timeout(h, 200);
     ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), -ETIMEDOUT);
@@ -1158,7 +1158,7 @@ START_TEST(an_error_reply_mid_pipeline_leaves_the_handle_usable)
     char *json;
     int rc;
 
-    start_daemon_with("rdseed = no\ngetrandom = no\nhwrng = no\njitter = no\n", NULL);
+    start_daemon_with("cpu_source = no\ngetrandom = no\nhwrng = no\njitter = no\n", NULL);
     ck_assert_int_eq(randd_open(&h, sock), 0);
     randd_set_nonblock(h, 1);
     ck_assert_int_eq(randd_bytes(h, buf, n), RANDD_ERR(RANDD_NOT_READY));
@@ -2332,7 +2332,7 @@ START_TEST(egd_before_seeding_reports_nothing_and_blocking_reads_wait)
     int fd, waiting;
     struct pollfd pf;
 
-    start_egd_daemon("rdseed = no\ngetrandom = no\nhwrng = no\njitter = no\n");
+    start_egd_daemon("cpu_source = no\ngetrandom = no\nhwrng = no\njitter = no\n");
     fd = connect_egd(false);
     ck_assert_int_eq(send(fd, "\x00\x01\x08", 3, 0), 3);
     read_exact(fd, buf, 5);

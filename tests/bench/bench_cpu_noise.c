@@ -1,10 +1,12 @@
-/* bench-rdseed: RDSEED bytes per second through randd's source (retries, health tests)
- * against a bare RDSEED loop, in one run. Skips when the CPU has no RDSEED. */
+/* bench-cpu-noise: the CPU noise instruction's bytes per second (RDSEED, RNDRRS, DARN or the
+ * TRNG) through randd's source (retries, health tests) against a bare loop of it, in one run.
+ * Skips when the CPU has none. */
 #include <stdio.h>
 #include <time.h>
 
 #include <openssl/crypto.h>
 
+#include "cpu_noise.h"
 #include "source.h"
 
 #define SECONDS 2.0
@@ -17,17 +19,14 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static double bare_rdseed_rate(void)
+static double bare_loop_rate(void)
 {
     uint64_t words = 0, value, sink = 0;
     double start = now_s(), elapsed;
 
     do {
         for (int i = 0; i < 1024; i++) {
-            unsigned char ok;
-
-            __asm__ volatile("rdseed %0; setc %1" : "=r"(value), "=qm"(ok) : : "cc");
-            words += ok;
+            words += cpu_noise_step(&value);
             sink ^= value;
         }
     } while ((elapsed = now_s() - start) < SECONDS);
@@ -56,16 +55,16 @@ int main(void)
     char why[256];
     double bare, harvested;
 
-    if (source_rdseed_open(&s, why, sizeof(why)) < 0) {
-        printf("bench-rdseed: skipped: %s\n", why);
+    if (source_cpu_open(&s, why, sizeof(why)) < 0) {
+        printf("bench-cpu-noise: skipped: %s\n", why);
         return 0;
     }
-    bare = bare_rdseed_rate();
+    bare = bare_loop_rate();
     harvested = harvest_rate(&s);
-    printf("bench-rdseed: bare RDSEED loop      %8.2f MB/s\n", bare / 1e6);
-    printf("bench-rdseed: randd rdseed source   %8.2f MB/s (health-tested), %.2fx the bare loop\n",
-           harvested / 1e6, harvested / bare);
-    printf("bench-rdseed: %llu health failures, %llu empty rounds\n",
+    printf("bench-cpu-noise: bare %-6s loop     %8.2f MB/s\n", s.name, bare / 1e6);
+    printf("bench-cpu-noise: randd %-6s source %8.2f MB/s (health-tested), %.2fx the bare loop\n",
+           s.name, harvested / 1e6, harvested / bare);
+    printf("bench-cpu-noise: %llu health failures, %llu empty rounds\n",
            (unsigned long long)s.health.failures, (unsigned long long)s.empty_reads);
     return 0;
 }

@@ -12,7 +12,11 @@ LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
-UNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+# The target's pkg-config: a cross build names its own (debian/rules passes
+# aarch64-linux-gnu-pkg-config for dpkg-buildpackage -a arm64), so flags, libraries and
+# OpenSSL's modulesdir are the target's.
+PKG_CONFIG ?= pkg-config
+UNITDIR ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 # node_exporter's textfile directory (Debian's), where randd-metrics.service writes randd.prom.
 TEXTFILEDIR := /var/lib/prometheus/node-exporter
 
@@ -35,9 +39,8 @@ PKGS         := libcrypto
 
 # pkg-config for the target. A cross build names the target's .pc files and root with
 # PKG_CONFIG_LIBDIR and PKG_CONFIG_SYSROOT_DIR (tests/cross/check-cross does), or its own
-# PKG_CONFIG. Make 4.3 hands command-line variables to recipes but not to $(shell), so
-# they are spelt out here: without them this is plain pkg-config, as in a native build.
-PKG_CONFIG ?= pkg-config
+# PKG_CONFIG (above). Make 4.3 hands command-line variables to recipes but not to $(shell),
+# so they are spelt out here: without them this is plain pkg-config, as in a native build.
 PKG_CONFIG_CMD = $(if $(PKG_CONFIG_LIBDIR),PKG_CONFIG_LIBDIR='$(PKG_CONFIG_LIBDIR)') \
                  $(if $(PKG_CONFIG_SYSROOT_DIR),PKG_CONFIG_SYSROOT_DIR='$(PKG_CONFIG_SYSROOT_DIR)') \
                  $(PKG_CONFIG)
@@ -93,7 +96,7 @@ RANDCTL_BIN := $(if $(RANDCTL_SRC),$(BUILD)/randctl)
 PROVIDER     := $(if $(wildcard provider/*.c),$(BUILD)/randd.so)
 PROVIDER_OBJ := $(BUILD)/provider/randd_provider.o $(BUILD)/lib/client.o $(BUILD)/lib/protocol.o \
                 $(BUILD)/lib/generation.o $(BUILD)/lib/path_check.o
-MODULESDIR  ?= $(shell pkg-config --variable=modulesdir libcrypto 2>/dev/null || echo $(LIBDIR)/ossl-modules)
+MODULESDIR  ?= $(shell $(PKG_CONFIG) --variable=modulesdir libcrypto 2>/dev/null || echo $(LIBDIR)/ossl-modules)
 DATADIR     ?= $(PREFIX)/share
 
 # --- tests and benchmarks ---------------------------------------------------------
@@ -108,7 +111,7 @@ CHECK_CFLAGS = $(shell $(PKG_CONFIG_CMD) --cflags check)
 CHECK_LIBS   = $(shell $(PKG_CONFIG_CMD) --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-cpu-noise)
 
-.PHONY: all lib deps deps-sshd check check-cross unit-test-programs check-loaded check-qemu check-vmgenid check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb clean
+.PHONY: all lib deps deps-sshd check check-cross unit-test-programs check-loaded check-qemu check-vmgenid check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb deb-arm64 clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -284,11 +287,12 @@ $(BUILD)/bench-cpu-noise: $(BUILD)/tests/bench/bench_cpu_noise.o $(DAEMON_LIB) $
 # --- the two commands ---------------------------------------------------------------
 # A package counts as installed for this machine's own architecture (or for all): with other
 # architectures added (dpkg --add-architecture, for check-arm64), libssl-dev:arm64 alone must
-# not pass for libssl-dev.
+# not pass for libssl-dev. A name with an architecture (libssl-dev:arm64) asks for that one.
 deps:
 	@native=$$(dpkg --print-architecture); missing=; for p in $(DEB_PACKAGES); do \
+	  case $$p in *:*) want=$${p#*:};; *) want=$$native;; esac; \
 	  dpkg-query -W -f='$${Status} $${Architecture}\n' $$p 2>/dev/null | \
-	    grep -Eq "ok installed ($$native|all)$$" || missing="$$missing $$p"; \
+	    grep -Eq "ok installed ($$want|all)$$" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -601,14 +605,33 @@ uninstall:
 # --- packages --------------------------------------------------------------------------
 # Builds from a copy of the tracked sources with packaging/debian as debian/, then lintian.
 DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
+# $(call deb_build,DIR,OPTIONS,ENV): the copy in DIR/randd-VERSION, dpkg-buildpackage with
+# OPTIONS and ENV, the .debs in DIR, and lintian's verdict on them (any error fails).
+define deb_build
+	rm -rf $(1) && mkdir -p $(1)/randd-$(VERSION)
+	git ls-files -z | xargs -0 tar -cf - | tar -C $(1)/randd-$(VERSION) -xf -
+	cp -r packaging/debian $(1)/randd-$(VERSION)/debian
+	cd $(1)/randd-$(VERSION) && $(3) dpkg-buildpackage -us -uc -b -J$(TEST_JOBS) $(2)
+	lintian --fail-on error $(1)/*.changes
+endef
+
 deb: deps
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEB_TOOLS)"
-	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/randd-$(VERSION)
-	git ls-files -z | xargs -0 tar -cf - | tar -C $(BUILD)/deb/randd-$(VERSION) -xf -
-	cp -r packaging/debian $(BUILD)/deb/randd-$(VERSION)/debian
-	cd $(BUILD)/deb/randd-$(VERSION) && dpkg-buildpackage -us -uc -b
-	lintian --fail-on error $(BUILD)/deb/*.changes
+	$(call deb_build,$(BUILD)/deb)
 	@for d in $(BUILD)/deb/*.deb; do echo "== $$d"; dpkg -c $$d; done
+
+# The same packages cross-built for arm64 in $(BUILD)/deb-arm64: Debian's cross gcc and the
+# arm64 -dev packages (multiarch: their versions are the amd64 ones'), tests not built
+# (nocheck: they are arm64 programs), the same lintian gate, then every ELF file checked to
+# be aarch64 and every package to say Architecture: arm64.
+DEB_CROSS_DEPS := libssl-dev libsystemd-dev libcap-dev libbz2-dev pkg-config
+deb-arm64:
+	@dpkg --print-foreign-architectures | grep -qx arm64 || \
+	  { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; $$sudo dpkg --add-architecture arm64; }
+	@$(MAKE) --no-print-directory deps \
+	  DEB_PACKAGES="$(DEB_TOOLS) file crossbuild-essential-arm64 $(DEB_CROSS_DEPS:%=%:arm64)"
+	$(call deb_build,$(BUILD)/deb-arm64,-a arm64 -Pnocheck,DEB_BUILD_OPTIONS=nocheck CC=aarch64-linux-gnu-gcc)
+	packaging/check-deb-arch arm64 'ARM aarch64' $(BUILD)/deb-arm64/*.deb
 
 clean:
 	rm -rf $(BUILD)

@@ -1,7 +1,7 @@
 /* Raw-noise capture for SP 800-90B assessment (`randd --capture SOURCE --count N --output
  * FILE`): opens one source as the daemon would, with the same config, reads N raw samples
- * through the source's own read op and writes them one sample per byte (the CPU source's words and
- * hwrng's bytes byte by byte, jitter's 8-bit samples as they are). It runs as a process of
+ * through the source's own read op and writes them one sample per byte (the CPU source's
+ * words and hwrng's bytes byte by byte, jitter's 8-bit samples as they are). It runs as a process of
  * its own with no pool and no generator, so nothing captured ever feeds one. The samples are
  * health-tested on the way and the outcome reported, but every sample is written: an
  * assessment needs them as the source gives them.
@@ -48,8 +48,11 @@ const char *capture_source_list(void)
 {
     static char list[96];
 
-    snprintf(list, sizeof(list), "cpu (%s here), hwrng, jitter or getrandom",
-             source_cpu_name());
+    if (strcmp(source_cpu_name(), "cpu"))
+        snprintf(list, sizeof(list), "cpu (%s here), hwrng, jitter or getrandom",
+                 source_cpu_name());
+    else
+        snprintf(list, sizeof(list), "cpu (none here), hwrng, jitter or getrandom");
     return list;
 }
 
@@ -142,9 +145,9 @@ static int capture_rows(const struct config *c, const char *name, unsigned long 
         if ((rc = open_source(&s, c, name, why, whylen)) < 0)
             break;
         /* As randd starts it: jitter's worker assesses samples of its own before its first
-         * batch, so the row holds the first samples a started daemon would be given. (the CPU source's
-         * and hwrng's start assessments read the device beside the pool, taking nothing from
-         * what it reads: left out.) */
+         * batch, so the row holds the first samples a started daemon would be given. (The CPU
+         * source's and hwrng's start assessments read the device beside the pool, taking
+         * nothing from what it reads: left out.) */
         if (as_started && !strcmp(name, "jitter"))
             source_assess(&s);
         if (out < 0 && (out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {

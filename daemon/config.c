@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "randen.h"
+
 #define MAX_LINE 1024
 
 enum key_type { KEY_BOOL, KEY_UINT, KEY_SIZE, KEY_PATH, KEY_MODE, KEY_GROUP, KEY_USER,
@@ -71,6 +73,15 @@ static const struct key keys[] = {
 static const struct { const char *old, *key; } old_names[] = {
     { "rdseed", "cpu_source" },     /* before the CPU source had one name on every CPU */
 };
+
+/* The old name of a key that has one (for messages), or its own. */
+static const char *old_name_of(const struct key *k)
+{
+    for (size_t i = 0; i < sizeof(old_names) / sizeof(old_names[0]); i++)
+        if (!strcmp(old_names[i].key, k->name))
+            return old_names[i].old;
+    return k->name;
+}
 
 /* The key a name in a file stands for, or NULL. */
 static const struct key *key_named(const char *name)
@@ -255,6 +266,11 @@ static const char *set_value(const struct key *k, struct config *c, const char *
     case KEY_ENGINE:
         if ((engine = randd_engine_from_name(v)) < 0)
             return "not cymric or randen";
+        /* Refused here, with the file and line, rather than only when the daemon starts: so
+         * --check-config and a reload say it too. Randen never runs table AES. */
+        if (engine == RANDD_ENGINE_RANDEN && !randd_randen_available())
+            return "this CPU has no AES round instructions (x86 AES-NI, ARMv8 AES), which "
+                   "Randen needs; use cymric";
         *(enum randd_engine *)field = (enum randd_engine)engine;
         return NULL;
     case KEY_CIPHER:
@@ -264,9 +280,17 @@ static const char *set_value(const struct key *k, struct config *c, const char *
             return "not auto, chacha20 or aes256ctr";
         /* Asked for by name, AES must be the hardware's: never table AES, never a quiet
          * ChaCha20 in its place. */
-        if (cipher == RANDD_STREAM_AES256CTR && !randd_crypto_has_hardware_aes())
-            return "this CPU does not do AES in hardware (no AES-NI, or OPENSSL_ia32cap "
-                   "set); use auto or chacha20";
+        if (cipher == RANDD_STREAM_AES256CTR && !randd_crypto_has_hardware_aes()) {
+            const char *mask = randd_crypto_aes_mask_variable();
+
+            if (mask && getenv(mask))
+                snprintf(why, whylen, "%s is set, which may hide the CPU's AES instructions "
+                         "from OpenSSL; use auto or chacha20", mask);
+            else
+                snprintf(why, whylen, "this CPU does not do AES in hardware; use auto or "
+                         "chacha20");
+            return why;
+        }
         *(enum randd_stream_cipher *)field = (enum randd_stream_cipher)cipher;
         return NULL;
     case KEY_JITTER:
@@ -431,7 +455,8 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
 {
     struct config c;
     unsigned first_line[NKEYS] = { 0 }, lineno = 0;
-    char buf[MAX_LINE + 2], why[96];
+    bool first_as_old_name[NKEYS] = { false };   /* set first under a name it had before */
+    char buf[MAX_LINE + 2], why[128];
     int rc = 0;
 
     if (errlen)
@@ -471,11 +496,15 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
         }
         i = (size_t)(k - keys);
         if (first_line[i]) {
-            rc = error_at(err, errlen, name, lineno, "%s: duplicate key (first set at line %u)",
-                          key, first_line[i]);
+            const char *first = first_as_old_name[i] ? old_name_of(k) : k->name;
+            bool renamed = strcmp(first, key) != 0;
+
+            rc = error_at(err, errlen, name, lineno,
+                          "%s: duplicate key (first set at line %u%s%s)", key, first_line[i], renamed ? " as " : "", renamed ? first : "");
             continue;
         }
         first_line[i] = lineno;
+        first_as_old_name[i] = strcmp(key, k->name) != 0;
         if (!*value) {
             rc = error_at(err, errlen, name, lineno, "%s: empty value", key);
             continue;

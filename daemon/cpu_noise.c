@@ -22,15 +22,16 @@ const char *cpu_noise_name(void)
     return "rdseed";
 }
 
-/* The kernel clears the flag for CPUs whose RDSEED it knows to be broken. */
-static bool kernel_lists_rdseed(void)
+/* The kernel clears the flag for CPUs whose RDSEED it knows to be broken: 1 when it lists
+ * it, 0 when not, a negative errno when /proc/cpuinfo cannot be read. */
+static int kernel_lists_rdseed(void)
 {
     char line[4096];
-    bool found = false;
+    int found = 0;
     FILE *f = fopen("/proc/cpuinfo", "re");
 
     if (!f)
-        return false;
+        return -errno;
     while (!found && fgets(line, sizeof(line), f))
         if (!strncmp(line, "flags", 5))
             found = strstr(line, " rdseed ") || strstr(line, " rdseed\n");
@@ -41,13 +42,19 @@ static bool kernel_lists_rdseed(void)
 int cpu_noise_detect(char *why, size_t whylen)
 {
     unsigned a, b, c, d;
+    int listed;
 
     /* CPUID.(EAX=7,ECX=0):EBX bit 18, the same on Intel and AMD. */
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & (1u << 18))) {
         snprintf(why, whylen, "CPU has no RDSEED (CPUID leaf 7 EBX bit 18)");
         return -ENODEV;
     }
-    if (!kernel_lists_rdseed()) {
+    if ((listed = kernel_lists_rdseed()) < 0) {
+        snprintf(why, whylen, "cannot read /proc/cpuinfo to see whether the kernel trusts "
+                              "RDSEED: %s", strerror(-listed));
+        return -ENODEV;
+    }
+    if (!listed) {
         snprintf(why, whylen, "kernel does not list rdseed in /proc/cpuinfo (known broken)");
         return -ENODEV;
     }
@@ -165,15 +172,17 @@ const char *cpu_noise_name(void)
     return "trng";
 }
 
-/* STORE FACILITY LIST EXTENDED: facility bits, numbered from the left of the first word. */
+/* STORE FACILITY LIST EXTENDED: facility bits, numbered from the left of the first word.
+ * GR0 holds the list's length in words less one; it is loaded inside the asm, since a
+ * register variable set before the getauxval call would not survive the call. */
 static bool has_facility(unsigned bit)
 {
-    unsigned long list[4] = { 0 };
-    register unsigned long r0 __asm__("0") = sizeof(list) / sizeof(list[0]) - 1;
+    unsigned long list[4] = { 0 }, words = sizeof(list) / sizeof(list[0]) - 1;
 
     if (!(getauxval(AT_HWCAP) & HWCAP_S390_STFLE))
         return false;
-    __asm__ volatile(".insn s,0xb2b00000,0(%1)" : "+d"(r0) : "a"(list) : "memory", "cc");
+    __asm__ volatile("lgr 0,%[words]\n\t.insn s,0xb2b00000,%[list]\n\tlgr %[words],0"
+                     : [words] "+&d"(words), [list] "+Q"(list) : : "memory", "cc", "0");
     return bit < 256 && (list[bit / 64] >> (63 - bit % 64) & 1);
 }
 

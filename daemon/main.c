@@ -980,7 +980,9 @@ static int start(struct randd *r)
         return -1;
     if ((rc = pool_use_engine(&r->pool, r->config.engine)) < 0) {
         log_err("engine = %s: %s", randd_engine_name(r->config.engine),
-                rc == -ENOTSUP ? "this CPU has no AES-NI; use engine = cymric" : strerror(-rc));
+                rc == -ENOTSUP ? "this CPU has no AES round instructions (x86 AES-NI, ARMv8 "
+                                 "AES), which Randen needs; use engine = cymric"
+                               : strerror(-rc));
         return -1;
     }
     /* config_cipher never asks for AES the CPU lacks: aes256ctr did not parse there. */

@@ -528,7 +528,7 @@ bool pool_kernel_material_ready(const struct pool *p)
 bool pool_noise_able(struct pool *p, char *why, size_t whylen)
 {
     size_t used = 0;
-    bool any = false;
+    bool any = false, cpu_named = strcmp(source_cpu_name(), "cpu") != 0;
 
     drop_noise_after_failures(p);     /* one induced since the last harvest, too */
     for (size_t i = 0; i < p->nsources; i++) {
@@ -546,8 +546,9 @@ bool pool_noise_able(struct pool *p, char *why, size_t whylen)
         any = true;
     }
     if (!any)
-        snprintf(why, whylen, "no noise source is configured (the CPU's %s, hwrng or jitter; "
-                 "getrandom is not one)", source_cpu_name());
+        snprintf(why, whylen, "no noise source is configured (%s%s%s hwrng or jitter; "
+                 "getrandom is not one)", cpu_named ? "the CPU's " : "",
+                 cpu_named ? source_cpu_name() : "", cpu_named ? "," : "");
     return false;
 }
 

@@ -1,7 +1,8 @@
 /* The entropy source interface: one struct per raw source (the CPU's noise instruction,
- * getrandom, /dev/hwrng, CPU timing jitter, or a scripted source in tests) with its health state and counters, and the
- * harvest step that reads a batch and health-tests it. What the bytes are used for is the
- * pool's business; when a source that costs CPU (jitter) runs is the pool's call too. */
+ * getrandom, /dev/hwrng, CPU timing jitter, or a scripted source in tests) with its health
+ * state and counters, and the harvest step that reads a batch and health-tests it. What the
+ * bytes are used for is the pool's business; when a source that costs CPU (jitter) runs is the
+ * pool's call too. */
 #ifndef RANDD_SOURCE_H
 #define RANDD_SOURCE_H
 

@@ -1,8 +1,8 @@
 /* Sources assessing their own raw output (SP 800-90B non-IID, lib/entropy_assess.h) off the
  * event loop: the estimator every assessment runs, one at a time, on threads at the lowest
  * priority, and the thread that reads and assesses a sample of a source with no thread of
- * its own (the CPU source, hwrng). What a figure does to the credit is source.c's; when jitter assesses
- * itself is source_jitter.c's.
+ * its own (the CPU source, hwrng). What a figure does to the credit is source.c's; when
+ * jitter assesses itself is source_jitter.c's.
  *
  * The samples assessed are taken for the assessment alone and never feed the pool: the
  * estimators' working memory (copies, suffix arrays, dictionaries: megabytes) is ordinary
@@ -68,8 +68,8 @@ void source_use_estimator(source_estimator_fn *fn)
     estimator = fn ? fn : non_iid_estimate;
 }
 
-/* Serialised: sources assessed at start (jitter, the CPU source, hwrng) would otherwise peak at a few
- * times the memory of one. Afterwards the estimators' megabytes go back to the kernel (an
+/* Serialised: sources assessed at start (jitter, the CPU source, hwrng) would otherwise peak
+ * at a few times the memory of one. Afterwards the estimators' megabytes go back to the kernel (an
  * idle randd is meant to stay small): the large blocks as they are freed (tune_malloc), the
  * rest by malloc_trim. */
 int source_estimate(uint8_t *samples, size_t n, double *min_entropy)

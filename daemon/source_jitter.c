@@ -53,6 +53,7 @@
 #define JITTER_RING          4           /* batches ready at most: backpressure on the worker */
 #define JITTER_CALIBRATION   1024        /* measurements of the clock check at start */
 #define JITTER_MIN_STEPS     8           /* a typical delta must span this many clock steps */
+#define JITTER_ROUNDING      2           /* clock units one step may be rounded by, either way */
 /* The min-entropy per 8-bit sample the health tests hold the source to (their cutoffs) and
  * the most the credit may follow an assessment up to. On the EPYC VM this was written on,
  * SP 800-90B assessed 1.7 bits a sample on a million, 1.46 at the lowest on 8192
@@ -112,7 +113,8 @@ struct jitter {
 /* --- the clock ---------------------------------------------------------------------------- */
 
 /* The TSC where there is one: cycle resolution, a few ns to read. Elsewhere the raw
- * monotonic clock, which is the TSC scaled on most Linux machines anyway. */
+ * monotonic clock: on arm64 the generic timer scaled to ns, whatever its frequency (24 MHz to
+ * 1 GHz), so check_clock judges what it resolves, not its units. */
 static uint64_t cpu_clock(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -515,10 +517,42 @@ static int compare_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Some VMs' clocks count in large steps (a trapped or emulated TSC, a jiffy clock): then
- * a measurement spans a handful of steps and its variation is mostly rounding. Finds the
- * step (the GCD of the deltas) and refuses a clock whose median delta is under
- * JITTER_MIN_STEPS steps, or that does not move. */
+/* The step a clock resolves, judged from the deltas it shows (sorted) rather than from its
+ * units. A clock that counts in its own ticks has deltas that are multiples of the tick, and
+ * their GCD finds it. But a clock that reports nanoseconds while counting coarser ticks does
+ * not: arm64's CLOCK_MONOTONIC_RAW is the generic timer (CNTVCT_EL0), 1 GHz from ARMv8.6
+ * but 24 to 100 MHz on many cores, scaled to ns, so 2 ticks of a 24 MHz timer read as 83 or
+ * 84 ns and the GCD of such deltas is 1 ns. Its deltas bunch around multiples of the tick,
+ * each bunch a few units wide from the scaling's rounding: the step is the smallest gap
+ * between bunches (values within JITTER_ROUNDING of each other are one bunch). A clock that
+ * resolves finely shows deltas too dense to leave such gaps, and the GCD stands. */
+static uint64_t resolved_step(const uint64_t *sorted, size_t n, uint64_t gcd_step)
+{
+    uint64_t step = 0, start = 0, end = 0;
+    size_t bunches = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (sorted[i] == 0)
+            continue;
+        if (bunches && sorted[i] - end <= JITTER_ROUNDING) {
+            end = sorted[i];
+            continue;
+        }
+        if (bunches && (step == 0 || sorted[i] - end < step))
+            step = sorted[i] - end;
+        start = end = sorted[i];
+        bunches++;
+    }
+    /* One bunch no wider than rounding: every measurement read the same, nothing resolved. */
+    if (bunches == 1 && end - start <= JITTER_ROUNDING && start > gcd_step)
+        step = start;
+    return step > gcd_step ? step : gcd_step;
+}
+
+/* Some clocks count in large steps (a VM's trapped or emulated TSC, a jiffy clock, an Arm
+ * generic timer at 24 MHz read in ns): then a measurement spans a handful of steps and its
+ * variation is mostly rounding. Finds the step the clock resolves (resolved_step) and refuses
+ * a clock whose median delta is under JITTER_MIN_STEPS steps, or that does not move. */
 static int check_clock(struct jitter *j, char *why, size_t whylen)
 {
     uint64_t delta[JITTER_CALIBRATION], step = 0, median;
@@ -533,6 +567,8 @@ static int check_clock(struct jitter *j, char *why, size_t whylen)
     }
     qsort(delta, JITTER_CALIBRATION, sizeof(delta[0]), compare_u64);
     median = delta[JITTER_CALIBRATION / 2];
+    if (step)
+        step = resolved_step(delta, JITTER_CALIBRATION, step);
     OPENSSL_cleanse(delta, sizeof(delta));
     if (step == 0 || zero > JITTER_CALIBRATION / 10) {
         snprintf(why, whylen, "clock too coarse for jitter: it did not move across %u of %u "

@@ -1,6 +1,7 @@
-/* Randen (randen.h): the round-key table, the 2048-bit Feistel permutation on AES-NI and
- * the Reverie sponge around it (init, seed, generate, wipe). Written from the paper
- * (arXiv:1810.02227) and checked against google/randen's golden outputs. */
+/* Randen (randen.h): the round-key table, the 2048-bit Feistel permutation on x86's AES-NI
+ * or ARMv8's AES instructions, and the Reverie sponge around it (init, seed, generate,
+ * wipe). Written from the paper (arXiv:1810.02227) and checked against google/randen's
+ * golden outputs. */
 #include "randen.h"
 
 #include <errno.h>
@@ -12,6 +13,10 @@
 #define HAVE_X86 1
 #include <cpuid.h>
 #include <immintrin.h>
+#elif defined(__aarch64__) && defined(__AARCH64EL__)
+#define HAVE_ARM_AES 1
+#include <arm_neon.h>
+#include <sys/auxv.h>
 #endif
 
 /* The first 4352 hexadecimal digits of pi (but for six, below), 32 per key, read left to
@@ -178,45 +183,96 @@ const uint64_t randd_randen_round_keys[RANDD_RANDEN_KEYS][2] __attribute__((alig
  * identity again, so the eight orders spelled out for permute_blocks() repeat, and after round 17
  * branch j sits in v[kShuffle[j]]. The golden test would catch a wrong order. */
 
-bool randd_randen_available(void)
+/* --- which AES round this CPU has ------------------------------------------------------
+ * x86 asks CPUID (the kernel has no hwcap for AES-NI); arm64 asks the kernel's HWCAP_AES,
+ * the ARMv8 Crypto Extensions' AESE/AESMC, which is how the kernel says EL0 may use them.
+ * Anything else has no AES round here, and Randen is refused (init returns -ENOTSUP). */
+
+static int hidden_for_test;                 /* randd_randen_hide_cpu_aes() */
+
+static bool cpu_has_aes_round(void)
 {
-#ifdef HAVE_X86
-    static int known;                       /* 0: not asked yet, 1: AES-NI, -1: none */
-    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+#if defined(HAVE_X86)
+    unsigned eax, ebx, ecx = 0, edx;
 
-    if (k == 0) {
-        unsigned eax, ebx, ecx = 0, edx;
-
-        /* CPUID can trap to the hypervisor (microseconds), so ask once. */
-        k = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_AES) ? 1 : -1;
-        __atomic_store_n(&known, k, __ATOMIC_RELAXED);
-    }
-    return k > 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_AES);
+#elif defined(HAVE_ARM_AES)
+    return (getauxval(AT_HWCAP) & HWCAP_AES) != 0;
 #else
     return false;
 #endif
 }
 
-#ifdef HAVE_X86
+bool randd_randen_available(void)
+{
+    static int known;                       /* 0: not asked yet, 1: AES round, -1: none */
+    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
 
-#define AESNI __attribute__((target("aes")))
+    if (__atomic_load_n(&hidden_for_test, __ATOMIC_RELAXED))
+        return false;
+    if (k == 0) {
+        /* CPUID can trap to the hypervisor (microseconds), so ask once. */
+        k = cpu_has_aes_round() ? 1 : -1;
+        __atomic_store_n(&known, k, __ATOMIC_RELAXED);
+    }
+    return k > 0;
+}
 
+void randd_randen_hide_cpu_aes(bool hide)
+{
+    __atomic_store_n(&hidden_for_test, hide, __ATOMIC_RELAXED);
+}
+
+/* --- the permutation, once, over one AES round per CPU ----------------------------------
+ * Randen's F is defined over x86's AESENC(s, k) = MixColumns(SubBytes(ShiftRows(s))) ^ k.
+ * ARMv8's AESE(s, k) = SubBytes(ShiftRows(s ^ k)) and AESMC = MixColumns, so
+ * AESENC(s, k) = AESMC(AESE(s, 0)) ^ k, and two chained rounds fold the middle key into the
+ * second AESE: AESENC(AESENC(e, k), o) = AESMC(AESE(AESMC(AESE(e, 0)), k)) ^ o. Both CPUs
+ * load a block's 16 bytes in memory order and number the AES state's bytes alike, so the
+ * output is the same byte for byte (the golden test runs on both). */
+#if defined(HAVE_X86)
+
+typedef __m128i block;
+#define AES_TARGET __attribute__((target("aes")))
+#define LOAD(p)        _mm_load_si128(p)
+#define STORE(p, v)    _mm_store_si128((p), (v))
+#define STOREU(p, v)   _mm_storeu_si128((__m128i *)(p), (v))
+#define XOR(a, b)      _mm_xor_si128((a), (b))
 /* One Feistel function (Simpira v2's F with independent keys): two AES rounds, the first keyed
  * with a pi key, the second keyed with the odd branch, which is the Feistel XOR for free. */
 #define F(even, odd, key) (odd) = _mm_aesenc_si128(_mm_aesenc_si128((even), (key)), (odd))
+#define HAVE_PERMUTATION 1
+
+#elif defined(HAVE_ARM_AES)
+
+typedef uint8x16_t block;
+/* GCC 12's arm_neon.h declares the AES intrinsics under "+crypto" (AES and SHA-2), not "+aes";
+ * only AESE and AESMC are used, and HWCAP_AES is what is checked. */
+#define AES_TARGET __attribute__((target("+crypto")))
+#define LOAD(p)        vld1q_u8((const uint8_t *)(p))
+#define STORE(p, v)    vst1q_u8((uint8_t *)(p), (v))
+#define STOREU(p, v)   vst1q_u8((uint8_t *)(p), (v))
+#define XOR(a, b)      veorq_u8((a), (b))
+#define F(even, odd, key) \
+    (odd) = veorq_u8(vaesmcq_u8(vaeseq_u8(vaesmcq_u8(vaeseq_u8((even), zero)), (key))), (odd))
+#define HAVE_PERMUTATION 1
+
+#endif
+
+#ifdef HAVE_PERMUTATION
 
 /* One round of the 16-branch type-2 Feistel network: the eight functions, each (even branch,
  * odd branch) pair named by variable number, in branch order. */
 #define ROUND(r, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15) do { \
-        const __m128i *k_ = keys + 8 * (r);                                                 \
-        F(v##a0, v##a1, _mm_load_si128(k_ + 0));                                           \
-        F(v##a2, v##a3, _mm_load_si128(k_ + 1));                                           \
-        F(v##a4, v##a5, _mm_load_si128(k_ + 2));                                           \
-        F(v##a6, v##a7, _mm_load_si128(k_ + 3));                                           \
-        F(v##a8, v##a9, _mm_load_si128(k_ + 4));                                           \
-        F(v##a10, v##a11, _mm_load_si128(k_ + 5));                                         \
-        F(v##a12, v##a13, _mm_load_si128(k_ + 6));                                         \
-        F(v##a14, v##a15, _mm_load_si128(k_ + 7));                                         \
+        const block *k_ = keys + 8 * (r);                                                   \
+        F(v##a0, v##a1, LOAD(k_ + 0));                                                     \
+        F(v##a2, v##a3, LOAD(k_ + 1));                                                     \
+        F(v##a4, v##a5, LOAD(k_ + 2));                                                     \
+        F(v##a6, v##a7, LOAD(k_ + 3));                                                     \
+        F(v##a8, v##a9, LOAD(k_ + 4));                                                     \
+        F(v##a10, v##a11, LOAD(k_ + 5));                                                   \
+        F(v##a12, v##a13, LOAD(k_ + 6));                                                   \
+        F(v##a14, v##a15, LOAD(k_ + 7));                                                   \
     } while (0)
 
 /* The eight branch orders p_0..p_7 (see kShuffle above). */
@@ -234,41 +290,29 @@ bool randd_randen_available(void)
  * on), then the state is permuted and its capacity XORed with the capacity it had before
  * (Reverie's feed-forward, which makes the step one-way). The state stays in registers
  * across blocks; the shuffle is renaming, so only the final state is stored. */
-static AESNI void permute_blocks(uint8_t *state, uint8_t *out, size_t nblocks)
+static AES_TARGET void permute_blocks(uint8_t *state, uint8_t *out, size_t nblocks)
 {
-    const __m128i *keys = (const __m128i *)randd_randen_round_keys;
-    __m128i *s = (__m128i *)state;
-    __m128i v0 = _mm_load_si128(s + 0), v1 = _mm_load_si128(s + 1);
-    __m128i v2 = _mm_load_si128(s + 2), v3 = _mm_load_si128(s + 3);
-    __m128i v4 = _mm_load_si128(s + 4), v5 = _mm_load_si128(s + 5);
-    __m128i v6 = _mm_load_si128(s + 6), v7 = _mm_load_si128(s + 7);
-    __m128i v8 = _mm_load_si128(s + 8), v9 = _mm_load_si128(s + 9);
-    __m128i v10 = _mm_load_si128(s + 10), v11 = _mm_load_si128(s + 11);
-    __m128i v12 = _mm_load_si128(s + 12), v13 = _mm_load_si128(s + 13);
-    __m128i v14 = _mm_load_si128(s + 14), v15 = _mm_load_si128(s + 15);
+    const block *keys = (const block *)randd_randen_round_keys;
+    block *s = (block *)state;
+#if defined(HAVE_ARM_AES)
+    const block zero = vdupq_n_u8(0);
+#endif
+    block v0 = LOAD(s + 0), v1 = LOAD(s + 1), v2 = LOAD(s + 2), v3 = LOAD(s + 3);
+    block v4 = LOAD(s + 4), v5 = LOAD(s + 5), v6 = LOAD(s + 6), v7 = LOAD(s + 7);
+    block v8 = LOAD(s + 8), v9 = LOAD(s + 9), v10 = LOAD(s + 10), v11 = LOAD(s + 11);
+    block v12 = LOAD(s + 12), v13 = LOAD(s + 13), v14 = LOAD(s + 14), v15 = LOAD(s + 15);
 
     while (nblocks--) {
-        const __m128i capacity = v0;
-        __m128i t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15;
+        const block capacity = v0;
+        block t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15;
 
         if (out) {
-            __m128i *o = (__m128i *)out;
-
-            _mm_storeu_si128(o + 0, v1);
-            _mm_storeu_si128(o + 1, v2);
-            _mm_storeu_si128(o + 2, v3);
-            _mm_storeu_si128(o + 3, v4);
-            _mm_storeu_si128(o + 4, v5);
-            _mm_storeu_si128(o + 5, v6);
-            _mm_storeu_si128(o + 6, v7);
-            _mm_storeu_si128(o + 7, v8);
-            _mm_storeu_si128(o + 8, v9);
-            _mm_storeu_si128(o + 9, v10);
-            _mm_storeu_si128(o + 10, v11);
-            _mm_storeu_si128(o + 11, v12);
-            _mm_storeu_si128(o + 12, v13);
-            _mm_storeu_si128(o + 13, v14);
-            _mm_storeu_si128(o + 14, v15);
+            STOREU(out + 0 * 16, v1), STOREU(out + 1 * 16, v2), STOREU(out + 2 * 16, v3);
+            STOREU(out + 3 * 16, v4), STOREU(out + 4 * 16, v5), STOREU(out + 5 * 16, v6);
+            STOREU(out + 6 * 16, v7), STOREU(out + 7 * 16, v8), STOREU(out + 8 * 16, v9);
+            STOREU(out + 9 * 16, v10), STOREU(out + 10 * 16, v11);
+            STOREU(out + 11 * 16, v12), STOREU(out + 12 * 16, v13);
+            STOREU(out + 13 * 16, v14), STOREU(out + 14 * 16, v15);
             out += RANDD_RANDEN_RATE;
         }
 
@@ -293,26 +337,22 @@ static AESNI void permute_blocks(uint8_t *state, uint8_t *out, size_t nblocks)
         /* After the 17th shuffle branch j is in v[kShuffle[j]]: name it v[j] again. */
         t0 = v7, t1 = v2, t2 = v13, t3 = v4, t4 = v11, t5 = v8, t6 = v3, t7 = v6;
         t8 = v15, t9 = v0, t10 = v9, t11 = v10, t12 = v1, t13 = v14, t14 = v5, t15 = v12;
-        v0 = _mm_xor_si128(t0, capacity), v1 = t1, v2 = t2, v3 = t3, v4 = t4, v5 = t5;
+        v0 = XOR(t0, capacity), v1 = t1, v2 = t2, v3 = t3, v4 = t4, v5 = t5;
         v6 = t6, v7 = t7, v8 = t8, v9 = t9, v10 = t10, v11 = t11, v12 = t12, v13 = t13;
         v14 = t14, v15 = t15;
     }
 
-    _mm_store_si128(s + 0, v0), _mm_store_si128(s + 1, v1);
-    _mm_store_si128(s + 2, v2), _mm_store_si128(s + 3, v3);
-    _mm_store_si128(s + 4, v4), _mm_store_si128(s + 5, v5);
-    _mm_store_si128(s + 6, v6), _mm_store_si128(s + 7, v7);
-    _mm_store_si128(s + 8, v8), _mm_store_si128(s + 9, v9);
-    _mm_store_si128(s + 10, v10), _mm_store_si128(s + 11, v11);
-    _mm_store_si128(s + 12, v12), _mm_store_si128(s + 13, v13);
-    _mm_store_si128(s + 14, v14), _mm_store_si128(s + 15, v15);
+    STORE(s + 0, v0), STORE(s + 1, v1), STORE(s + 2, v2), STORE(s + 3, v3);
+    STORE(s + 4, v4), STORE(s + 5, v5), STORE(s + 6, v6), STORE(s + 7, v7);
+    STORE(s + 8, v8), STORE(s + 9, v9), STORE(s + 10, v10), STORE(s + 11, v11);
+    STORE(s + 12, v12), STORE(s + 13, v13), STORE(s + 14, v14), STORE(s + 15, v15);
 }
 
 #else
 
 static void permute_blocks(uint8_t *state, uint8_t *out, size_t nblocks)
 {
-    (void)state, (void)out, (void)nblocks;     /* unreachable: init refuses without AES-NI */
+    (void)state, (void)out, (void)nblocks;   /* unreachable: init refuses without an AES round */
 }
 
 #endif

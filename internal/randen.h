@@ -1,6 +1,7 @@
 /* The Randen generator (Google, arXiv:1810.02227): a Reverie sponge over a 2048-bit
- * Feistel permutation built from AES rounds (AES-NI only). Owns the state, its permutation,
- * round keys and wiping; seeding policy and locking belong to the caller. Not thread-safe. */
+ * Feistel permutation built from AES rounds (x86 AES-NI or ARMv8 AESE/AESMC, never table
+ * AES). Owns the state, its permutation, round keys and wiping; seeding policy and locking
+ * belong to the caller. Not thread-safe. */
 #ifndef RANDD_RANDEN_H
 #define RANDD_RANDEN_H
 
@@ -33,12 +34,18 @@ struct randd_randen {
     bool ready;                     /* set by init, cleared by wipe */
 };
 
-/* True when the CPU has AES-NI (CPUID leaf 1, ECX bit 25). Checked once, then cached. */
+/* True when the CPU has an AES round: AES-NI (CPUID leaf 1, ECX bit 25) on x86, the ARMv8
+ * Crypto Extensions' AES (the kernel's HWCAP_AES) on arm64, nothing elsewhere. Checked once,
+ * then cached. */
 bool randd_randen_available(void);
+
+/* For tests: with hide set, randd_randen_available() says no whatever the CPU has, so the
+ * refusal path runs where AES exists (every CPU model qemu-aarch64 7.2 offers has it). */
+void randd_randen_hide_cpu_aes(bool hide);
 
 /* The reference engine's start: the all-zero sponge state, nothing seeded. (Its first
  * permutation is run here, because the state is kept one ahead.) Returns 0, or -ENOTSUP
- * (state wiped) without AES-NI. */
+ * (state wiped) without an AES round (randd_randen_available). */
 int randd_randen_init(struct randd_randen *r);
 
 /* Absorbs material (len >= 1): XORed into the rate 240 bytes at a time, a permutation after

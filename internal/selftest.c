@@ -102,7 +102,7 @@ static int check_cymric_aes(void)
     return check_cymric(RANDD_STREAM_AES256CTR, cymric_aes_out0, cymric_aes_out1);
 }
 
-/* Only on a CPU with AES-NI: without it Randen cannot be chosen at all. */
+/* Only on a CPU with an AES round (AES-NI, ARMv8 AES): without, Randen cannot be chosen. */
 static int check_randen(void)
 {
     struct randd_randen g;

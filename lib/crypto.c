@@ -15,6 +15,8 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#elif defined(__aarch64__) || defined(__powerpc64__)
+#include <sys/auxv.h>
 #endif
 
 struct randd_crypto {
@@ -154,23 +156,55 @@ __attribute__((noinline)) void randd_crypto_wipe_stack(void)
 }
 
 /* --- keystreams --------------------------------------------------------------------------
- * OpenSSL's AES is table-based (not constant-time) without AES-NI, and OpenSSL 3 offers no
- * public capability query, so the CPU is asked directly. OPENSSL_ia32cap can hide AES-NI
- * from OpenSSL, which would then run table AES under us: with it set, no AES. Plain getenv on
- * purpose, unlike every other variable librandd reads: OpenSSL reads this one with getenv even
- * in a setuid program, and here it can only turn AES off. */
+ * OpenSSL's AES is table-based (not constant-time) without the CPU's AES instructions, and
+ * neither OpenSSL 3's EVP nor its provider parameters say which code a cipher runs (its
+ * capability words, OPENSSL_ia32cap_P and the like, are not exported). So randd asks what
+ * OpenSSL itself asks, with the same bits: CPUID's AES bit on x86; the kernel's HWCAP_AES
+ * (ARMv8 Crypto Extensions) on arm64; HWCAP2's PPC_FEATURE2_HAS_VEC_CRYPTO (POWER8's
+ * vcipher) on ppc64. Each OpenSSL reads a capability variable that can hide those from it,
+ * and then runs table AES under us: with that variable set, no AES. Plain getenv on purpose,
+ * unlike every other variable librandd reads: OpenSSL reads these with getenv even in a
+ * setuid program, and here they can only turn AES off.
+ * s390x is left on ChaCha20: OpenSSL uses CPACF there after its own KM/KMCTR function
+ * queries, which would be inline assembly here that no machine of this project can check
+ * against a real CPACF (qemu-user is its only s390x); riscv64's OpenSSL 3.0 has no AES
+ * instructions to use. */
 
-int randd_crypto_has_hardware_aes(void)
+const char *randd_crypto_aes_mask_variable(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return "OPENSSL_ia32cap";
+#elif defined(__aarch64__)
+    return "OPENSSL_armcap";
+#elif defined(__powerpc64__)
+    return "OPENSSL_ppccap";
+#else
+    return NULL;
+#endif
+}
+
+static int cpu_has_aes_instructions(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     unsigned eax, ebx, ecx, edx;
 
-    if (getenv("OPENSSL_ia32cap"))
-        return 0;
     return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_AES);
+#elif defined(__aarch64__)
+    return (getauxval(AT_HWCAP) & HWCAP_AES) != 0;
+#elif defined(__powerpc64__)
+    return (getauxval(AT_HWCAP2) & PPC_FEATURE2_HAS_VEC_CRYPTO) != 0;
 #else
-    return 0;            /* ARMv8 AES exists, but unchecked here: ChaCha20 is the safe side */
+    return 0;
 #endif
+}
+
+int randd_crypto_has_hardware_aes(void)
+{
+    const char *mask = randd_crypto_aes_mask_variable();
+
+    if (mask && getenv(mask))
+        return 0;
+    return cpu_has_aes_instructions();
 }
 
 int randd_crypto_use_stream(struct randd_crypto *c, enum randd_stream_cipher which)

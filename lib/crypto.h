@@ -54,9 +54,14 @@ int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY]
  * this wipes the stack region they used (as libsodium's sodium_stackzero does). */
 void randd_crypto_wipe_stack(void);
 
-/* Whether this CPU runs AES in hardware (x86 AES-NI), so OpenSSL's AES is constant-time.
- * No, too, when OPENSSL_ia32cap is set: it may have masked AES-NI from OpenSSL. */
+/* Whether this CPU runs AES in hardware (x86 AES-NI, ARMv8 AES, POWER8 vcipher), so
+ * OpenSSL's AES is constant-time. No, too, when randd_crypto_aes_mask_variable() is set in
+ * the environment: it may have masked those instructions from OpenSSL. */
 int randd_crypto_has_hardware_aes(void);
+
+/* The variable with which this architecture's OpenSSL can be told to ignore CPU features
+ * ("OPENSSL_ia32cap", "OPENSSL_armcap", "OPENSSL_ppccap"), or NULL where randd uses no AES. */
+const char *randd_crypto_aes_mask_variable(void);
 
 /* Binds the context's cipher to which (fetched here once). Afterwards randd_chacha20 and
  * randd_chacha20_stream work only while it is ChaCha20; randd_stream follows it.

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "randen.h"
 #include "runner.h"
 
 static char err[512];
@@ -102,20 +103,46 @@ START_TEST(cipher_is_auto_chacha20_or_hardware_aes256ctr)
 }
 END_TEST
 
-/* aes256ctr where OpenSSL may not run AES in hardware (OPENSSL_ia32cap may hide AES-NI from
- * it, so randd counts it as none) is an error, never table AES or a quiet ChaCha20; auto
- * then means ChaCha20. */
+/* aes256ctr where OpenSSL may not run AES in hardware is an error, never table AES or a quiet
+ * ChaCha20; auto then means ChaCha20. Made so here with this architecture's OpenSSL capability
+ * variable, set to hide AES (OPENSSL_ia32cap: bits 57 and 33, CPUID.1:ECX's AES and PCLMULQDQ;
+ * OPENSSL_armcap and OPENSSL_ppccap: no features at all), so randd counts AES as absent;
+ * where OpenSSL has no such variable randd uses no AES at all. */
 START_TEST(aes256ctr_without_hardware_aes_is_an_error_with_file_and_line)
 {
+    const char *mask = randd_crypto_aes_mask_variable();
+    char want[256];
     struct config c;
 
-    ck_assert_int_eq(setenv("OPENSSL_ia32cap", "~0x200000200000000", 1), 0);
-    check_error("\ncipher = aes256ctr\n",
-                "t.conf:2: cipher: this CPU does not do AES in hardware (no AES-NI, or "
-                "OPENSSL_ia32cap set); use auto or chacha20: \"aes256ctr\"");
+    if (mask) {
+        ck_assert_int_eq(setenv(mask, strcmp(mask, "OPENSSL_ia32cap") ? "0"
+                                                                       : "~0x200000200000000",
+                                1), 0);
+        snprintf(want, sizeof(want), "t.conf:2: cipher: %s is set, which may hide the CPU's "
+                 "AES instructions from OpenSSL; use auto or chacha20: \"aes256ctr\"", mask);
+    } else {
+        snprintf(want, sizeof(want), "t.conf:2: cipher: this CPU does not do AES in hardware; "
+                 "use auto or chacha20: \"aes256ctr\"");
+    }
+    ck_assert_msg(!randd_crypto_has_hardware_aes(), "hardware AES with %s set", mask);
+    check_error("\ncipher = aes256ctr\n", want);
     ck_assert_int_eq(parse(&c, "cipher = auto\n"), 0);
     ck_assert_int_eq(config_cipher(&c), RANDD_STREAM_CHACHA20);
-    unsetenv("OPENSSL_ia32cap");
+    if (mask)
+        unsetenv(mask);
+}
+END_TEST
+
+/* engine = randen where the CPU has no AES round (hidden here, so every machine runs it) is
+ * an error with the file and line, as aes256ctr is: --check-config and a reload say it, not
+ * only a daemon that then refuses to start. */
+START_TEST(randen_without_an_aes_round_is_an_error_with_file_and_line)
+{
+    randd_randen_hide_cpu_aes(true);
+    check_error("\n\nengine = randen\n",
+                "t.conf:3: engine: this CPU has no AES round instructions (x86 AES-NI, ARMv8 "
+                "AES), which Randen needs; use cymric: \"randen\"");
+    randd_randen_hide_cpu_aes(false);
 }
 END_TEST
 
@@ -139,8 +166,10 @@ START_TEST(values_comments_and_whitespace_are_parsed)
     ck_assert_str_eq(c.egd_listen, "127.0.0.2:8888");
     ck_assert_int_eq(parse(&c, "egd_listen = [::1]:7777\negd_idle_timeout = 3600\n"), 0);
     ck_assert_uint_eq(c.egd_idle_timeout, 3600);
-    ck_assert_int_eq(parse(&c, "engine = randen\n"), 0);
-    ck_assert_int_eq(c.engine, RANDD_ENGINE_RANDEN);
+    if (randd_randen_available()) {
+        ck_assert_int_eq(parse(&c, "engine = randen\n"), 0);
+        ck_assert_int_eq(c.engine, RANDD_ENGINE_RANDEN);
+    }
     ck_assert_int_eq(parse(&c, "engine = cymric\n"), 0);
     ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
     ck_assert_int_eq(parse(&c, "cpu_source = no\n"), 0);     /* the name rdseed became */
@@ -187,7 +216,9 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("rdseed = yes\nhwrng = no\nrdseed = no\n",
                 "t.conf:3: rdseed: duplicate key (first set at line 1)");
     check_error("cpu_source = yes\nrdseed = no\n",          /* rdseed: cpu_source's old name */
-                "t.conf:2: rdseed: duplicate key (first set at line 1)");
+                "t.conf:2: rdseed: duplicate key (first set at line 1 as cpu_source)");
+    check_error("rdseed = yes\ncpu_source = no\n",
+                "t.conf:2: cpu_source: duplicate key (first set at line 1 as rdseed)");
     check_error("cpu_source = maybe\n", "t.conf:1: cpu_source: not yes or no: \"maybe\"");
     check_error("= 5\n", "t.conf:1: (empty): unknown key");
     check_error("socket_mode = 0999\n",
@@ -401,16 +432,15 @@ START_TEST(reload_applies_live_keys_and_leaves_restart_keys_pending)
     ck_assert(!config_pending_restart(&in_effect, &reread, key_index("reseed_interval")));
     ck_assert(!config_pending_restart(&in_effect, &reread, key_index("engine")));
     ck_assert(!config_pending_restart(&in_effect, &reread, key_index("cipher")));
+    /* chacha20 over auto: a restart is pending only where auto chose AES-256-CTR. */
     ck_assert_int_eq(parse(&reread, "cipher = chacha20\n"), 0);
     config_apply_live(&in_effect, &reread);
     ck_assert_int_eq(in_effect.cipher, CONFIG_AUTO);
-    /* auto is AES-256-CTR where the CPU does AES, and chacha20 waits for a restart; on a CPU
-     * without (and on every one but x86 today) auto is chacha20 already: nothing pending. */
     ck_assert_msg(config_pending_restart(&in_effect, &reread, key_index("cipher")) ==
-                      (randd_crypto_has_hardware_aes() != 0),
-                  "cipher auto -> chacha20 pending: %d, wanted it only with hardware AES (%d)",
-                  config_pending_restart(&in_effect, &reread, key_index("cipher")),
-                  randd_crypto_has_hardware_aes());
+                  (config_cipher(&in_effect) == RANDD_STREAM_AES256CTR),
+                  "auto here is %s: a reload to chacha20 %s a pending restart",
+                  randd_stream_cipher_name(config_cipher(&in_effect)),
+                  config_cipher(&in_effect) == RANDD_STREAM_AES256CTR ? "needs" : "is not");
 }
 END_TEST
 
@@ -430,16 +460,19 @@ END_TEST
 
 START_TEST(values_are_written_as_randd_conf_accepts_them)
 {
+    /* randen where the CPU can run it: elsewhere it is a config error (below). */
+    const char *engine = randd_randen_available() ? "randen" : "cymric";
     struct config c;
-    char buf[64];
+    char buf[64], text[160];
 
-    ck_assert_int_eq(parse(&c, "rdseed = off\nreseed_bytes = 16M\nsocket_mode = 0660\n"
-                                "engine = randen\nsocket = /x.sock\n"), 0);
+    snprintf(text, sizeof(text), "rdseed = off\nreseed_bytes = 16M\nsocket_mode = 0660\n"
+                                 "engine = %s\nsocket = /x.sock\n", engine);
+    ck_assert_int_eq(parse(&c, text), 0);
     ck_assert_str_eq(config_value_text(&c, key_index("cpu_source"), buf, sizeof(buf)), "false");
     ck_assert_str_eq(config_value_text(&c, key_index("reseed_bytes"), buf, sizeof(buf)),
                      "16777216");
     ck_assert_str_eq(config_value_text(&c, key_index("socket_mode"), buf, sizeof(buf)), "0660");
-    ck_assert_str_eq(config_value_text(&c, key_index("engine"), buf, sizeof(buf)), "randen");
+    ck_assert_str_eq(config_value_text(&c, key_index("engine"), buf, sizeof(buf)), engine);
     ck_assert_str_eq(config_value_text(&c, key_index("socket"), buf, sizeof(buf)), "/x.sock");
     ck_assert_str_eq(config_value_text(&c, key_index("user"), buf, sizeof(buf)), "");
 }
@@ -464,6 +497,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, shipped_config_documents_every_key_with_its_default);
     tcase_add_test(tc, cipher_is_auto_chacha20_or_hardware_aes256ctr);
     tcase_add_test(tc, aes256ctr_without_hardware_aes_is_an_error_with_file_and_line);
+    tcase_add_test(tc, randen_without_an_aes_round_is_an_error_with_file_and_line);
     tcase_add_test(tc, reload_applies_live_keys_and_leaves_restart_keys_pending);
     tcase_add_test(tc, equal_paths_are_not_pending_whatever_lies_past_their_end);
     tcase_add_test(tc, values_are_written_as_randd_conf_accepts_them);

@@ -437,8 +437,17 @@ START_TEST(jitter_credits_a_margin_below_its_own_assessment)
 END_TEST
 
 /* The scripted clock: the worker thread reads it, the test switches its mode. */
-static enum { CLOCK_GOOD, CLOCK_COARSE, CLOCK_CONSTANT, CLOCK_PERIODIC } clock_mode;
-static uint64_t clock_now, clock_state, clock_calls;
+static enum { CLOCK_GOOD, CLOCK_COARSE, CLOCK_CONSTANT, CLOCK_PERIODIC, CLOCK_24MHZ_NS,
+              CLOCK_24MHZ_NS_SLOW, CLOCK_1GHZ } clock_mode;
+static uint64_t clock_now, clock_state, clock_calls, clock_true_ns;
+
+/* An Arm generic timer read through CLOCK_MONOTONIC_RAW: true time advances by a measurement
+ * of base..base+spread ns a call; the clock shows it in ns, counted at hz. */
+static uint64_t generic_timer_ns(uint64_t hz, uint64_t base, uint64_t spread)
+{
+    clock_true_ns += base + splitmix64(&clock_state) % spread;
+    return clock_true_ns * hz / 1000000000u * 1000000000u / hz;
+}
 
 static uint64_t scripted_clock(void)
 {
@@ -446,6 +455,9 @@ static uint64_t scripted_clock(void)
     uint64_t step;
 
     switch (__atomic_load_n(&clock_mode, __ATOMIC_RELAXED)) {
+    case CLOCK_24MHZ_NS: return generic_timer_ns(24000000, 150, 200);
+    case CLOCK_24MHZ_NS_SLOW: return generic_timer_ns(24000000, 1500, 1000);
+    case CLOCK_1GHZ: return generic_timer_ns(1000000000, 150, 200);
     case CLOCK_COARSE: step = 1000000 * (1 + splitmix64(&clock_state) % 3); break;
     case CLOCK_CONSTANT: step = 1000; break;
     case CLOCK_PERIODIC: step = cycle[clock_calls % 5]; break;
@@ -458,7 +470,7 @@ static uint64_t scripted_clock(void)
 static int open_scripted_jitter(int mode, char *why, size_t whylen)
 {
     clock_mode = mode;
-    clock_now = clock_calls = 0;
+    clock_now = clock_calls = clock_true_ns = 0;
     clock_state = 7;
     return source_jitter_init(&src, 4, scripted_clock, why, whylen);
 }
@@ -518,6 +530,38 @@ START_TEST(jitter_with_a_coarse_clock_is_disabled_with_the_reason)
     ck_assert_int_eq(open_scripted_jitter(CLOCK_COARSE, why, sizeof(why)), -ENODEV);
     ck_assert_msg(strstr(why, "clock too coarse for jitter: it counts in steps of 1000000"),
                   "why: %s", why);
+}
+END_TEST
+
+/* A 24 MHz generic timer (older Arm cores) read in ns units: its deltas are 41 or 42 ns
+ * apart, whose GCD is 1, yet a ~250 ns measurement spans only about 6 of its ticks. The check
+ * judges by the 41.67 ns it resolves, not by its units, and refuses it. */
+START_TEST(jitter_with_a_24mhz_timer_in_ns_units_is_disabled_with_its_real_step)
+{
+    unsigned long long step = 0;
+    const char *at;
+    char why[256];
+
+    ck_assert_int_eq(open_scripted_jitter(CLOCK_24MHZ_NS, why, sizeof(why)), -ENODEV);
+    at = strstr(why, "clock too coarse for jitter: it counts in steps of ");
+    ck_assert_msg(at && sscanf(at + strlen("clock too coarse for jitter: it counts in steps "
+                                           "of "), "%llu", &step) == 1, "why: %s", why);
+    ck_assert_msg(step >= 40 && step <= 42, "a 24 MHz timer's step found as %llu ns, wanted "
+                  "about 41.67: %s", step, why);
+}
+END_TEST
+
+/* The same timer under measurements ten times as long resolves them (36 to 60 ticks); a 1 GHz
+ * generic timer (ARMv8.6 on) resolves the short ones. Both are accepted. */
+START_TEST(jitter_accepts_a_timer_that_resolves_its_measurements)
+{
+    char why[256] = "";
+
+    ck_assert_msg(open_scripted_jitter(CLOCK_24MHZ_NS_SLOW, why, sizeof(why)) == 0,
+                  "24 MHz timer, 1.5-2.5 us measurements: %s", why);
+    source_close(&src);
+    ck_assert_msg(open_scripted_jitter(CLOCK_1GHZ, why, sizeof(why)) == 0,
+                  "1 GHz timer, 150-350 ns measurements: %s", why);
 }
 END_TEST
 
@@ -891,6 +935,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, jitter_is_read_only_while_wanted_and_credits_nothing_unassessed);
     tcase_add_test(tc, jitter_credits_a_margin_below_its_own_assessment);
     tcase_add_test(tc, jitter_with_a_coarse_clock_is_disabled_with_the_reason);
+    tcase_add_test(tc, jitter_with_a_24mhz_timer_in_ns_units_is_disabled_with_its_real_step);
+    tcase_add_test(tc, jitter_accepts_a_timer_that_resolves_its_measurements);
     tcase_add_test(tc, jitter_constant_samples_are_stuck_quarantined_and_readmitted_on_recovery);
     tcase_add_test(tc, jitter_periodic_samples_fail_the_lag_test_and_are_readmitted_on_recovery);
     suite_add_tcase(s, tc);

@@ -3,7 +3,8 @@
  * the median of REPS repetitions of 32 MiB each, timed in thread CPU time (so other load on
  * the machine does not count), the two interleaved so that clock changes hit both. Exits 1
  * when Randen is below 0.2x of AES-128-CTR on any size (the reference reaches about 0.23x),
- * 2 on a setup error, 0 (with a note) without AES-NI. Usage: bench-randen [--reps N]. */
+ * 2 on a setup error, 0 (with a note) without an AES round (AES-NI, ARMv8 AES).
+ * Usage: bench-randen [--reps N]. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,8 +92,8 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!randd_randen_available()) {
-        printf("bench-randen: this CPU has no AES-NI, so Randen is unavailable; nothing to "
-               "measure\n");
+        printf("bench-randen: this CPU has no AES round instructions, so Randen is "
+               "unavailable; nothing to measure\n");
         return 0;
     }
 

@@ -31,6 +31,14 @@ after_bytes=$(metric randd_served_bytes_total)
 grep -q '^randd_source_state{source="getrandom",state="healthy"} 1$' "$work/out" &&
     pass "per-source state labelled by source" || fail "no per-source state"
 
+# The CPU source: 1 or 0 as STATUS has it in use, labelled by its name on this CPU.
+cpu_name=$("$RANDCTL" status --keys | sed -n 's/^cpu_source\.name: //p')
+cpu_in_use=$("$RANDCTL" status --keys | sed -n 's/^cpu_source\.in_use: //p')
+[ -n "$cpu_name" ] && [ "$(metric "randd_cpu_source_in_use{source=\"$cpu_name\"}")" = \
+    "$([ "$cpu_in_use" = true ] && echo 1 || echo 0)" ] &&
+    pass "randd_cpu_source_in_use{source=\"$cpu_name\"} follows STATUS (in use: $cpu_in_use)" ||
+    fail "randd_cpu_source_in_use: $(grep cpu_source "$work/out"); STATUS in use: $cpu_in_use"
+
 # randd as root opens both VM generation watches; no announcement has come.
 for watch in kernel_log uevent; do
     [ "$(metric "randd_vm_generation_watch{watch=\"$watch\"}")" = 1 ] &&
@@ -106,5 +114,15 @@ elif [ -n "${LIBFAULT:-}" ] && [ -f "$LIBFAULT" ]; then
 else
     echo "SKIP: no VM generation watch (needs LIBFAULT)"
 fi
+
+# cpu_source = no: 0 on any CPU, the source still named.
+printf 'cpu_source = no\n' >"$work/no-cpu.conf"
+"$RANDD" --config "$work/no-cpu.conf" --socket "$RANDD_SOCKET" 2>/dev/null &
+pid=$!
+wait_for "randd to answer STATUS" answers || fail "randd did not start"
+[ "$(metric "randd_cpu_source_in_use{source=\"$cpu_name\"}")" = 0 ] &&
+    pass "cpu_source = no: randd_cpu_source_in_use{source=\"$cpu_name\"} 0" ||
+    fail "cpu_source = no: $("$RANDCTL" metrics | grep cpu_source)"
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
 
 finish test_metrics.sh

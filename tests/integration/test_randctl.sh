@@ -102,7 +102,7 @@ for m in randd "randd_bytes()" in-process getrandom /dev/urandom RAND_bytes RAND
 done
 # The keystream floor is the cipher randd runs by default: AES-256-CTR where the CPU does AES.
 floor=ChaCha20
-grep -qw aes /proc/cpuinfo && [ -z "${OPENSSL_ia32cap:-}" ] && floor=AES-256-CTR
+grep -qw aes /proc/cpuinfo && [ -z "${OPENSSL_ia32cap:-}${OPENSSL_armcap:-}" ] && floor=AES-256-CTR
 check "benchmark: floors, latency percentiles, RANGE, clients and seeding measured" \
     'for want in "floor,$floor keystream" "floor,AF_UNIX ping-pong" "floor,AF_UNIX stream" \
                  "latency,randd,32,p99.9" \

@@ -382,7 +382,8 @@ START_TEST(randen_engine_serves_bytes_and_ranges)
     char *json;
 
     if (!randd_randen_available()) {
-        fprintf(stderr, "SKIP: randen_engine_serves_bytes_and_ranges: no AES-NI\n");
+        fprintf(stderr, "SKIP: randen_engine_serves_bytes_and_ranges: no AES round "
+                "instructions\n");
         return;
     }
     start_daemon_with("engine = randen\n", NULL);

@@ -38,7 +38,7 @@ grep -q "^randd  *[0-9.]*, up [0-9]" "$work/view" && grep -q "^pool " "$work/vie
 # The daemon line names the Cymric keystream STATUS gives: AES-256-CTR with hardware AES.
 cipher=$(status_key pool.cipher)
 want=chacha20
-grep -qw aes /proc/cpuinfo && [ -z "${OPENSSL_ia32cap+set}" ] && want=aes256ctr
+grep -qw aes /proc/cpuinfo && [ -z "${OPENSSL_ia32cap+set}${OPENSSL_armcap+set}" ] && want=aes256ctr
 [ "$cipher" = "$want" ] && grep -q "^randd .*, engine cymric ($cipher), " "$work/view" &&
     pass "the daemon line shows the engine's keystream, $cipher (STATUS pool.cipher)" ||
     fail "keystream: STATUS pool.cipher '$cipher', wanted $want; view: $(head -1 "$work/view")"

@@ -43,6 +43,14 @@ DEB_PACKAGES := gcc make pkg-config valgrind gdb libssl-dev libsystemd-dev libca
                 groff-base systemd ekeyd-egd-linux prometheus stress-ng chromium $(QEMU_PACKAGES)
 PKGS         := libcrypto
 
+# pkg-config for the target. A cross build names the target's .pc files and root with
+# PKG_CONFIG_LIBDIR and PKG_CONFIG_SYSROOT_DIR (tests/cross/check-cross does), or its own
+# PKG_CONFIG (above). Make 4.3 hands command-line variables to recipes but not to $(shell),
+# so they are spelt out here: without them this is plain pkg-config, as in a native build.
+PKG_CONFIG_CMD = $(if $(PKG_CONFIG_LIBDIR),PKG_CONFIG_LIBDIR='$(PKG_CONFIG_LIBDIR)') \
+                 $(if $(PKG_CONFIG_SYSROOT_DIR),PKG_CONFIG_SYSROOT_DIR='$(PKG_CONFIG_SYSROOT_DIR)') \
+                 $(PKG_CONFIG)
+
 Q   := $(if $(filter 1,$(V)),,@)
 say  = $(if $(Q),@printf '  %-6s %s\n' '$(1)' '$(2)')
 
@@ -51,11 +59,11 @@ WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-protot
 HARDEN    := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fno-strict-overflow
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(CFLAGS) -Ilib -MMD -MP \
-             $(shell $(PKG_CONFIG) --cflags $(PKGS))
+             $(shell $(PKG_CONFIG_CMD) --cflags $(PKGS))
 # Everything but the public library may use the internal engines.
 INTERNAL_CFLAGS = -Iinternal
 LINK_HARD := -Wl,-z,relro,-z,now -Wl,--as-needed
-LIBS       = $(shell $(PKG_CONFIG) --libs $(PKGS))
+LIBS       = $(shell $(PKG_CONFIG_CMD) --libs $(PKGS))
 
 # --- librandd: the public library -------------------------------------------------
 # randd.h's client, the in-process generator, the protocol codec and what they need. The .so
@@ -81,8 +89,8 @@ DAEMON_OBJ  := $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB  := $(if $(DAEMON_SRC),$(BUILD)/daemon.a)
 DAEMON_PKGS := libcrypto libsystemd libcap
 DAEMON_BIN  := $(if $(wildcard daemon/main.c),$(BUILD)/randd)
-DAEMON_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(DAEMON_PKGS))
-DAEMON_LIBS   = $(shell $(PKG_CONFIG) --libs $(DAEMON_PKGS)) -pthread -lm
+DAEMON_CFLAGS = $(shell $(PKG_CONFIG_CMD) --cflags $(DAEMON_PKGS))
+DAEMON_LIBS   = $(shell $(PKG_CONFIG_CMD) --libs $(DAEMON_PKGS)) -pthread -lm
 
 # --- randctl ----------------------------------------------------------------------
 RANDCTL_SRC := $(wildcard randctl/*.c)
@@ -105,11 +113,11 @@ TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_RUNNER := $(BUILD)/tests/runner.o $(BUILD)/tests/scripted_source.o
 E2E_SRC     := $(wildcard tests/integration/test_*.c)
 E2E_BIN     := $(E2E_SRC:tests/%.c=$(BUILD)/tests/%)
-CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check)
-CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check)
+CHECK_CFLAGS = $(shell $(PKG_CONFIG_CMD) --cflags check)
+CHECK_LIBS   = $(shell $(PKG_CONFIG_CMD) --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-cpu-noise)
 
-.PHONY: all lib deps deps-sshd deps-arm64 check check-loaded check-qemu check-vmgenid check-arm64 check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb deb-arm64 clean
+.PHONY: all lib deps deps-sshd deps-arm64 check check-cross unit-test-programs check-loaded check-qemu check-vmgenid check-arm64 check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb deb-arm64 clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -389,6 +397,9 @@ check-arm64: deps-arm64
 	  echo "check-arm64: cross build: $$(($$(date +%s) - start)) s"
 	tests/qemu/check-arm64 $(ARM64_BUILD) $(BUILD)/arm64-vm
 
+# The unit test programs built, not run: check-cross runs them under qemu-user.
+unit-test-programs: $(TEST_BIN)
+
 unit-test: all $(TEST_BIN)
 	@export RANDD_PROVIDER=$(BUILD)/randd.so; for t in $(TEST_BIN); do $$t || exit 1; done
 
@@ -399,6 +410,20 @@ check-asan: deps
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 RANDD_SANITIZED=1 \
 	  $(MAKE) --no-print-directory $(BUILD_JOBS) BUILD=$(BUILD)/asan CFLAGS="-O1 -g $(SAN_FLAGS)" \
 	  LDFLAGS="$(SAN_FLAGS)" test
+
+# randd built for ppc64el, s390x (big-endian) and riscv64, and its unit test programs run
+# under qemu-user (tests/cross/check-cross): each architecture's Debian libraries unpacked into
+# a root of its own under $(BUILD)/cross (bookworm's; trixie's for riscv64), never into the
+# host's dpkg; Debian's cross gcc. CROSS_ARCHES picks some (arm64 works too).
+CROSS_ARCHES ?= ppc64el s390x riscv64
+CROSS_GCC_ppc64el := gcc-powerpc64le-linux-gnu
+CROSS_GCC_s390x   := gcc-s390x-linux-gnu
+CROSS_GCC_riscv64 := gcc-riscv64-linux-gnu
+CROSS_GCC_arm64   := gcc-aarch64-linux-gnu
+check-cross:
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="make pkg-config qemu-user-static \
+	  $(foreach a,$(CROSS_ARCHES),$(CROSS_GCC_$(a)))"
+	tests/cross/check-cross $(BUILD)/cross $(CROSS_ARCHES)
 
 # libFuzzer harnesses (clang), each with its committed seed corpus; new inputs go to a
 # working copy under build/fuzz, so the committed corpus only changes on purpose.
@@ -643,4 +668,6 @@ clean:
 	rm -rf $(BUILD)
 
 # Not under build/systemd: check-systemd's container root has directories named *.d.
--include $(shell find $(BUILD) -path $(BUILD)/systemd -prune -o -name '*.d' -type f -print 2>/dev/null)
+# Nor under build/cross: other architectures' roots and builds, each with a make of its own.
+-include $(shell find $(BUILD) \( -path $(BUILD)/systemd -o -path $(BUILD)/cross \) -prune -o \
+                 -name '*.d' -type f -print 2>/dev/null)

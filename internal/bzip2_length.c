@@ -299,6 +299,7 @@ static bool words_of(struct randd_bzlen *z, const uint8_t *b, uint32_t nb, uint3
             uint64_t x, e, hit;
 
             memcpy(&x, p, 8);
+            x = le64toh(x);     /* p[0] lowest, so ctz finds the first delimiter on any CPU */
             e = x ^ delimiters;
             hit = ~(((e & low) + low) | e | low);      /* 0x80 where a delimiter is */
             for (; hit; hit &= hit - 1) {

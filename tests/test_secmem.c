@@ -35,6 +35,21 @@ static size_t locked_bytes(void)
     return kib * 1024;
 }
 
+/* Whether mlock shows in VmLck here: AddressSanitizer makes mlock a no-op (check-asan), and
+ * then no count of locked bytes can be checked. Asked of a page of the test's own. */
+static int mlock_recorded(void)
+{
+    void *probe = mmap(NULL, page(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    size_t before = locked_bytes();
+    int recorded;
+
+    ck_assert(probe != MAP_FAILED);
+    recorded = mlock(probe, page()) == 0 && locked_bytes() > before;
+    munlock(probe, page());
+    munmap(probe, page());
+    return recorded;
+}
+
 /* The VmFlags of the mapping that holds p, from /proc/self/smaps ("" if none is found). */
 static void vm_flags_of(const void *p, char *flags, size_t len)
 {
@@ -84,6 +99,12 @@ START_TEST(small_secrets_share_locked_pages)
     void *secret[NSECRETS];
     size_t before = locked_bytes(), after, bound;
     int lock_errno = 0;
+
+    if (!mlock_recorded()) {
+        fprintf(stderr, "SKIP: %s: mlock does not show in VmLck here (AddressSanitizer makes "
+                        "it a no-op)\n", __func__);
+        return;
+    }
 
     for (int i = 0; i < NSECRETS; i++) {
         secret[i] = randd_secure_alloc(SMALL, &lock_errno);
@@ -183,7 +204,10 @@ START_TEST(a_large_secret_has_its_own_locked_mapping)
     ck_assert(p != NULL);
     ck_assert_msg((size_t)p % page() == 0, "a large secret is not page-aligned");
     /* qemu-user -p 65536 locks the host's 4 KiB pages under its 64 KiB ones: at least len. */
-    if (lock_errno == 0)
+    if (lock_errno == 0 && !mlock_recorded())
+        fprintf(stderr, "SKIP: %s: mlock does not show in VmLck here (AddressSanitizer makes "
+                        "it a no-op)\n", __func__);
+    else if (lock_errno == 0)
         ck_assert_msg(locked_bytes() - before >= len && locked_bytes() - before <= 4 * page(),
                       "a secret of %zu bytes locks %zu", len, locked_bytes() - before);
     memset(p, 0xa5, len);

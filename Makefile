@@ -428,12 +428,13 @@ check-cross:
 # libFuzzer harnesses (clang), each with its committed seed corpus; new inputs go to a
 # working copy under build/fuzz, so the committed corpus only changes on purpose.
 FUZZ_SECONDS ?= 30
-FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE -Ilib -Idaemon
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -D_GNU_SOURCE -Ilib -Idaemon -Iinternal
 FUZZERS := request config reply provider bzip2_length
 # Each harness, then the code it tests. fuzz_provider links the provider's code in, as
 # randd.so does, and starts it through OSSL_provider_init.
 FUZZ_SOURCES_request  := tests/fuzz/fuzz_request.c lib/protocol.c
-FUZZ_SOURCES_config   := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c lib/crypto.c
+FUZZ_SOURCES_config   := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c lib/crypto.c \
+                         internal/randen.c
 FUZZ_SOURCES_reply    := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c lib/generation.c \
                          lib/path_check.c
 FUZZ_SOURCES_provider := tests/fuzz/fuzz_provider.c provider/randd_provider.c lib/client.c \

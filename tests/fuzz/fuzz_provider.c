@@ -608,7 +608,7 @@ static void do_get_seed(struct context *c, struct input *in)
         check_raised(before, "get_seed");
         if (seed != (unsigned char *)&prov)
             abort();                  /* *pout is the caller's until there is a seed */
-        if (c->ready && entropy <= 256 && need > 0 && need <= max_len &&
+        if (c->ready && entropy <= 384 && need > 0 && need <= max_len &&
             need <= RANDD_MAX_SEED && !pr && seeds_always()) {
             fprintf(stderr, "fuzz_provider: get_seed failed with fallback = kernel: %s\n",
                     last_error);
@@ -617,7 +617,7 @@ static void do_get_seed(struct context *c, struct input *in)
         return;
     }
     if (!c->ready || !seed || n < need || n > max_len || n > RANDD_MAX_SEED ||
-        entropy > 256) {
+        entropy > 384) {      /* 1.5 x the strength: entropy and nonce */
         fprintf(stderr, "fuzz_provider: get_seed gave %zu bytes (entropy %d, min %zu, max "
                 "%zu, ready %d)\n", n, entropy, min_len, max_len, c->ready);
         abort();

@@ -152,7 +152,6 @@ static void *worker(void *arg)
     struct primes *p = arg;
     uint64_t one = 1;
 
-    privileges_drop_thread("randd-prime");
     pthread_mutex_lock(&p->lock);
     while (!p->stopping) {
         struct prime_job *job = next_job(p);
@@ -222,12 +221,11 @@ struct primes *primes_new(enum randd_stream_cipher cipher)
         errno = -rc;
         goto fail;
     }
-    rc = pthread_create(&p->thread, NULL, worker, p);
+    rc = privileges_start_thread(&p->thread, "randd-prime", worker, p);
     if (rc != 0) {
         errno = rc;
         goto fail;
     }
-    pthread_setname_np(p->thread, "randd-prime");   /* for top -H and perf; not vital */
     return p;
 fail:
     if (p->gen) {

@@ -11,6 +11,8 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
@@ -102,11 +104,8 @@ void privileges_plan(bool switch_user)
     user_switch_planned = switch_user;
 }
 
-/* A thread keeps CAP_SETUID and CAP_SETGID where it holds them only for a planned switch to
- * a user: glibc applies the main thread's setresuid and setgroups to every thread, and aborts
- * randd if one of them lacks the capability; the switch then clears both, as for any thread.
- * Without a switch nothing would ever clear them, so they go now. */
-void privileges_drop_thread(const char *thread)
+/* The new thread's part of privileges_start_thread. */
+static void drop_in_thread(const char *thread)
 {
     static const cap_value_t setxid[] = { CAP_SETUID, CAP_SETGID };
     size_t nkeep = user_switch_planned ? sizeof(setxid) / sizeof(setxid[0]) : 0;
@@ -117,6 +116,45 @@ void privileges_drop_thread(const char *thread)
         (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 &&
          failed(why, sizeof(why), "PR_SET_NO_NEW_PRIVS") < 0))
         log_err("%s: dropping its privileges failed: %s", thread, why);
+}
+
+struct thread_start {
+    const char *name;
+    void *(*fn)(void *);
+    void *arg;
+    sem_t dropped;           /* posted once the new thread holds nothing it should not */
+};
+
+static void *thread_main(void *arg)
+{
+    struct thread_start *start = arg;       /* the creator's: gone once dropped is posted */
+    void *(*fn)(void *) = start->fn;
+    void *fn_arg = start->arg;
+
+    drop_in_thread(start->name);
+    sem_post(&start->dropped);
+    return fn(fn_arg);
+}
+
+int privileges_start_thread(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg)
+{
+    struct thread_start start = { .name = name, .fn = fn, .arg = arg };
+    sigset_t all, before;
+    int rc;
+
+    if (sem_init(&start.dropped, 0, 0) < 0)
+        return errno;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    rc = pthread_create(thread, NULL, thread_main, &start);
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    if (rc == 0) {
+        while (sem_wait(&start.dropped) < 0 && errno == EINTR)
+            ;
+        pthread_setname_np(*thread, name);  /* a name is a convenience: ERANGE is ignored */
+    }
+    sem_destroy(&start.dropped);
+    return rc;
 }
 
 int privileges_drop(bool keep_sys_admin, const char *user, char *why, size_t whylen)

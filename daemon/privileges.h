@@ -5,6 +5,7 @@
 #ifndef RANDD_PRIVILEGES_H
 #define RANDD_PRIVILEGES_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -18,17 +19,23 @@ int privileges_drop(bool keep_sys_admin, const char *user, char *why, size_t why
 int privileges_leave_to_kernel_thread(char *why, size_t whylen);
 
 /* Whether privileges_drop will switch to a user: said once, before randd starts any thread
- * (privileges_drop_thread reads it). */
+ * (privileges_start_thread reads it). */
 void privileges_plan(bool switch_user);
 
-/* Called first by every thread randd starts (sources' workers, PRIME searches, serving
- * loops): capabilities, the bounding set and no-new-privileges belong to each thread, so a
- * thread started before privileges_drop would keep all of root's. None of them needs one
- * (the kernel feed has its own thread). Only when a switch to a user is planned does the
- * calling thread keep CAP_SETUID and CAP_SETGID, which glibc needs to apply that switch to
- * every thread and which the switch then clears; otherwise it keeps nothing. A failure is
+/* Starts every thread randd runs beside its loops and the kernel feed (sources' workers,
+ * PRIME searches, serving loops), named for top -H, with every signal blocked (main reads
+ * its own from a signalfd, and a thread that took a SIGHUP would end the daemon by its
+ * default action). Capabilities, the bounding set and no-new-privileges belong to each
+ * thread, so the new thread gives them up before fn runs, and this returns only once it
+ * has: a thread started before privileges_drop would otherwise keep all of root's, and one
+ * still starting when privileges_drop switches the user would lose CAP_SETPCAP to the
+ * switch and keep a full bounding set (seen under AddressSanitizer, where a thread starts
+ * slowly). None of these threads needs a capability. Only when a switch to a user is
+ * planned does the new thread keep CAP_SETUID and CAP_SETGID, which glibc needs to apply
+ * that switch to every thread and which the switch then clears. A failure to drop is
  * logged, naming the thread: it cannot happen short of a kernel that refuses to take
- * capabilities away, and the thread runs only randd's own code. */
-void privileges_drop_thread(const char *thread);
+ * capabilities away, and the thread runs only randd's own code. Returns 0 or an errno
+ * value, as pthread_create. */
+int privileges_start_thread(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg);
 
 #endif

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -17,6 +16,7 @@
 #include <openssl/crypto.h>
 
 #include "log.h"
+#include "privileges.h"
 
 void source_init(struct source *s, const char *name, const struct source_ops *ops,
                  double entropy_per_byte, unsigned sample_bytes, bool kernel_creditable)
@@ -242,21 +242,12 @@ ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns
 
 /* --- threads a source runs besides the event loop ----------------------------------------- */
 
-/* Sources open before main blocks the signals it reads from a signalfd, and a thread inherits
- * its creator's mask: a thread started with them open would take a SIGHUP meant for the loop,
- * and its default action ends the daemon. */
+/* Sources open before main blocks the signals it reads from a signalfd, and before
+ * privileges_drop: privileges_start_thread blocks every signal in the new thread and has it
+ * give up its privileges before it runs fn. */
 int source_start_thread(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg)
 {
-    sigset_t all, before;
-    int rc;
-
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &before);
-    rc = pthread_create(thread, NULL, fn, arg);
-    pthread_sigmask(SIG_SETMASK, &before, NULL);
-    if (rc == 0)
-        pthread_setname_np(*thread, name);  /* a name is a convenience: ERANGE is ignored */
-    return rc;
+    return privileges_start_thread(thread, name, fn, arg);
 }
 
 /* Producing and assessing samples must never take CPU that work wants. Under a seccomp filter

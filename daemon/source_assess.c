@@ -23,7 +23,6 @@
 #include <openssl/crypto.h>
 
 #include "entropy_assess.h"
-#include "privileges.h"
 
 #define READ_DEADLINE_S 60       /* less than a sample in this: the device is not assessed */
 #define READ_WAIT_MS    100      /* polling a device; also how soon a stop is seen */
@@ -156,7 +155,6 @@ static void *reader_main(void *arg)
     uint8_t *sample;
     int rc;
 
-    privileges_drop_thread("randd-assess");
     sample = malloc(SOURCE_ASSESS_SAMPLES);
     rc = sample ? 0 : -ENOMEM;
 

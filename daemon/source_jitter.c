@@ -44,7 +44,6 @@
 #include <x86intrin.h>
 #endif
 
-#include "privileges.h"
 #include "secmem.h"
 
 #define JITTER_MEMORY_WORDS  (1u << 17)  /* 1 MiB: beyond a core's L2 on most x86 servers */
@@ -297,7 +296,6 @@ static void *worker(void *arg)
 {
     struct jitter *j = arg;
 
-    privileges_drop_thread("randd-jitter");
     source_lower_thread_priority();
     pthread_mutex_lock(&j->lock);
     for (;;) {

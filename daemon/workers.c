@@ -137,7 +137,6 @@ static void *worker_run(void *arg)
     struct worker *w = arg;
     int rc;
 
-    privileges_drop_thread("serving loop");
     wait_at_gate(w->all);
     rc = loop_run(w->loop);
 
@@ -163,9 +162,8 @@ static int start_one(struct worker *w, struct pool *pool, struct primes *primes,
         return rc;
     server_set_admin(&w->server, w->all->admin, w->all->admin_ctx);
     server_set_noise_wanted(&w->server, w->all->noise_wanted, w->all->noise_ctx);
-    if ((rc = pthread_create(&w->thread, NULL, worker_run, w)) != 0)
+    if ((rc = privileges_start_thread(&w->thread, "randd-loop", worker_run, w)) != 0)
         return -rc;
-    pthread_setname_np(w->thread, "randd-loop");     /* for top -H and perf; not vital */
     w->running = true;
     return 0;
 }

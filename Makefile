@@ -353,9 +353,12 @@ end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork $(B
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
 	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder; \
-	failed=; for t in $(E2E_BIN) $(INTEGRATION); do \
+	failed=; times=; for t in $(E2E_BIN) $(INTEGRATION); do \
+	  start=$$(date +%s.%N); \
 	  $$t || failed="$$failed $${t##*/}"; \
+	  times="$$times$$(awk -v a=$$start -v b=$$(date +%s.%N) 'BEGIN { printf "%.1f", b - a }') $$t\n"; \
 	done; \
+	echo "=== end-to-end: seconds per test, slowest first:"; printf "$$times" | sort -rn | sed 's/^/  /'; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
 
 # A QEMU guest reading /dev/hwrng through randd's EGD socket as the README sets it up, paused

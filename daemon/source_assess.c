@@ -94,7 +94,20 @@ struct source_reader {
     atomic_int outcome;      /* 0 while running; 1: min_entropy is set; or a negative errno */
     double min_entropy;
     bool taken;              /* the event loop's: the outcome was handed over, thread joined */
+    pthread_mutex_t lock;    /* guards the three below */
+    pthread_cond_t left_source;
+    bool reading;            /* the thread may still touch source: the owner must wait */
+    bool finished;           /* outcome set and efd written: the thread only returns now */
+    bool abandoned;          /* the owner left while it estimated: the thread frees all */
 };
+
+static void reader_destroy(struct source_reader *r)
+{
+    pthread_mutex_destroy(&r->lock);
+    pthread_cond_destroy(&r->left_source);
+    close(r->efd);
+    free(r);
+}
 
 static double seconds_now(void)
 {
@@ -153,6 +166,7 @@ static void *reader_main(void *arg)
 {
     struct source_reader *r = arg;
     uint8_t *sample;
+    bool abandoned;
     int rc;
 
     sample = malloc(SOURCE_ASSESS_SAMPLES);
@@ -160,14 +174,31 @@ static void *reader_main(void *arg)
 
     /* Not at the lowest priority, unlike jitter's worker: this is bounded work, once, at
      * start (a sample and one estimate, well under a second of CPU), and the daemon joins it
-     * when it stops. A SCHED_IDLE thread on a machine whose cores are busy gets almost no
-     * CPU, and randd would hang on SIGTERM waiting for it (seen beside stress-ng). */
-    if (rc == 0 && (rc = read_sample(r, sample, SOURCE_ASSESS_SAMPLES)) == 0)
+     * waits for its reading when it stops. A SCHED_IDLE thread on a machine whose cores are
+     * busy gets almost no CPU, and randd would hang on SIGTERM waiting for it (seen beside
+     * stress-ng). The estimate, though, may take seconds of CPU there: randd does not wait
+     * for that (source_reader_free). */
+    if (rc == 0)
+        rc = read_sample(r, sample, SOURCE_ASSESS_SAMPLES);
+    pthread_mutex_lock(&r->lock);
+    r->reading = false;                   /* nothing of the source is touched from here */
+    pthread_cond_signal(&r->left_source);
+    pthread_mutex_unlock(&r->lock);
+    if (rc == 0)
         rc = source_estimate(sample, SOURCE_ASSESS_SAMPLES, &r->min_entropy);
     if (sample)
         OPENSSL_clear_free(sample, SOURCE_ASSESS_SAMPLES);   /* a partial one too */
-    atomic_store(&r->outcome, rc == 0 ? 1 : rc);
-    eventfd_write(r->efd, 1);
+
+    pthread_mutex_lock(&r->lock);
+    abandoned = r->abandoned;
+    if (!abandoned) {
+        atomic_store(&r->outcome, rc == 0 ? 1 : rc);
+        eventfd_write(r->efd, 1);
+    }
+    r->finished = true;
+    pthread_mutex_unlock(&r->lock);
+    if (abandoned)
+        reader_destroy(r);
     return NULL;
 }
 
@@ -180,11 +211,12 @@ void source_assess_by_reading(struct source *s)
     if (s->reader || !(r = calloc(1, sizeof(*r))))
         return;
     r->source = s;
+    r->reading = true;
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->left_source, NULL);
     r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (r->efd < 0 || source_start_thread(&r->thread, "randd-assess", reader_main, r) != 0) {
-        if (r->efd >= 0)
-            close(r->efd);
-        free(r);
+        reader_destroy(r);
         return;
     }
     s->reader = r;
@@ -208,18 +240,33 @@ int source_assessment_by_reading(struct source *s, double *min_entropy)
     return outcome;
 }
 
+/* The source is closing (randd stops, or a capture ends). A reader still reading sees the
+ * stop within READ_WAIT_MS, and is waited for: it reads through the source. One still
+ * estimating is not: on a machine whose cores are all busy the estimate may take 15 s more
+ * (seen beside stress-ng), which SIGTERM would wait through. It touches only its own memory
+ * from then on, and frees it when done, unless the process has ended first. */
 void source_reader_free(struct source *s)
 {
     struct source_reader *r = s->reader;
 
     if (!r)
         return;
-    atomic_store(&r->stop, true);
-    if (!r->taken)
-        pthread_join(r->thread, NULL);
+    s->reader = NULL;
     if (s->wake_fd == r->efd)
         s->wake_fd = -1;
-    close(r->efd);
-    free(r);
-    s->reader = NULL;
+    atomic_store(&r->stop, true);
+    if (!r->taken) {
+        pthread_mutex_lock(&r->lock);
+        while (r->reading)
+            pthread_cond_wait(&r->left_source, &r->lock);
+        if (!r->finished) {
+            r->abandoned = true;
+            pthread_mutex_unlock(&r->lock);
+            pthread_detach(r->thread);
+            return;
+        }
+        pthread_mutex_unlock(&r->lock);
+        pthread_join(r->thread, NULL);
+    }
+    reader_destroy(r);
 }

@@ -87,7 +87,8 @@ struct jitter {
     bool thread_started;
     pthread_mutex_t lock;            /* guards the fields below it, and the ring */
     pthread_cond_t cond;
-    bool wanted, stop;
+    bool wanted;
+    bool stop;                       /* also read unlocked, atomically, between measurements */
     unsigned head, count;            /* ring[head] is the oldest of count batches */
     double cpu_seconds;              /* the worker's CPU time so far */
     bool assess_on;                  /* assess op called: reassess every JITTER_REASSESS_S */
@@ -176,11 +177,18 @@ static uint8_t reduce(const struct jitter *j, uint64_t delta)
     return (uint8_t)(delta / j->step);
 }
 
+/* Seen between measurements: at SCHED_IDLE on a machine whose cores are busy, a whole batch
+ * or assessment sample may take the worker seconds, and randd stopping would wait for it. */
+static bool stopping(const struct jitter *j)
+{
+    return __atomic_load_n(&j->stop, __ATOMIC_RELAXED);
+}
+
 static void fill_batch(struct jitter *j, struct jitter_batch *b)
 {
     memset(b, 0, sizeof(*b));
     b->stuck_run = j->stuck_run;
-    for (unsigned i = 0; i < JITTER_BATCH; i++) {
+    for (unsigned i = 0; i < JITTER_BATCH && !stopping(j); i++) {
         bool stuck;
         uint64_t delta = measure(j, &stuck);
 
@@ -226,8 +234,13 @@ static int assess_own_samples(struct jitter *j, double *min_entropy)
         return -ENOMEM;
     for (unsigned i = 0; i < JITTER_ASSESS_TRIES && kept < SOURCE_ASSESS_SAMPLES; i++) {
         bool stuck;
-        uint64_t delta = measure(j, &stuck);
+        uint64_t delta;
 
+        if (stopping(j)) {
+            OPENSSL_clear_free(sample, SOURCE_ASSESS_SAMPLES);
+            return -ECANCELED;
+        }
+        delta = measure(j, &stuck);
         if (!stuck)
             sample[kept++] = reduce(j, delta);
     }
@@ -315,6 +328,10 @@ static void *worker(void *arg)
         j->memory_touched = true;
         fill_batch(j, &j->secret->work);
         pthread_mutex_lock(&j->lock);
+        if (j->stop) {                      /* a batch cut short: no one will read it */
+            OPENSSL_cleanse(&j->secret->work, sizeof(j->secret->work));
+            break;
+        }
         j->secret->ring[(j->head + j->count) % JITTER_RING] = j->secret->work;
         j->count++;
         OPENSSL_cleanse(&j->secret->work, sizeof(j->secret->work));
@@ -437,15 +454,23 @@ static void jitter_assessed(struct source *s, double lowest)
     health_set_entropy(&s->health, lowest < JITTER_CLAIM_BITS ? lowest : JITTER_CLAIM_BITS);
 }
 
-#define JITTER_STOP_WAIT_S 2
+/* An idle worker, or one between measurements with a core to run on, is gone in well under
+ * a millisecond. One at SCHED_IDLE beside busy cores runs in rare slices: on a machine of
+ * the project's kind beside stress-ng it took 1-3 s to leave, and randd's stop with it. */
+#define JITTER_STOP_WAIT_MS 200
 
 /* pthread_join with a deadline: true once the thread is joined. */
-static bool join_within(pthread_t thread, int seconds)
+static bool join_within(pthread_t thread, long ms)
 {
     struct timespec deadline;
 
     clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += seconds;
+    deadline.tv_sec += ms / 1000;
+    deadline.tv_nsec += (ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
     return pthread_timedjoin_np(thread, NULL, &deadline) == 0;
 }
 
@@ -455,13 +480,16 @@ static void free_jitter(struct jitter *j)
         return;
     if (j->thread_started) {
         pthread_mutex_lock(&j->lock);
-        j->stop = true;
+        __atomic_store_n(&j->stop, true, __ATOMIC_RELAXED);
         pthread_cond_signal(&j->cond);
         pthread_mutex_unlock(&j->lock);
-        if (!join_within(j->thread, JITTER_STOP_WAIT_S)) {
-            /* Starved at the lowest priority (every core busy), it may take minutes to see
-             * the stop; randd is ending, and must not wait. Its state stays for it to use
-             * until the process ends; nothing else is left behind. */
+        if (!join_within(j->thread, JITTER_STOP_WAIT_MS)) {
+            /* An estimate cannot be stopped, and may take seconds of CPU; and starved at the
+             * lowest priority (every core busy), the worker may take long to see the stop
+             * even between measurements. randd is ending, and must not wait. Its state
+             * stays for it to use until the process ends; nothing else is left behind. (The
+             * process's own exit still waits for it to be scheduled once: about 1-2 s
+             * beside stress-ng on 2 cores.) */
             pthread_detach(j->thread);
             return;
         }

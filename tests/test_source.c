@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -886,6 +888,66 @@ START_TEST(hwrng_assessment_of_a_silent_device_stops_at_close)
 }
 END_TEST
 
+/* An estimator that holds on until the test lets it go, standing in for one that takes
+ * seconds of CPU on a machine whose cores are all busy. */
+static sem_t estimate_started, estimate_released;
+static atomic_int estimates_returned;
+
+static int held_estimator(const uint8_t *samples, size_t n, double *min_entropy)
+{
+    (void)samples;
+    (void)n;
+    sem_post(&estimate_started);
+    while (sem_wait(&estimate_released) < 0 && errno == EINTR)
+        ;
+    *min_entropy = 7;
+    atomic_fetch_add(&estimates_returned, 1);
+    return 0;
+}
+
+/* randd stopping does not wait for an estimate: the source closes while it runs, and the
+ * estimate's thread, left on its own, finishes later without touching the closed source. */
+START_TEST(closing_a_source_does_not_wait_for_its_estimate)
+{
+    ck_assert_int_eq(sem_init(&estimate_started, 0, 0), 0);
+    ck_assert_int_eq(sem_init(&estimate_released, 0, 0), 0);
+    atomic_store(&estimates_returned, 0);
+    source_use_estimator(held_estimator);
+    open_file_hwrng(65536, 0xff);
+    source_assess(&src);
+    while (sem_wait(&estimate_started) < 0 && errno == EINTR)
+        ;
+    source_close(&src);                    /* with the estimate still held: returns */
+    ck_assert_int_eq(atomic_load(&estimates_returned), 0);
+    ck_assert_int_eq(src.fd, -1);
+    memset(&src, 0xa5, sizeof(src));      /* anything it touched now would be garbage */
+    sem_post(&estimate_released);
+    for (double end = seconds_now() + 60; atomic_load(&estimates_returned) == 0; usleep(1000))
+        ck_assert_msg(seconds_now() < end, "the estimate never returned");
+    memset(&src, 0, sizeof(src));
+    src.fd = -1;
+    src.wake_fd = -1;
+}
+END_TEST
+
+/* The same for jitter's worker, which estimates on its own thread. */
+START_TEST(closing_jitter_does_not_wait_for_its_estimate)
+{
+    ck_assert_int_eq(sem_init(&estimate_started, 0, 0), 0);
+    ck_assert_int_eq(sem_init(&estimate_released, 0, 0), 0);
+    atomic_store(&estimates_returned, 0);
+    source_use_estimator(held_estimator);
+    open_assessed_jitter();
+    while (sem_wait(&estimate_started) < 0 && errno == EINTR)
+        ;
+    source_close(&src);                    /* with the estimate still held: returns */
+    ck_assert_int_eq(atomic_load(&estimates_returned), 0);
+    sem_post(&estimate_released);
+    for (double end = seconds_now() + 60; atomic_load(&estimates_returned) == 0; usleep(1000))
+        ck_assert_msg(seconds_now() < end, "the estimate never returned");
+}
+END_TEST
+
 /* CPU words whose bytes take four values: the same warning, and the same kept credit. */
 static bool four_valued_cpu(uint64_t *value)
 {
@@ -953,6 +1015,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, hwrng_assessed_below_its_credit_keeps_it_and_warns);
     tcase_add_test(tc, hwrng_assessed_above_its_credit_has_no_warning);
     tcase_add_test(tc, hwrng_assessment_of_a_silent_device_stops_at_close);
+    tcase_add_test(tc, closing_a_source_does_not_wait_for_its_estimate);
+    tcase_add_test(tc, closing_jitter_does_not_wait_for_its_estimate);
     tcase_add_test(tc, cpu_source_assessed_below_its_credit_keeps_it_and_warns);
     tcase_add_test(tc, jitter_cutoffs_follow_a_lower_assessment);
     tcase_add_test(tc, jitter_cutoffs_stay_at_the_claim_when_assessed_above_it);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -627,8 +628,12 @@ static int report_file_failed(int rc, const char *why)
 int assess_report_open(struct randd_output *o, const char *out, bool force)
 {
     char why[PATH_MAX + 256];
-    int rc = randd_output_open(o, out, 0644, force ? RANDD_OUTPUT_REPLACE : RANDD_OUTPUT_NEW,
-                               why, sizeof(why));
+    mode_t umask_now = umask(0);        /* the mode fopen(out, "w") gave: 0666 less the umask */
+    int rc;
+
+    umask(umask_now);
+    rc = randd_output_open(o, out, 0666 & ~umask_now,
+                           force ? RANDD_OUTPUT_REPLACE : RANDD_OUTPUT_NEW, why, sizeof(why));
 
     return rc < 0 ? report_file_failed(rc, why) : EXIT_OK;
 }

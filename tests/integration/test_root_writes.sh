@@ -29,7 +29,8 @@ restore_sysctls() {
     [ -n "$saved_hardlinks" ] && sysctl -q -w fs.protected_hardlinks="$saved_hardlinks"
 }
 # common.sh's clean-up, and the sysctls put back.
-trap 'if [ "$BASHPID" = "$test_shell" ]; then restore_sysctls; [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; fi' EXIT
+trap 'if [ "$BASHPID" = "$test_shell" ]; then restore_sysctls
+      [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; fi' EXIT
 if ! sysctl -q -w fs.protected_symlinks=0 2>/dev/null ||
    ! sysctl -q -w fs.protected_hardlinks=0 2>/dev/null; then
     echo "SKIP test_root_writes.sh: cannot set fs.protected_symlinks and" \
@@ -81,17 +82,17 @@ refuses() {
 # --- randctl assess --report ----------------------------------------------------------------
 plant_links report
 for force in "" --force; do
-    refuses "assess --report ${force:+$force }through nobody's symlink" "report\.sym: a symbolic link" \
-        "$RANDCTL" assess "$sample" --report "$plant/report.sym" $force
+    refuses "assess --report ${force:+$force }through nobody's symlink" \
+        "report\.sym: a symbolic link" "$RANDCTL" assess "$sample" --report "$plant/report.sym" $force
 done
 refuses "assess --report through nobody's hard link" "report\.hard: already exists" \
     "$RANDCTL" assess "$sample" --report "$plant/report.hard"
-refuses "assess --report --force through nobody's hard link" "report\.hard: a file with [0-9]+ hard links" \
-    "$RANDCTL" assess "$sample" --report "$plant/report.hard" --force
+refuses "assess --report --force through nobody's hard link" \
+    "report\.hard: a file with [0-9]+ hard links" "$RANDCTL" assess "$sample" --report "$plant/report.hard" --force
 refuses "assess --iid --report through nobody's symlink" "report\.sym: a symbolic link" \
     "$RANDCTL" assess "$sample" --iid --no-permutations --report "$plant/report.sym"
-refuses "assess --restart --report through nobody's hard link" "report\.hard: a file with [0-9]+ hard links" \
-    "$RANDCTL" assess "$sample" --restart --h-initial 1 --report "$plant/report.hard" --force
+refuses "assess --restart --report through nobody's hard link" \
+    "report\.hard: a file with [0-9]+ hard links" "$RANDCTL" assess "$sample" --restart --h-initial 1 --report "$plant/report.hard" --force
 # A file nobody owns, plain: another user's file is not replaced either.
 as_nobody sh -c "echo nobody\\'s >'$plant/report.nobody'"
 refuses "assess --report --force over nobody's own file" "belongs to uid 65534" \
@@ -119,12 +120,13 @@ plant_links metrics
 export RANDD_SOCKET=$work/no-daemon.sock
 refuses "metrics --output through nobody's symlink" "metrics\.sym: a symbolic link" \
     "$RANDCTL" metrics --output "$plant/metrics.sym"
-refuses "metrics --output through nobody's hard link" "metrics\.hard: a file with [0-9]+ hard links" \
-    "$RANDCTL" metrics --output "$plant/metrics.hard"
+refuses "metrics --output through nobody's hard link" \
+    "metrics\.hard: a file with [0-9]+ hard links" "$RANDCTL" metrics --output "$plant/metrics.hard"
 
 # --- what is left in the sticky directory: the planted names, nothing of root's ----------------
 left=$(cd "$plant" && ls -A | sort | tr '\n' ' ')
-[ "$left" = "capture.hard capture.sym metrics.hard metrics.sym report.hard report.nobody report.sym " ] &&
+planted="capture.hard capture.sym metrics.hard metrics.sym report.hard report.nobody report.sym "
+[ "$left" = "$planted" ] &&
     pass "the planted links are where nobody put them, no temporary file left" ||
     fail "the sticky directory holds: $left"
 [ "$(readlink "$plant/report.sym")" = "$work/symlinked" ] &&

@@ -23,6 +23,7 @@
 
 #include <openssl/crypto.h>
 
+#include "output_file.h"
 #include "source.h"
 
 #define CAPTURE_CHUNK 4096
@@ -127,16 +128,15 @@ static int capture(struct source *s, unsigned long long count, int out, char *wh
 }
 
 /* The rows: each opens the source (as_started: as a start of randd does), writes count
- * samples and closes it. The output is
- * opened only once the first source has opened, so a source that cannot open leaves the file
- * as it was. Counts the rows whose health tests failed in *failed, keeping the first reason. */
+ * samples into out and closes it. Counts the rows whose health tests failed in *failed,
+ * keeping the first reason. */
 static int capture_rows(const struct config *c, const char *name, unsigned long long count,
-                        unsigned long long rows, bool as_started, const char *path,
+                        unsigned long long rows, bool as_started, int out,
                         unsigned long long *row,
                         unsigned *failed, char *reason, size_t reasonlen, char *why,
                         size_t whylen)
 {
-    int out = -1, rc = 0;
+    int rc = 0;
 
     for (unsigned long long r = 1; r <= rows && rc == 0; r++) {
         struct source s;
@@ -150,33 +150,41 @@ static int capture_rows(const struct config *c, const char *name, unsigned long 
          * nothing from what it reads: left out.) */
         if (as_started && !strcmp(name, "jitter"))
             source_assess(&s);
-        if (out < 0 && (out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
-            rc = -errno;
-            snprintf(why, whylen, "%s: %s", path, strerror(errno));
-            source_close(&s);
-            return rc;
-        }
         rc = capture(&s, count, out, why, whylen);
         if (rc == 0 && s.health.state == RANDD_SOURCE_QUARANTINED && (*failed)++ == 0)
             snprintf(reason, reasonlen, "%s", s.health.reason);
         source_close(&s);
     }
-    if (out >= 0 && close(out) < 0 && rc == 0) {
-        rc = -errno;
-        snprintf(why, whylen, "%s: %s", path, strerror(errno));
-    }
     return rc;
 }
 
 int capture_run(const struct config *c, const char *name, unsigned long long count,
-                unsigned long long restarts, const char *path, char *why, size_t whylen)
+                unsigned long long restarts, const char *path, bool replace, char *why,
+                size_t whylen)
 {
+    struct randd_output out;
     unsigned long long row = 0;
     unsigned failed = 0;
     char reason[160] = "", inner_count[64];
-    int rc = capture_rows(c, name, count, restarts ? restarts : 1, restarts > 0, path, &row,
-                          &failed, reason, sizeof(reason), why, whylen);
+    int rc;
 
+    /* Before any source opens: a path it cannot write fails at once, not after a capture
+     * of an hour. The samples go to a file of our own beside it, put at the path only when
+     * all are written: a failed capture leaves the path as it was. */
+    if ((rc = randd_output_open(&out, path, 0600,
+                                replace ? RANDD_OUTPUT_REPLACE : RANDD_OUTPUT_NEW, why,
+                                whylen)) < 0) {
+        if (rc == -EEXIST)
+            snprintf(why + strlen(why), whylen - strlen(why), " (--force replaces a file of "
+                     "yours)");
+        return rc;
+    }
+    rc = capture_rows(c, name, count, restarts ? restarts : 1, restarts > 0, out.fd, &row,
+                      &failed, reason, sizeof(reason), why, whylen);
+    if (rc == 0)
+        rc = randd_output_commit(&out, why, whylen);
+    else
+        randd_output_abort(&out);
     if (rc < 0 && restarts) {
         char inner[256];
 

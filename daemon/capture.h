@@ -18,9 +18,12 @@ const char *capture_source_list(void);
 
 /* Captures count samples of source name (capture_source_list) into path; with
  * restarts > 0, restarts rows of count samples, the source reopened before each (a row
- * dataset, SP 800-90B 3.1.4.1). Returns 0 with a summary in why (the health tests' outcome
- * included), or a negative errno with the reason in why. */
+ * dataset, SP 800-90B 3.1.4.1). The file is created new; with replace, a file of ours
+ * already there is replaced (internal/output_file.h: never a symlink, a hard link or another
+ * user's file), and only once every sample is written. Returns 0 with a summary in why (the
+ * health tests' outcome included), or a negative errno with the reason in why. */
 int capture_run(const struct config *c, const char *name, unsigned long long count,
-                unsigned long long restarts, const char *path, char *why, size_t whylen);
+                unsigned long long restarts, const char *path, bool replace, char *why,
+                size_t whylen);
 
 #endif

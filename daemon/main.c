@@ -89,6 +89,7 @@ struct randd {
     unsigned long long capture_count;
     unsigned long long capture_restarts;    /* --restarts: a row dataset; 0: one run */
     const char *capture_output;
+    bool capture_force;             /* --force: the output may replace a file of ours */
 };
 
 static void usage(FILE *to)
@@ -96,7 +97,7 @@ static void usage(FILE *to)
     fprintf(to,
             "usage: randd [--config FILE] [--socket PATH] [--foreground] [--check-config]\n"
             "             [--reload PID]\n"
-            "             [--capture SOURCE [--restarts R] --count N --output FILE]\n"
+            "             [--capture SOURCE [--restarts R] --count N --output FILE [--force]]\n"
             "             [--version] [--help]\n"
             "  -c, --config FILE   configuration file (default " DEFAULT_CONFIG ";\n"
             "                      built-in defaults when that file does not exist)\n"
@@ -115,6 +116,9 @@ static void usage(FILE *to)
             "      --restarts R    with --capture: R rows of N samples, SOURCE opened afresh\n"
             "                      before each row as a start of randd opens it (SP 800-90B\n"
             "                      3.1.4 restart data: --restarts 1000 --count 1000)\n"
+            "      --force         with --capture: replace FILE if it is a file of this\n"
+            "                      user's (a symlink, a hard link or another user's file\n"
+            "                      never is); without it an existing FILE is refused\n"
             "  -V, --version       print the version and exit\n"
             "  -h, --help          print this help and exit\n");
 }
@@ -132,6 +136,7 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
         { "count", required_argument, NULL, 'N' },
         { "restarts", required_argument, NULL, 'T' },
         { "output", required_argument, NULL, 'O' },
+        { "force", no_argument, NULL, 'F' },
         { "version", no_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
         { 0 },
@@ -176,6 +181,7 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
             }
             break;
         case 'O': r->capture_output = optarg; break;
+        case 'F': r->capture_force = true; break;
         case 'L':
             errno = 0;
             pid = strtol(optarg, &end, 10);
@@ -196,6 +202,10 @@ static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
     }
     if (r->capture_restarts && !r->capture_source) {
         fprintf(stderr, "randd: --restarts goes with --capture SOURCE\n");
+        return 2;
+    }
+    if (r->capture_force && !r->capture_source) {
+        fprintf(stderr, "randd: --force goes with --capture SOURCE (it may replace --output)\n");
         return 2;
     }
     if (*check_only && r->reload_pid) {
@@ -238,7 +248,7 @@ static int run_capture(const struct randd *r)
 {
     char why[512];
     int rc = capture_run(&r->config, r->capture_source, r->capture_count, r->capture_restarts,
-                         r->capture_output, why, sizeof(why));
+                         r->capture_output, r->capture_force, why, sizeof(why));
 
     if (rc < 0)
         log_err("--capture: %s", why);

@@ -144,10 +144,7 @@ static int assess_non_iid(const struct assess_request *req, const uint8_t *sampl
         struct assess_report page = { req->path, samples, n, r.bits, req->claim, &r, NULL,
                                       NULL };
 
-        if ((rc = assess_report_write(req->report, &page)) < 0) {
-            fprintf(stderr, "randctl: assess: %s: %s\n", req->report, strerror(-rc));
-            return EXIT_FAILED;
-        }
+        return assess_report_write(req->report_file, &page);
     }
     return EXIT_OK;
 }
@@ -224,6 +221,13 @@ static int opt_report(struct assess_request *req, const char *value)
     return EXIT_OK;
 }
 
+static int opt_force(struct assess_request *req, const char *value)
+{
+    (void)value;
+    req->force = true;
+    return EXIT_OK;
+}
+
 static int opt_claim(struct assess_request *req, const char *value)
 {
     char *end;
@@ -243,6 +247,7 @@ static const struct assess_option options[] = {
     { "--no-permutations", false, opt_no_permutations },
     { "--seed", true, opt_seed },
     { "--report", true, opt_report },
+    { "--force", false, opt_force },
     { "--claim", true, opt_claim },
 };
 
@@ -274,6 +279,8 @@ static int parse_options(int argc, char **argv, struct assess_request *req)
         return usage_error(&cmd_assess, "--seed: only with --iid and its shuffles");
     if (req->iid && (req->flags & RANDD_EA_TRUNCATE))
         return usage_error(&cmd_assess, "--truncate: not with --iid (ea_iid -a: all bits)");
+    if (req->force && !req->report)
+        return usage_error(&cmd_assess, "--force: only with --report (it may replace the page)");
     return EXIT_OK;
 }
 
@@ -282,6 +289,7 @@ static int parse_options(int argc, char **argv, struct assess_request *req)
 static int run_assess(int argc, char **argv)
 {
     struct assess_request req = { .progress = isatty(STDERR_FILENO), .claim = NAN };
+    struct randd_output report_file = { 0 };
     unsigned width;
     uint8_t *samples;
     size_t n;
@@ -295,13 +303,18 @@ static int run_assess(int argc, char **argv)
     }
     if ((rc = parse_options(argc, argv, &req)) != EXIT_OK)
         return rc;
+    req.report_file = &report_file;
+    if (req.report && (rc = assess_report_open(&report_file, req.report, req.force)) != EXIT_OK)
+        return rc;
     if (!(samples = read_samples(req.path, &n))) {
         fprintf(stderr, "randctl: %s: %s\n", req.path, strerror(errno));
+        randd_output_abort(&report_file);
         return EXIT_FAILED;
     }
     width = randd_ea_width(samples, n);
     if (n == 0 || n > RANDD_EA_MAX_SAMPLES || (req.bits && width > req.bits)) {
         OPENSSL_clear_free(samples, n);
+        randd_output_abort(&report_file);
         if (n == 0)
             return usage_error(&cmd_assess, "%s: empty: no samples", req.path);
         if (n > RANDD_EA_MAX_SAMPLES)
@@ -318,14 +331,16 @@ static int run_assess(int argc, char **argv)
                 "--bits %u\n", width, width == 1 ? "" : "s", req.bits);
     rc = req.iid ? assess_iid(&req, samples, n) : assess_non_iid(&req, samples, n);
     OPENSSL_clear_free(samples, n);
+    randd_output_abort(&report_file);     /* a page not written (an error): nothing left */
     return rc;
 }
 
 const struct command cmd_assess = {
     "assess", "assess FILE [--bits W] [--truncate] [--iid [--no-permutations|--seed HEX]] "
               "[--progress] "
-              "[--report OUT.html [--claim H]] | FILE --restart --h-initial H [--bits W] "
-              "[--report OUT.html] | --conditioning --vetted|--non-vetted N_IN N_OUT NW H_IN "
+              "[--report OUT.html [--force] [--claim H]] | FILE --restart --h-initial H "
+              "[--bits W] [--report OUT.html [--force]] | --conditioning "
+              "--vetted|--non-vetted N_IN N_OUT NW H_IN "
               "[H_PRIME|--conditioned-file FILE]  SP 800-90B min-entropy, IID tests, restart "
               "tests, conditioning, report",
     run_assess,

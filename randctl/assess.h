@@ -12,6 +12,7 @@
 #include "entropy_assess.h"
 #include "entropy_iid.h"
 #include "entropy_restart.h"
+#include "output_file.h"
 
 struct assess_request {
     const char *path;           /* FILE, or - for stdin */
@@ -23,6 +24,8 @@ struct assess_request {
     bool seeded;                /* --seed HEX: the shuffles of an earlier run */
     uint8_t seed[RANDD_IID_SEED_BYTES];
     const char *report;         /* --report OUT.html; NULL: none */
+    struct randd_output *report_file;   /* its file, opened before the assessment runs */
+    bool force;                 /* --force: the report may replace a file of ours */
     double claim;               /* --claim H bits per sample; NAN: none */
 };
 
@@ -51,7 +54,12 @@ struct assess_report {
     const struct randd_iid_result *iid;
     const struct randd_ea_restart_result *restart;  /* samples: the restart matrix */
 };
-/* Writes the page to out (created or replaced). Returns 0 or a negative errno. */
-int assess_report_write(const char *out, const struct assess_report *r);
+/* Opens the page's file (output_file.h: a new file, or with force one of ours replaced) before
+ * the assessment runs, so a path it cannot write fails at once, not half an hour later.
+ * Returns EXIT_OK, or EXIT_FAILED having said why. */
+int assess_report_open(struct randd_output *o, const char *out, bool force);
+/* Writes the page into o's file and puts it at its path. Returns EXIT_OK, or EXIT_FAILED
+ * having said why (the path is left as it was). */
+int assess_report_write(struct randd_output *o, const struct assess_report *r);
 
 #endif

@@ -123,10 +123,7 @@ int assess_iid(const struct assess_request *req, const uint8_t *samples, size_t 
         struct assess_report page = { req->path, samples, n, r.bits, req->claim, NULL, &r,
                                       NULL };
 
-        if ((rc = assess_report_write(req->report, &page)) < 0) {
-            fprintf(stderr, "randctl: assess: %s: %s\n", req->report, strerror(-rc));
-            return EXIT_FAILED;
-        }
+        return assess_report_write(req->report_file, &page);
     }
     return EXIT_OK;
 }

@@ -15,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "assess.h"
+#include "randctl.h"
 
 #ifndef RANDD_VERSION
 #define RANDD_VERSION "0.1.0"
@@ -614,16 +616,41 @@ static section_fn *const sections[] = {
     section_verdict, section_samples, section_estimators, section_iid, section_restart,
 };
 
-int assess_report_write(const char *out, const struct assess_report *r)
+/* --- the file ----------------------------------------------------------------------------- */
+
+static int report_file_failed(int rc, const char *why)
 {
-    FILE *f = fopen(out, "w");
-    char when[64] = "";
+    fprintf(stderr, "randctl: assess: --report %s%s\n", why,
+            rc == -EEXIST ? " (--force replaces a file of yours)" : "");
+    return EXIT_FAILED;
+}
+
+int assess_report_open(struct randd_output *o, const char *out, bool force)
+{
+    char why[PATH_MAX + 256];
+    mode_t umask_now = umask(0);        /* the mode fopen(out, "w") gave: 0666 less the umask */
+    int rc;
+
+    umask(umask_now);
+    rc = randd_output_open(o, out, 0666 & ~umask_now,
+                           force ? RANDD_OUTPUT_REPLACE : RANDD_OUTPUT_NEW, why, sizeof(why));
+
+    return rc < 0 ? report_file_failed(rc, why) : EXIT_OK;
+}
+
+int assess_report_write(struct randd_output *o, const struct assess_report *r)
+{
+    FILE *f = randd_output_stream(o);
+    char when[64] = "", why[PATH_MAX + 256];
     time_t now = time(NULL);
     struct tm tm;
-    int err;
+    int rc;
 
-    if (!f)
-        return -errno;
+    if (!f) {
+        snprintf(why, sizeof(why), "%s: %s", o->path, strerror(errno));
+        randd_output_abort(o);
+        return report_file_failed(-EIO, why);
+    }
     if (gmtime_r(&now, &tm))
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -643,8 +670,6 @@ int assess_report_write(const char *out, const struct assess_report *r)
                "ea_non_iid, ea_iid and ea_restart compute them</footer></main></body>"
                "</html>\n",
             RANDD_VERSION);
-    err = ferror(f) ? EIO : 0;
-    if (fclose(f) != 0 && !err)
-        err = errno;
-    return -err;
+    rc = randd_output_commit(o, why, sizeof(why));
+    return rc < 0 ? report_file_failed(rc, why) : EXIT_OK;
 }

@@ -107,23 +107,19 @@ static int parse_entropy(const char *s, double *h)
     return *s && !*end && errno == 0 && *h >= 0.0 && *h <= 8.0;
 }
 
-static int write_report(const char *out, const char *path, const uint8_t *m,
+static int write_report(struct randd_output *out, const char *path, const uint8_t *m,
                         const struct randd_ea_restart_result *r)
 {
     struct assess_report page = { path, m, RANDD_EA_RESTART_MATRIX, r->bits, NAN, NULL, NULL,
                                   r };
-    int rc = assess_report_write(out, &page);
 
-    if (rc < 0) {
-        fprintf(stderr, "randctl: assess: %s: %s\n", out, strerror(-rc));
-        return EXIT_FAILED;
-    }
-    return EXIT_OK;
+    return assess_report_write(out, &page);
 }
 
 int run_assess_restart(int argc, char **argv)
 {
-    bool show = isatty(STDERR_FILENO), tty = show, have_h = false;
+    bool show = isatty(STDERR_FILENO), tty = show, have_h = false, force = false;
+    struct randd_output report_file = { 0 };
     struct randd_ea_restart_result *r = NULL;
     unsigned long long bits = 0;
     const char *path = NULL, *report = NULL;
@@ -150,6 +146,8 @@ int run_assess_restart(int argc, char **argv)
         } else if (!strcmp(argv[i], "--report") && i + 1 < argc) {
             if (!*(report = argv[++i]))
                 return usage_error(&cmd_assess, "--report: an empty file name");
+        } else if (!strcmp(argv[i], "--force")) {
+            force = true;
         } else if (!path && (argv[i][0] != '-' || !strcmp(argv[i], "-"))) {
             path = argv[i];
         } else {
@@ -161,7 +159,12 @@ int run_assess_restart(int argc, char **argv)
     if (!have_h)
         return usage_error(&cmd_assess, "--restart needs --h-initial H, the entropy claimed "
                            "per sample (the non-IID assessment's)");
+    if (force && !report)
+        return usage_error(&cmd_assess, "--force: only with --report (it may replace the page)");
+    if (report && (rc = assess_report_open(&report_file, report, force)) != EXIT_OK)
+        return rc;
     if (!(m = malloc(RANDD_EA_RESTART_MATRIX + 1)) || !(r = malloc(sizeof(*r)))) {
+        randd_output_abort(&report_file);
         free(m);
         return fail("assess", -ENOMEM);
     }
@@ -207,10 +210,11 @@ int run_assess_restart(int argc, char **argv)
                         !r->sanity_passed ? "the sanity check (X_max > X_cutoff)" :
                         "the validation (min(H_r, H_c) < H_I/2)");
             if (rc == EXIT_OK && report)
-                rc = write_report(report, path, m, r);
+                rc = write_report(&report_file, path, m, r);
         }
     }
 out:
+    randd_output_abort(&report_file);     /* a page not written (an error): nothing left */
     OPENSSL_clear_free(m, RANDD_EA_RESTART_MATRIX + 1);
     free(r);
     return rc;

@@ -33,6 +33,7 @@
 
 #include "cymric.h"
 #include "json.h"
+#include "output_file.h"
 #include "protocol.h"
 #include "randctl.h"
 #include "randen.h"
@@ -866,6 +867,7 @@ static int start_randd(const char *randd, unsigned workers, struct started *d)
 {
     char dir[] = "/tmp/randctl-bench-XXXXXX", conf[128], log[128];
     FILE *f;
+    int fd;
 
     if (!mkdtemp(dir))
         return -errno;
@@ -873,16 +875,20 @@ static int start_randd(const char *randd, unsigned workers, struct started *d)
     snprintf(conf, sizeof(conf), "%s/randd.conf", dir);
     snprintf(log, sizeof(log), "%s/log", dir);
     snprintf(d->sock, sizeof(d->sock), "%s/randd.sock", dir);
-    if (!(f = fopen(conf, "w")))
+    /* The directory is ours (mkdtemp, 0700), and its files are created, never adopted. */
+    if ((fd = randd_output_create_new(conf, O_WRONLY, 0600)) < 0)
+        return fd;
+    if (!(f = fdopen(fd, "w"))) {
+        close(fd);
         return -errno;
+    }
     fprintf(f, "workers = %u\nkernel_topup = no\n", workers);
     if (fclose(f) != 0)
         return -errno;
     if ((d->pid = fork()) < 0)
         return -errno;
     if (d->pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
+        fd = randd_output_create_new(log, O_WRONLY, 0600);
         if (fd >= 0)
             dup2(fd, STDERR_FILENO);
         execl(randd, randd, "--foreground", "--config", conf, "--socket", d->sock,

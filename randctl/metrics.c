@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "output_file.h"
 #include "protocol.h"
 #include "randctl.h"
 
@@ -357,39 +358,32 @@ static void write_metrics(FILE *out, const struct json_flat *j)
     vmgenid_metrics(out, j);
 }
 
-/* Writes next to path and renames over it, so a collector never reads half a file. */
-static int write_atomically(const char *path, const struct json_flat *j)
+/* Writes next to path and renames over it, so a collector never reads half a file. The
+ * file is rewritten every minute (randd-metrics.timer): replacing a file of ours is the rule,
+ * but a symlink, a hard link or another user's file at the path is refused (output_file.h).
+ * Returns 0, or a negative errno with why. */
+static int write_atomically(const char *path, const struct json_flat *j, char *why, size_t len)
 {
-    char tmp[4096];
-    int fd, err = 0;
+    struct randd_output o;
     FILE *f;
+    int rc;
 
-    if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-        return -ENAMETOOLONG;
-    if ((fd = mkstemp(tmp)) < 0)
-        return -errno;
-    fchmod(fd, 0644);
-    f = fdopen(fd, "w");
-    if (!f) {
-        err = -errno;
-        close(fd);
-    } else {
-        write_metrics(f, j);
-        if (fflush(f) != 0 || fsync(fd) != 0)
-            err = -errno;
-        if (fclose(f) != 0 && !err)
-            err = -errno;
+    if ((rc = randd_output_open(&o, path, 0644, RANDD_OUTPUT_REPLACE, why, len)) < 0)
+        return rc;
+    if (!(f = randd_output_stream(&o))) {
+        rc = -errno;
+        snprintf(why, len, "%s: %s", path, strerror(errno));
+        randd_output_abort(&o);
+        return rc;
     }
-    if (!err && rename(tmp, path) != 0)
-        err = -errno;
-    if (err)
-        unlink(tmp);
-    return err;
+    write_metrics(f, j);
+    return randd_output_commit(&o, why, len);
 }
 
 static int run_metrics(int argc, char **argv)
 {
     const char *output = NULL;
+    char why[PATH_MAX + 256];
     struct json_flat j;
     char *text;
     int rc;
@@ -399,9 +393,9 @@ static int run_metrics(int argc, char **argv)
     else if (argc != 1)
         return usage_error(&cmd_metrics, "bad argument: %s", argv[1]);
     if ((rc = fetch_status("metrics", &text)) != EXIT_OK) {
-        if (output)
-            write_atomically(output, NULL);
-        else
+        if (output && write_atomically(output, NULL, why, sizeof(why)) < 0)
+            fprintf(stderr, "randctl: metrics: --output %s\n", why);
+        else if (!output)
             write_metrics(stdout, NULL);
         return rc;
     }
@@ -412,12 +406,12 @@ static int run_metrics(int argc, char **argv)
         return EXIT_FAILED;
     }
     if (output)
-        rc = write_atomically(output, &j);
+        rc = write_atomically(output, &j, why, sizeof(why));
     else
         write_metrics(stdout, &j);
     json_flat_free(&j);
     if (rc < 0) {          /* about the file, not the daemon: not fail()'s exit codes */
-        fprintf(stderr, "randctl: %s: %s\n", output, strerror(-rc));
+        fprintf(stderr, "randctl: metrics: --output %s\n", why);
         return EXIT_FAILED;
     }
     return EXIT_OK;

@@ -127,10 +127,10 @@ if [ "$cpu_in_use" = false ]; then
     expect_output "^cpu +$cpu_name not in use, " "randctl status explains the absent CPU source"
 fi
 # --capture takes the CPU source as cpu and by its own name: samples, or its reason (exit 1),
-# never a usage error.
+# never a usage error. (--force: the second replaces the first's file.)
 for name in cpu "$cpu_name"; do
-    "$RANDD" --capture "$name" --count 64 --output "$work/cpu.bin" --config "$work/good.conf" \
-        >"$work/out" 2>&1
+    "$RANDD" --capture "$name" --count 64 --output "$work/cpu.bin" --force \
+        --config "$work/good.conf" >"$work/out" 2>&1
     rc=$?
     if [ "$cpu_in_use" = true ]; then
         [ $rc = 0 ] && [ "$(stat -c %s "$work/cpu.bin")" = 64 ] &&

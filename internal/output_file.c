@@ -1,0 +1,244 @@
+/* Output files a user names (assess --report, --capture --output, metrics --output): the one
+ * place randd and randctl create or replace them. Run as root in a directory others can
+ * write (/tmp), a plain fopen(path, "w") follows a symlink someone planted there and
+ * truncates whatever it points at, and writes through a planted hard link into the file it
+ * shares. So nothing here opens the path itself:
+ *   - the directory is opened once (O_PATH) and every step after is relative to it;
+ *   - the file is written as a temporary of our own, created with O_EXCL | O_NOFOLLOW under a
+ *     random name beside it, and only then renamed to the name: a rename replaces a directory
+ *     entry, never writes through it;
+ *   - what is at the name is checked before any work and again at the rename (output_rule).
+ * A symlink named on the way to the directory is followed: only the last entry is guarded
+ * (output_file.h). What the file holds is the caller's business. */
+#include "output_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TMP_TRIES 16            /* random names tried before giving up (EEXIST each time) */
+#define TMP_RANDOM 8            /* random characters in a temporary file's name */
+
+static int say(char *why, size_t len, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int say(char *why, size_t len, int rc, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (why && len) {
+        va_start(ap, fmt);
+        vsnprintf(why, len, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+/* --- what may be at the name ------------------------------------------------------------
+ * A symlink is never followed or replaced: it is what an attacker plants, and it is not what
+ * the user asked us to write. Under REPLACE a file of ours with one link may go (a metrics
+ * textfile rewritten every minute, --force); another uid's file or one with a second name
+ * may be someone's trap or someone's data, and stays. */
+
+static int output_rule(const struct randd_output *o, char *why, size_t len)
+{
+    struct stat st;
+    char target[PATH_MAX];
+    ssize_t n;
+
+    if (fstatat(o->dirfd, o->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? 0 : say(why, len, -errno, "%s: %s", o->path, strerror(errno));
+    if (S_ISLNK(st.st_mode)) {
+        n = readlinkat(o->dirfd, o->name, target, sizeof(target) - 1);
+        target[n > 0 ? n : 0] = '\0';
+        return say(why, len, -EPERM, "%s: a symbolic link (to %s, uid %u's): not written "
+                   "through, not replaced", o->path, n > 0 ? target : "?", (unsigned)st.st_uid);
+    }
+    if (o->rule == RANDD_OUTPUT_NEW)
+        return say(why, len, -EEXIST, "%s: already exists; not replaced", o->path);
+    if (!S_ISREG(st.st_mode))
+        return say(why, len, -EPERM, "%s: exists and is not a regular file; not replaced",
+                   o->path);
+    if (st.st_nlink > 1)
+        return say(why, len, -EPERM, "%s: a file with %lu hard links (another name shares "
+                   "what it holds); not replaced", o->path, (unsigned long)st.st_nlink);
+    if (st.st_uid != geteuid())
+        return say(why, len, -EPERM, "%s: belongs to uid %u, not to uid %u; not replaced",
+                   o->path, (unsigned)st.st_uid, (unsigned)geteuid());
+    return 0;
+}
+
+/* --- the directory and the temporary file ------------------------------------------------ */
+
+/* Splits path into its directory (opened, O_PATH) and its last entry's name. */
+static int open_directory(struct randd_output *o, const char *path, char *why, size_t len)
+{
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    char dir[PATH_MAX];
+
+    if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+        return say(why, len, -EISDIR, "%s: names a directory, not a file", path);
+    if (strlen(name) > NAME_MAX)
+        return say(why, len, -ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
+    snprintf(o->name, sizeof(o->name), "%s", name);
+    if (!slash)
+        snprintf(dir, sizeof(dir), ".");
+    else
+        snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if ((o->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return say(why, len, -errno, "%s: the directory %s: %s", path, dir,
+                   errno == ENOENT ? "does not exist" : strerror(errno));
+    return 0;
+}
+
+/* ".NAME.XXXXXXXX": hidden, and never matching the name's own pattern (a collector reading
+ * *.prom does not read a half-written one). */
+static int create_temporary(struct randd_output *o, mode_t mode, char *why, size_t len)
+{
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    int keep = NAME_MAX - 2 - TMP_RANDOM;
+
+    for (int tries = 0; tries < TMP_TRIES; tries++) {
+        unsigned char r[TMP_RANDOM];
+        char suffix[TMP_RANDOM + 1], tmp[NAME_MAX + 1];
+        int fd;
+
+        if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+            return say(why, len, -errno, "%s: getrandom: %s", o->path, strerror(errno));
+        for (int i = 0; i < TMP_RANDOM; i++)
+            suffix[i] = alphabet[r[i] % (sizeof(alphabet) - 1)];
+        suffix[TMP_RANDOM] = '\0';
+        snprintf(tmp, sizeof(tmp), ".%.*s.%s", keep, o->name, suffix);
+        fd = openat(o->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd >= 0) {          /* ours from here: abort removes it */
+            o->fd = fd;
+            memcpy(o->tmp, tmp, sizeof(tmp));
+            break;
+        }
+        if (errno != EEXIST)
+            return say(why, len, -errno, "%s: cannot create a file beside it: %s", o->path,
+                       strerror(errno));
+    }
+    if (o->fd < 0)
+        return say(why, len, -EEXIST, "%s: no free temporary name after %d tries", o->path,
+                   TMP_TRIES);
+    if (fchmod(o->fd, mode) < 0) {      /* the mode asked for, whatever the umask */
+        int rc = -errno;
+
+        randd_output_abort(o);
+        return say(why, len, rc, "%s: %s", o->path, strerror(-rc));
+    }
+    return 0;
+}
+
+int randd_output_open(struct randd_output *o, const char *path, mode_t mode,
+                      enum randd_output_rule rule, char *why, size_t len)
+{
+    int rc;
+
+    memset(o, 0, sizeof(*o));
+    o->live = true;
+    o->fd = o->dirfd = -1;
+    o->rule = rule;
+    snprintf(o->path, sizeof(o->path), "%s", path);
+    if ((rc = open_directory(o, path, why, len)) < 0 || (rc = output_rule(o, why, len)) < 0 ||
+        (rc = create_temporary(o, mode, why, len)) < 0) {
+        randd_output_abort(o);
+        return rc;
+    }
+    return 0;
+}
+
+FILE *randd_output_stream(struct randd_output *o)
+{
+    if (o->live && !o->stream && o->fd >= 0)
+        o->stream = fdopen(o->fd, "w");
+    return o->stream;
+}
+
+/* --- putting it in place ----------------------------------------------------------------- */
+
+static int close_temporary(struct randd_output *o)
+{
+    int err = 0;
+
+    if (o->stream) {
+        if (fflush(o->stream) != 0 || ferror(o->stream))
+            err = errno ? errno : EIO;
+        if (!err && fsync(fileno(o->stream)) < 0)
+            err = errno;
+        if (fclose(o->stream) != 0 && !err)
+            err = errno;
+    } else if (o->fd >= 0) {
+        if (fsync(o->fd) < 0)
+            err = errno;
+        if (close(o->fd) < 0 && !err)
+            err = errno;
+    }
+    o->stream = NULL;
+    o->fd = -1;
+    return -err;
+}
+
+/* Never over anything: RENAME_NOREPLACE, or link() where the filesystem lacks it. */
+static int rename_noreplace(const struct randd_output *o)
+{
+    if (renameat2(o->dirfd, o->tmp, o->dirfd, o->name, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -errno;
+    if (linkat(o->dirfd, o->tmp, o->dirfd, o->name, 0) < 0)
+        return -errno;
+    unlinkat(o->dirfd, o->tmp, 0);
+    return 0;
+}
+
+int randd_output_commit(struct randd_output *o, char *why, size_t len)
+{
+    int rc;
+
+    if ((rc = close_temporary(o)) < 0)
+        say(why, len, rc, "%s: writing: %s", o->path, strerror(-rc));
+    else if (o->rule == RANDD_OUTPUT_NEW && (rc = rename_noreplace(o)) < 0)
+        say(why, len, rc, rc == -EEXIST ? "%s: created by someone else while it was written; "
+            "not replaced" : "%s: %s", o->path, strerror(-rc));
+    else if (o->rule == RANDD_OUTPUT_REPLACE && (rc = output_rule(o, why, len)) == 0 &&
+             renameat(o->dirfd, o->tmp, o->dirfd, o->name) < 0)
+        rc = say(why, len, -errno, "%s: %s", o->path, strerror(errno));
+    if (rc == 0)
+        o->tmp[0] = '\0';       /* in place: nothing for abort to remove */
+    randd_output_abort(o);
+    return rc;
+}
+
+void randd_output_abort(struct randd_output *o)
+{
+    if (!o->live)
+        return;
+    o->live = false;
+    if (o->stream)
+        fclose(o->stream);
+    else if (o->fd >= 0)
+        close(o->fd);
+    o->stream = NULL;
+    o->fd = -1;
+    if (o->dirfd >= 0) {
+        if (o->tmp[0])
+            unlinkat(o->dirfd, o->tmp, 0);
+        close(o->dirfd);
+    }
+    o->dirfd = -1;
+    o->tmp[0] = '\0';
+}
+
+int randd_output_create_new(const char *path, int flags, mode_t mode)
+{
+    int fd = open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+
+    return fd >= 0 ? fd : -errno;
+}

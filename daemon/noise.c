@@ -5,15 +5,18 @@
  * waiting uid per block it needs (README: the bound, measured).
  *
  * The reserve's share. The NOISE_RESERVE blocks kept ready serve requests at once, NONBLOCK
- * ones above all, and a uid that always has requests waiting would keep it empty if it
- * refilled only once nothing waits. So once a NONBLOCK request of a uid with nothing waiting
- * finds others waiting, the reserve is owed: it takes its turn in line like one more uid,
- * standing for every uid with nothing waiting, a block a round until it is full again or
- * nothing waits. Its blocks go only to requests of a uid with nothing waiting, at once; a
- * request of a uid with one waiting comes in line. So U uids that keep requests waiting get
- * U/(U+1) of the blocks made, not all, and the NONBLOCK requests of every other uid at least
- * 1/(U+1), NOT_READY only beyond that. Without such a request, nothing changes: one uid, or
- * uids that only wait, share the blocks exactly as before.
+ * ones above all. Refilled only once nothing waits, a uid that always has requests waiting,
+ * or whose every new request takes what the reserve holds, keeps it empty for the others. So
+ * once a NONBLOCK request of a uid with nothing waiting finds others waiting, the reserve is
+ * owed, from then on: whenever it is short and requests wait, it takes its turn in line like
+ * one more uid, standing for every uid with nothing waiting, a block a round. Its blocks go
+ * only to requests of a uid with nothing waiting, at once; a request of a uid with one
+ * waiting comes in line. So U uids that keep requests waiting get U of every U + 1 blocks
+ * made while the reserve is short, and the NONBLOCK requests of every other uid at least
+ * one, NOT_READY only beyond that. Until such a request, nothing changes: one uid alone, or
+ * uids that only wait, share the blocks exactly as before. Once owed, the reserve's turns
+ * cost those waiting at most NOISE_RESERVE blocks each time it is emptied, blocks they would
+ * have waited for anyway while it refilled between their requests.
  *
  * Sections: blocks, the queue. */
 #include "noise.h"
@@ -352,13 +355,6 @@ static bool grant_block(struct noise *n, struct noise_ticket *t, uint8_t *block,
     return true;
 }
 
-/* Nothing waits: the reserve is owed nothing more (it refills now as it always did). */
-static void settle_reserve(struct noise *n)
-{
-    if (n->reserve_owed && !anyone_waits(n))
-        n->reserve_owed = false;
-}
-
 unsigned noise_grant(struct noise *n)
 {
     unsigned completed = 0;
@@ -366,7 +362,6 @@ unsigned noise_grant(struct noise *n)
 
     while (n->free_blocks > 0 && !n->reserve_owed && (t = next_in_line(n)))
         completed += grant_block(n, t, n->secret->blocks[--n->free_blocks], true);
-    settle_reserve(n);
     return completed;
 }
 
@@ -404,7 +399,6 @@ static void unlink_ticket(struct noise *n, struct noise_ticket *t)
             sync_uid_turn(n, t->uid);
             if (t->oldest)
                 mark_oldest(n, t->uid);
-            settle_reserve(n);
             return;
         }
 }

@@ -58,8 +58,8 @@ struct noise {
     unsigned free_blocks;           /* made, not granted */
     bool asked;                     /* a mode was asked for: keep NOISE_RESERVE ready */
     bool reserve_owed;              /* a NONBLOCK request of a uid with nothing waiting found
-                                     * others waiting: the reserve takes its turn in line
-                                     * until nothing waits (noise.c: the reserve's share) */
+                                     * others waiting: from then on the reserve takes its
+                                     * turn in line when short (noise.c: the reserve's share) */
     uint64_t reserve_turn;          /* grants so far when the reserve last took its turn */
     struct noise_ticket *waiting;   /* in arrival order */
     unsigned nwaiting;
@@ -90,7 +90,7 @@ double noise_available_bits(const struct noise *n);
  * before it is queued, so the bits ready are counted before any are granted to it): never
  * while uid has a request waiting, whose blocks come in line. Marks the modes as asked for:
  * the reserve fills from then on; and if others wait while uid does not, the reserve takes
- * its turn in line from then on, for uid's next NONBLOCK request. */
+ * its turn in line from then on, for uid's next NONBLOCK request and every other uid's. */
 bool noise_ready_now(struct noise *n, uid_t uid, unsigned blocks);
 
 /* A request for blocks blocks (1..NOISE_MAX_BLOCKS) from uid. Returns 0 with *ticket (check

@@ -4,6 +4,20 @@
  * that asks for 4 KiB again and again delays another's 64 bytes by at most one block per
  * waiting uid per block it needs (README: the bound, measured).
  *
+ * The reserve's share. The NOISE_RESERVE blocks kept ready serve requests at once, NONBLOCK
+ * ones above all. Refilled only once nothing waits, a uid that always has requests waiting,
+ * or whose every new request takes what the reserve holds, keeps it empty for the others. So
+ * once a NONBLOCK request of a uid with nothing waiting finds others waiting, the reserve is
+ * owed, from then on: whenever it is short and requests wait, it takes its turn in line like
+ * one more uid, standing for every uid with nothing waiting, a block a round. Its blocks go
+ * only to requests of a uid with nothing waiting, at once; a request of a uid with one
+ * waiting comes in line. So U uids that keep requests waiting get U of every U + 1 blocks
+ * made while the reserve is short, and the NONBLOCK requests of every other uid at least
+ * one, NOT_READY only beyond that. Until such a request, nothing changes: one uid alone, or
+ * uids that only wait, share the blocks exactly as before. Once owed, the reserve's turns
+ * cost those waiting at most NOISE_RESERVE blocks each time it is emptied, blocks they would
+ * have waited for anyway while it refilled between their requests.
+ *
  * Sections: blocks, the queue. */
 #include "noise.h"
 
@@ -20,6 +34,7 @@
 
 struct noise_secrets {
     uint8_t blocks[NOISE_RESERVE][NOISE_BLOCK_BYTES];   /* made, not granted */
+    uint8_t made[NOISE_BLOCK_BYTES];                    /* the one just made, until placed */
 };
 
 struct noise_ticket {
@@ -41,6 +56,8 @@ struct noise_ticket {
 
 static void sync_uid_turn(struct noise *n, uid_t uid);
 static void mark_oldest_all(struct noise *n);
+static void place_block(struct noise *n, uint8_t *block);
+static bool grant_block(struct noise *n, struct noise_ticket *t, uint8_t *block, bool in_line);
 
 int noise_init(struct noise *n)
 {
@@ -103,22 +120,21 @@ double noise_available_bits(const struct noise *n)
     return (double)n->free_blocks * NOISE_BLOCK_CREDIT + n->partial_credit;
 }
 
-/* Ends the block being gathered: its digest is the next free block, granted at once. */
+/* Ends the block being gathered: its digest goes to whoever's turn it is, or the reserve. */
 static void finish_block(struct noise *n)
 {
-    uint8_t *out = n->secret->blocks[n->free_blocks];
+    uint8_t *out = n->secret->made;
     unsigned len = NOISE_BLOCK_BYTES;
 
     if (EVP_DigestFinal_ex(n->md_ctx, out, &len) != 1) {
         log_err("noise reservoir: SHA-256 failed; the block is dropped");
         OPENSSL_cleanse(out, NOISE_BLOCK_BYTES);
     } else {
-        n->free_blocks++;
         n->stats.blocks_made++;
+        place_block(n, out);
     }
     n->partial_credit = 0;
     n->partial_started = false;
-    noise_grant(n);
 }
 
 size_t noise_absorb(struct noise *n, const uint8_t *raw, size_t len, double bits_per_byte)
@@ -127,7 +143,7 @@ size_t noise_absorb(struct noise *n, const uint8_t *raw, size_t len, double bits
 
     if (bits_per_byte <= 0)
         return 0;
-    while (taken < len && noise_wanted_blocks(n) > 0 && n->free_blocks < NOISE_RESERVE) {
+    while (taken < len && noise_wanted_blocks(n) > 0) {
         double missing = NOISE_BLOCK_CREDIT - n->partial_credit;
         size_t k = (size_t)(missing / bits_per_byte);
 
@@ -186,9 +202,33 @@ unsigned noise_ticket_granted(const struct noise_ticket *t)
     return t->granted;
 }
 
-bool noise_ready_now(struct noise *n, unsigned blocks)
+/* uid's requests not yet complete. */
+static unsigned uid_waiting(const struct noise *n, uid_t uid)
+{
+    unsigned mine = 0;
+
+    for (const struct noise_ticket *t = n->waiting; t; t = t->next)
+        mine += t->uid == uid && !noise_ticket_ready(t);
+    return mine;
+}
+
+static bool anyone_waits(const struct noise *n)
+{
+    for (const struct noise_ticket *t = n->waiting; t; t = t->next)
+        if (!noise_ticket_ready(t))
+            return true;
+    return false;
+}
+
+bool noise_ready_now(struct noise *n, uid_t uid, unsigned blocks)
 {
     n->asked = true;
+    if (uid_waiting(n, uid) > 0)
+        return false;                 /* the reserve is for uids with nothing waiting */
+    if (anyone_waits(n) && !n->reserve_owed) {
+        n->reserve_owed = true;       /* in line behind each uid waiting, once: a newcomer */
+        n->reserve_turn = n->turn;
+    }
     return n->free_blocks >= blocks;
 }
 
@@ -196,12 +236,10 @@ int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned bloc
                  struct noise_ticket **ticket)
 {
     struct noise_ticket *t, **tail;
-    unsigned mine = 0;
+    unsigned mine = uid_waiting(n, uid);
     int lock_errno;
 
     n->asked = true;
-    for (t = n->waiting; t; t = t->next)
-        mine += t->uid == uid && !noise_ticket_ready(t);
     if (mine >= NOISE_PER_UID)
         return -EBUSY;
     /* The cap holds only a uid's second and later requests: its first always gets a place,
@@ -229,6 +267,10 @@ int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned bloc
     *tail = t;
     n->nwaiting++;
     sync_uid_turn(n, uid);
+    /* The reserve serves a uid with nothing waiting at once, as far as it goes; the rest
+     * comes in line. One with a request waiting already gets nothing from it. */
+    while (mine == 0 && n->free_blocks > 0 && !noise_ticket_ready(t))
+        grant_block(n, t, n->secret->blocks[--n->free_blocks], false);
     noise_grant(n);
     *ticket = t;
     return 0;
@@ -284,13 +326,23 @@ static void mark_oldest_all(struct noise *n)
         mark_oldest(n, t->uid);
 }
 
-/* One block to t, its turn taken; block is wiped. True if that completed t. */
-static bool grant_block(struct noise *n, struct noise_ticket *t, uint8_t *block)
+/* A block went to to's uid (NULL: to the reserve): one more for every other uid's oldest
+ * request waiting. */
+static void count_others_granted(struct noise *n, const struct noise_ticket *to)
+{
+    for (struct noise_ticket *o = n->waiting; o; o = o->next)
+        o->others_granted += (!to || o->uid != to->uid) && o->oldest;
+}
+
+/* One block to t, its turn taken; block is wiped. True if that completed t. in_line: the
+ * block was t's turn (counted against the others waiting), not the reserve's, whose turns
+ * were counted as it took them. */
+static bool grant_block(struct noise *n, struct noise_ticket *t, uint8_t *block, bool in_line)
 {
     memcpy(t->blocks + (size_t)t->granted * NOISE_BLOCK_BYTES, block, NOISE_BLOCK_BYTES);
     OPENSSL_cleanse(block, NOISE_BLOCK_BYTES);
-    for (struct noise_ticket *o = n->waiting; o; o = o->next)
-        o->others_granted += o->uid != t->uid && o->oldest;
+    if (in_line)
+        count_others_granted(n, t);
     t->granted++;
     t->last_turn = ++n->turn;
     sync_uid_turn(n, t->uid);
@@ -308,9 +360,34 @@ unsigned noise_grant(struct noise *n)
     unsigned completed = 0;
     struct noise_ticket *t;
 
-    while (n->free_blocks > 0 && (t = next_in_line(n)))
-        completed += grant_block(n, t, n->secret->blocks[--n->free_blocks]);
+    while (n->free_blocks > 0 && !n->reserve_owed && (t = next_in_line(n)))
+        completed += grant_block(n, t, n->secret->blocks[--n->free_blocks], true);
     return completed;
+}
+
+/* A block made, or given back by a request that left: to the request whose uid's turn came
+ * longest ago, or to the reserve when its turn came longer ago still (owed, and not full),
+ * or when nothing waits; a block neither wants is wiped and counted dropped. block is
+ * wiped. */
+static void place_block(struct noise *n, uint8_t *block)
+{
+    struct noise_ticket *t = next_in_line(n);
+    bool reserve_room = n->free_blocks < NOISE_RESERVE;
+
+    if (t && !(n->reserve_owed && reserve_room && n->reserve_turn < t->uid_turn)) {
+        grant_block(n, t, block, true);
+    } else if (reserve_room) {
+        memcpy(n->secret->blocks[n->free_blocks++], block, NOISE_BLOCK_BYTES);
+        OPENSSL_cleanse(block, NOISE_BLOCK_BYTES);
+        if (t) {                      /* the reserve's turn, taken from those waiting */
+            count_others_granted(n, NULL);
+            n->reserve_turn = ++n->turn;
+        }
+    } else {
+        OPENSSL_cleanse(block, NOISE_BLOCK_BYTES);
+        n->stats.dropped_bits += NOISE_BLOCK_CREDIT;
+    }
+    noise_grant(n);
 }
 
 static void unlink_ticket(struct noise *n, struct noise_ticket *t)
@@ -351,21 +428,11 @@ void noise_note_refusal(struct noise *n, int status)
 void noise_cancel(struct noise *n, struct noise_ticket *t)
 {
     unlink_ticket(n, t);
-    /* Never handed out: to whoever waits, in turn, then to the reserve as far as it has
-     * room; the rest is wiped and counted dropped (gone, never spent twice). */
-    for (unsigned i = 0; i < t->granted; i++) {
-        uint8_t *block = t->blocks + (size_t)i * NOISE_BLOCK_BYTES;
-        struct noise_ticket *w = next_in_line(n);
-
-        if (w) {
-            grant_block(n, w, block);
-        } else if (n->free_blocks < NOISE_RESERVE) {
-            memcpy(n->secret->blocks[n->free_blocks++], block, NOISE_BLOCK_BYTES);
-            OPENSSL_cleanse(block, NOISE_BLOCK_BYTES);
-        } else {
-            n->stats.dropped_bits += NOISE_BLOCK_CREDIT;
-        }
-    }
+    /* Never handed out: to whoever waits, in turn (the reserve's too, when owed), then to
+     * the reserve as far as it has room; the rest is wiped and counted dropped (gone, never
+     * spent twice). */
+    for (unsigned i = 0; i < t->granted; i++)
+        place_block(n, t->blocks + (size_t)i * NOISE_BLOCK_BYTES);
     free_ticket(t);
     noise_grant(n);
 }

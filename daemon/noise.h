@@ -44,7 +44,8 @@ struct noise_stats {
     uint64_t completed;                     /* requests whose blocks were all granted */
     double wait_ratio_max;          /* the most blocks granted to other uids while a request
                                      * waited as its uid's oldest, per block it needed: the
-                                     * fairness measured (at most U - 1) */
+                                     * fairness measured (at most U - 1; U
+                                     * while the reserve takes its turn) */
     uint64_t dropped_bits;                  /* wiped unspent: a noise source quarantined */
 };
 
@@ -56,6 +57,10 @@ struct noise {
     bool partial_started;
     unsigned free_blocks;           /* made, not granted */
     bool asked;                     /* a mode was asked for: keep NOISE_RESERVE ready */
+    bool reserve_owed;              /* a NONBLOCK request of a uid with nothing waiting found
+                                     * others waiting: from then on the reserve takes its
+                                     * turn in line when short (noise.c: the reserve's share) */
+    uint64_t reserve_turn;          /* grants so far when the reserve last took its turn */
     struct noise_ticket *waiting;   /* in arrival order */
     unsigned nwaiting;
     uint64_t turn;                  /* grants so far: each uid's last is its place in line */
@@ -81,21 +86,23 @@ void noise_drop(struct noise *n);
 /* Credited bits ready: blocks not yet granted, at NOISE_BLOCK_CREDIT each, and the partial. */
 double noise_available_bits(const struct noise *n);
 
-/* Whether blocks blocks are ready to be granted at once (for a NONBLOCK request, asked
- * before it is queued, so the bits ready are counted before any are granted to it). Marks the
- * modes as asked for: the reserve fills from then on. */
-bool noise_ready_now(struct noise *n, unsigned blocks);
+/* Whether blocks blocks are ready to be granted at once to uid (for a NONBLOCK request, asked
+ * before it is queued, so the bits ready are counted before any are granted to it): never
+ * while uid has a request waiting, whose blocks come in line. Marks the modes as asked for:
+ * the reserve fills from then on; and if others wait while uid does not, the reserve takes
+ * its turn in line from then on, for uid's next NONBLOCK request and every other uid's. */
+bool noise_ready_now(struct noise *n, uid_t uid, unsigned blocks);
 
 /* A request for blocks blocks (1..NOISE_MAX_BLOCKS) from uid. Returns 0 with *ticket (check
  * noise_ticket_ready), -EBUSY (uid has NOISE_PER_UID waiting), -EAGAIN (NOISE_MAX_WAITING in
  * all and uid has one waiting: a uid's first is always queued) or -ENOMEM. Blocks already
- * made are granted at once. */
+ * made are granted at once to a uid with nothing waiting, as far as they go. */
 int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned blocks,
                  struct noise_ticket **ticket);
 bool noise_ticket_ready(const struct noise_ticket *t);
 unsigned noise_ticket_granted(const struct noise_ticket *t);
-/* Hands out the blocks granted, round-robin between the uids waiting, a block at a time.
- * Returns how many requests became complete. */
+/* Hands out the blocks made, round-robin between the uids waiting, a block at a time (none
+ * of the reserve's while it is owed). Returns how many requests became complete. */
 unsigned noise_grant(struct noise *n);
 /* A complete ticket's blocks into out (blocks * NOISE_BLOCK_BYTES), counted as spent by its
  * mode with served bytes; the ticket is freed and its copy wiped. */

@@ -726,7 +726,8 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
     if (!c->noise_ticket) {
         if (!pool_noise_able(p, why, sizeof(why)))
             status = RANDD_NO_NOISE_SOURCE;
-        else if ((req->flags & RANDD_FLAG_NONBLOCK) && !noise_ready_now(&p->noise, need))
+        else if ((req->flags & RANDD_FLAG_NONBLOCK) &&
+                 !noise_ready_now(&p->noise, c->conn.uid, need))
             status = not_ready_now(p, need, why, sizeof(why));
         else if ((rc = noise_submit(&p->noise, c->conn.uid, mode_of(req), need,
                                     &c->noise_ticket)) == -EBUSY) {

@@ -2,7 +2,8 @@
  * N/8 bytes less the margin, a block is handed out once, cancelled blocks go to the next
  * request and no one else, a failure wipes what was not handed out, and blocks go
  * round-robin between uids so one uid's 4 KiB requests delay another's 64 bytes by at most
- * a block of theirs per block of its own. */
+ * a block of theirs per block of its own, and the reserve takes its turn in that line for
+ * the NONBLOCK requests of uids with nothing waiting. */
 #include <errno.h>
 #include <string.h>
 
@@ -224,6 +225,56 @@ START_TEST(a_leavers_blocks_go_to_those_waiting_before_the_reserve)
 }
 END_TEST
 
+/* One uid keeps a 4 KiB request waiting (the reserve emptied into it). A NONBLOCK request of
+ * a uid with nothing waiting finds nothing ready; from then on the reserve takes its turn in
+ * line: one block in two while the one uid waits, and the waiter's uid still gets nothing
+ * from it, NONBLOCK or not. The other uid's next NONBLOCK request is answered at once. */
+START_TEST(a_nonblock_request_of_a_uid_with_nothing_waiting_gets_the_reserves_turn)
+{
+    struct noise_ticket *hog = submit(1, NOISE_MAX_BLOCKS), *pr, *hog2;
+    uint8_t out[NOISE_BLOCK_BYTES];
+    size_t at = 0;
+
+    ck_assert(!noise_ready_now(&noise, 2, 1));
+    ck_assert(noise.reserve_owed);
+    for (int i = 0; i < 8; i++)
+        make_one_block(&at, 8.0);
+    ck_assert_uint_eq(noise_ticket_granted(hog), 4);
+    ck_assert_uint_eq(noise.free_blocks, 4);
+    ck_assert_msg(!noise_ready_now(&noise, 1, 1), "a uid with a request waiting drew on the "
+                  "reserve kept for uids with nothing waiting");
+    hog2 = submit(1, 1);                         /* in line, not from the reserve */
+    ck_assert_uint_eq(noise_ticket_granted(hog2), 0);
+    ck_assert_uint_eq(noise.free_blocks, 4);
+    ck_assert(noise_ready_now(&noise, 2, 1));
+    pr = submit(2, 1);
+    ck_assert(noise_ticket_ready(pr));
+    ck_assert_uint_eq(noise.free_blocks, 3);
+    noise_take(&noise, pr, out, sizeof(out));
+    /* The waiter is counted as delayed by the reserve's turns: at most U = 2 with it. */
+    ck_assert_msg(noise.stats.wait_ratio_max <= 2.0, "wait_ratio_max %.3f",
+                  noise.stats.wait_ratio_max);
+    noise_cancel(&noise, hog2);
+    noise_cancel(&noise, hog);
+}
+END_TEST
+
+/* Without a NONBLOCK request from another uid the reserve takes no turn: a uid alone, or uids
+ * that only wait, get every block made, as before the reserve's share. */
+START_TEST(without_nonblock_requests_the_reserve_takes_no_turn)
+{
+    struct noise_ticket *a = submit(1, NOISE_MAX_BLOCKS), *b = submit(2, NOISE_MAX_BLOCKS);
+    size_t at = 0;
+
+    ck_assert(!noise_ready_now(&noise, 1, 1));   /* the waiter's own NONBLOCK: no turn owed */
+    for (int i = 0; i < 10; i++)
+        make_one_block(&at, 8.0);
+    ck_assert(!noise.reserve_owed);
+    ck_assert_uint_eq(noise.free_blocks, 0);
+    ck_assert_uint_eq(noise_ticket_granted(a) + noise_ticket_granted(b), 10);
+}
+END_TEST
+
 /* Many uids, one small request each (a peer's subordinate uids can do this, as the first
  * request of a uid is always admitted): each is served once, in the order they came, and
  * the queue's bookkeeping stays linear in them (quadratic choosing took minutes here). */
@@ -266,6 +317,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, blocks_go_round_robin_so_a_small_request_waits_its_fair_share);
     tcase_add_test(tc, wait_ratio_counts_others_grants_only_while_the_oldest_of_its_uid);
     tcase_add_test(tc, a_leavers_blocks_go_to_those_waiting_before_the_reserve);
+    tcase_add_test(tc, a_nonblock_request_of_a_uid_with_nothing_waiting_gets_the_reserves_turn);
+    tcase_add_test(tc, without_nonblock_requests_the_reserve_takes_no_turn);
     suite_add_tcase(s, tc);
     /* Its own deadline: linear bookkeeping takes a second on a loaded machine, quadratic
      * takes minutes. */

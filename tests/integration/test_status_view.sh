@@ -97,8 +97,10 @@ for width in 100 60 40; do
 done
 
 # A terminal of 50 columns (tmux): the view follows its width (no line wrapped by the
-# terminal: capture-pane -J joins what it wrapped), with colour unless NO_COLOR. The commands
-# typed echo a marker split by quotes, so only its output matches.
+# terminal: capture-pane -J joins what it wrapped), with colour unless NO_COLOR. Each command
+# typed ends by printing a marker that the typed text never holds (printf 'VIEW%s\n' -DONE),
+# and the test waits for the marker alone on a line: the command's echo, on screen as soon as
+# it is typed, never ends the wait before the output is there (it did under load).
 if command -v tmux >/dev/null; then
     tm() { tmux -L "randd-test-$$" -f /dev/null "$@"; }
     trap 'if [ "$BASHPID" = "$test_shell" ]; then tm kill-server 2>/dev/null
@@ -106,24 +108,24 @@ if command -v tmux >/dev/null; then
     tm new-session -d -x 50 -y 50 -e RANDD_SOCKET="$RANDD_SOCKET" "bash --norc --noprofile"
     screen() { tm capture-pane -p "$@"; }
     shown() { screen | grep -q -- "$1"; }
-    tm send-keys "unset COLUMNS; clear; $RANDCTL status; echo VIEW""-DONE" Enter
-    wait_for "the view in tmux" shown 'VIEW-DONE$' || fail "no view in tmux: $(screen)"
+    tm send-keys "unset COLUMNS; clear; $RANDCTL status; printf 'VIEW%s\\n' -DONE" Enter
+    wait_for "the view in tmux" shown '^VIEW-DONE$' || fail "no view in tmux: $(screen)"
     [ "$(screen | wc -l)" = "$(screen -J | wc -l)" ] && shown '^hwrng  *quarantined' &&
         pass "a 50-column terminal: no line wrapped by the terminal" ||
         fail "a 50-column terminal: $(screen)"
     screen -e | grep -q $'\033\[[0-9;]*3[12]m' && pass "colour on a terminal" ||
         fail "no colour on a terminal: $(screen -e | head -5)"
-    tm send-keys "clear; NO_COLOR=1 $RANDCTL status; echo NOCOLOR""-DONE" Enter
-    wait_for "the view without colour" shown 'NOCOLOR-DONE$' || fail "no view: $(screen)"
+    tm send-keys "clear; NO_COLOR=1 $RANDCTL status; printf 'NOCOLOR%s\\n' -DONE" Enter
+    wait_for "the view without colour" shown '^NOCOLOR-DONE$' || fail "no view: $(screen)"
     screen -e | grep -q $'\033\[[0-9;]*3[12]m' && fail "NO_COLOR: colour all the same" ||
         pass "NO_COLOR: no colour"
-    tm send-keys "clear; $RANDCTL status --watch --interval 0.2; echo WATCH""-ENDED" Enter
+    tm send-keys "clear; $RANDCTL status --watch --interval 0.2; printf '\\nWATCH%s\\n' -ENDED" Enter
     wait_for "--watch's second view (rates)" shown 'requests/s' || fail "no rates: $(screen)"
     [ "$(screen | grep -c '^SOURCE')" = 1 ] && shown 'READ/s' &&
         pass "--watch on a terminal: one view at a time, with rates" ||
         fail "--watch on a terminal: $(screen)"
-    tm send-keys C-c
-    wait_for "--watch to end on ^C" shown 'WATCH-ENDED$' && pass "--watch ends on ^C" ||
+    tm send-keys C-c                  # the terminal echoes ^C: the marker's line starts anew
+    wait_for "--watch to end on ^C" shown '^WATCH-ENDED$' && pass "--watch ends on ^C" ||
         fail "--watch did not end on ^C: $(screen)"
 else
     echo "SKIP: a terminal's width and colour (tmux not installed)"

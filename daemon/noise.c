@@ -10,13 +10,15 @@
  * once a NONBLOCK request of a uid with nothing waiting finds others waiting, the reserve is
  * owed, from then on: whenever it is short and requests wait, it takes its turn in line like
  * one more uid, standing for every uid with nothing waiting, a block a round. Its blocks go
- * only to requests of a uid with nothing waiting, at once; a request of a uid with one
- * waiting comes in line. So U uids that keep requests waiting get U of every U + 1 blocks
- * made while the reserve is short, and the NONBLOCK requests of every other uid at least
- * one, NOT_READY only beyond that. Until such a request, nothing changes: one uid alone, or
- * uids that only wait, share the blocks exactly as before. Once owed, the reserve's turns
- * cost those waiting at most NOISE_RESERVE blocks each time it is emptied, blocks they would
- * have waited for anyway while it refilled between their requests.
+ * only to requests of a uid with nothing waiting, at once, first come first served (blocking
+ * ones too); a request of a uid with one waiting comes in line. So U uids that keep requests
+ * waiting get at most U of every U + 1 blocks made while the reserve is short, and the
+ * reserve at least one; but no one uid's NONBLOCK requests are promised any of it: a uid
+ * polling in a loop, or sending blocking requests one at a time, can take it first
+ * (lib/PROTOCOL.md, the reserve's share). Until such a request, nothing changes: one uid
+ * alone, or uids that only wait, share the blocks exactly as before. Once owed, the
+ * reserve's turns cost those waiting at most NOISE_RESERVE blocks each time it is emptied,
+ * blocks they would have waited for anyway while it refilled between their requests.
  *
  * Sections: blocks, the queue. */
 #include "noise.h"

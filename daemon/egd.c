@@ -224,7 +224,8 @@ static bool reply_full_entropy(struct egd_client *c, size_t n)
         return true;
     if (!c->ticket) {
         if (!pool_noise_able(e->pool, why, sizeof(why)) ||
-            noise_submit(noise, c->conn.uid, NOISE_FULL_ENTROPY, need, &c->ticket) < 0) {
+            noise_submit(noise, c->conn.uid, NOISE_FULL_ENTROPY, need, false,
+                         &c->ticket) < 0) {
             c->ticket = NULL;
             return false;
         }

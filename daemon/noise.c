@@ -10,12 +10,11 @@
  * once a NONBLOCK request of a uid with nothing waiting finds others waiting, the reserve is
  * owed, from then on: whenever it is short and requests wait, it takes its turn in line like
  * one more uid, standing for every uid with nothing waiting, a block a round. Its blocks go
- * only to requests of a uid with nothing waiting, at once, first come first served (blocking
- * ones too); a request of a uid with one waiting comes in line. So U uids that keep requests
- * waiting get at most U of every U + 1 blocks made while the reserve is short, and the
- * reserve at least one; but no one uid's NONBLOCK requests are promised any of it: a uid
- * polling in a loop, or sending blocking requests one at a time, can take it first
- * (lib/PROTOCOL.md, the reserve's share). Until such a request, nothing changes: one uid
+ * only to NONBLOCK requests of a uid with nothing waiting, at once, first come first served;
+ * any other request comes in line. So U uids that keep requests waiting get at most U of
+ * every U + 1 blocks made while the reserve is short, and the reserve at least one; but no
+ * one uid's NONBLOCK requests are promised any of it: a uid polling in a loop can take it
+ * first (lib/PROTOCOL.md, the reserve's share). Until such a request, nothing changes: one uid
  * alone, or uids that only wait, share the blocks exactly as before. Once owed, the
  * reserve's turns cost those waiting at most NOISE_RESERVE blocks each time it is emptied,
  * blocks they would have waited for anyway while it refilled between their requests.
@@ -235,7 +234,7 @@ bool noise_ready_now(struct noise *n, uid_t uid, unsigned blocks)
 }
 
 int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned blocks,
-                 struct noise_ticket **ticket)
+                 bool nonblock, struct noise_ticket **ticket)
 {
     struct noise_ticket *t, **tail;
     unsigned mine = uid_waiting(n, uid);
@@ -270,8 +269,11 @@ int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned bloc
     n->nwaiting++;
     sync_uid_turn(n, uid);
     /* The reserve serves a uid with nothing waiting at once, as far as it goes; the rest
-     * comes in line. One with a request waiting already gets nothing from it. */
-    while (mine == 0 && n->free_blocks > 0 && !noise_ticket_ready(t))
+     * comes in line. One with a request waiting already gets nothing from it; once it is
+     * owed, neither does a request that may wait (the next of a uid sending them one at a
+     * time would take each block of the reserve's turns first): it is for NONBLOCK ones. */
+    while (mine == 0 && (nonblock || !n->reserve_owed) && n->free_blocks > 0 &&
+           !noise_ticket_ready(t))
         grant_block(n, t, n->secret->blocks[--n->free_blocks], false);
     noise_grant(n);
     *ticket = t;

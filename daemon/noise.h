@@ -96,9 +96,12 @@ bool noise_ready_now(struct noise *n, uid_t uid, unsigned blocks);
 /* A request for blocks blocks (1..NOISE_MAX_BLOCKS) from uid. Returns 0 with *ticket (check
  * noise_ticket_ready), -EBUSY (uid has NOISE_PER_UID waiting), -EAGAIN (NOISE_MAX_WAITING in
  * all and uid has one waiting: a uid's first is always queued) or -ENOMEM. Blocks already
- * made are granted at once to a uid with nothing waiting, as far as they go. */
+ * made are granted at once to a uid with nothing waiting, as far as they go; once the
+ * reserve is owed (noise_ready_now), only to a nonblock one (noise_ready_now said yes): a
+ * request that may wait waits its turn in line, and the reserve is kept for those that
+ * cannot. */
 int noise_submit(struct noise *n, uid_t uid, enum noise_mode mode, unsigned blocks,
-                 struct noise_ticket **ticket);
+                 bool nonblock, struct noise_ticket **ticket);
 bool noise_ticket_ready(const struct noise_ticket *t);
 unsigned noise_ticket_granted(const struct noise_ticket *t);
 /* Hands out the blocks made, round-robin between the uids waiting, a block at a time (none

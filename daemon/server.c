@@ -730,6 +730,7 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
                  !noise_ready_now(&p->noise, c->conn.uid, need))
             status = not_ready_now(p, need, why, sizeof(why));
         else if ((rc = noise_submit(&p->noise, c->conn.uid, mode_of(req), need,
+                                    (req->flags & RANDD_FLAG_NONBLOCK) != 0,
                                     &c->noise_ticket)) == -EBUSY) {
             snprintf(why, sizeof(why), "uid %u has %d full-entropy or prediction-resistant "
                      "requests waiting already; try again when one is answered",

@@ -26,12 +26,24 @@ static void teardown(void)
     noise_fini(&noise);
 }
 
-static struct noise_ticket *submit(uid_t uid, unsigned blocks)
+static struct noise_ticket *submit_as(uid_t uid, unsigned blocks, bool nonblock)
 {
     struct noise_ticket *t = NULL;
 
-    ck_assert_int_eq(noise_submit(&noise, uid, NOISE_FULL_ENTROPY, blocks, &t), 0);
+    ck_assert_int_eq(noise_submit(&noise, uid, NOISE_FULL_ENTROPY, blocks, nonblock, &t), 0);
     return t;
+}
+
+/* A request that may wait. */
+static struct noise_ticket *submit(uid_t uid, unsigned blocks)
+{
+    return submit_as(uid, blocks, false);
+}
+
+/* A NONBLOCK request, after noise_ready_now said yes (as the server asks). */
+static struct noise_ticket *submit_nonblock(uid_t uid, unsigned blocks)
+{
+    return submit_as(uid, blocks, true);
 }
 
 /* Makes exactly one more block: feeds bytes one at a time until blocks_made moves. */
@@ -156,13 +168,15 @@ START_TEST(a_uid_over_its_share_is_busy_and_the_queue_is_bounded)
 
     for (int i = 0; i < NOISE_PER_UID; i++)
         submit(5, 1);
-    ck_assert_int_eq(noise_submit(&noise, 5, NOISE_PREDICTION_RESISTANT, 1, &t), -EBUSY);
+    ck_assert_int_eq(noise_submit(&noise, 5, NOISE_PREDICTION_RESISTANT, 1, false, &t), -EBUSY);
     for (uid_t uid = 100; noise.nwaiting < NOISE_MAX_WAITING; uid++)
         submit(uid, 1);
-    ck_assert_int_eq(noise_submit(&noise, 100, NOISE_PREDICTION_RESISTANT, 1, &t), -EAGAIN);
+    ck_assert_int_eq(noise_submit(&noise, 100, NOISE_PREDICTION_RESISTANT, 1, false, &t),
+                     -EAGAIN);
     submit(9999, 1);
     ck_assert_uint_eq(noise.nwaiting, NOISE_MAX_WAITING + 1);
-    ck_assert_int_eq(noise_submit(&noise, 9999, NOISE_PREDICTION_RESISTANT, 1, &t), -EAGAIN);
+    ck_assert_int_eq(noise_submit(&noise, 9999, NOISE_PREDICTION_RESISTANT, 1, false, &t),
+                     -EAGAIN);
 }
 END_TEST
 
@@ -247,7 +261,7 @@ START_TEST(a_nonblock_request_of_a_uid_with_nothing_waiting_gets_the_reserves_tu
     ck_assert_uint_eq(noise_ticket_granted(hog2), 0);
     ck_assert_uint_eq(noise.free_blocks, 4);
     ck_assert(noise_ready_now(&noise, 2, 1));
-    pr = submit(2, 1);
+    pr = submit_nonblock(2, 1);
     ck_assert(noise_ticket_ready(pr));
     ck_assert_uint_eq(noise.free_blocks, 3);
     noise_take(&noise, pr, out, sizeof(out));
@@ -272,6 +286,37 @@ START_TEST(without_nonblock_requests_the_reserve_takes_no_turn)
     ck_assert(!noise.reserve_owed);
     ck_assert_uint_eq(noise.free_blocks, 0);
     ck_assert_uint_eq(noise_ticket_granted(a) + noise_ticket_granted(b), 10);
+}
+END_TEST
+
+/* Once the reserve is owed, a request that may wait from a uid with nothing waiting (a third
+ * uid's, or the next of a uid sending one-block requests one at a time) comes in line and
+ * leaves the reserve to NONBLOCK requests: before, it took the blocks of the reserve's turns
+ * first, and another uid's NONBLOCK requests found it empty. */
+START_TEST(once_owed_the_reserve_serves_nonblock_requests_only)
+{
+    struct noise_ticket *hog = submit(1, NOISE_MAX_BLOCKS), *patient, *pr;
+    uint8_t out[2 * NOISE_BLOCK_BYTES];
+    size_t at = 0;
+
+    ck_assert(!noise_ready_now(&noise, 2, 1));   /* the reserve owed from here */
+    for (int i = 0; i < 4; i++)
+        make_one_block(&at, 8.0);
+    ck_assert_uint_eq(noise.free_blocks, 2);
+    patient = submit(3, 1);
+    ck_assert_msg(noise_ticket_granted(patient) == 0 && noise.free_blocks == 2,
+                  "a request that may wait took %u of the reserve's blocks",
+                  2 - noise.free_blocks);
+    ck_assert(noise_ready_now(&noise, 2, 2));
+    pr = submit_nonblock(2, 2);
+    ck_assert(noise_ticket_ready(pr));
+    ck_assert_uint_eq(noise.free_blocks, 0);
+    noise_take(&noise, pr, out, sizeof(out));
+    for (int i = 0; i < 4 && !noise_ticket_ready(patient); i++)
+        make_one_block(&at, 8.0);
+    ck_assert_msg(noise_ticket_ready(patient), "the waiting request was not served in line");
+    noise_cancel(&noise, patient);
+    noise_cancel(&noise, hog);
 }
 END_TEST
 
@@ -319,6 +364,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_leavers_blocks_go_to_those_waiting_before_the_reserve);
     tcase_add_test(tc, a_nonblock_request_of_a_uid_with_nothing_waiting_gets_the_reserves_turn);
     tcase_add_test(tc, without_nonblock_requests_the_reserve_takes_no_turn);
+    tcase_add_test(tc, once_owed_the_reserve_serves_nonblock_requests_only);
     suite_add_tcase(s, tc);
     /* Its own deadline: linear bookkeeping takes a second on a loaded machine, quadratic
      * takes minutes. */

@@ -386,7 +386,7 @@ static struct noise_ticket *want_blocks(unsigned blocks)
 {
     struct noise_ticket *t = NULL;
 
-    ck_assert_int_eq(noise_submit(&pool.noise, 0, NOISE_FULL_ENTROPY, blocks, &t), 0);
+    ck_assert_int_eq(noise_submit(&pool.noise, 0, NOISE_FULL_ENTROPY, blocks, false, &t), 0);
     return t;
 }
 

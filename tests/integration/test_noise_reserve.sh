@@ -9,8 +9,9 @@
 # noise source, where the CPU has one (RDSEED, RNDRRS...); and a feed as fast as RDSEED, for
 # CPUs without one (each of nobody's requests is answered in milliseconds, its next sent at
 # once on the same connection). What is not tested, because it does not hold: a uid polling
-# with NONBLOCK requests, or sending blocking ones one at a time, takes the reserve's blocks
-# first come, and root's share then falls (lib/PROTOCOL.md says how far).
+# with NONBLOCK requests takes the reserve's blocks first come, and root's share then falls
+# (lib/PROTOCOL.md says how far). That blocking requests of a uid with nothing waiting no
+# longer draw on the reserve once it is owed: tests/test_noise.c.
 . "$(dirname "$0")/common.sh"
 if [ "$(id -u)" != 0 ]; then echo "SKIP: test_noise_reserve.sh needs root (setpriv to nobody)"; exit 0; fi
 export RANDD_SOCKET=$work/randd.sock

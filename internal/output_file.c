@@ -149,7 +149,13 @@ static int open_directory(struct randd_output *o, const char *path, char *why, s
         next += n + strspn(next + n, "/");
         if (!n)
             continue;
-        if ((fd = openat(o->dirfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        /* O_DIRECTORY first: like the open(dir) it replaces, it mounts an automount point
+         * (autofs: /home, /boot) on the way. A symlink or a file fails it with ENOTDIR and
+         * is opened as it is. */
+        fd = openat(o->dirfd, comp, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOTDIR)
+            fd = openat(o->dirfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
             return say(why, len, -errno, "%s: %s%s: %s", path, walked, comp,
                        errno == ENOENT ? "does not exist" : strerror(errno));
         if (fstat(fd, &st) < 0) {

@@ -89,6 +89,8 @@ struct jitter {
     pthread_cond_t cond;
     bool wanted;
     bool stop;                       /* also read unlocked, atomically, between measurements */
+    bool worker_done;                /* the worker has left its loop and touches nothing more */
+    bool abandoned;                  /* the owner left without joining: the worker frees all */
     unsigned head, count;            /* ring[head] is the oldest of count batches */
     double cpu_seconds;              /* the worker's CPU time so far */
     bool assess_on;                  /* assess op called: reassess every JITTER_REASSESS_S */
@@ -305,9 +307,12 @@ static void assess(struct jitter *j)
     wake_loop(j);
 }
 
+static void destroy_jitter(struct jitter *j);
+
 static void *worker(void *arg)
 {
     struct jitter *j = arg;
+    bool abandoned;
 
     source_lower_thread_priority();
     pthread_mutex_lock(&j->lock);
@@ -338,7 +343,11 @@ static void *worker(void *arg)
         j->cpu_seconds = thread_cpu_seconds();
         wake_loop(j);
     }
+    j->worker_done = true;
+    abandoned = j->abandoned;
     pthread_mutex_unlock(&j->lock);
+    if (abandoned)
+        destroy_jitter(j);
     return NULL;
 }
 
@@ -486,14 +495,28 @@ static void free_jitter(struct jitter *j)
         if (!join_within(j->thread, JITTER_STOP_WAIT_MS)) {
             /* An estimate cannot be stopped, and may take seconds of CPU; and starved at the
              * lowest priority (every core busy), the worker may take long to see the stop
-             * even between measurements. randd is ending, and must not wait. Its state
-             * stays for it to use until the process ends; nothing else is left behind. (The
-             * process's own exit still waits for it to be scheduled once: about 1-2 s
-             * beside stress-ng on 2 cores.) */
-            pthread_detach(j->thread);
-            return;
+             * even between measurements. The closer (randd stopping, or a capture's next
+             * restart) must not wait: the worker frees its state itself when it leaves, or
+             * the process ends first. (The process's own exit still waits for it to be
+             * scheduled once: about 1-2 s beside stress-ng on 2 cores.) */
+            bool done;
+
+            pthread_mutex_lock(&j->lock);
+            done = j->worker_done;
+            j->abandoned = !done;
+            pthread_mutex_unlock(&j->lock);
+            if (!done) {
+                pthread_detach(j->thread);
+                return;
+            }
+            pthread_join(j->thread, NULL);  /* it left between the deadline and the lock */
         }
     }
+    destroy_jitter(j);
+}
+
+static void destroy_jitter(struct jitter *j)
+{
     pthread_mutex_destroy(&j->lock);
     pthread_cond_destroy(&j->cond);
     if (j->secret)

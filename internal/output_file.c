@@ -3,13 +3,14 @@
  * write (/tmp), a plain fopen(path, "w") follows a symlink someone planted there and
  * truncates whatever it points at, and writes through a planted hard link into the file it
  * shares. So nothing here opens the path itself:
- *   - the directory is opened once (O_PATH) and every step after is relative to it;
+ *   - the directory is opened once (O_PATH), walked to name by name, and every step after
+ *     is relative to it;
  *   - the file is written as a temporary of our own, created with O_EXCL | O_NOFOLLOW under a
  *     random name beside it, and only then renamed to the name: a rename replaces a directory
  *     entry, never writes through it;
  *   - what is at the name is checked before any work and again at the rename (output_rule).
- * A symlink named on the way to the directory is followed: only the last entry is guarded
- * (output_file.h). What the file holds is the caller's business. */
+ * A symlink on the way to the directory is followed only when root or we own it
+ * (open_directory). What the file holds is the caller's business. */
 #include "output_file.h"
 
 #include <errno.h>
@@ -73,28 +74,117 @@ static int output_rule(const struct randd_output *o, char *why, size_t len)
     return 0;
 }
 
-/* --- the directory and the temporary file ------------------------------------------------ */
+/* --- the way to the directory ------------------------------------------------------------
+ * The directory is reached one name at a time from / (or the working directory), each opened
+ * O_PATH | O_NOFOLLOW in the one before, so a symlink on the way is seen for what it is. One
+ * is followed only when root or the effective uid owns it: what the kernel's
+ * fs.protected_symlinks does in sticky directories, here wherever the link is and whatever the
+ * sysctl says. Otherwise nobody's /tmp/d -> /etc would have root's --output /tmp/d/x write
+ * the x of nobody's choosing in /etc. */
 
-/* Splits path into its directory (opened, O_PATH) and its last entry's name. */
+#define MAX_LINKS 40            /* symlinks followed on the way before ELOOP, as the kernel's */
+
+/* The symlink at link_fd (O_PATH, not followed), met as walked + comp: if root or we own it,
+ * rest becomes its target followed by left (what was left to walk), and o->dirfd moves to /
+ * when the target is absolute (returns 1 then, else 0). */
+static int follow_symlink(struct randd_output *o, int link_fd, const struct stat *st,
+                          const char *walked, const char *comp, const char *left, char *rest,
+                          int *links, char *why, size_t len)
+{
+    char target[PATH_MAX], spliced[PATH_MAX];
+    ssize_t n = readlinkat(link_fd, "", target, sizeof(target) - 1);
+    int root;
+
+    if (n <= 0)
+        return say(why, len, n < 0 ? -errno : -ENOENT, "%s: the symbolic link %s%s: %s",
+                   o->path, walked, comp, n < 0 ? strerror(errno) : "empty");
+    target[n] = '\0';
+    if (st->st_uid != 0 && st->st_uid != geteuid())
+        return say(why, len, -EPERM, "%s: %s%s is a symbolic link (to %s) of uid %u's; one on "
+                   "the way is followed only when root's%s", o->path, walked, comp, target,
+                   (unsigned)st->st_uid, geteuid() ? " or yours" : "");
+    if (++*links > MAX_LINKS)
+        return say(why, len, -ELOOP, "%s: more than %d symbolic links on the way", o->path,
+                   MAX_LINKS);
+    if ((size_t)snprintf(spliced, sizeof(spliced), "%s/%s", target, left) >= sizeof(spliced))
+        return say(why, len, -ENAMETOOLONG, "%s: the symbolic link %s%s makes the path longer "
+                   "than %d bytes", o->path, walked, comp, PATH_MAX - 1);
+    memcpy(rest, spliced, sizeof(spliced));
+    if (target[0] != '/')
+        return 0;
+    if ((root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return say(why, len, -errno, "%s: /: %s", o->path, strerror(errno));
+    close(o->dirfd);
+    o->dirfd = root;
+    return 1;                   /* walked starts again at / */
+}
+
+/* Splits path into its directory (opened, O_PATH, in o->dirfd) and its last entry's name. */
 static int open_directory(struct randd_output *o, const char *path, char *why, size_t len)
 {
     const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
-    char dir[PATH_MAX];
+    char rest[PATH_MAX], walked[PATH_MAX];      /* to walk yet; walked so far, for messages */
+    int links = 0;
 
     if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
         return say(why, len, -EISDIR, "%s: names a directory, not a file", path);
     if (strlen(name) > NAME_MAX)
         return say(why, len, -ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
     snprintf(o->name, sizeof(o->name), "%s", name);
-    if (!slash)
-        snprintf(dir, sizeof(dir), ".");
-    else
-        snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    if ((o->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-        return say(why, len, -errno, "%s: the directory %s: %s", path, dir,
-                   errno == ENOENT ? "does not exist" : strerror(errno));
+    snprintf(rest, sizeof(rest), "%.*s", slash ? (int)(slash - path) : 0, path);
+    snprintf(walked, sizeof(walked), "%s", path[0] == '/' ? "/" : "");
+    if ((o->dirfd = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return say(why, len, -errno, "%s: %s: %s", path, path[0] == '/' ? "/" : ".",
+                   strerror(errno));
+    for (char *next = rest; *next;) {
+        size_t n = strcspn(next, "/"), w = strlen(walked);
+        char comp[NAME_MAX + 1];
+        struct stat st;
+        int fd, rc;
+
+        if (n > NAME_MAX)
+            return say(why, len, -ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
+        memcpy(comp, next, n);
+        comp[n] = '\0';
+        next += n + strspn(next + n, "/");
+        if (!n)
+            continue;
+        /* O_DIRECTORY first: like the open(dir) it replaces, it mounts an automount point
+         * (autofs: /home, /boot) on the way. A symlink or a file fails it with ENOTDIR and
+         * is opened as it is. */
+        fd = openat(o->dirfd, comp, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOTDIR)
+            fd = openat(o->dirfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            return say(why, len, -errno, "%s: %s%s: %s", path, walked, comp,
+                       errno == ENOENT ? "does not exist" : strerror(errno));
+        if (fstat(fd, &st) < 0) {
+            rc = -errno;
+            close(fd);
+            return say(why, len, rc, "%s: %s%s: %s", path, walked, comp, strerror(-rc));
+        }
+        if (S_ISLNK(st.st_mode)) {
+            rc = follow_symlink(o, fd, &st, walked, comp, next, rest, &links, why, len);
+            close(fd);
+            if (rc < 0)
+                return rc;
+            if (rc == 1)
+                snprintf(walked, sizeof(walked), "/");
+            next = rest;
+            continue;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            close(fd);
+            return say(why, len, -ENOTDIR, "%s: %s%s: not a directory", path, walked, comp);
+        }
+        close(o->dirfd);
+        o->dirfd = fd;
+        snprintf(walked + w, sizeof(walked) - w, "%s/", comp);     /* a message's: may cut */
+    }
     return 0;
 }
+
+/* --- the temporary file ------------------------------------------------------------------- */
 
 /* ".NAME.XXXXXXXX": hidden, and never matching the name's own pattern (a collector reading
  * *.prom does not read a half-written one). */
@@ -145,6 +235,11 @@ int randd_output_open(struct randd_output *o, const char *path, mode_t mode,
     o->live = true;
     o->fd = o->dirfd = -1;
     o->rule = rule;
+    if (strlen(path) >= sizeof(o->path)) {
+        randd_output_abort(o);
+        return say(why, len, -ENAMETOOLONG, "%.64s...: a path longer than %d bytes", path,
+                   PATH_MAX - 1);
+    }
     snprintf(o->path, sizeof(o->path), "%s", path);
     if ((rc = open_directory(o, path, why, len)) < 0 || (rc = output_rule(o, why, len)) < 0 ||
         (rc = create_temporary(o, mode, why, len)) < 0) {
@@ -168,8 +263,10 @@ static int close_temporary(struct randd_output *o)
     int err = 0;
 
     if (o->stream) {
-        if (fflush(o->stream) != 0 || ferror(o->stream))
-            err = errno ? errno : EIO;
+        if (fflush(o->stream) != 0)
+            err = errno;
+        else if (ferror(o->stream))
+            err = EIO;          /* an earlier write failed; its errno is gone by now */
         if (!err && fsync(fileno(o->stream)) < 0)
             err = errno;
         if (fclose(o->stream) != 0 && !err)

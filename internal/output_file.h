@@ -1,7 +1,7 @@
 /* How randd and randctl create or replace a file a user names on the command line (assess
  * --report, --capture --output, metrics --output, the benchmark's scratch files): never
- * through a symlink or a hard link someone else put at the path. Owns the checks and the
- * temporary-file-and-rename; what goes into the file is the caller's. */
+ * through a symlink or a hard link someone else put at the path or on the way to it. Owns the
+ * checks and the temporary-file-and-rename; what goes into the file is the caller's. */
 #ifndef RANDD_OUTPUT_FILE_H
 #define RANDD_OUTPUT_FILE_H
 
@@ -30,9 +30,11 @@ struct randd_output {
 
 /* Checks path as rule says and creates, in its directory, a temporary file of mode (whatever
  * the umask) with O_EXCL and O_NOFOLLOW and a random name, for the caller to write through
- * o->fd or randd_output_stream(). Nothing is at path yet. Returns 0, or a negative errno with
- * why naming the path and the problem (-EEXIST: something is there and rule is NEW; -EPERM:
- * something there that is never replaced; -ENOENT: no such directory; ...). */
+ * o->fd or randd_output_stream(). Nothing is at path yet. A symlink on the way to the
+ * directory is followed only when root or the effective uid owns it. Returns 0, or a negative
+ * errno with why naming the path and the problem (-EEXIST: something is there and rule is
+ * NEW; -EPERM: something there that is never replaced, or another user's symlink on the way;
+ * -ENOENT: no such directory; -ENAMETOOLONG: PATH_MAX or more; ...). */
 int randd_output_open(struct randd_output *o, const char *path, mode_t mode,
                       enum randd_output_rule rule, char *why, size_t len);
 

@@ -1,6 +1,7 @@
 /* internal/output_file.c: what may stand at an output's name, before the work and at the
  * rename; the temporary file's mode and its removal. The races the integration test cannot
- * time are made here by hand: a file or a symlink put at the name between open and commit.
+ * time are made here by hand: a file or a symlink put at the name between open and commit;
+ * another uid's symlink on the way to the directory.
  * (tests/integration/test_root_writes.sh plants the links as nobody and runs root's tools.) */
 #include <errno.h>
 #include <fcntl.h>
@@ -190,6 +191,42 @@ START_TEST(replace_takes_a_file_of_ours_with_one_link_and_nothing_else)
 }
 END_TEST
 
+START_TEST(another_uids_symlink_on_the_way_to_the_directory_is_not_followed)
+{
+    struct randd_output o;
+
+    set_up();
+    ck_assert_int_eq(mkdir(at("roots"), 0755), 0);
+    put("roots/metrics.prom", "root's");
+    /* One of our own on the way is followed, relative or absolute, as a plain path would be. */
+    ck_assert_int_eq(symlink("roots", at("ours")), 0);
+    ck_assert_int_eq(randd_output_open(&o, at("ours/new.prom"), 0644, RANDD_OUTPUT_NEW, why,
+                                       sizeof(why)), 0);
+    ck_assert_int_eq(write_text(&o, "new"), 0);
+    ck_assert(holds("roots/new.prom", "new"));
+    if (geteuid() != 0) {
+        fprintf(stderr, "SKIP another uid's symlink on the way: needs root to make one\n");
+        tear_down();
+        return;
+    }
+    /* Another uid's (nobody's), pointing at our directory: the file there stays ours. */
+    ck_assert_int_eq(symlink(at("roots"), at("nobodys")), 0);
+    ck_assert_int_eq(lchown(at("nobodys"), 65534, 65534), 0);
+    ck_assert_int_eq(randd_output_open(&o, at("nobodys/metrics.prom"), 0644,
+                                       RANDD_OUTPUT_REPLACE, why, sizeof(why)), -EPERM);
+    ck_assert_msg(strstr(why, "/nobodys is a symbolic link (to ") && strstr(why, "of uid 65534's"),
+                  "%s", why);
+    /* Reached through one of ours that leads to it, it is refused all the same. */
+    ck_assert_int_eq(symlink("nobodys/.", at("via")), 0);
+    ck_assert_int_eq(randd_output_open(&o, at("via/metrics.prom"), 0644, RANDD_OUTPUT_REPLACE,
+                                       why, sizeof(why)), -EPERM);
+    ck_assert_msg(strstr(why, "/nobodys is a symbolic link"), "%s", why);
+    ck_assert(holds("roots/metrics.prom", "root's"));
+    assert_entries("nobodys ours roots via ");
+    tear_down();
+}
+END_TEST
+
 START_TEST(a_path_that_cannot_be_written_fails_before_any_work)
 {
     struct randd_output o;
@@ -202,6 +239,26 @@ START_TEST(a_path_that_cannot_be_written_fails_before_any_work)
                      -EISDIR);
     ck_assert_int_eq(randd_output_open(&o, at(".."), 0644, RANDD_OUTPUT_NEW, why, sizeof(why)),
                      -EISDIR);
+    put("file", "");            /* a file on the way, a loop of links, a path too long */
+    ck_assert_int_eq(randd_output_open(&o, at("file/x"), 0644, RANDD_OUTPUT_NEW, why,
+                                       sizeof(why)), -ENOTDIR);
+    ck_assert_msg(strstr(why, "/file: not a directory"), "%s", why);
+    ck_assert_int_eq(symlink("loop", at("loop")), 0);
+    ck_assert_int_eq(randd_output_open(&o, at("loop/x"), 0644, RANDD_OUTPUT_NEW, why,
+                                       sizeof(why)), -ELOOP);
+    ck_assert_msg(strstr(why, "more than 40 symbolic links on the way"), "%s", why);
+    {
+        char longer[PATH_MAX + 2];
+
+        memset(longer, 'a', sizeof(longer) - 1);
+        for (size_t i = 1; i < sizeof(longer) - 1; i += 2)
+            longer[i] = '/';
+        longer[sizeof(longer) - 1] = '\0';
+        ck_assert_int_eq(randd_output_open(&o, longer, 0644, RANDD_OUTPUT_NEW, why,
+                                           sizeof(why)), -ENAMETOOLONG);
+        ck_assert_msg(strstr(why, "a path longer than 4095 bytes"), "%s", why);
+    }
+    assert_entries("file loop ");
     tear_down();
 }
 END_TEST
@@ -233,6 +290,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_file_put_at_the_name_while_writing_is_not_replaced);
     tcase_add_test(tc, a_symlink_put_at_the_name_while_writing_is_neither_followed_nor_replaced);
     tcase_add_test(tc, replace_takes_a_file_of_ours_with_one_link_and_nothing_else);
+    tcase_add_test(tc, another_uids_symlink_on_the_way_to_the_directory_is_not_followed);
     tcase_add_test(tc, a_path_that_cannot_be_written_fails_before_any_work);
     tcase_add_test(tc, abort_leaves_nothing_and_a_zeroed_output_is_left_alone);
     suite_add_tcase(s, tc);

@@ -75,7 +75,7 @@ static bool skip_unless_root(void)
 {
     if (geteuid() == 0)
         return false;
-    printf("skipped: privileges_start_thread's drop needs root to be seen\n");
+    fprintf(stderr, "SKIP test_privileges: privileges_start_thread's drop needs root to be seen\n");
     return true;
 }
 

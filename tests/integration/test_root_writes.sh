@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Root never writes through a path another user controls (issue 42). As nobody, links are
-# planted in a world-writable sticky directory (as /tmp is): a symlink to a root-owned 0600
-# file, and a hard link to another. Then root runs every command that writes a file a user
-# names -- randctl assess --report (the non-IID, IID and restart modes), randd --capture
-# --output, randctl metrics --output -- at the planted names, with and without --force. Each
-# must refuse, naming the path and the problem, with a non-zero exit, and leave root's files
-# as they were (the same checksum) and no temporary file behind. (The benchmark's scratch
-# files are created in a directory of its own, mkdtemp's 0700: no one else can plant there.)
+# planted in a directory of nobody's: a symlink to a root-owned 0600 file, a symlink to a
+# root-owned directory holding root's files of the names asked for, and (made by root, below)
+# a hard link to another root-owned file. Then root runs every command that writes a file a
+# user names -- randctl assess --report (the non-IID, IID and restart modes), randd --capture
+# --output, randctl metrics --output -- at the planted names and through the directory link,
+# with and without --force. Each must refuse, naming the path and the problem, with a
+# non-zero exit, and leave root's files as they were (the same checksum) and no temporary
+# file behind. (The benchmark's scratch files are created in a directory of its own,
+# mkdtemp's 0700: no one else can plant there.)
 #
-# The kernel guards much of this itself where fs.protected_symlinks and
-# fs.protected_hardlinks are 1, as most distributions set them; containers and some hosts set
-# 0. Both are set to 0 for the test's few seconds (restored on exit), so what is shown is
-# randd's own refusal, not the kernel's. Needs root; SKIPs where the sysctls cannot be set.
+# Nothing machine-wide is changed. The kernel's fs.protected_symlinks only guards sticky
+# world-writable directories (/tmp); nobody's own 0755 directory is not one, so whatever the
+# sysctl says, what is shown is randd's own refusal. Needs root.
 . "$(dirname "$0")/common.sh"
 
 if [ "$(id -u)" != 0 ]; then
@@ -22,40 +23,34 @@ if ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1; then
 fi
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 
-saved_symlinks=$(sysctl -n fs.protected_symlinks 2>/dev/null)
-saved_hardlinks=$(sysctl -n fs.protected_hardlinks 2>/dev/null)
-restore_sysctls() {
-    [ -n "$saved_symlinks" ] && sysctl -q -w fs.protected_symlinks="$saved_symlinks"
-    [ -n "$saved_hardlinks" ] && sysctl -q -w fs.protected_hardlinks="$saved_hardlinks"
+# Root's files the links point at (in $work, so on nobody's directory's filesystem: a hard
+# link cannot cross one), a directory of root's with files of the output names in it, and
+# the directory nobody plants in.
+plant=$work/nobodys
+mkdir "$plant" && chown nobody:nogroup "$plant" && chmod 755 "$plant"
+root_files="symlinked hardlinked rootdir/randd.prom rootdir/page.html"
+reset_root_files() {     # as they were, and nothing else in root's directory
+    rm -rf "$work/rootdir" && mkdir "$work/rootdir"
+    for name in $root_files; do
+        printf "root's %s file: must not change\n" "$name" >"$work/$name"
+        chmod 600 "$work/$name"
+    done
 }
-# common.sh's clean-up, and the sysctls put back.
-trap 'if [ "$BASHPID" = "$test_shell" ]; then restore_sysctls
-      [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; fi' EXIT
-if ! sysctl -q -w fs.protected_symlinks=0 2>/dev/null ||
-   ! sysctl -q -w fs.protected_hardlinks=0 2>/dev/null; then
-    echo "SKIP test_root_writes.sh: cannot set fs.protected_symlinks and" \
-         "fs.protected_hardlinks to 0 (read-only /proc/sys?)"
-    exit 0
-fi
-
-# Root's files the links point at (in $work, so on the sticky directory's filesystem: a hard
-# link cannot cross one), and the directory anyone may plant in.
-plant=$work/sticky
-mkdir "$plant" && chmod 1777 "$plant"
-for name in symlinked hardlinked; do
-    printf "root's %s file: must not change\n" "$name" >"$work/$name"
-    chmod 600 "$work/$name"
-done
-sums() { sha256sum "$work/symlinked" "$work/hardlinked"; }
+reset_root_files
+sums() { (cd "$work" && sha256sum $root_files && ls -A rootdir); }
 before=$(sums)
 
-# A symlink and a hard link at each output name, planted by nobody. The hard link is made by
-# nobody too: with fs.protected_hardlinks = 0 anyone may link a file they cannot even read.
+# A symlink and a hard link at each output name. nobody plants the symlink. Root makes the
+# hard link: with fs.protected_hardlinks = 1 (Debian's default) nobody may not link a file it
+# cannot read, and the refusal does not depend on who made the link -- the check is the
+# file's link count (st_nlink), which is 2 either way.
 plant_links() {         # plant_links NAME: NAME.sym -> symlinked, NAME.hard = hardlinked
     as_nobody ln -s "$work/symlinked" "$plant/$1.sym" &&
-        as_nobody ln "$work/hardlinked" "$plant/$1.hard" ||
-        fail "nobody could not plant $plant/$1.{sym,hard}"
+        ln "$work/hardlinked" "$plant/$1.hard" ||
+        fail "could not plant $plant/$1.{sym,hard}"
 }
+# And nobody's symlink to root's directory, for outputs named through it.
+as_nobody ln -s "$work/rootdir" "$plant/dir.sym" || fail "nobody could not plant $plant/dir.sym"
 sample=$work/samples.bin                 # a small sample file: the refusal comes first
 head -c 5000 /dev/urandom >"$sample"
 
@@ -67,9 +62,7 @@ refuses() {
     "$@" >"$work/out" 2>&1; rc=$?
     if [ "$(sums)" != "$before" ]; then
         fail "$what: root's file was written through the link (exit $rc): $(head -c 300 "$work/out")"
-        for f in symlinked hardlinked; do
-            printf "root's %s file: must not change\n" "$f" >"$work/$f"    # for the next case
-        done
+        reset_root_files        # for the next case
     elif [ $rc = 0 ]; then
         fail "$what: exit 0, no refusal (root's files intact): $(head -c 300 "$work/out")"
     elif ! grep -qE -- "$pattern" "$work/out"; then
@@ -99,6 +92,13 @@ refuses "assess --report --force over nobody's own file" "belongs to uid 65534" 
     "$RANDCTL" assess "$sample" --report "$plant/report.nobody" --force
 [ "$(cat "$plant/report.nobody")" = "nobody's" ] && pass "nobody's file is left as it was" ||
     fail "nobody's file was replaced: $(head -c 100 "$plant/report.nobody")"
+# Through nobody's symlink to root's directory: neither root's page there replaced nor a new
+# page put in it.
+dir_link="dir\.sym is a symbolic link \(to [^)]*\) of uid 65534's"
+refuses "assess --report --force through nobody's symlink to root's directory" "$dir_link" \
+    "$RANDCTL" assess "$sample" --report "$plant/dir.sym/page.html" --force
+refuses "assess --report of a new page through nobody's symlink to root's directory" \
+    "$dir_link" "$RANDCTL" assess "$sample" --report "$plant/dir.sym/new.html"
 
 # --- randd --capture --output ---------------------------------------------------------------
 plant_links capture
@@ -122,13 +122,15 @@ refuses "metrics --output through nobody's symlink" "metrics\.sym: a symbolic li
     "$RANDCTL" metrics --output "$plant/metrics.sym"
 refuses "metrics --output through nobody's hard link" \
     "metrics\.hard: a file with [0-9]+ hard links" "$RANDCTL" metrics --output "$plant/metrics.hard"
+refuses "metrics --output through nobody's symlink to root's directory" "$dir_link" \
+    "$RANDCTL" metrics --output "$plant/dir.sym/randd.prom"
 
-# --- what is left in the sticky directory: the planted names, nothing of root's ----------------
+# --- what is left in nobody's directory: the planted names, nothing of root's -----------------
 left=$(cd "$plant" && ls -A | sort | tr '\n' ' ')
-planted="capture.hard capture.sym metrics.hard metrics.sym report.hard report.nobody report.sym "
+planted="capture.hard capture.sym dir.sym metrics.hard metrics.sym report.hard report.nobody report.sym "
 [ "$left" = "$planted" ] &&
     pass "the planted links are where nobody put them, no temporary file left" ||
-    fail "the sticky directory holds: $left"
+    fail "nobody's directory holds: $left"
 [ "$(readlink "$plant/report.sym")" = "$work/symlinked" ] &&
     [ "$(stat -c %h "$work/hardlinked")" = 4 ] &&
     pass "each link still points at root's file (3 hard links to it besides its own name)" ||
@@ -139,7 +141,7 @@ page_mode=$(printf '%o' $((0666 & ~0$(umask))))        # as fopen(out, "w") made
 "$RANDCTL" assess "$sample" --report "$plant/fresh.html" >/dev/null 2>&1 &&
     [ "$(stat -c '%U %a %h' "$plant/fresh.html")" = "root $page_mode 1" ] &&
     grep -q '</html>' "$plant/fresh.html" &&
-    pass "assess --report at a fresh name in the sticky directory: root's 0$page_mode page" ||
+    pass "assess --report at a fresh name in nobody's directory: root's 0$page_mode page" ||
     fail "assess --report at a fresh name: $(ls -l "$plant/fresh.html" 2>&1)"
 "$RANDCTL" assess "$sample" --report "$plant/fresh.html" --force >/dev/null 2>&1 &&
     pass "assess --report --force replaces root's own page" || fail "--force over root's own page"
@@ -147,6 +149,15 @@ page_mode=$(printf '%o' $((0666 & ~0$(umask))))        # as fopen(out, "w") made
     [ "$(stat -c '%U %a %s' "$plant/fresh.bin")" = "root 600 1000" ] &&
     pass "randd --capture --output at a fresh name: root's 0600 file of 1000 samples" ||
     fail "--capture at a fresh name: $(ls -l "$plant/fresh.bin" 2>&1)"
+
+# A symlink of root's own on the way is followed, as before.
+ln -s "$work/rootdir" "$work/rootlink"
+"$RANDCTL" metrics --output "$work/rootlink/own.prom" >/dev/null 2>&1
+[ "$(stat -c '%U %a' "$work/rootdir/own.prom" 2>&1)" = "root 644" ] &&
+    grep -q '^randd_up 0$' "$work/rootdir/own.prom" &&
+    pass "metrics --output through root's own symlink to root's directory: written" ||
+    fail "metrics --output through root's own symlink: $(ls -l "$work/rootdir" 2>&1)"
+rm -f "$work/rootdir/own.prom"
 
 [ "$(sums)" = "$before" ] && pass "root's files: the checksums they started with" ||
     fail "root's files changed: $(sums)"

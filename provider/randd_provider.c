@@ -45,10 +45,14 @@
  * systemd's watchdog restarts a hung randd within 30 s. */
 #define HUNG_BACKOFF_NS    (10ull * 1000000000u)
 /* fork() waits for a seed in flight (section fork): its timeout and this margin at most, then
- * this grace for OpenSSL to release its DRBG's locks. */
+ * this grace for OpenSSL to release its DRBG's locks. Natively that takes microseconds, and
+ * 1 ms held even pinned to one core beside six CPU hogs (12 runs of 12). In a VM whose vCPUs
+ * outnumber the host's cores the thread releasing them may not run for milliseconds: the
+ * arm64 guest (make check-arm64, 2 vCPUs on a busy 2-core host) saw a child hang on
+ * OpenSSL's lock after a 1 ms grace. Paid only by a fork that found a seed busy. */
 #define FORK_WAIT_MARGIN_MS 1000
 #ifndef FORK_GRACE_NS
-#define FORK_GRACE_NS      1000000
+#define FORK_GRACE_NS      20000000
 #endif
 
 /* Reason codes for OpenSSL's error queue; the texts are in reason_strings below. */

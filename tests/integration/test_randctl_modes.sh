@@ -61,6 +61,12 @@ out=$("$RANDCTL" bytes 64 --prediction-resistant 2>"$work/err"); rc=$?
 check "bytes 64 --prediction-resistant: 128 hex digits, one noise reseed ($reseeds0 -> $(key noise.noise_reseeds))" \
     '[ $rc = 0 ] && [[ $out =~ ^[0-9a-f]{128}$ ]] && [ "$(key noise.noise_reseeds)" = $((reseeds0 + 1)) ]' ||
     cat "$work/err"
+# Four more: the status view counts the 5 requests answered, not the 1600 noise bits spent.
+for i in 1 2 3 4; do "$RANDCTL" bytes 64 --prediction-resistant >/dev/null 2>>"$work/err"; done
+view=$("$RANDCTL" status | grep "^noise")
+check "status after 5 prediction-resistant requests: PR 5 (${view#noise })" \
+    '[ "$(key noise.prediction_resistant.answered)" = 5 ] && [[ $view == *", PR 5 ("* ]]' ||
+    cat "$work/err"
 n=$("$RANDCTL" bytes 1000 --full-entropy --raw 2>"$work/err" | wc -c)
 check "bytes 1000 --full-entropy --raw: 1000 bytes" '[ "$n" = 1000 ]' || cat "$work/err"
 

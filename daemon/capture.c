@@ -57,6 +57,21 @@ const char *capture_source_list(void)
     return list;
 }
 
+/* The config key that turns source name off, or NULL when the config lets it run: a capture
+ * reads only what the daemon would (jitter = auto may run, so it may be captured). */
+const char *capture_config_turns_off(const struct config *c, const char *name)
+{
+    if (is_cpu_source(name))
+        return c->cpu_source ? NULL : "cpu_source";
+    if (!strcmp(name, "hwrng"))
+        return c->hwrng ? NULL : "hwrng";
+    if (!strcmp(name, "jitter"))
+        return c->jitter != JITTER_NO ? NULL : "jitter";
+    if (!strcmp(name, "getrandom"))
+        return c->getrandom ? NULL : "getrandom";
+    return NULL;
+}
+
 static int open_source(struct source *s, const struct config *c, const char *name, char *why,
                        size_t whylen)
 {

@@ -16,6 +16,10 @@ bool capture_is_source(const char *name);
 /* The sources --capture knows, as a usage message lists them. */
 const char *capture_source_list(void);
 
+/* The config key ("hwrng", "cpu_source", ...) that is "no" for source name, or NULL: a
+ * source the config turns off is not captured, as the daemon would not read it. */
+const char *capture_config_turns_off(const struct config *c, const char *name);
+
 /* Captures count samples of source name (capture_source_list) into path; with
  * restarts > 0, restarts rows of count samples, the source reopened before each (a row
  * dataset, SP 800-90B 3.1.4.1). The file is created new; with replace, a file of ours

@@ -112,7 +112,8 @@ static void usage(FILE *to)
             "      --capture SOURCE --count N --output FILE\n"
             "                      write N raw samples of SOURCE (cpu, hwrng, jitter or\n"
             "                      getrandom; cpu is the CPU's noise instruction), one per\n"
-            "                      byte, for SP 800-90B tools, and exit\n"
+            "                      byte, for SP 800-90B tools, and exit; a source the config\n"
+            "                      turns off (hwrng = no, ...) is refused\n"
             "      --restarts R    with --capture: R rows of N samples, SOURCE opened afresh\n"
             "                      before each row as a start of randd opens it (SP 800-90B\n"
             "                      3.1.4 restart data: --restarts 1000 --count 1000)\n"
@@ -246,10 +247,18 @@ static int load_config(struct randd *r, struct config *out)
 
 static int run_capture(const struct randd *r)
 {
+    const char *off = capture_config_turns_off(&r->config, r->capture_source);
     char why[512];
-    int rc = capture_run(&r->config, r->capture_source, r->capture_count, r->capture_restarts,
-                         r->capture_output, r->capture_force, why, sizeof(why));
+    int rc;
 
+    if (off) {
+        log_err("--capture %s: %s turns this source off (%s = no), and a capture reads only "
+                "what randd would: set %s = yes there to capture it", r->capture_source,
+                r->config_path, off, off);
+        return EXIT_FAILURE;
+    }
+    rc = capture_run(&r->config, r->capture_source, r->capture_count, r->capture_restarts,
+                     r->capture_output, r->capture_force, why, sizeof(why));
     if (rc < 0)
         log_err("--capture: %s", why);
     else

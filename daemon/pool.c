@@ -525,24 +525,41 @@ bool pool_kernel_material_ready(const struct pool *p)
 
 /* --- the noise reservoir --------------------------------------------------------------- */
 
+/* Appends one source's state and reason to why (used bytes so far). One that does not fit is
+ * cut and ends in the mark, never mid-word without it; false once cut (nothing more fits). */
+static bool append_noise_reason(char *why, size_t whylen, size_t *used, bool first,
+                                const struct source *s)
+{
+    static const char mark[] = "\xe2\x80\xa6";       /* … in UTF-8 */
+    int w = snprintf(why + *used, whylen - *used, "%s%s %s: %s", first ? "" : "; ", s->name,
+                     randd_source_state_name(s->health.state), s->health.reason);
+
+    if (w >= 0 && (size_t)w < whylen - *used) {
+        *used += (size_t)w;
+        return true;
+    }
+    if (whylen >= sizeof(mark))
+        memcpy(why + whylen - sizeof(mark), mark, sizeof(mark));
+    *used = whylen - 1;
+    return false;
+}
+
 bool pool_noise_able(struct pool *p, char *why, size_t whylen)
 {
     size_t used = 0;
-    bool any = false, cpu_named = strcmp(source_cpu_name(), "cpu") != 0;
+    bool any = false, room = whylen > 0, cpu_named = strcmp(source_cpu_name(), "cpu") != 0;
 
     drop_noise_after_failures(p);     /* one induced since the last harvest, too */
     for (size_t i = 0; i < p->nsources; i++) {
         const struct source *s = p->sources[i];
         enum randd_source_state state = s->health.state;
-        int w;
 
         if (!s->noise)
             continue;
         if (state == RANDD_SOURCE_HEALTHY || state == RANDD_SOURCE_STARTUP)
             return true;
-        w = snprintf(why + used, whylen - used, "%s%s %s: %s", any ? "; " : "", s->name,
-                     randd_source_state_name(state), s->health.reason);
-        used = w < 0 || (size_t)w >= whylen - used ? whylen - 1 : used + (size_t)w;
+        if (room)
+            room = append_noise_reason(why, whylen, &used, !any, s);
         any = true;
     }
     if (!any)

@@ -158,9 +158,15 @@ bool pool_kernel_material_ready(const struct pool *p);
 
 /* --- the noise reservoir (noise.h), under the pool's lock like the rest ------------------- */
 
+/* Room for why below to name every noise source (the CPU's, hwrng, jitter), its state and
+ * its whole reason (struct health's, 160 bytes at most): they fit, with room to spare, and
+ * the NO_NOISE_SOURCE reply built of it fits the 1023 bytes librandd keeps of a message. */
+#define POOL_NOISE_WHY_BYTES 960
+
 /* Whether a noise source is healthy, or in its start-up test and about to be: else false,
- * with why naming each noise source's state (or that none is configured). First wipes the
- * reservoir if a noise source failed a health test since the last look. */
+ * with why naming each noise source's state and reason (or that none is configured). A why
+ * too small for them all ends in "…" where it was cut. First wipes the reservoir if a
+ * noise source failed a health test since the last look. */
 bool pool_noise_able(struct pool *p, char *why, size_t whylen);
 /* Blocks for requests are wanted, or the reserve is short: harvest soon. */
 bool pool_noise_wanted(const struct pool *p);

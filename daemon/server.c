@@ -719,7 +719,7 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
     struct server *s = c->srv;
     struct pool *p = branch_lock_pool(s->branch);
     unsigned need = blocks_for(req);
-    char why[256];
+    char why[POOL_NOISE_WHY_BYTES];
     int status = RANDD_OK, rc;
     bool wanted, fresh = !c->noise_ticket;
 
@@ -762,7 +762,7 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
     if (wanted && s->noise_wanted)
         s->noise_wanted(s->noise_ctx);
     if (status == RANDD_NO_NOISE_SOURCE) {
-        char msg[300];
+        char msg[sizeof("no healthy noise source: ") + sizeof(why)];
 
         snprintf(msg, sizeof(msg), "no healthy noise source: %s", why);
         reply_error(c, status, msg);

@@ -31,6 +31,7 @@
 
 #define PIPELINE 8                   /* requests in flight in randd_bytes/randd_range */
 #define MAX_TEXT_REPLY (1u << 20)    /* STATUS is a few KiB; more is not a randd talking */
+#define MESSAGE_CUT "\xe2\x80\xa6"   /* …: ends a daemon's message too long to keep */
 /* From here up randd_bytes asks for BYTES_MEMFD: the arena costs its mapping once per
  * connection, then each byte one copy instead of two (randctl benchmark, "randd_bytes()"). */
 #define MEMFD_MIN_BYTES (64u << 10)
@@ -56,7 +57,7 @@ struct randd_handle {
     const uint64_t *vm_word;         /* SOCKET.generation, mapped; NULL: no read-ahead */
     bool vm_word_tried;
     char path[108];
-    char message[256];
+    char message[1024];              /* the daemon's reason: NO_NOISE_SOURCE's names each source */
 };
 
 static uint64_t now_ns(void)
@@ -447,7 +448,9 @@ static int read_body(randd_handle *h, const uint8_t head[RANDD_HEADER_BYTES], vo
 
         rc = recv_all(h, h->message, n);
         h->message[rc < 0 ? 0 : n] = '\0';
-        for (size_t left = length - n; rc == 0 && left > 0;) {   /* an overlong message */
+        if (rc == 0 && n < length)       /* an overlong message: cut, never silently */
+            memcpy(h->message + n - (sizeof(MESSAGE_CUT) - 1), MESSAGE_CUT, sizeof(MESSAGE_CUT));
+        for (size_t left = length - n; rc == 0 && left > 0;) {
             size_t step = left < sizeof(sink) ? left : sizeof(sink);
 
             rc = recv_all(h, sink, step);

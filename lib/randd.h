@@ -168,7 +168,8 @@ void randd_rng_free(randd_rng *rng);
 int randd_random(void *buf, size_t n);
 
 const char *randd_strerror(int err);
-/* The daemon's message with its last error reply, or librandd's own for a daemon refused or
+/* The daemon's message with its last error reply (1023 bytes at most: a longer one ends in
+ * "…" where it was cut), or librandd's own for a daemon refused or
  * a connect that timed out ("" if none); after a successful call that would have read ahead,
  * why the handle does not use SOCKET.generation (librandd(3)). h NULL: why this thread's
  * last randd_open() failed ("" if it did not, or the error says it all). */

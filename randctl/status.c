@@ -164,7 +164,7 @@ static int view(void)
 
 static int run_status(int argc, char **argv)
 {
-    int json = 0, keys = 0, watching = 0, rc;
+    int json = 0, keys = 0, watching = 0, interval_given = 0, rc;
     double interval = 2;
     struct json_flat flat;
     char gen[PATH_MAX + 256];
@@ -183,13 +183,15 @@ static int run_status(int argc, char **argv)
             if (*end || end == argv[i] || !(interval >= 0.1 && interval <= 3600))
                 return usage_error(&cmd_status, "--interval: not seconds from 0.1 to 3600: %s",
                                    argv[i]);
-            watching = 1;
+            interval_given = 1;
         } else {
             return usage_error(&cmd_status, "bad argument: %s", argv[i]);
         }
     }
     if (json + keys + watching > 1)
         return usage_error(&cmd_status, "--json, --keys and --watch exclude one another");
+    if (interval_given && !watching)     /* the synopsis nests it: a refresh of what? */
+        return usage_error(&cmd_status, "--interval needs --watch");
     if (watching)
         return watch(interval);
     if (!json && !keys)

@@ -484,12 +484,17 @@ static void noise_line(struct writer *w, const struct json_flat *j)
     item(w, PLAIN, "%.0f bits ready", number(j, "noise.available_bits"));
     item(w, waiting > 0 ? YELLOW : PLAIN, "%.0f waiting", waiting);
     for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+        double answered, spent;
+
+        /* One field at a time: path rewritten among one call's arguments gave both numbers
+         * whichever field the compiler wrote there first (gcc: consumed_bits). */
         snprintf(path, sizeof(path), "noise.%s.served_bytes", modes[m].key);
         size(buf, sizeof(buf), number(j, path));
         snprintf(path, sizeof(path), "noise.%s.answered", modes[m].key);
-        item(w, PLAIN, "%s %.0f (%s, %.0f bits)", modes[m].name, number(j, path), buf,
-             number(j, (snprintf(path, sizeof(path), "noise.%s.consumed_bits", modes[m].key),
-                        path)));
+        answered = number(j, path);
+        snprintf(path, sizeof(path), "noise.%s.consumed_bits", modes[m].key);
+        spent = number(j, path);
+        item(w, PLAIN, "%s %.0f (%s, %.0f bits)", modes[m].name, answered, buf, spent);
     }
     for (size_t r = 0; r < sizeof(refusals) / sizeof(refusals[0]); r++) {
         snprintf(path, sizeof(path), "noise.%s", refusals[r].key);

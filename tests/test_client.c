@@ -609,6 +609,53 @@ START_TEST(no_noise_source_is_its_own_error_with_the_daemons_message)
 }
 END_TEST
 
+/* Sends an error reply whose message is n bytes of 'x' ending in "(end)". */
+static void send_long_message(int peer, int status, size_t n)
+{
+    static uint8_t frame[RANDD_HEADER_BYTES + 4096];
+
+    ck_assert_uint_le(n, sizeof(frame) - RANDD_HEADER_BYTES);
+    put_header(frame, (uint8_t)status, (uint32_t)n);
+    memset(frame + RANDD_HEADER_BYTES, 'x', n);
+    memcpy(frame + RANDD_HEADER_BYTES + n - 5, "(end)", 5);
+    ck_assert_int_eq(write(peer, frame, RANDD_HEADER_BYTES + n), (ssize_t)(RANDD_HEADER_BYTES + n));
+}
+
+/* NO_NOISE_SOURCE names every noise source with its whole reason (three of 160 bytes and
+ * more): kept whole. One past what the handle keeps is cut with a mark, never silently, and
+ * the rest of it read, so the next call gets its own reply. */
+START_TEST(a_long_message_is_kept_whole_and_an_overlong_one_cut_with_a_mark)
+{
+    static const char mark[] = "\xe2\x80\xa6";
+    const char *msg;
+    uint8_t out[32];
+    randd_handle *hd;
+    int peer;
+    size_t n;
+
+    hd = handle_with_peer(&peer, 10000);
+    send_long_message(peer, RANDD_NO_NOISE_SOURCE, 700);
+    ck_assert_int_eq(randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_FULL_ENTROPY),
+                     RANDD_ERR(RANDD_NO_NOISE_SOURCE));
+    msg = randd_message(hd);
+    ck_assert_msg(strlen(msg) == 700 && !strcmp(msg + 695, "(end)"),
+                  "a 700-byte message kept as %zu bytes ending \"%s\"", strlen(msg),
+                  msg + (strlen(msg) > 8 ? strlen(msg) - 8 : 0));
+    send_long_message(peer, RANDD_NO_NOISE_SOURCE, 4000);
+    ck_assert_int_eq(randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_FULL_ENTROPY),
+                     RANDD_ERR(RANDD_NO_NOISE_SOURCE));
+    msg = randd_message(hd);
+    n = strlen(msg);
+    ck_assert_msg(n > sizeof(mark) && !strcmp(msg + n - (sizeof(mark) - 1), mark),
+                  "a 4000-byte message cut to %zu bytes without the mark, ending \"%s\"", n,
+                  msg + (n > 8 ? n - 8 : 0));
+    send_ok(peer, sizeof(out), 0x77);
+    ck_assert_int_eq(randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_FULL_ENTROPY), 0);
+    randd_close(hd);
+    close(peer);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("client");
@@ -628,6 +675,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, prediction_resistance_goes_over_bytes_with_its_flag_whatever_the_size);
     tcase_add_test(tc, seed_carries_its_mode_flag);
     tcase_add_test(tc, no_noise_source_is_its_own_error_with_the_daemons_message);
+    tcase_add_test(tc, a_long_message_is_kept_whole_and_an_overlong_one_cut_with_a_mark);
     suite_add_tcase(s, tc);
     tcase_add_test(args, bytes_into_null_sends_nothing_and_the_next_call_is_served);
     tcase_add_test(args, range_with_bad_arguments_sends_nothing_and_the_next_call_is_served);

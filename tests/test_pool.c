@@ -15,7 +15,7 @@
 #define S 1000000000ull     /* one second in ns */
 
 static struct pool pool;
-static struct scripted a, b;
+static struct scripted a, b, c;
 
 static void setup(void)
 {
@@ -497,6 +497,60 @@ START_TEST(a_disabled_noise_source_leaves_nothing_in_the_reservoir)
 }
 END_TEST
 
+/* Three noise sources disabled, each with a reason as long as struct health keeps, ending in
+ * the word "(end)". */
+static const char *const noise_names[] = { "cpu", "hwrng", "jitter" };
+#define MARK "\xe2\x80\xa6"      /* … */
+
+static void three_noise_sources_disabled(void)
+{
+    struct scripted *sources[] = { &a, &b, &c };
+
+    for (int i = 0; i < 3; i++) {
+        char reason[sizeof(a.source.health.reason)];
+
+        add(sources[i], noise_names[i], SCRIPT_RANDOM, (uint64_t)i + 1);
+        sources[i]->source.noise = true;
+        memset(reason, 'x', sizeof(reason) - 1);
+        memcpy(reason + sizeof(reason) - 6, "(end)", 6);
+        source_disable(&sources[i]->source, reason);
+    }
+}
+
+/* The why a NO_NOISE_SOURCE reply is built in (POOL_NOISE_WHY_BYTES) holds them all, whole. */
+START_TEST(every_noise_sources_whole_reason_fits_the_no_noise_source_reply)
+{
+    char why[POOL_NOISE_WHY_BYTES], want[64];
+    const char *at = why;
+    int whole = 0;
+
+    three_noise_sources_disabled();
+    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    for (int i = 0; i < 3; i++) {
+        snprintf(want, sizeof(want), "%s quarantined: xxx", noise_names[i]);
+        ck_assert_msg(strstr(why, want), "no \"%s\" in: %s", want, why);
+    }
+    while ((at = strstr(at, "xx(end)")) && ++whole)
+        at++;
+    ck_assert_msg(whole == 3 && !strstr(why, MARK), "%d of 3 reasons whole: %s", whole, why);
+}
+END_TEST
+
+/* A why too small for every reason is cut with a mark at its end, never mid-word without one. */
+START_TEST(a_noise_reason_too_long_for_its_buffer_ends_in_a_mark)
+{
+    char why[200];
+    size_t n;
+
+    three_noise_sources_disabled();
+    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    n = strlen(why);
+    ck_assert_msg(n == sizeof(why) - 1 && !strcmp(why + n - strlen(MARK), MARK),
+                  "cut without the mark (%zu bytes): %s", n, why);
+    ck_assert_msg(!strncmp(why, "cpu quarantined: xxx", 20), "why: %s", why);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("pool");
@@ -525,6 +579,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, noise_bits_are_credited_to_the_reservoir_once);
     tcase_add_test(tc, a_quarantined_noise_source_leaves_nothing_in_the_reservoir);
     tcase_add_test(tc, a_disabled_noise_source_leaves_nothing_in_the_reservoir);
+    tcase_add_test(tc, every_noise_sources_whole_reason_fits_the_no_noise_source_reply);
+    tcase_add_test(tc, a_noise_reason_too_long_for_its_buffer_ends_in_a_mark);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,8 +2,8 @@
 # randd --capture SOURCE --restarts R --count N --output FILE: R rows of N samples, the source
 # opened afresh before each row. Proven where a reopen shows: hwrng on a file starts again at
 # the file's first byte, so every row is the file's first N bytes (without the reopen the rows
-# would run on through the file). Jitter's rows, assessed by randctl assess --restart; usage
-# errors exit 2 and write nothing.
+# would run on through the file). Jitter's rows, assessed by randctl assess --restart; a source
+# the config turns off is refused; usage errors exit 2 and write nothing.
 . "$(dirname "$0")/common.sh"
 check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
 
@@ -26,6 +26,20 @@ check "hwrng: every row starts again at the device's first byte ($same of 7 rows
     2>/dev/null
 check "hwrng without --restarts: one open, the file read on (the rows differ)" \
     '! cmp -s <(tail -c +1001 "$work/once" | head -c 1000) "$work/first"'
+
+# A source the config turns off is not captured: exit 1 naming the key and the file, no
+# output, and the device never opened (a FIFO there would hold a reader up).
+mkfifo "$work/fifo"
+for key in hwrng cpu_source jitter getrandom; do
+    name=$key; [ $key = cpu_source ] && name=cpu
+    rm -f "$work/off"
+    printf 'hwrng_device = %s\n%s = no\n' "$work/fifo" "$key" >"$work/off.conf"
+    timeout 20 "$RANDD" --config "$work/off.conf" --capture $name --count 10 \
+        --output "$work/off" >"$work/err" 2>&1; rc=$?
+    check "$key = no: --capture $name refused, exit 1, naming $key = no and the file ($(head -c 200 "$work/err"))" \
+        '[ $rc = 1 ] && grep -qF "$work/off.conf turns this source off ($key = no)" "$work/err" &&
+         [ ! -e "$work/off" ]'
+done
 
 # Two rows: each starts jitter's worker afresh at idle priority, as randd does. check-loaded's
 # CPU hogs (RANDD_TEST_CPU_HOGS) starve such a worker past the capture's minute of waiting.

@@ -30,6 +30,10 @@ out=$("$RANDCTL" status --keys); rc=$?
 check "status --keys: path: value lines" '[ $rc = 0 ] && grep -q "^ready: true" <<<"$out" && grep -q "name: getrandom" <<<"$out"'
 out=$("$RANDCTL" status --json)
 check "status --json" 'grep -q "\"ready\":true" <<<"$out"'
+# --interval is --watch's: alone it is a usage error, not a watch that never ends.
+out=$(timeout 10 "$RANDCTL" status --interval 1 2>&1 >/dev/null); rc=$?
+check "status --interval without --watch: exit 2, \"--interval needs --watch\" (exit $rc: ${out%%$'\n'*})" \
+    '[ $rc = 2 ] && [[ $out == "randctl: --interval needs --watch"* ]]'
 out=$("$RANDCTL" bytes 32 --hex)
 check "bytes 32 --hex: 64 hex digits" '[[ $out =~ ^[0-9a-f]{64}$ ]]'
 out=$(RANDD_SOCKET=$work/none.sock "$RANDCTL" bytes 32 --hex --socket "$RANDD_SOCKET")

@@ -4,7 +4,8 @@
 #   - README.md's randctl command list and exit codes against `randctl --help`'s;
 #   - every command synopsis of `randctl --help` against randctl(1)'s COMMANDS entries;
 #   - `randd --help`'s usage against randd(8)'s SYNOPSIS and docs/operating.md's, and
-#     `randctl benchmark --help` against docs/performance.md's.
+#     `randctl benchmark --help` against docs/performance.md's;
+#   - README.md at most 300 lines.
 # A synopsis is compared whole, blanks collapsed; against a man page, case aside (the man
 # pages write placeholders in lower-case italics, --help in capitals). Needs no daemon.
 . "$(dirname "$0")/common.sh"
@@ -139,5 +140,10 @@ ops_usage=$(sed -n '/^    randd \[/,/^$/p' "$repo/docs/operating.md" | tr '\n' '
 perf=$(sed -n 's/^    \$ build\/randctl \(benchmark .*\)/\1/p' "$repo/docs/performance.md")
 grep -qxF -- "$perf" "$work/help-synopses" && pass "docs/performance.md's benchmark synopsis is --help's" ||
     fail "docs/performance.md's benchmark synopsis is not randctl --help's: '$perf'"
+
+# And README stays a first page: the rest lives in docs/ (issue 41).
+lines=$(wc -l <"$readme")
+[ "$lines" -le 300 ] && pass "README.md is $lines lines (at most 300)" ||
+    fail "README.md is $lines lines, more than the 300 of a first page: move detail to docs/"
 
 finish test_doc_synopses.sh

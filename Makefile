@@ -356,7 +356,7 @@ end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork $(B
 	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder; \
 	TEST_JOBS=$(TEST_JOBS) tests/run-tests $(BUILD)/test-times-end-to-end $(E2E_BIN) $(INTEGRATION)
 
-# A QEMU guest reading /dev/hwrng through randd's EGD socket as the README sets it up, paused
+# A QEMU guest reading /dev/hwrng through randd's EGD socket as docs/egd.md sets it up, paused
 # past idle_timeout (tests/qemu/check-qemu): half a minute under TCG, so make check runs it too.
 check-qemu: deps
 	@$(MAKE) --no-print-directory all
@@ -516,7 +516,7 @@ check-systemd: deb
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="debootstrap systemd-container"
 	tests/system/check-systemd.sh $(BUILD)
 
-# README's container recipe, tested: a randd on the host, its socket's directory mounted
+# docs/containers.md's recipe, tested: a randd on the host, its socket's directory mounted
 # read-only into podman containers, rootful and rootless (run by nobody), from an image built
 # here with no registry (a debootstrapped Debian 12 minbase root, cached in build/containers,
 # plus make install). Root only; skipped with one line where podman cannot run.

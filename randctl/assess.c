@@ -339,7 +339,7 @@ const struct command cmd_assess = {
     "assess", "assess FILE [--bits W] [--truncate] [--iid [--no-permutations|--seed HEX]] "
               "[--progress] "
               "[--report OUT.html [--force] [--claim H]] | FILE --restart --h-initial H "
-              "[--bits W] [--report OUT.html [--force]] | --conditioning "
+              "[--bits W] [--progress] [--report OUT.html [--force]] | --conditioning "
               "--vetted|--non-vetted N_IN N_OUT NW H_IN "
               "[H_PRIME|--conditioned-file FILE]  SP 800-90B min-entropy, IID tests, restart "
               "tests, conditioning, report",

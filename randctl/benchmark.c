@@ -1346,7 +1346,8 @@ static void noise_modes(const struct options *o, uint8_t *out)
 
 #define SYSCALL_CALLS 1000
 
-static void syscall_rows(randd_handle *h, const char *method, uint8_t *out)
+/* false when the calls cannot be counted here (stderr says why once). */
+static bool syscall_rows(randd_handle *h, const char *method, uint8_t *out)
 {
     static const size_t counted_sizes[] = { 32, 4096 };
     struct syscall_counter c;
@@ -1361,7 +1362,7 @@ static void syscall_rows(randd_handle *h, const char *method, uint8_t *out)
             break;
         if ((rc = syscall_counter_start(&c, -1, why, sizeof(why))) < 0) {
             fprintf(stderr, "randctl: benchmark: no system call rows: %s\n", why);
-            return;
+            return false;
         }
         for (int n = 0; n < SYSCALL_CALLS && rc == 0; n++)
             rc = randd_bytes(h, out, size);
@@ -1370,6 +1371,7 @@ static void syscall_rows(randd_handle *h, const char *method, uint8_t *out)
     }
     if (rc < 0)
         failure("system calls per request", rc);
+    return true;
 }
 
 static void syscalls_per_request(uint8_t *out)
@@ -1382,9 +1384,10 @@ static void syscalls_per_request(uint8_t *out)
         failure("system calls per request", rc);
         return;
     }
-    syscall_rows(h, "randd_bytes()", out);
-    randd_set_timeout(h, 2000);
-    syscall_rows(h, "randd_bytes() t=2s", out);
+    if (syscall_rows(h, "randd_bytes()", out)) {
+        randd_set_timeout(h, 2000);
+        syscall_rows(h, "randd_bytes() t=2s", out);
+    }
     randd_close(h);
 }
 

@@ -554,8 +554,10 @@ static int read_body(randd_handle *h, const uint8_t head[RANDD_HEADER_BYTES], vo
         size_t kept = have < n ? have : n, left = length - (have > n ? have : n);
         char sink[256];
 
-        if (kept)
+        if (have) {                  /* came into out with the header: the caller's no more */
             memcpy(h->message, out, kept);
+            memset(out, 0, have);
+        }
         rc = recv_all(h, h->message + kept, n - kept);
         h->message[rc < 0 ? 0 : n] = '\0';
         if (rc == 0 && n < length)       /* an overlong message: cut, never silently */
@@ -590,7 +592,7 @@ static int read_body(randd_handle *h, const uint8_t head[RANDD_HEADER_BYTES], vo
 /* A reply: its header, and its body into out (or *text). The daemon writes a reply with one
  * send, so when no other reply can follow it in the stream (last: none was asked for after
  * it) one receive takes the header and the body into out together. An error reply's message
- * may come into out so: read_body moves it to h->message, and a caller that fails wipes out.
+ * may come into out so: read_body moves it to h->message and clears out of it.
  * Not so with more replies due: a short error reply would let the next one's bytes in. */
 static int read_reply(randd_handle *h, void *out, size_t want, char **text, bool last)
 {

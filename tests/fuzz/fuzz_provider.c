@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -23,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,22 +38,21 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The calls the code under test makes through the fake daemon (-Wl,--wrap), and the real ones
- * behind them. */
-int __real_connect(int fd, const struct sockaddr *sa, socklen_t len);
-ssize_t __real_send(int fd, const void *buf, size_t n, int flags);
-ssize_t __real_recv(int fd, void *buf, size_t n, int flags);
-ssize_t __real_recvmsg(int fd, struct msghdr *msg, int flags);
-int __real_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
-int __real_close(int fd);
-int __real_clock_gettime(clockid_t clock, struct timespec *ts);
-int __wrap_connect(int fd, const struct sockaddr *sa, socklen_t len);
-ssize_t __wrap_send(int fd, const void *buf, size_t n, int flags);
-ssize_t __wrap_recv(int fd, void *buf, size_t n, int flags);
-ssize_t __wrap_recvmsg(int fd, struct msghdr *msg, int flags);
-int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
-int __wrap_close(int fd);
-int __wrap_clock_gettime(clockid_t clock, struct timespec *ts);
+/* The calls the code under test makes on its socket, and its clock, come to the fake daemon
+ * first (-Wl,--wrap=NAME: __wrap_NAME), which passes what is not its own to the real ones
+ * (__real_NAME). */
+#define WRAPPED(ret, name, ...) ret __real_##name(__VA_ARGS__); ret __wrap_##name(__VA_ARGS__)
+WRAPPED(int, connect, int fd, const struct sockaddr *sa, socklen_t len);
+WRAPPED(ssize_t, send, int fd, const void *buf, size_t n, int flags);
+WRAPPED(ssize_t, recv, int fd, void *buf, size_t n, int flags);
+WRAPPED(ssize_t, recvmsg, int fd, struct msghdr *msg, int flags);
+WRAPPED(int, poll, struct pollfd *fds, nfds_t n, int timeout_ms);
+WRAPPED(int, close, int fd);
+WRAPPED(int, fcntl, int fd, int cmd, ...);
+WRAPPED(int, fstat, int fd, struct stat *st);
+WRAPPED(int, setsockopt, int fd, int level, int name, const void *value, socklen_t len);
+WRAPPED(int, getsockopt, int fd, int level, int name, void *value, socklen_t *len);
+WRAPPED(int, clock_gettime, clockid_t clock, struct timespec *ts);
 
 #define MAX_SCRIPT   4096
 #define MAX_CALLS    64
@@ -71,41 +70,49 @@ static uint64_t now_ms(void)
 }
 
 /* --- the fake daemon ---------------------------------------------------------------------
- * In the harness's thread and in step with the client: no listening socket, no thread, no
- * sleep. The code under test is linked with its socket calls and its clock wrapped
- * (-Wl,--wrap, FUZZ_LIBS_provider in the Makefile; lib/client.c is compiled as shipped), and
- * they come here first:
- *  - connect() to the fake path puts one end of a socketpair in place of the client's socket;
- *    the daemon keeps the other. A connect to any other path is the real one.
- *  - send(): once the client's bytes are in the socket, the daemon answers every whole
- *    request there before send() returns, each with the script's next action byte: OK with
- *    the bytes asked, an error status, raw bytes, close, or hang (read and drop all that comes,
- *    answer nothing). With the script spent it closes the connection.
- *  - A receive or poll that would wait finds the daemon done: everything it will ever write
- *    is in the socket. So the wait is not slept but passed on the monotonic clock the client
- *    and the provider read (clock_gettime wrapped: real time plus the waits passed), by the
- *    poll timeout or the SO_RCVTIMEO the client waits with, and ends as it would have.
- *  - close() of the client's end closes the daemon's.
- * Replies and requests still go through the kernel, so short reads, EPIPE, ECONNRESET and
- * the peer's credentials are real. Each connection is served on its own: the provider's
- * ordinary one and its modes' one may both be answered. */
+ * In memory, in the harness's thread and in step with the client: no socket, no thread, no
+ * sleep, hardly a system call. The code under test is linked with its socket calls and its
+ * clock wrapped (FUZZ_LIBS_provider in the Makefile; lib/client.c is compiled as shipped):
+ *  - connect() to the fake path makes the client's socket a connection held here (its
+ *    descriptor, a copy of /dev/null, only keeps the number). Any other path is the real one.
+ *  - send() on it hands the daemon the bytes, and the daemon answers every whole request in
+ *    them before send() returns, each with the script's next action byte: OK with the bytes
+ *    asked, an error status, raw bytes, close, or hang (take all that comes, answer nothing).
+ *    With the script spent it closes the connection.
+ *  - A receive takes what the daemon wrote as a stream socket gives it (any split, MSG_PEEK,
+ *    0 at the end once the daemon closed, EPIPE for a send after). One that would wait finds
+ *    the daemon done: nothing more will come. So the wait is not slept but passed on the
+ *    monotonic clock the client and the provider read (real time plus the waits passed), by
+ *    the poll timeout or the SO_RCVTIMEO the client waits with, and ends as it would have.
+ *  - fcntl's O_NONBLOCK, SO_RCVTIMEO, SO_PEERCRED (ourselves) and fstat (a socket, its inode
+ *    the connection's own) answer as for a Unix socket; close() ends the connection.
+ * Each connection is served on its own: the provider's ordinary one and its modes' one may
+ * both be answered. */
 
 enum action { OK_REPLY, ERROR_REPLY = 4, RAW_BYTES, CLOSE, HANG, ACTIONS };
 
 #define MAX_CONNECTIONS 8
+#define MAX_UNREAD      (64 * 1024)     /* replies not yet read: a socket holds about 200 KiB */
 
 static struct {
     char dir[64], path[108], absent[128];
+    int dev_null;                       /* copied onto each connection's descriptor */
+    struct stat socket_stat;            /* what fstat says of a connection, but its inode */
     uint8_t script[MAX_SCRIPT];
     size_t script_len, script_at;
-    uint64_t waited_ns;                  /* the waits passed: added to CLOCK_MONOTONIC */
+    uint64_t waited_ns;                 /* the waits passed: added to CLOCK_MONOTONIC */
+    ino_t next_ino;
     struct connection {
-        bool open;                       /* the client's end is: else the slot is free */
-        int client_fd;
-        int daemon_fd;                   /* -1: the daemon closed its end */
-        bool hanging;
-        uint8_t in[1024];                /* a request's bytes, until it is whole */
+        bool open;                      /* the client's end is: else the slot is free */
+        int fd;                         /* the client's descriptor */
+        ino_t ino;
+        bool nonblocking;               /* O_NONBLOCK */
+        struct timeval rcvtimeo;
+        bool daemon_closed, hanging;
+        uint8_t in[1024];               /* a request's bytes, until it is whole */
         size_t in_len;
+        uint8_t out[MAX_UNREAD];        /* replies, from out_at on not yet read */
+        size_t out_at, out_len;
     } conns[MAX_CONNECTIONS];
 } fake;
 
@@ -118,31 +125,22 @@ static int script_next(void)
 static struct connection *connection_of(int fd)
 {
     for (size_t i = 0; i < MAX_CONNECTIONS; i++)
-        if (fake.conns[i].open && fake.conns[i].client_fd == fd)
+        if (fake.conns[i].open && fake.conns[i].fd == fd)
             return &fake.conns[i];
     return NULL;
 }
 
-static void daemon_close(struct connection *c)
-{
-    if (c->daemon_fd >= 0)
-        __real_close(c->daemon_fd);
-    c->daemon_fd = -1;
-    c->in_len = 0;
-}
-
-/* A reply is a few KiB at most, far less than the socket holds: it never has to wait. */
 static void daemon_write(struct connection *c, const void *buf, size_t n)
 {
-    ssize_t w = __real_send(c->daemon_fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-    if (w < 0 && errno == EPIPE)
-        return;                          /* the client is gone: so is the reply */
-    if (w != (ssize_t)n) {
-        fprintf(stderr, "fuzz_provider: the fake daemon's reply of %zu bytes did not fit in "
-                "the socket: %zd (%s)\n", n, w, w < 0 ? strerror(errno) : "short");
+    if (c->out_at == c->out_len)
+        c->out_at = c->out_len = 0;
+    if (n > sizeof(c->out) - c->out_len) {
+        fprintf(stderr, "fuzz_provider: more than %d bytes of replies unread: a daemon would "
+                "block\n", MAX_UNREAD);
         abort();
     }
+    memcpy(c->out + c->out_len, buf, n);
+    c->out_len += n;
 }
 
 static void reply(struct connection *c, int status, uint8_t fill, size_t len)
@@ -167,7 +165,7 @@ static void serve_one(struct connection *c, const struct randd_header *h, const 
         req.op != RANDD_OP_SEED)
         abort();                      /* the provider sends valid SEED requests only */
     if ((action = script_next()) < 0) {
-        daemon_close(c);
+        c->daemon_closed = true;
         return;
     }
     switch (action % ACTIONS) {
@@ -184,11 +182,10 @@ static void serve_one(struct connection *c, const struct randd_header *h, const 
                 break;
             raw[b] = (uint8_t)x;
         }
-        if (b > 0)
-            daemon_write(c, raw, (size_t)b);
+        daemon_write(c, raw, (size_t)b);
         break;
     case CLOSE:
-        daemon_close(c);
+        c->daemon_closed = true;
         break;
     case HANG:
         c->hanging = true;            /* until the client times out and closes */
@@ -200,83 +197,47 @@ static void serve_one(struct connection *c, const struct randd_header *h, const 
     }
 }
 
-/* Everything the client sent, taken and answered: whole requests one by one; a request
- * longer than any SEED closes the connection, as a daemon that cannot parse it would. */
-static void daemon_serve(struct connection *c)
+/* n bytes from the client, taken and answered: whole requests one by one; a request longer
+ * than any SEED closes the connection, as a daemon that cannot parse it would. */
+static void daemon_take(struct connection *c, const uint8_t *p, size_t n)
 {
-    while (c->daemon_fd >= 0) {
-        ssize_t got = __real_recv(c->daemon_fd, c->in + c->in_len, sizeof(c->in) - c->in_len,
-                                  MSG_DONTWAIT);
+    while (n > 0 && !c->daemon_closed && !c->hanging) {
+        size_t step = n < sizeof(c->in) - c->in_len ? n : sizeof(c->in) - c->in_len, used = 0;
         struct randd_header h;
-        size_t used = 0;
 
-        if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
-            daemon_close(c);
-            return;
-        }
-        if (got < 0)
-            return;                   /* all of it taken */
-        c->in_len += (size_t)got;
-        while (!c->hanging && c->daemon_fd >= 0 && c->in_len - used >= RANDD_HEADER_BYTES) {
+        memcpy(c->in + c->in_len, p, step);
+        c->in_len += step, p += step, n -= step;
+        while (!c->daemon_closed && !c->hanging && c->in_len - used >= RANDD_HEADER_BYTES) {
             randd_header_decode(c->in + used, &h);
-            if (h.length > 64) {
-                daemon_close(c);
-                return;
-            }
-            if (c->in_len - used < RANDD_HEADER_BYTES + h.length)
+            if (h.length > 64)
+                c->daemon_closed = true;
+            else if (c->in_len - used < RANDD_HEADER_BYTES + h.length)
                 break;
-            serve_one(c, &h, c->in + used + RANDD_HEADER_BYTES);
+            else
+                serve_one(c, &h, c->in + used + RANDD_HEADER_BYTES);
             used += RANDD_HEADER_BYTES + h.length;
         }
-        if (c->daemon_fd < 0)
-            return;
-        if (c->hanging)
-            used = c->in_len;         /* read and dropped */
         memmove(c->in, c->in + used, c->in_len - used);
         c->in_len -= used;
     }
 }
 
-/* A wait of ms that nothing will end, passed at once. */
+static bool has_unread(const struct connection *c)
+{
+    return c->out_at < c->out_len;
+}
+
+/* A wait that nothing will end, passed at once. */
 static void pass_wait(uint64_t ns)
 {
     fake.waited_ns += ns;
-}
-
-static bool readable(int fd)
-{
-    struct pollfd p = { fd, POLLIN, 0 };
-
-    return __real_poll(&p, 1, 0) != 0;
-}
-
-/* Before a receive on the client's end: with the daemon done, a blocking receive on an empty
- * socket waits out SO_RCVTIMEO (-1, EAGAIN), or would wait for ever (the harness stops). */
-static bool receive_would_time_out(int fd, int flags)
-{
-    struct timeval tv;
-    socklen_t len = sizeof(tv);
-    int fl;
-
-    if ((flags & MSG_DONTWAIT) || readable(fd) ||
-        ((fl = fcntl(fd, F_GETFL)) >= 0 && (fl & O_NONBLOCK)))
-        return false;
-    if (getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) < 0 ||
-        (tv.tv_sec == 0 && tv.tv_usec == 0)) {
-        fprintf(stderr, "fuzz_provider: a receive without a timeout from a daemon that will "
-                "never answer: it would wait for ever\n");
-        abort();
-    }
-    pass_wait((uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u);
-    errno = EAGAIN;
-    return true;
 }
 
 int __wrap_connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
     const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
     struct connection *c = NULL;
-    int pair[2], fl;
+    int flags;
 
     if (sa->sa_family != AF_UNIX || len < sizeof(*un) || strcmp(un->sun_path, fake.path))
         return __real_connect(fd, sa, len);
@@ -288,51 +249,98 @@ int __wrap_connect(int fd, const struct sockaddr *sa, socklen_t len)
                 MAX_CONNECTIONS);
         abort();
     }
-    if ((fl = fcntl(fd, F_GETFL)) < 0 ||
-        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0 ||
-        dup3(pair[0], fd, O_CLOEXEC) < 0 || fcntl(fd, F_SETFL, fl) < 0)
+    if ((flags = __real_fcntl(fd, F_GETFL)) < 0 || dup3(fake.dev_null, fd, O_CLOEXEC) < 0)
         abort();
-    __real_close(pair[0]);
-    *c = (struct connection){ .open = true, .client_fd = fd, .daemon_fd = pair[1] };
+    c->open = true;
+    c->fd = fd;
+    c->ino = ++fake.next_ino;
+    c->nonblocking = flags & O_NONBLOCK;
+    c->rcvtimeo = (struct timeval){ 0, 0 };
+    c->daemon_closed = c->hanging = false;
+    c->in_len = c->out_at = c->out_len = 0;
     return 0;
 }
 
 ssize_t __wrap_send(int fd, const void *buf, size_t n, int flags)
 {
     struct connection *c = connection_of(fd);
-    ssize_t w = __real_send(fd, buf, n, flags);
-    int saved = errno;
 
-    if (c)
-        daemon_serve(c);
-    errno = saved;
-    return w;
+    if (!c)
+        return __real_send(fd, buf, n, flags);
+    if (c->daemon_closed) {
+        if (!(flags & MSG_NOSIGNAL))
+            abort();                  /* SIGPIPE: librandd must never risk it */
+        errno = EPIPE;
+        return -1;
+    }
+    daemon_take(c, buf, n);
+    return (ssize_t)n;
+}
+
+/* A receive of up to n bytes into iov: what is there, 0 at the end, or -1 with errno. */
+static ssize_t receive(struct connection *c, const struct iovec *iov, size_t iovlen,
+                       int flags)
+{
+    size_t got = 0;
+
+    if (!has_unread(c)) {
+        if (c->daemon_closed)
+            return 0;
+        if (!(flags & MSG_DONTWAIT) && !c->nonblocking) {
+            if (!c->rcvtimeo.tv_sec && !c->rcvtimeo.tv_usec) {
+                fprintf(stderr, "fuzz_provider: a receive without a timeout from a daemon "
+                        "that will never answer: it would wait for ever\n");
+                abort();
+            }
+            pass_wait((uint64_t)c->rcvtimeo.tv_sec * 1000000000u +
+                      (uint64_t)c->rcvtimeo.tv_usec * 1000u);
+        }
+        errno = EAGAIN;
+        return -1;
+    }
+    for (size_t i = 0; i < iovlen && has_unread(c); i++) {
+        size_t left = c->out_len - c->out_at - got, step = iov[i].iov_len;
+
+        step = step < left ? step : left;
+        memcpy(iov[i].iov_base, c->out + c->out_at + got, step);
+        got += step;
+    }
+    if (!(flags & MSG_PEEK))
+        c->out_at += got;
+    return (ssize_t)got;
 }
 
 ssize_t __wrap_recv(int fd, void *buf, size_t n, int flags)
 {
     struct connection *c = connection_of(fd);
+    struct iovec iov = { buf, n };
 
-    if (c && receive_would_time_out(fd, flags))
-        return -1;
-    return __real_recv(fd, buf, n, flags);
+    return c ? receive(c, &iov, 1, flags) : __real_recv(fd, buf, n, flags);
 }
 
 ssize_t __wrap_recvmsg(int fd, struct msghdr *msg, int flags)
 {
     struct connection *c = connection_of(fd);
 
-    if (c && receive_would_time_out(fd, flags))
-        return -1;
-    return __real_recvmsg(fd, msg, flags);
+    if (!c)
+        return __real_recvmsg(fd, msg, flags);
+    msg->msg_controllen = 0;          /* a daemon here sends no descriptor */
+    msg->msg_flags = 0;
+    return receive(c, msg->msg_iov, msg->msg_iovlen, flags);
 }
 
 int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
-    int rc;
+    struct connection *c = n == 1 ? connection_of(fds[0].fd) : NULL;
 
-    if (n != 1 || !connection_of(fds[0].fd) || (rc = __real_poll(fds, 1, 0)) != 0)
+    if (!c)
         return __real_poll(fds, n, timeout_ms);
+    /* As a Unix socket: writable while open, readable with a reply or at the end. */
+    fds[0].revents = (fds[0].events & POLLOUT) |
+                     (has_unread(c) || c->daemon_closed ? fds[0].events & POLLIN : 0) |
+                     (c->daemon_closed ? POLLHUP : 0);
+    if (fds[0].revents)
+        return 1;
     if (timeout_ms < 0) {
         fprintf(stderr, "fuzz_provider: a poll without a timeout on a daemon that will never "
                 "answer: it would wait for ever\n");
@@ -346,11 +354,78 @@ int __wrap_close(int fd)
 {
     struct connection *c = connection_of(fd);
 
-    if (c) {
-        daemon_close(c);
-        c->open = false;
-    }
+    if (c)
+        c->open = false;              /* the daemon sees the end: the connection is gone */
     return __real_close(fd);
+}
+
+int __wrap_fcntl(int fd, int cmd, ...)
+{
+    struct connection *c = connection_of(fd);
+    va_list ap;
+    long arg;
+
+    va_start(ap, cmd);
+    arg = va_arg(ap, long);           /* F_GETFL and the like pass none: unused then */
+    va_end(ap);
+    if (c && cmd == F_GETFL)
+        return O_RDWR | (c->nonblocking ? O_NONBLOCK : 0);
+    if (c && cmd == F_SETFL) {
+        c->nonblocking = arg & O_NONBLOCK;
+        return 0;
+    }
+    return __real_fcntl(fd, cmd, arg);
+}
+
+/* librandd asks at every call whether its descriptor is still its socket: answered here. */
+int __wrap_fstat(int fd, struct stat *st)
+{
+    struct connection *c = connection_of(fd);
+
+    if (!c)
+        return __real_fstat(fd, st);
+    *st = fake.socket_stat;
+    st->st_ino = c->ino;
+    return 0;
+}
+
+int __wrap_setsockopt(int fd, int level, int name, const void *value, socklen_t len)
+{
+    struct connection *c = connection_of(fd);
+
+    if (!c)
+        return __real_setsockopt(fd, level, name, value, len);
+    if (level != SOL_SOCKET || len != sizeof(struct timeval) ||
+        (name != SO_RCVTIMEO && name != SO_SNDTIMEO)) {
+        errno = ENOPROTOOPT;
+        return -1;
+    }
+    if (name == SO_RCVTIMEO)
+        memcpy(&c->rcvtimeo, value, sizeof(c->rcvtimeo));
+    return 0;                         /* SO_SNDTIMEO: a send here never waits */
+}
+
+int __wrap_getsockopt(int fd, int level, int name, void *value, socklen_t *len)
+{
+    struct connection *c = connection_of(fd);
+    static struct ucred us;
+
+    if (!c)
+        return __real_getsockopt(fd, level, name, value, len);
+    if (!us.pid)
+        us = (struct ucred){ getpid(), geteuid(), getegid() };
+    if (level == SOL_SOCKET && name == SO_PEERCRED && *len >= sizeof(us)) {
+        memcpy(value, &us, sizeof(us));
+        *len = sizeof(us);
+        return 0;
+    }
+    if (level == SOL_SOCKET && name == SO_RCVTIMEO && *len >= sizeof(c->rcvtimeo)) {
+        memcpy(value, &c->rcvtimeo, sizeof(c->rcvtimeo));
+        *len = sizeof(c->rcvtimeo);
+        return 0;
+    }
+    errno = ENOPROTOOPT;
+    return -1;
 }
 
 int __wrap_clock_gettime(clockid_t clock, struct timespec *ts)
@@ -372,7 +447,7 @@ static void fake_check_all_closed(void)
     for (size_t i = 0; i < MAX_CONNECTIONS; i++)
         if (fake.conns[i].open) {
             fprintf(stderr, "fuzz_provider: the provider left a connection to the daemon "
-                    "open after teardown (fd %d)\n", fake.conns[i].client_fd);
+                    "open after teardown (fd %d)\n", fake.conns[i].fd);
             abort();
         }
 }
@@ -380,8 +455,11 @@ static void fake_check_all_closed(void)
 static void fake_start(void)
 {
     strcpy(fake.dir, "/tmp/fuzz-provider-XXXXXX");
-    if (!mkdtemp(fake.dir))
+    if (!mkdtemp(fake.dir) || (fake.dev_null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
+        __real_fstat(fake.dev_null, &fake.socket_stat) < 0)
         abort();
+    fake.socket_stat.st_mode = S_IFSOCK | 0777;
+    fake.socket_stat.st_rdev = 0;
     /* Neither is ever made: the first is answered here, the second is not there. */
     snprintf(fake.path, sizeof(fake.path), "%s/randd.sock", fake.dir);
     snprintf(fake.absent, sizeof(fake.absent), "%s/absent.sock", fake.dir);
@@ -691,6 +769,12 @@ static void clear_seed(struct context *c)
     c->seed = NULL;
 }
 
+/* Whether the n bytes at p are all b: one memcmp, not a comparison (traced) for each byte. */
+static bool all_bytes(const unsigned char *p, size_t n, unsigned char b)
+{
+    return n == 0 || (p[0] == b && memcmp(p, p + 1, n - 1) == 0);
+}
+
 static void do_generate(struct context *c, struct input *in)
 {
     size_t outlen = take_size(in) % (MAX_OUT + 1), adin_len = take8(in) % 64;
@@ -712,11 +796,7 @@ static void do_generate(struct context *c, struct input *in)
     if (rc == 0) {
         check_raised(before, "generate");
         /* Untouched (refused before any byte came) or wiped: never part of a seed. */
-        bool untouched = true, wiped = true;
-
-        for (size_t i = 0; i < outlen; i++)
-            untouched &= out[i] == 0xa5, wiped &= out[i] == 0;
-        if (!untouched && !wiped) {
+        if (!all_bytes(out, outlen, 0xa5) && !all_bytes(out, outlen, 0)) {
             fprintf(stderr, "fuzz_provider: a failed generate left bytes in the buffer\n");
             abort();
         }

@@ -440,7 +440,7 @@ FUZZ_SOURCES_provider := tests/fuzz/fuzz_provider.c provider/randd_provider.c li
 comma := ,
 # Its fake daemon answers in memory, in the harness's thread: the socket calls and the clock of
 # the code under test go through it at link time, so lib/client.c is compiled as shipped.
-FUZZ_LIBS_provider    := -pthread $(patsubst %,-Wl$(comma)--wrap=%,connect send recv recvmsg \
+FUZZ_LIBS_provider    := -pthread $(patsubst %,-Wl$(comma)--wrap=%,socket connect send recv recvmsg \
                          poll close fcntl fstat setsockopt getsockopt clock_gettime)
 # fuzz_bzip2_length checks the count against libbz2 itself, so it links libbz2 too. Its
 # inputs are not parsed, so comparison tracing buys nothing and halves the execs a second.

@@ -37,11 +37,22 @@
 #include "protocol.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+const char *__asan_default_options(void);
+
+/* ASan keeps freed memory out of use for 256 MiB of frees by default: with the few KiB an
+ * input frees, each input then touches pages never mapped before, and the page faults cost
+ * as much as the input. 16 MiB still spans thousands of inputs' frees, so a use after free
+ * is caught as before. ASAN_OPTIONS overrides it. */
+const char *__asan_default_options(void)
+{
+    return "quarantine_size_mb=16";
+}
 
 /* The calls the code under test makes on its socket, and its clock, come to the fake daemon
  * first (-Wl,--wrap=NAME: __wrap_NAME), which passes what is not its own to the real ones
  * (__real_NAME). */
 #define WRAPPED(ret, name, ...) ret __real_##name(__VA_ARGS__); ret __wrap_##name(__VA_ARGS__)
+WRAPPED(int, socket, int domain, int type, int protocol);
 WRAPPED(int, connect, int fd, const struct sockaddr *sa, socklen_t len);
 WRAPPED(ssize_t, send, int fd, const void *buf, size_t n, int flags);
 WRAPPED(ssize_t, recv, int fd, void *buf, size_t n, int flags);
@@ -73,8 +84,10 @@ static uint64_t now_ms(void)
  * In memory, in the harness's thread and in step with the client: no socket, no thread, no
  * sleep, hardly a system call. The code under test is linked with its socket calls and its
  * clock wrapped (FUZZ_LIBS_provider in the Makefile; lib/client.c is compiled as shipped):
- *  - connect() to the fake path makes the client's socket a connection held here (its
- *    descriptor, a copy of /dev/null, only keeps the number). Any other path is the real one.
+ *  - socket() for a Unix stream socket takes a slot here, whose descriptor (a copy of
+ *    /dev/null) only holds the number; connect() to the fake path connects it to the daemon,
+ *    to any other path gets what the kernel says (no such file: the harness's other path).
+ *    close() frees the slot.
  *  - send() on it hands the daemon the bytes, and the daemon answers every whole request in
  *    them before send() returns, each with the script's next action byte: OK with the bytes
  *    asked, an error status, raw bytes, close, or hang (take all that comes, answer nothing).
@@ -85,7 +98,7 @@ static uint64_t now_ms(void)
  *    monotonic clock the client and the provider read (real time plus the waits passed), by
  *    the poll timeout or the SO_RCVTIMEO the client waits with, and ends as it would have.
  *  - fcntl's O_NONBLOCK, SO_RCVTIMEO, SO_PEERCRED (ourselves) and fstat (a socket, its inode
- *    the connection's own) answer as for a Unix socket; close() ends the connection.
+ *    the connection's own) answer as for a Unix socket.
  * Each connection is served on its own: the provider's ordinary one and its modes' one may
  * both be answered. */
 
@@ -96,15 +109,16 @@ enum action { OK_REPLY, ERROR_REPLY = 4, RAW_BYTES, CLOSE, HANG, ACTIONS };
 
 static struct {
     char dir[64], path[108], absent[128];
-    int dev_null;                       /* copied onto each connection's descriptor */
+    int dev_null;                       /* copied to make the slots' descriptors */
     struct stat socket_stat;            /* what fstat says of a connection, but its inode */
     uint8_t script[MAX_SCRIPT];
     size_t script_len, script_at;
     uint64_t waited_ns;                 /* the waits passed: added to CLOCK_MONOTONIC */
     ino_t next_ino;
     struct connection {
-        bool open;                      /* the client's end is: else the slot is free */
-        int fd;                         /* the client's descriptor */
+        bool open;                      /* the client's socket is: else the slot is free */
+        bool connected;                 /* to the daemon */
+        int fd;                         /* the client's descriptor: a copy of /dev/null */
         ino_t ino;
         bool nonblocking;               /* O_NONBLOCK */
         struct timeval rcvtimeo;
@@ -233,32 +247,55 @@ static void pass_wait(uint64_t ns)
     fake.waited_ns += ns;
 }
 
-int __wrap_connect(int fd, const struct sockaddr *sa, socklen_t len)
+/* A Unix stream socket is a slot here, its descriptor one of the slots' own. */
+int __wrap_socket(int domain, int type, int protocol)
 {
-    const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
     struct connection *c = NULL;
-    int flags;
 
-    if (sa->sa_family != AF_UNIX || len < sizeof(*un) || strcmp(un->sun_path, fake.path))
-        return __real_connect(fd, sa, len);
+    if (domain != AF_UNIX || (type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) != SOCK_STREAM)
+        return __real_socket(domain, type, protocol);
     for (size_t i = 0; !c && i < MAX_CONNECTIONS; i++)
         if (!fake.conns[i].open)
             c = &fake.conns[i];
     if (!c) {
-        fprintf(stderr, "fuzz_provider: more than %d connections open at once\n",
-                MAX_CONNECTIONS);
+        fprintf(stderr, "fuzz_provider: more than %d sockets open at once\n", MAX_CONNECTIONS);
         abort();
     }
-    if ((flags = __real_fcntl(fd, F_GETFL)) < 0 || dup3(fake.dev_null, fd, O_CLOEXEC) < 0)
-        abort();
     c->open = true;
-    c->fd = fd;
+    c->connected = false;
     c->ino = ++fake.next_ino;
-    c->nonblocking = flags & O_NONBLOCK;
+    c->nonblocking = type & SOCK_NONBLOCK;
     c->rcvtimeo = (struct timeval){ 0, 0 };
     c->daemon_closed = c->hanging = false;
     c->in_len = c->out_at = c->out_len = 0;
-    return 0;
+    return c->fd;
+}
+
+/* To the fake path: connected to the daemon. To any other (one that is not there, or not a
+ * socket): what a real connect says; a real daemon answering there stops the harness. */
+int __wrap_connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+    const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
+    struct connection *c = connection_of(fd);
+    int real, rc, err;
+
+    if (!c)
+        return __real_connect(fd, sa, len);
+    if (sa->sa_family == AF_UNIX && len >= sizeof(*un) && !strcmp(un->sun_path, fake.path)) {
+        c->connected = true;
+        return 0;
+    }
+    if ((real = __real_socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+        abort();
+    rc = __real_connect(real, sa, len);
+    err = errno;
+    __real_close(real);
+    if (rc == 0) {
+        fprintf(stderr, "fuzz_provider: a real daemon answered at %s\n", un->sun_path);
+        abort();
+    }
+    errno = err;
+    return -1;
 }
 
 ssize_t __wrap_send(int fd, const void *buf, size_t n, int flags)
@@ -267,6 +304,10 @@ ssize_t __wrap_send(int fd, const void *buf, size_t n, int flags)
 
     if (!c)
         return __real_send(fd, buf, n, flags);
+    if (!c->connected) {
+        errno = ENOTCONN;
+        return -1;
+    }
     if (c->daemon_closed) {
         if (!(flags & MSG_NOSIGNAL))
             abort();                  /* SIGPIPE: librandd must never risk it */
@@ -283,6 +324,10 @@ static ssize_t receive(struct connection *c, const struct iovec *iov, size_t iov
 {
     size_t got = 0;
 
+    if (!c->connected) {
+        errno = ENOTCONN;
+        return -1;
+    }
     if (!has_unread(c)) {
         if (c->daemon_closed)
             return 0;
@@ -354,9 +399,10 @@ int __wrap_close(int fd)
 {
     struct connection *c = connection_of(fd);
 
-    if (c)
-        c->open = false;              /* the daemon sees the end: the connection is gone */
-    return __real_close(fd);
+    if (!c)
+        return __real_close(fd);
+    c->open = false;                  /* the daemon sees the end: the connection is gone */
+    return 0;                         /* the descriptor stays the slot's */
 }
 
 int __wrap_fcntl(int fd, int cmd, ...)
@@ -414,7 +460,7 @@ int __wrap_getsockopt(int fd, int level, int name, void *value, socklen_t *len)
         return __real_getsockopt(fd, level, name, value, len);
     if (!us.pid)
         us = (struct ucred){ getpid(), geteuid(), getegid() };
-    if (level == SOL_SOCKET && name == SO_PEERCRED && *len >= sizeof(us)) {
+    if (level == SOL_SOCKET && name == SO_PEERCRED && *len >= sizeof(us) && c->connected) {
         memcpy(value, &us, sizeof(us));
         *len = sizeof(us);
         return 0;
@@ -458,6 +504,9 @@ static void fake_start(void)
     if (!mkdtemp(fake.dir) || (fake.dev_null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
         __real_fstat(fake.dev_null, &fake.socket_stat) < 0)
         abort();
+    for (size_t i = 0; i < MAX_CONNECTIONS; i++)
+        if ((fake.conns[i].fd = __real_fcntl(fake.dev_null, F_DUPFD_CLOEXEC, 0)) < 0)
+            abort();
     fake.socket_stat.st_mode = S_IFSOCK | 0777;
     fake.socket_stat.st_rdev = 0;
     /* Neither is ever made: the first is answered here, the second is not there. */

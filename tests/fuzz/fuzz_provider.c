@@ -602,13 +602,12 @@ static const OSSL_DISPATCH core_functions[] = {
 };
 
 /* The settings: most inputs get a working provider on the fake daemon; the rest a socket
- * that is not there or too long, and values that are wrong. Timeouts are short so that a
- * hang costs little. */
+ * that is not there or too long, and values that are wrong. */
 static void choose_settings(const uint8_t c[4])
 {
     static char overlong[200];
     static const char *const timeouts[] = { NULL, "1", "2", "5", "10", "0", "60001", "5ms",
-                                            "-1", "" };
+                                            "-1", "", "40", "60000" };
     static const char *const fallbacks[] = { NULL, "kernel", "none", "kernal", "" };
     static const char *const logs[] = { "none", "none", "none", NULL, "stderr", "journal" };
 
@@ -619,10 +618,9 @@ static void choose_settings(const uint8_t c[4])
     case 7: setting_socket = c[0] & 0x80 ? overlong : ""; break;
     default: setting_socket = fake.path; break;
     }
-    /* Never the default (1 s): a hang would make the input slow. */
+    /* Any timeout costs nothing: the fake daemon's waits are not slept. From 40 ms up (and
+     * the default, 1 s) librandd waits in a blocking receive under SO_RCVTIMEO. */
     setting_timeout = timeouts[c[1] % (sizeof(timeouts) / sizeof(timeouts[0]))];
-    if (!setting_timeout)
-        setting_timeout = "3";
     setting_fallback = fallbacks[c[2] % (sizeof(fallbacks) / sizeof(fallbacks[0]))];
     setting_log = logs[c[3] % (sizeof(logs) / sizeof(logs[0]))];
 }

@@ -93,10 +93,11 @@ static uint64_t now_ms(void)
  *    asked, an error status, raw bytes, close, or hang (take all that comes, answer nothing).
  *    With the script spent it closes the connection.
  *  - A receive takes what the daemon wrote as a stream socket gives it (any split, MSG_PEEK,
- *    0 at the end once the daemon closed, EPIPE for a send after). One that would wait finds
- *    the daemon done: nothing more will come. So the wait is not slept but passed on the
- *    monotonic clock the client and the provider read (real time plus the waits passed), by
- *    the poll timeout or the SO_RCVTIMEO the client waits with, and ends as it would have.
+ *    then ECONNRESET if the daemon closed on bytes it did not read, 0 at the end once it
+ *    closed; EPIPE for a send after). One that would wait finds the daemon done: nothing
+ *    more will come. So the wait is not slept but passed on the monotonic clock the client
+ *    and the provider read (real time plus the waits passed), by the poll timeout or the
+ *    SO_RCVTIMEO the client waits with, and ends as it would have.
  *  - fcntl's O_NONBLOCK, SO_RCVTIMEO, SO_PEERCRED (ourselves) and fstat (a socket, its inode
  *    the connection's own) answer as for a Unix socket.
  * Each connection is served on its own: the provider's ordinary one and its modes' one may
@@ -123,6 +124,7 @@ static struct {
         bool nonblocking;               /* O_NONBLOCK */
         struct timeval rcvtimeo;
         bool daemon_closed, hanging;
+        bool reset;                     /* the next receive after the replies: ECONNRESET */
         uint8_t in[1024];               /* a request's bytes, until it is whole */
         size_t in_len;
         uint8_t out[MAX_UNREAD];        /* replies, from out_at on not yet read */
@@ -223,14 +225,19 @@ static void daemon_take(struct connection *c, const uint8_t *p, size_t n)
         c->in_len += step, p += step, n -= step;
         while (!c->daemon_closed && !c->hanging && c->in_len - used >= RANDD_HEADER_BYTES) {
             randd_header_decode(c->in + used, &h);
-            if (h.length > 64)
+            if (h.length > 64) {
                 c->daemon_closed = true;
-            else if (c->in_len - used < RANDD_HEADER_BYTES + h.length)
                 break;
-            else
-                serve_one(c, &h, c->in + used + RANDD_HEADER_BYTES);
+            }
+            if (c->in_len - used < RANDD_HEADER_BYTES + h.length)
+                break;
+            serve_one(c, &h, c->in + used + RANDD_HEADER_BYTES);
             used += RANDD_HEADER_BYTES + h.length;
         }
+        /* Closed with the client's bytes unread (a request pipelined after the one it closed
+         * on): the kernel resets the connection. */
+        if (c->daemon_closed && (c->in_len > used || n > 0))
+            c->reset = true;
         memmove(c->in, c->in + used, c->in_len - used);
         c->in_len -= used;
     }
@@ -266,7 +273,7 @@ int __wrap_socket(int domain, int type, int protocol)
     c->ino = ++fake.next_ino;
     c->nonblocking = type & SOCK_NONBLOCK;
     c->rcvtimeo = (struct timeval){ 0, 0 };
-    c->daemon_closed = c->hanging = false;
+    c->daemon_closed = c->hanging = c->reset = false;
     c->in_len = c->out_at = c->out_len = 0;
     return c->fd;
 }
@@ -329,6 +336,11 @@ static ssize_t receive(struct connection *c, const struct iovec *iov, size_t iov
         return -1;
     }
     if (!has_unread(c)) {
+        if (c->reset && !(flags & MSG_PEEK)) {
+            c->reset = false;         /* said once, as the kernel does */
+            errno = ECONNRESET;
+            return -1;
+        }
         if (c->daemon_closed)
             return 0;
         if (!(flags & MSG_DONTWAIT) && !c->nonblocking) {
@@ -383,7 +395,7 @@ int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
     /* As a Unix socket: writable while open, readable with a reply or at the end. */
     fds[0].revents = (fds[0].events & POLLOUT) |
                      (has_unread(c) || c->daemon_closed ? fds[0].events & POLLIN : 0) |
-                     (c->daemon_closed ? POLLHUP : 0);
+                     (c->daemon_closed ? POLLHUP : 0) | (c->reset ? POLLERR : 0);
     if (fds[0].revents)
         return 1;
     if (timeout_ms < 0) {

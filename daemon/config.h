@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "crypto.h"                    /* enum randd_stream_cipher and its names */
 #include "protocol.h"                  /* enum randd_engine and its names */
@@ -37,6 +38,8 @@ struct config {
     unsigned max_clients_per_uid;      /* of max_clients; CONFIG_AUTO: half */
     unsigned idle_timeout;             /* seconds without progress; 0 = never */
     char trusted_group[64];            /* may ADD_ENTROPY besides root; empty: root only */
+    gid_t trusted_gid;                 /* trusted_group's id, looked up once as the file is
+                                          read; (gid_t)-1: none */
     char user[64];                     /* started as root: run as this user; empty: stay */
     char egd_socket[108];              /* EGD on a Unix socket; empty: off */
     char egd_listen[64];               /* EGD on loopback TCP, "127.0.0.1:8888"; empty: off */

@@ -469,6 +469,16 @@ static int error_at(char *err, size_t errlen, const char *name, unsigned line, c
     return -1;
 }
 
+bool config_any_source(const struct config *c)
+{
+    return c->cpu_source || c->getrandom || c->hwrng || config_any_noise_source(c);
+}
+
+bool config_any_noise_source(const struct config *c)
+{
+    return c->cpu_source || c->hwrng || c->jitter != JITTER_NO;
+}
+
 int config_parse(struct config *out, const char *name, FILE *f, char *err, size_t errlen)
 {
     struct config c;
@@ -534,6 +544,17 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
     }
     if (ferror(f))
         rc = error_at(err, errlen, name, lineno, "read error: %s", strerror(errno));
+    if (rc == 0 && !config_any_source(&c)) {
+        unsigned last = 0;          /* the line that turned the last of them off */
+
+        for (size_t i = 0; i < NKEYS; i++)
+            if (!strcmp(keys[i].name, "cpu_source") || !strcmp(keys[i].name, "getrandom") ||
+                !strcmp(keys[i].name, "hwrng") || !strcmp(keys[i].name, "jitter"))
+                last = first_line[i] > last ? first_line[i] : last;
+        rc = error_at(err, errlen, name, last, "every source is off (cpu_source, getrandom, "
+                      "hwrng and jitter): randd could never seed its generator, and would "
+                      "serve nothing");
+    }
     if (rc == 0 && !resolve_trusted_group(&c))
         rc = error_at(err, errlen, name, lineno, "trusted_group: no such group: \"%s\"",
                       c.trusted_group);

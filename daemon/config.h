@@ -56,6 +56,11 @@ void config_defaults(struct config *c);
 
 /* Parses f (named name in messages) over the defaults into *out. Returns 0, or -1 with
  * "name:line: key: problem" in err; *out is untouched on failure. */
+/* Whether the config leaves any source on (config_parse refuses one that leaves none), and
+ * any noise source: without one, full-entropy and prediction-resistant requests are always
+ * refused (NO_NOISE_SOURCE), which --check-config and start-up say. */
+bool config_any_source(const struct config *c);
+bool config_any_noise_source(const struct config *c);
 int config_parse(struct config *out, const char *name, FILE *f, char *err, size_t errlen);
 
 /* Opens and parses path; a missing file gives the defaults when missing_ok. */

@@ -454,8 +454,9 @@ static void served_line(struct writer *w, const struct json_flat *j)
         for (size_t i = 0; i < w->v->prev->count; i++)
             if (!strncmp(w->v->prev->pairs[i].path, "requests.", 9))
                 before += atof(w->v->prev->pairs[i].value);
-        if (requests >= before)
-            item(w, PLAIN, "%.1f requests/s", (requests - before) / w->v->seconds);
+        /* Less this view's own STATUS, one a refresh: an idle daemon reads 0.0, not 1/s. */
+        if (requests >= before + 1)
+            item(w, PLAIN, "%.1f requests/s", (requests - before - 1) / w->v->seconds);
     }
     for (size_t i = 0; i < j->count; i++) {
         if (strncmp(j->pairs[i].path, "replies.", 8) || !strcmp(j->pairs[i].path, "replies.OK")

@@ -149,6 +149,11 @@ views=$(grep -c '^SOURCE' "$work/watch")
 [ $rc = 0 ] && [ "$views" -ge 2 ] && grep -q 'READ/s' "$work/watch" &&
     pass "--watch on a pipe: views one after another, rates, exit 0 on SIGTERM" ||
     fail "--watch on a pipe: exit $rc, $(head -20 "$work/watch")"
+# Nothing else asks this daemon anything now: --watch's own STATUS is not counted.
+[ "$(grep -o '[0-9.]* requests/s' "$work/watch" | sort -u)" = "0.0 requests/s" ] &&
+    pass "--watch does not count its own requests (0.0 requests/s on an idle daemon)" ||
+    fail "--watch counted itself: $(grep -o '[0-9.]* requests/s' "$work/watch" | sort -u)"
+
 
 # The self-tests and health settings in words: no Unix time, no raw key, no literal null.
 "$RANDCTL" status >"$work/view"

@@ -54,7 +54,6 @@ static int mode_failure(randd_handle *h, enum randd_mode mode, int timeout_ms, i
                        : mode == RANDD_MODE_PREDICTION_RESISTANT
                            ? "bytes --prediction-resistant" : "bytes";
     const char *daemon = randd_message(h);
-    int rc;
 
     if (err == -ETIMEDOUT) {
         fprintf(stderr, "randctl: %s: not served within the timeout (%d ms)\n", what,
@@ -77,10 +76,7 @@ static int mode_failure(randd_handle *h, enum randd_mode mode, int timeout_ms, i
                 *daemon ? ": " : "", daemon);
         return EXIT_BUSY;
     }
-    rc = fail(what, err);
-    if (*daemon)
-        fprintf(stderr, "randctl: %s: the daemon says: %s\n", what, daemon);
-    return rc;
+    return fail_with(what, err, daemon);
 }
 
 /* Output in chunks; N of 0 with endless set means until the reader stops. */

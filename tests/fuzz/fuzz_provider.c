@@ -6,7 +6,7 @@
  * the contract of <openssl/core_dispatch.h> and provider-rand(7ssl): 0 or 1 returned, an
  * error raised with every failed seed, generate never writing past outlen and leaving a
  * failed buffer untouched or wiped, get_seed within [min_len, max_len], lock and unlock
- * balanced, no call waiting past the timeout (a leaked lock hangs: the watchdog aborts),
+ * balanced, no call waiting on the daemon past the timeout (nor hanging: the watchdog),
  * and nothing leaked once everything is freed (LeakSanitizer).
  *
  * Input: 4 bytes choosing the settings, 2 bytes (little-endian) of the daemon's script's
@@ -549,15 +549,28 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
+/* The waits the daemon made the call sit through: at most the timeout. */
+static uint64_t call_waits_from;
+static uint64_t timeout_ns(void);
+
 static void call_begin(const char *name)
 {
     atomic_store(&call_name, name);
     atomic_store(&call_deadline_ms, now_ms() + WATCHDOG_S * 1000u);
+    call_waits_from = fake.waited_ns;
 }
 
 static void call_end(void)
 {
+    uint64_t waited = fake.waited_ns - call_waits_from;
+
     atomic_store(&call_deadline_ms, 0);
+    if (waited > timeout_ns()) {
+        fprintf(stderr, "fuzz_provider: %s waited %.3f ms on the daemon, past the timeout of "
+                "%.3f ms\n", atomic_load(&call_name), (double)waited / 1e6,
+                (double)timeout_ns() / 1e6);
+        abort();
+    }
 }
 
 /* --- the core the provider is started under ---------------------------------------------- */
@@ -635,6 +648,12 @@ static void choose_settings(const uint8_t c[4])
     setting_timeout = timeouts[c[1] % (sizeof(timeouts) / sizeof(timeouts[0]))];
     setting_fallback = fallbacks[c[2] % (sizeof(fallbacks) / sizeof(fallbacks[0]))];
     setting_log = logs[c[3] % (sizeof(logs) / sizeof(logs[0]))];
+}
+
+/* The timeout the provider runs with (one it refused starts no provider). */
+static uint64_t timeout_ns(void)
+{
+    return (setting_timeout ? (uint64_t)atoi(setting_timeout) : 1000u) * 1000000u;
 }
 
 /* Whether a working provider must give a seed whatever the daemon does. */

@@ -72,7 +72,9 @@ __attribute__((target("aes,sse4.1"))) static inline __m128i counter_block(struct
     return b;
 }
 
-/* blocks whole 16-byte blocks of keystream into out. */
+/* blocks whole 16-byte blocks of keystream into out. The loops are unrolled by
+ * pragma so the eight lanes stay in registers (GCC's -O2 keeps them in a stack array and
+ * spends four times the instructions). */
 __attribute__((target("aes,sse4.1"))) static void ctr_blocks(const struct aes256_schedule *s,
                                                               struct counter *c, uint8_t *out,
                                                               size_t blocks)
@@ -80,11 +82,18 @@ __attribute__((target("aes,sse4.1"))) static void ctr_blocks(const struct aes256
     for (; blocks >= LANES; blocks -= LANES, out += LANES * 16) {
         __m128i b[LANES];
 
+#pragma GCC unroll 8
         for (int j = 0; j < LANES; j++)
             b[j] = _mm_xor_si128(counter_block(c), s->rk[0]);
-        for (int r = 1; r < AES256_ROUNDS; r++)
+#pragma GCC unroll 13
+        for (int r = 1; r < AES256_ROUNDS; r++) {
+            __m128i k = s->rk[r];
+
+#pragma GCC unroll 8
             for (int j = 0; j < LANES; j++)
-                b[j] = _mm_aesenc_si128(b[j], s->rk[r]);
+                b[j] = _mm_aesenc_si128(b[j], k);
+        }
+#pragma GCC unroll 8
         for (int j = 0; j < LANES; j++)
             _mm_storeu_si128((__m128i *)(out + 16 * j),
                              _mm_aesenclast_si128(b[j], s->rk[AES256_ROUNDS]));
@@ -92,6 +101,7 @@ __attribute__((target("aes,sse4.1"))) static void ctr_blocks(const struct aes256
     for (; blocks > 0; blocks--, out += 16) {
         __m128i b = _mm_xor_si128(counter_block(c), s->rk[0]);
 
+#pragma GCC unroll 13
         for (int r = 1; r < AES256_ROUNDS; r++)
             b = _mm_aesenc_si128(b, s->rk[r]);
         _mm_storeu_si128((__m128i *)out, _mm_aesenclast_si128(b, s->rk[AES256_ROUNDS]));

@@ -23,6 +23,7 @@
 #include "capture.h"
 #include "config.h"
 #include "egd.h"
+#include "footprint.h"
 #include "kernel.h"
 #include "log.h"
 #include "loop.h"
@@ -388,6 +389,7 @@ static void note_readiness(struct randd *r)
                    r->server.path);
         r->notified_ready = true;
         release_waiting(r);
+        footprint_release_code();         /* start-up's code pages: an idle randd is small */
     } else {
         log_warning("not serving: %s", pool_not_ready_reason(&r->pool));
         sd_notifyf(0, "STATUS=Not serving: %s", pool_not_ready_reason(&r->pool));

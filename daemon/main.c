@@ -1017,6 +1017,9 @@ static int start(struct randd *r)
     if (r->pool.lock_errno)
         log_warning("generator state not locked in memory (mlock: %s); it may reach swap",
                     strerror(r->pool.lock_errno));
+    /* OpenSSL's set-up and the self-test are done: their pages go before the sources'
+     * assessments add their megabytes (footprint.h). */
+    footprint_release_code();
     open_sources(r);
     r->loop = loop_new();
     listener_clients_init(&r->clients);

@@ -171,6 +171,7 @@ int randd_ea_lag(const uint8_t *s, size_t n, unsigned k, double *h, const struct
 struct ctx_record {
     uint32_t pos, count;        /* first occurrence s[pos..pos+len-1]; the prediction's count */
     uint8_t len, y;             /* y: the prediction */
+    bool paired;                /* its counts are in the pair table; else y alone followed it */
 };
 
 struct ctx_dict {
@@ -382,8 +383,27 @@ static int grow_pairs(struct ctx_dict *d)
     return 0;
 }
 
+/* Adds (c, y) with count to the pair table. Returns 0 or -ENOMEM. */
+static int pair_add(struct ctx_dict *d, ctx_ref c, uint8_t y, uint32_t count)
+{
+    uint32_t key = ((uint32_t)c << 8 | y) + 1;
+    uint64_t at;
+
+    if (2 * (d->npair + 1) > d->pair_mask + 1 && grow_pairs(d) < 0)
+        return -ENOMEM;
+    at = pair_slot(d, key);
+    d->pair_key[at] = key;
+    d->pair_count[at] = count;
+    d->npair++;
+    return 0;
+}
+
 /* Counts y after context c. may_add: whether a (c, y) never counted may be added. Returns 1
- * when it was added, 0 when counted again, -1 when refused, or -ENOMEM. */
+ * when it was added, 0 when counted again, -1 when refused, or -ENOMEM.
+ * Most contexts, the long ones above all, are only ever followed by one sample value: its
+ * count is the record's own (the prediction's), and the pair table holds only the contexts
+ * followed by two values or more, from the second on (a third of the memory at randd's 8192
+ * samples). */
 static int ctx_count(struct ctx_dict *d, ctx_ref c, uint8_t y, bool may_add)
 {
     struct ctx_record *r;
@@ -398,22 +418,30 @@ static int ctx_count(struct ctx_dict *d, ctx_ref c, uint8_t y, bool may_add)
             return -1;
         return e[y]++ == 0;
     }
+    r = &d->rec[c];
+    if (!r->paired) {
+        if (r->count == 0 || r->y == y) {            /* its first value, or that value again */
+            if (r->count == 0 && !may_add)
+                return -1;
+            r->y = y;
+            return r->count++ == 0;
+        }
+        if (!may_add)
+            return -1;
+        if (pair_add(d, c, r->y, r->count) < 0)      /* a second value: both in the table */
+            return -ENOMEM;
+        r->paired = true;
+    }
     key = ((uint32_t)c << 8 | y) + 1;
     at = pair_slot(d, key);
     if (!d->pair_key[at]) {
         if (!may_add)
             return -1;
-        if (2 * (d->npair + 1) > d->pair_mask + 1) {
-            if (grow_pairs(d) < 0)
-                return -ENOMEM;
-            at = pair_slot(d, key);
-        }
-        d->pair_key[at] = key;
-        d->pair_count[at] = 0;
-        d->npair++;
+        if (pair_add(d, c, y, 0) < 0)
+            return -ENOMEM;
+        at = pair_slot(d, key);
         added = 1;
     }
-    r = &d->rec[c];
     if (++d->pair_count[at] > r->count || (d->pair_count[at] == r->count && y > r->y)) {
         r->count = d->pair_count[at];
         r->y = y;
@@ -435,7 +463,7 @@ static int ctx_add(struct ctx_dict *d, size_t i, unsigned len, uint64_t key, uin
         if (d->nrec == d->rec_cap && grow_contexts(d) < 0)
             return -ENOMEM;
         c = d->nrec++;
-        d->rec[c] = (struct ctx_record){ (uint32_t)(i - len), 0, (uint8_t)len, 0 };
+        d->rec[c] = (struct ctx_record){ (uint32_t)(i - len), 0, (uint8_t)len, 0, false };
         d->rec_hash[c] = (uint32_t)mix64(key);
         for (at = d->rec_hash[c] & d->ctx_mask; d->ctx_slot[at]; at = (at + 1) & d->ctx_mask)
             ;
@@ -588,9 +616,11 @@ int randd_ea_lz78y(const uint8_t *s, size_t n, unsigned k, double *h, const stru
     *h = NAN;
     if (n < LZ_B + 2)
         return 0;
-    /* A context and a pair per length a sample, contexts up to the cap. */
+    /* A context per length a sample, up to the cap. The pair table, holding only contexts
+     * followed by more than one value, grows as it needs: how many there are depends on the
+     * samples, and sizing it for the worst case would cost the most there is. */
     if ((rc = ctx_init(&d, s, k, LZ_MAX_CONTEXTS < LZ_B * n ? LZ_MAX_CONTEXTS : LZ_B * n,
-                       (uint64_t)LZ_B * n)) < 0)
+                       0)) < 0)
         goto out;
     ctx_keys(&d, LZ_B, LZ_B, &keys);       /* s[16-len..15], each followed by s[16] */
     for (unsigned len = 1; len <= LZ_B; len++)

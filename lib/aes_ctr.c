@@ -79,12 +79,22 @@ __attribute__((target("aes,sse4.1"))) static void ctr_blocks(const struct aes256
                                                               struct counter *c, uint8_t *out,
                                                               size_t blocks)
 {
-    for (; blocks >= LANES; blocks -= LANES, out += LANES * 16) {
-        __m128i b[LANES];
+    /* The counter as one little-endian 128-bit lane: a byte shuffle makes each block, an add
+     * steps it, so no block goes through the integer registers. The low half's carry into
+     * the high half takes the block-at-a-time path below, in the one batch it falls in. */
+    const __m128i to_big_endian = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                               14, 15);
+    const __m128i one = _mm_set_epi64x(0, 1);
+
+    for (; blocks >= LANES && c->lo <= UINT64_MAX - LANES; blocks -= LANES, out += LANES * 16) {
+        __m128i ctr = _mm_set_epi64x((long long)c->hi, (long long)c->lo), b[LANES];
 
 #pragma GCC unroll 8
-        for (int j = 0; j < LANES; j++)
-            b[j] = _mm_xor_si128(counter_block(c), s->rk[0]);
+        for (int j = 0; j < LANES; j++) {
+            b[j] = _mm_xor_si128(_mm_shuffle_epi8(ctr, to_big_endian), s->rk[0]);
+            ctr = _mm_add_epi64(ctr, one);
+        }
+        c->lo += LANES;
 #pragma GCC unroll 13
         for (int r = 1; r < AES256_ROUNDS; r++) {
             __m128i k = s->rk[r];
@@ -105,6 +115,8 @@ __attribute__((target("aes,sse4.1"))) static void ctr_blocks(const struct aes256
         for (int r = 1; r < AES256_ROUNDS; r++)
             b = _mm_aesenc_si128(b, s->rk[r]);
         _mm_storeu_si128((__m128i *)out, _mm_aesenclast_si128(b, s->rk[AES256_ROUNDS]));
+        if (blocks > LANES && c->lo <= UINT64_MAX - LANES)
+            return ctr_blocks(s, c, out + 16, blocks - 1);    /* past the carry: 8 again */
     }
 }
 

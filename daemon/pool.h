@@ -27,11 +27,11 @@ struct randd_cymric;
  * all it absorbed and the accumulator it started from: n_in is those bits, h_in the bits
  * credited for them, n_out the 512-bit seed, nw BLAKE2b-512's 512-bit chaining value. h' is
  * the min-entropy per bit SP 800-90B's non-IID estimators measured on 1,000,000 bytes of
- * randd's conditioned output, jitter samples absorbed as the pool absorbs them (README:
- * "Conditioning"): a property of the function, measured once, as 3.1.5.2 asks of a lab. */
+ * randd's conditioned output, jitter samples absorbed as the pool absorbs them (docs/assessment.md:
+ * "What a seed is worth"): a property of the function, measured once, as 3.1.5.2 asks of a lab. */
 #define POOL_CONDITIONED_BITS  512
 #define POOL_CONDITIONING_NW   512
-#define POOL_CONDITIONING_H_PRIME 0.931   /* 0.93149 measured (README) */
+#define POOL_CONDITIONING_H_PRIME 0.931   /* 0.93149 measured (docs/assessment.md) */
 
 /* The conditioning behind the last seed, for STATUS: n_in 0 before the first. */
 struct pool_conditioning {

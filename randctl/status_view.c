@@ -359,6 +359,22 @@ static void cpu_source_line(struct writer *w, const struct json_flat *j)
     line_end(w);
 }
 
+/* getrandom the only credited source (STATUS kernel_only): said under the table, since each
+ * row alone looks fine, and why each noise source is not credited. */
+static void kernel_only_line(struct writer *w, const struct json_flat *j)
+{
+    const char *why = field(j, "kernel_only_reason");
+
+    if (!truth(j, "kernel_only"))
+        return;
+    line_start(w, "trust");
+    item(w, YELLOW, "only the kernel's word: getrandom alone is credited");
+    item(w, PLAIN, "output is exactly as unpredictable as the kernel's");
+    if (present(why))
+        item(w, PLAIN, "%s", why);
+    line_end(w);
+}
+
 /* ---- the pool, the kernel feed, the clients ------------------------------------------ */
 
 static void pool_line(struct writer *w, const struct json_flat *j)
@@ -567,7 +583,7 @@ static void pending_line(struct writer *w, const struct json_flat *j)
 static const char *const known[] = {
     "version", "uptime_seconds", "ready", "not_ready_reason", "sources", "pool", "kernel",
     "clients", "requests", "replies", "bytes_served", "workers", "egd", "config",
-    "pending_restart", "noise", "vmgenid", "cpu_source",
+    "pending_restart", "noise", "vmgenid", "cpu_source", "kernel_only", "kernel_only_reason",
 };
 
 static size_t top_length(const char *path)
@@ -620,6 +636,7 @@ void status_view_print(FILE *out, const struct json_flat *j, const struct status
     fputc('\n', out);
     sources_table(&w, j);
     cpu_source_line(&w, j);
+    kernel_only_line(&w, j);
     fputc('\n', out);
     pool_line(&w, j);
     kernel_line(&w, j);

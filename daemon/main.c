@@ -740,7 +740,7 @@ static void reload(struct randd *r)
     config_apply_live(&r->config, &fresh);
     pool_set_reseed(&r->pool, r->config.reseed_interval, r->config.reseed_bytes);
     pool_require_noise_source(&r->pool, r->config.require_noise_source);
-    note_readiness(r);
+    harvest_now(r);                  /* readiness under the rule now, not at reseed_interval */
     server_reload(&r->server);
     workers_reload(&r->workers);
     egd_reload(&r->egd);

@@ -417,6 +417,9 @@ bool pool_kernel_only(const struct pool *p, char *why, size_t whylen)
         if (source_healthy(s))         /* healthy, crediting nothing: its reason is empty */
             room = append_reason(why, whylen, &used, used == 0, s->name, "healthy",
                                  "credits 0 bits a byte until its samples are assessed");
+        else if (s->health.state == RANDD_SOURCE_STARTUP && !s->health.reason[0])
+            room = append_reason(why, whylen, &used, used == 0, s->name, "startup",
+                                 "its start-up test has not passed yet");
         else
             room = append_reason(why, whylen, &used, used == 0, s->name,
                                  randd_source_state_name(s->health.state), s->health.reason);

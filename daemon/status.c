@@ -422,7 +422,7 @@ void status_log(const struct status_view *v, uint64_t now_ns)
     char init[64], kernel_why[POOL_NOISE_WHY_BYTES];
 
     log_info("status: %s%s", why ? "not ready: " : "ready", why ? why : "");
-    if (pool_kernel_only(p, kernel_why, sizeof(kernel_why)))
+    if (!pool_noise_credit_pending(p) && pool_kernel_only(p, kernel_why, sizeof(kernel_why)))
         log_info("  only the kernel's word: getrandom is the only credited source; no noise "
                  "source is: %s", kernel_why);
     for (size_t i = 0; i < p->nsources; i++) {

@@ -60,11 +60,15 @@ wait_for "ready after turning it off" key_is ready true && [ $((SECONDS - reload
     fail "ready $(key ready) after $((SECONDS - reloaded)) s: $(key not_ready_reason)"
 stop_randd
 
-# --- a credited noise source (random bytes standing in for the hwrng) ----------------------
-assessed() { [ "$(status_of hwrng assessments)" = 1 ]; }
-start_with_config "cpu_source = no" "jitter = no" "kernel_topup = no" "hwrng_device = $work/hwrng"
-wait_for "hwrng healthy and assessed" eval 'field_is hwrng state healthy && assessed' ||
-    fail "hwrng: $(cat "$work/log")"
+# --- a credited noise source: a file standing in for the hwrng --------------------------------
+# Rewritten in place (no truncation: randd's read offset stays where it was), it gives from
+# its next read what was written: zeros, then random bytes again.
+head -c 1M /dev/urandom >"$work/noise"
+rewrite() { head -c 1M "$1" 1<>"$work/noise"; }
+# reseed_interval = 1: a harvest, and so a read of the hwrng, every second.
+start_with_config "cpu_source = no" "jitter = no" "kernel_topup = no" \
+    "hwrng_device = $work/noise" "reseed_interval = 1"
+wait_for "hwrng healthy" field_is hwrng state healthy || fail "hwrng: $(cat "$work/log")"
 key_is kernel_only false && key_is kernel_only_reason null &&
     pass "hwrng credited: kernel_only false, no reason" ||
     fail "kernel_only '$(key kernel_only)': $(key kernel_only_reason)"
@@ -76,22 +80,22 @@ view >"$work/view"
 ! in_log "only the kernel's word" "$work/log" && pass "nothing in the log" ||
     fail "log: $(grep "only the kernel's word" "$work/log")"
 
-# hwrng quarantined: getrandom alone again, then hwrng back after its back-off.
-if [ "$(id -u)" = 0 ]; then
-    "$RANDCTL" inject-failure hwrng rct >/dev/null || fail "inject-failure hwrng rct"
-    wait_for "kernel_only after the quarantine" key_is kernel_only true &&
-        [[ $(key kernel_only_reason) == "hwrng quarantined: "* ]] &&
-        pass "hwrng quarantined: kernel_only, $(key kernel_only_reason)" ||
-        fail "kernel_only '$(key kernel_only)': '$(key kernel_only_reason)'"
-    wait_for "the log's warning" in_log "$WORD; no noise source is credited: hwrng quarantined" "$work/log" &&
-        pass "the log says so" || fail "log: $(cat "$work/log")"
-    wait_for "hwrng re-admitted" key_is kernel_only false &&
-        wait_for "the log's notice" in_log "a noise source is credited again" "$work/log" &&
-        pass "hwrng re-admitted: kernel_only false, and the log says so" ||
-        fail "after re-admission: $(key kernel_only), $(cat "$work/log")"
-else
-    echo "SKIP: quarantining hwrng: randctl inject-failure is root's only (running as uid $(id -u))"
-fi
+# Zeros: hwrng quarantined, and kept there (each retry's start-up test reads zeros too), so
+# getrandom is alone again; then random bytes: hwrng re-admitted at its next retry.
+rewrite /dev/zero
+wait_for "kernel_only after the quarantine" key_is kernel_only true &&
+    [[ $(key kernel_only_reason) == "hwrng quarantined: "* ]] &&
+    pass "hwrng quarantined: kernel_only, $(key kernel_only_reason)" ||
+    fail "kernel_only '$(key kernel_only)': '$(key kernel_only_reason)'"
+[ "$(metric randd_kernel_only)" = 1 ] && pass "metrics: randd_kernel_only 1" ||
+    fail "randd_kernel_only: '$(metric randd_kernel_only)'"
+wait_for "the log's warning" in_log "$WORD; no noise source is credited: hwrng quarantined" "$work/log" &&
+    pass "the log says so" || fail "log: $(cat "$work/log")"
+rewrite /dev/urandom
+wait_for "hwrng re-admitted" key_is kernel_only false &&
+    wait_for "the log's notice" in_log "a noise source is credited again" "$work/log" &&
+    pass "hwrng re-admitted: kernel_only false, and the log says so" ||
+    fail "after re-admission: $(key kernel_only), $(cat "$work/log")"
 stop_randd
 
 # --- require_noise_source = yes: held back, then served once hwrng is credited ------------

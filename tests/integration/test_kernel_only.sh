@@ -22,6 +22,14 @@ rc=$?
 [ $rc = 1 ] && [[ $out == *"$work/bad.conf:2: require_noise_source: not yes or no"* ]] &&
     pass "require_noise_source = maybe: exit 1, $out" || fail "bad value: exit $rc, '$out'"
 
+# With no noise source on, the option refuses everything: --check-config says so (a warning:
+# cpu_source = yes on a CPU without one is the same, and no file can know that).
+printf '%s\n' "cpu_source = no" "hwrng = no" "jitter = no" "require_noise_source = yes" >"$work/none.conf"
+out=$("$RANDD" --check-config --config "$work/none.conf" 2>&1)
+rc=$?
+[ $rc = 0 ] && [[ $out == *"no noise source is on"*"with require_noise_source = yes every other request too"* ]] &&
+    pass "--check-config warns that nothing would be served" || fail "exit $rc: '$out'"
+
 # --- getrandom alone ---------------------------------------------------------------------
 start_with_config "cpu_source = no" "hwrng = no" "jitter = no" "kernel_topup = no"
 wait_for "STATUS kernel_only" key_is kernel_only true &&

@@ -556,6 +556,13 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
                       "hwrng and jitter): randd could never seed its generator, and would "
                       "serve nothing");
     }
+    if (rc == 0 && c.require_noise_source && !config_any_noise_source(&c)) {
+        size_t i = (size_t)(key_named("require_noise_source") - keys);
+
+        rc = error_at(err, errlen, name, first_line[i], "require_noise_source = yes, but no "
+                      "noise source is on (cpu_source, hwrng and jitter = no): randd could "
+                      "never serve");
+    }
     if (rc == 0 && !resolve_trusted_group(&c))
         rc = error_at(err, errlen, name, lineno, "trusted_group: no such group: \"%s\"",
                       c.trusted_group);

@@ -1156,10 +1156,8 @@ int main(int argc, char **argv)
     r.reread = r.config;
     if (!config_any_noise_source(&r.config))
         log_warning("%s: no noise source is on (cpu_source, hwrng and jitter = no): every "
-                    "full-entropy and prediction-resistant request will be refused%s",
-                    r.config_path, r.config.require_noise_source
-                        ? ", and with require_noise_source = yes every other request too"
-                        : "");
+                    "full-entropy and prediction-resistant request will be refused",
+                    r.config_path);
     if (check_only) {
         if (!r.config_given && access(r.config_path, F_OK) < 0 && errno == ENOENT)
             printf("%s: no such file: the built-in defaults apply (configuration OK)\n",

@@ -196,6 +196,9 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("\n\nmax_children = 3\n", "t.conf:3: max_children: unknown key");
     check_error("reseed_interval 60\n", "t.conf:1: reseed_interval 60: expected 'key = value'");
     check_error("rdseed =\n", "t.conf:1: rdseed: empty value");
+    check_error("cpu_source = no\nrequire_noise_source = yes\njitter = no\nhwrng = no\n",
+                "t.conf:2: require_noise_source = yes, but no noise source is on (cpu_source, "
+                "hwrng and jitter = no): randd could never serve");
     check_error("cpu_source = no\njitter = no\n# c\ngetrandom = no\nhwrng = no\n",
                 "t.conf:5: every source is off (cpu_source, getrandom, hwrng and jitter): "
                 "randd could never seed its generator, and would serve nothing");

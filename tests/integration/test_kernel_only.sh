@@ -22,13 +22,13 @@ rc=$?
 [ $rc = 1 ] && [[ $out == *"$work/bad.conf:2: require_noise_source: not yes or no"* ]] &&
     pass "require_noise_source = maybe: exit 1, $out" || fail "bad value: exit $rc, '$out'"
 
-# With no noise source on, the option refuses everything: --check-config says so (a warning:
-# cpu_source = yes on a CPU without one is the same, and no file can know that).
+# With no noise source on, the option refuses everything, so the file that says both is an
+# error (cpu_source = yes on a CPU without one is the same at run time, which no file shows).
 printf '%s\n' "cpu_source = no" "hwrng = no" "jitter = no" "require_noise_source = yes" >"$work/none.conf"
 out=$("$RANDD" --check-config --config "$work/none.conf" 2>&1)
 rc=$?
-[ $rc = 0 ] && [[ $out == *"no noise source is on"*"with require_noise_source = yes every other request too"* ]] &&
-    pass "--check-config warns that nothing would be served" || fail "exit $rc: '$out'"
+[ $rc = 1 ] && [[ $out == *"$work/none.conf:4: require_noise_source = yes, but no noise source is on"*"could never serve"* ]] &&
+    pass "--check-config refuses a file that could never serve" || fail "exit $rc: '$out'"
 
 # --- getrandom alone ---------------------------------------------------------------------
 start_with_config "cpu_source = no" "hwrng = no" "jitter = no" "kernel_topup = no"
@@ -49,7 +49,9 @@ key_is ready true && "$RANDCTL" bytes 16 --nonblock --raw | [ "$(wc -c)" = 16 ] 
     pass "without require_noise_source, output is served" || fail "not served: $(key not_ready_reason)"
 
 # The option turned on by a reload: output held back at once, served again when turned off.
-printf '%s\n' "cpu_source = no" "hwrng = no" "jitter = no" "kernel_topup = no" \
+# The file names an hwrng (it waits for a restart): one saying no noise source at all and the
+# option both would be refused, as above.
+printf '%s\n' "cpu_source = no" "hwrng_device = /dev/null" "jitter = no" "kernel_topup = no" \
     "require_noise_source = yes" >"$work/randd.conf"
 kill -HUP "$pid"
 wait_for "not ready after the reload" key_is ready false || fail "still ready: $(cat "$work/log")"

@@ -127,6 +127,9 @@ bool pool_any_starting(const struct pool *p);
 /* n bytes of output, or -EAGAIN when not ready. Reseeds first when due by volume, or after
  * a suspend or snapshot restore (CLOCK_BOOTTIME ran ahead of CLOCK_MONOTONIC). */
 int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns);
+/* Copies the seed accumulator as it is now, as one who reads the process's memory would find
+ * it: for the test that it cannot give back a seed already used (backtracking). */
+void pool_copy_accumulator(const struct pool *p, uint8_t out[RANDD_BLAKE2B_BYTES]);
 
 /* The kernel announced a new VM generation (vmgenid): this state may now run in several
  * clones. Credit gathered before is forgotten (every clone has the same), sources drop what

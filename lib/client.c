@@ -557,8 +557,11 @@ static int read_body(randd_handle *h, const uint8_t head[RANDD_HEADER_BYTES], vo
     uint32_t length;
     int rc, status = randd_reply_decode(head, text ? SIZE_MAX : want, &length);
 
-    if (status == -EPROTO || have > length)
+    if (status == -EPROTO || have > length) {
+        if (have)                    /* not a reply to this request: none of it is the caller's */
+            OPENSSL_cleanse(out, have);
         return -EPROTO;
+    }
     if (status < 0) {
         size_t n = length < sizeof(h->message) - 1 ? length : sizeof(h->message) - 1;
         size_t kept = have < n ? have : n, left = length - (have > n ? have : n);
@@ -596,7 +599,10 @@ static int read_body(randd_handle *h, const uint8_t head[RANDD_HEADER_BYTES], vo
         }
         return rc < 0 ? rc : (int)length;
     }
-    return recv_all(h, (uint8_t *)out + have, want - have);
+    rc = recv_all(h, (uint8_t *)out + have, want - have);
+    if (rc < 0)
+        OPENSSL_cleanse(out, want);  /* a piece of a reply (a prime) is no output */
+    return rc;
 }
 
 /* A reply: its header, and its body into out (or *text). The daemon writes a reply with one

@@ -690,6 +690,34 @@ START_TEST(an_error_message_that_came_into_the_callers_buffer_is_moved_out_of_it
 }
 END_TEST
 
+/* A reply that is not what its header says (an error message longer than its length, an OK
+ * body of the wrong size): the call fails with -EPROTO, and what came into the caller's
+ * buffer with the header is wiped, randd_prime's included, which wipes nothing itself. */
+START_TEST(a_reply_unlike_its_header_leaves_nothing_in_the_callers_buffer)
+{
+    static uint8_t reply[RANDD_HEADER_BYTES + 600], out[512];
+    randd_handle *hd;
+    int peer;
+
+    hd = handle_with_peer(&peer, 10000);
+    memset(reply, 'y', sizeof(reply));
+    put_header(reply, RANDD_BUSY, 4);
+    ck_assert_int_eq(write(peer, reply, sizeof(reply)), (ssize_t)sizeof(reply));
+    ck_assert_int_eq(randd_prime(hd, 4096, out), -EPROTO);
+    ck_assert_msg(all_bytes(out, sizeof(out), 0), "an overlong error reply was left in out");
+    randd_close(hd);
+    close(peer);
+    hd = handle_with_peer(&peer, 10000);
+    memset(reply, 0x5a, sizeof(reply));
+    put_header(reply, RANDD_OK, 100);
+    ck_assert_int_eq(write(peer, reply, RANDD_HEADER_BYTES + 100), RANDD_HEADER_BYTES + 100);
+    ck_assert_int_eq(randd_prime(hd, 4096, out), -EPROTO);
+    ck_assert_msg(all_bytes(out, sizeof(out), 0), "a 100-byte body was left in out");
+    randd_close(hd);
+    close(peer);
+}
+END_TEST
+
 /* A program with a signal every few milliseconds (a profiler's SIGPROF, a timer's SIGALRM):
  * each interrupts the wait for a reply, and the wait that follows must be for what is left
  * of the timeout, not the whole of it again, or the call never times out. The ticks stop by
@@ -754,6 +782,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_long_message_is_kept_whole_and_an_overlong_one_cut_with_a_mark);
     tcase_add_test(tc, an_error_message_that_came_into_the_callers_buffer_is_moved_out_of_it);
     tcase_add_test(tc, a_timeout_holds_under_a_signal_every_few_milliseconds);
+    tcase_add_test(tc, a_reply_unlike_its_header_leaves_nothing_in_the_callers_buffer);
     suite_add_tcase(s, tc);
     tcase_add_test(args, bytes_into_null_sends_nothing_and_the_next_call_is_served);
     tcase_add_test(args, range_with_bad_arguments_sends_nothing_and_the_next_call_is_served);

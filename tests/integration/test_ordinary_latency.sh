@@ -13,8 +13,8 @@ export RANDD_SOCKET=$work/randd.sock
 PROBE=${LATENCY_PROBE:-build/tests/latency-probe}
 key() { status_key "$1"; }
 
-# Generous: with the fix the slowest of 50 took 20-140 ms beside 2-4 CPU hogs on 2 cores
-# (README's numbers come from the same probe); with the stall, seconds.
+# Generous: with the fix the slowest of 50 took 30-160 ms beside 2-4 CPU hogs on 2 cores
+# (median about 1 ms); with the stall, 0.8-3.1 s.
 BOUND_MS=500
 REQUESTS=50
 PAUSE_MS=150

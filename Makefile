@@ -344,6 +344,7 @@ test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libf
 
 # The tests that run a real daemon (end to end, integration, faults), twice, while stress-ng
 # keeps every core busy: a test that passes only because the machine was idle fails here.
+# They run TEST_JOBS at a time, as make check runs them, so each has less than a core.
 LOADED_RUNS ?= 2
 check-loaded: deps
 	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/libfault.so \
@@ -361,15 +362,9 @@ end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork $(B
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
 	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder \
 	  LATENCY_PROBE=$(BUILD)/tests/latency-probe; \
-	failed=; times=; for t in $(E2E_BIN) $(INTEGRATION); do \
-	  start=$$(date +%s.%N); \
-	  $$t || failed="$$failed $${t##*/}"; \
-	  times="$$times$$(awk -v a=$$start -v b=$$(date +%s.%N) 'BEGIN { printf "%.1f", b - a }') $$t\n"; \
-	done; \
-	echo "=== end-to-end: seconds per test, slowest first:"; printf "$$times" | sort -rn | sed 's/^/  /'; \
-	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
+	TEST_JOBS=$(TEST_JOBS) tests/run-tests $(BUILD)/test-times-end-to-end $(E2E_BIN) $(INTEGRATION)
 
-# A QEMU guest reading /dev/hwrng through randd's EGD socket as the README sets it up, paused
+# A QEMU guest reading /dev/hwrng through randd's EGD socket as docs/egd.md sets it up, paused
 # past idle_timeout (tests/qemu/check-qemu): half a minute under TCG, so make check runs it too.
 check-qemu: deps
 	@$(MAKE) --no-print-directory all
@@ -468,16 +463,9 @@ $(BUILD)/fuzz/fuzz_bzip2_length: $(FUZZ_SOURCES_bzip2_length) | $(BUILD)/fuzz/
 
 fuzz: deps
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="clang libclang-rt-14-dev"
-	@$(MAKE) --no-print-directory $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
-	@set -e; for f in $(FUZZERS); do \
-	  mkdir -p $(BUILD)/fuzz/corpus-$$f && cp tests/fuzz/corpus/$$f/* $(BUILD)/fuzz/corpus-$$f/; \
-	  echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
-	  log=$(BUILD)/fuzz/fuzz_$$f.log; \
-	  $(BUILD)/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	    -artifact_prefix=$(BUILD)/fuzz/crash-$$f- $(BUILD)/fuzz/corpus-$$f >$$log 2>&1 || \
-	    { tail -40 $$log; exit 1; }; \
-	  grep -E '^(stat::number_of_executed_units|#[0-9]+ *DONE)' $$log; \
-	done
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
+	@TEST_JOBS=$(TEST_JOBS) tests/run-tests $(BUILD)/fuzz/times \
+	  $(FUZZERS:%="tests/fuzz/run-fuzzer $(BUILD) % $(FUZZ_SECONDS)")
 
 # Source coverage of what the fuzzers reached: each harness rebuilt with clang's coverage
 # mapping and run once over its corpus (the working copy make fuzz grew, else the committed
@@ -536,7 +524,7 @@ check-systemd: deb
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="debootstrap systemd-container"
 	tests/system/check-systemd.sh $(BUILD)
 
-# README's container recipe, tested: a randd on the host, its socket's directory mounted
+# docs/containers.md's recipe, tested: a randd on the host, its socket's directory mounted
 # read-only into podman containers, rootful and rootless (run by nobody), from an image built
 # here with no registry (a debootstrapped Debian 12 minbase root, cached in build/containers,
 # plus make install). Root only; skipped with one line where podman cannot run.

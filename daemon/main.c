@@ -1127,6 +1127,10 @@ int main(int argc, char **argv)
         return EXIT_FAILURE;
     }
     r.reread = r.config;
+    if (!config_any_noise_source(&r.config))
+        log_warning("%s: no noise source is on (cpu_source, hwrng and jitter = no): every "
+                    "full-entropy and prediction-resistant request will be refused",
+                    r.config_path);
     if (check_only) {
         if (!r.config_given && access(r.config_path, F_OK) < 0 && errno == ENOENT)
             printf("%s: no such file: the built-in defaults apply (configuration OK)\n",

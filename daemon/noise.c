@@ -2,7 +2,7 @@
  * SHA-256 a block at a time until the block's credit reaches NOISE_BLOCK_CREDIT; the block is
  * then granted to the request whose uid's turn came longest ago, a block at a time, so a uid
  * that asks for 4 KiB again and again delays another's 64 bytes by at most one block per
- * waiting uid per block it needs (README: the bound, measured).
+ * waiting uid per block it needs (docs/full-entropy.md: the bound, measured).
  *
  * The reserve's share. The NOISE_RESERVE blocks kept ready serve requests at once, NONBLOCK
  * ones above all. Refilled only once nothing waits, a uid that always has requests waiting,

@@ -1,6 +1,6 @@
 /* The noise reservoir: entropy from noise sources (the CPU source, hwrng, jitter; never getrandom,
  * never ADD_ENTROPY) kept apart from the generator's for the prediction-resistant and
- * full-entropy modes (lib/PROTOCOL.md, README "Full entropy and prediction resistance"), and
+ * full-entropy modes (lib/PROTOCOL.md, docs/full-entropy.md), and
  * the queue of requests that wait for it, fair between uids. Owns the conditioned blocks and
  * who gets them; which raw bytes come here is the pool's call, the replies the server's. */
 #ifndef RANDD_NOISE_H

@@ -272,12 +272,27 @@ static void note_conditioning(struct pool *p)
     p->conditioned_in_bits = 8 * RANDD_BLAKE2B_BYTES;
 }
 
+/* acc = BLAKE2b-512(acc || label), the moment acc has seeded: one who reads the pool's memory
+ * afterwards finds a one-way step of the seed, not the seed, so cannot rebuild the generator
+ * it made, nor what that generator served (backtracking resistance). The step carries acc's
+ * entropy on into the next seed. */
+static int step_accumulator_forward(struct pool *p)
+{
+    static const char label[] = "randd pool: the accumulator after a seed";
+    struct iovec parts[] = {
+        { p->secret->acc, sizeof(p->secret->acc) },
+        { (void *)label, sizeof(label) },
+    };
+
+    return randd_blake2b512(p->crypto, p->secret->acc, parts, sizeof(parts) / sizeof(parts[0]));
+}
+
 static void reseed(struct pool *p, uint64_t now_ns)
 {
     struct pool_secrets *sec = p->secret;
     bool first = !p->seeded;
 
-    if (engine_seed(p, sec->acc, sizeof(sec->acc)) < 0) {
+    if (engine_seed(p, sec->acc, sizeof(sec->acc)) < 0 || step_accumulator_forward(p) < 0) {
         log_err("seeding the %s generator failed; output stays off", pool_engine_name(p));
         p->seeded = false;
         return;
@@ -459,6 +474,11 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
     p->bytes_since_reseed += n;
     p->bytes_served += n;
     return 0;
+}
+
+void pool_copy_accumulator(const struct pool *p, uint8_t out[RANDD_BLAKE2B_BYTES])
+{
+    memcpy(out, p->secret->acc, RANDD_BLAKE2B_BYTES);
 }
 
 void pool_note_output(struct pool *p, uint64_t n)

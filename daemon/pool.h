@@ -27,11 +27,11 @@ struct randd_cymric;
  * all it absorbed and the accumulator it started from: n_in is those bits, h_in the bits
  * credited for them, n_out the 512-bit seed, nw BLAKE2b-512's 512-bit chaining value. h' is
  * the min-entropy per bit SP 800-90B's non-IID estimators measured on 1,000,000 bytes of
- * randd's conditioned output, jitter samples absorbed as the pool absorbs them (README:
- * "Conditioning"): a property of the function, measured once, as 3.1.5.2 asks of a lab. */
+ * randd's conditioned output, jitter samples absorbed as the pool absorbs them (docs/assessment.md:
+ * "What a seed is worth"): a property of the function, measured once, as 3.1.5.2 asks of a lab. */
 #define POOL_CONDITIONED_BITS  512
 #define POOL_CONDITIONING_NW   512
-#define POOL_CONDITIONING_H_PRIME 0.931   /* 0.93149 measured (README) */
+#define POOL_CONDITIONING_H_PRIME 0.931   /* 0.93149 measured (docs/assessment.md) */
 
 /* The conditioning behind the last seed, for STATUS: n_in 0 before the first. */
 struct pool_conditioning {
@@ -127,6 +127,9 @@ bool pool_any_starting(const struct pool *p);
 /* n bytes of output, or -EAGAIN when not ready. Reseeds first when due by volume, or after
  * a suspend or snapshot restore (CLOCK_BOOTTIME ran ahead of CLOCK_MONOTONIC). */
 int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns);
+/* Copies the seed accumulator as it is now, as one who reads the process's memory would find
+ * it: for the test that it cannot give back a seed already used (backtracking). */
+void pool_copy_accumulator(const struct pool *p, uint8_t out[RANDD_BLAKE2B_BYTES]);
 
 /* The kernel announced a new VM generation (vmgenid): this state may now run in several
  * clones. Credit gathered before is forgotten (every clone has the same), sources drop what

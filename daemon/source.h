@@ -43,7 +43,7 @@ struct source_ops {
 #define SOURCE_NOT_ASSESSED (-1.0)
 
 /* Raw samples one assessment takes: 8-bit samples, ~0.07 s of CPU and 6.6 MB of heap at the
- * peak on this project's machine (README.md). SP 800-90B 3.1.1 asks a million of a
+ * peak on this project's machine (docs/assessment.md). SP 800-90B 3.1.1 asks a million of a
  * validation; fewer widen the estimators' confidence bounds: a small sample assesses lower. */
 #define SOURCE_ASSESS_SAMPLES 8192
 

@@ -67,7 +67,7 @@
 /* The min-entropy per 8-bit sample the health tests hold the source to (their cutoffs) and
  * the most the credit may follow an assessment up to. On the EPYC VM this was written on,
  * SP 800-90B assessed 1.7 bits a sample on a million, 1.46 at the lowest on 8192
- * (README.md). */
+ * (docs/assessment.md). */
 #define JITTER_CLAIM_BITS    1.0
 #define JITTER_ASSESS_MARGIN 0.5         /* bits kept below an assessed figure */
 /* Below this the source is disabled: what the margin leaves (a sixteenth of a bit a sample

@@ -35,6 +35,7 @@
 /* From here up randd_bytes asks for BYTES_MEMFD: the arena costs its mapping once per
  * connection, then each byte one copy instead of two (randctl benchmark, "randd_bytes()"). */
 #define MEMFD_MIN_BYTES (64u << 10)
+#define RCVTIMEO_UNKNOWN UINT32_MAX  /* setting SO_RCVTIMEO failed: whatever it is, unknown */
 
 struct randd_handle {
     int fd;
@@ -45,6 +46,7 @@ struct randd_handle {
     dev_t dev;                       /* fd's socket, to tell it from a reused number */
     ino_t ino;
     uint64_t deadline_ns;
+    unsigned rcvtimeo_ms;            /* SO_RCVTIMEO set on fd; 0: none */
     uint8_t *arena;                  /* the connection's BYTES_MEMFD memfd, mapped; or NULL */
     bool no_memfd;                   /* the daemon cannot: BYTES only, for the handle's life */
     struct memfd_asked {             /* BYTES_MEMFD requests unanswered, oldest first */
@@ -59,6 +61,53 @@ struct randd_handle {
     char path[108];
     char message[1024];              /* the daemon's reason: NO_NOISE_SOURCE's names each source */
 };
+
+/* --- which process we are --------------------------------------------------------------
+ * A forked child must not use its parent's connection: their requests and replies would
+ * interleave on one socket, and each could read the other's bytes. Each call compares the
+ * pid that opened the connection with ours, without a getpid() system call each time: ours is
+ * cached in a page of its own that a child sees as zeros (MADV_WIPEONFORK: every kind of
+ * fork, fork() or a raw clone() alike), and that fork()'s atfork handler clears too, where the
+ * kernel ignores the advice without saying so (qemu-user). A child then asks getpid() once.
+ * Where the page cannot be had (no MADV_WIPEONFORK: Linux before 4.14), getpid() each call. */
+
+static pid_t *pid_cache;
+static pthread_once_t pid_cache_once = PTHREAD_ONCE_INIT;
+
+static void forget_pid(void)
+{
+    if (pid_cache)
+        __atomic_store_n(pid_cache, 0, __ATOMIC_RELAXED);
+}
+
+static void map_pid_cache(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    void *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (p == MAP_FAILED)
+        return;
+    if (madvise(p, page, MADV_WIPEONFORK) < 0 || pthread_atfork(NULL, NULL, forget_pid) != 0) {
+        munmap(p, page);
+        return;
+    }
+    pid_cache = p;
+}
+
+static pid_t current_pid(void)
+{
+    pid_t pid;
+
+    pthread_once(&pid_cache_once, map_pid_cache);
+    if (!pid_cache)
+        return getpid();
+    pid = __atomic_load_n(pid_cache, __ATOMIC_RELAXED);
+    if (pid == 0) {
+        pid = getpid();
+        __atomic_store_n(pid_cache, pid, __ATOMIC_RELAXED);
+    }
+    return pid;
+}
 
 static uint64_t now_ns(void)
 {
@@ -92,7 +141,7 @@ static bool fd_still_ours(const randd_handle *h)
  * be another of its mappings by now). A read-ahead goes with it. */
 static void drop_arena(randd_handle *h)
 {
-    if (h->arena && h->pid == getpid())
+    if (h->arena && h->pid == current_pid())
         munmap(h->arena, RANDD_MEMFD_ARENA_BYTES);
     h->arena = NULL;
     h->asked_count = 0;
@@ -220,7 +269,8 @@ static int connect_socket(randd_handle *h, bool wait)
         return rc;
     }
     h->fd = fd;
-    h->pid = getpid();
+    h->rcvtimeo_ms = 0;
+    h->pid = current_pid();
     remember_fd(h);
     return 0;
 }
@@ -294,7 +344,7 @@ int randd_handle_from_fd(randd_handle **out, int fd)
     if (!h)
         return -ENOMEM;
     h->fd = fd;
-    h->pid = getpid();
+    h->pid = current_pid();
     h->fixed_fd = true;
     remember_fd(h);
     *out = h;
@@ -329,8 +379,17 @@ const char *randd_message(const randd_handle *h)
 }
 
 /* --- I/O with the call's deadline ---------------------------------------------------
- * Each read or write is tried first, and poll()ed for only when it would block: a reply
- * that is already there costs one system call. */
+ * Each write is tried first, and poll()ed for only when it would block. A read waits in the
+ * receive itself: a reply costs one system call, not an EAGAIN and a poll() before it.
+ * Without a deadline the receive blocks as long as poll() with no timeout did. With one, it
+ * blocks only while the socket's SO_RCVTIMEO (set once per connection and timeout, a margin
+ * short of it) must end by the deadline, jiffy rounding included: in practice the first wait
+ * of a call. A later wait (a reply in pieces, a slow daemon, a pipelined batch that took long),
+ * a receive that SO_RCVTIMEO cut short, and a caller's own descriptor, whose options are not
+ * ours to set, try without waiting and poll() for what is left, to the millisecond as before. */
+
+#define RCVTIMEO_MARGIN_MS 20u      /* SO_RCVTIMEO this far short of the timeout... */
+#define RCVTIMEO_SLACK_MS  10u      /* ...of which a jiffy at HZ=100 may eat this much */
 
 /* A peer that trickles a byte at a time never makes a read block: the deadline is checked
  * between the pieces too. */
@@ -355,6 +414,59 @@ static int wait_for(randd_handle *h, short events)
         rc = poll(&p, 1, ms);
     while (rc < 0 && errno == EINTR);
     return rc < 0 ? -errno : rc == 0 ? -ETIMEDOUT : 0;
+}
+
+/* SO_RCVTIMEO for the handle's timeout on a connection of ours: set when it changes, so a
+ * call with the same timeout as the last costs nothing. */
+static void arm_receive_timeout(randd_handle *h)
+{
+    unsigned want = h->timeout_ms >= 2 * (int)RCVTIMEO_MARGIN_MS
+                        ? (unsigned)h->timeout_ms - RCVTIMEO_MARGIN_MS : 0;
+    struct timeval tv = { (time_t)(want / 1000), (suseconds_t)(want % 1000 * 1000) };
+
+    if (h->fixed_fd || h->rcvtimeo_ms == want)
+        return;
+    if (setsockopt(h->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0)
+        h->rcvtimeo_ms = want;
+    else
+        h->rcvtimeo_ms = RCVTIMEO_UNKNOWN;   /* never block in it under a deadline */
+}
+
+/* Whether a receive may block: it then returns by the deadline, or there is none. */
+static bool may_block(const randd_handle *h)
+{
+    if (!h->deadline_ns)
+        return true;
+    if (h->fixed_fd || h->rcvtimeo_ms == 0 || h->rcvtimeo_ms == RCVTIMEO_UNKNOWN)
+        return false;
+    return now_ns() + (uint64_t)(h->rcvtimeo_ms + RCVTIMEO_SLACK_MS) * 1000000u <=
+           h->deadline_ns;
+}
+
+/* One recvmsg that returns data: its length, -ECONNRESET at the end of the stream, or -errno
+ * (-ETIMEDOUT past the deadline). */
+static ssize_t recv_some(randd_handle *h, struct msghdr *msg, int flags)
+{
+    size_t controllen = msg->msg_controllen;
+
+    for (;;) {
+        ssize_t got;
+
+        msg->msg_controllen = controllen;
+        msg->msg_flags = 0;
+        got = recvmsg(h->fd, msg, flags | (may_block(h) ? 0 : MSG_DONTWAIT));
+        if (got > 0)
+            return got;
+        if (got == 0)
+            return -ECONNRESET;     /* the daemon closed: restarted, or we were too slow */
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN)
+            return -errno;
+        /* Nothing yet, without waiting; or SO_RCVTIMEO ended the wait: poll for the rest. */
+        if ((got = wait_for(h, POLLIN)) < 0)
+            return got;
+    }
 }
 
 static int send_all(randd_handle *h, const void *buf, size_t n)
@@ -384,17 +496,12 @@ static int recv_all(randd_handle *h, void *buf, size_t n)
     uint8_t *p = buf;
 
     while (n > 0) {
-        ssize_t got = recv(h->fd, p, n, MSG_DONTWAIT);
+        struct iovec iov = { p, n };
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t got = recv_some(h, &msg, 0);
 
-        if (got == 0)
-            return -ECONNRESET;     /* the daemon closed: restarted, or we were too slow */
-        if (got < 0) {
-            int rc = errno == EAGAIN ? wait_for(h, POLLIN) : errno == EINTR ? 0 : -errno;
-
-            if (rc < 0)
-                return rc;
-            continue;
-        }
+        if (got < 0)
+            return (int)got;
         p += got;
         n -= (size_t)got;
         if (n > 0 && past_deadline(h))
@@ -408,7 +515,7 @@ static int recv_all(randd_handle *h, void *buf, size_t n)
 /* err (EPIPE, ECONNRESET), unless the daemon left an error reply before it closed: a
  * connection turned away at accept (BUSY: max_clients, or the uid's share of them) may be
  * closed before the first request goes, and its reply says why. That reply is read. */
-static int read_reply(randd_handle *h, void *out, size_t want, char **text);
+static int read_reply(randd_handle *h, void *out, size_t want, char **text, bool last);
 
 static int refusal_or(randd_handle *h, int err)
 {
@@ -418,7 +525,7 @@ static int refusal_or(randd_handle *h, int err)
     if (recv(h->fd, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof(head) ||
         randd_reply_decode(head, 0, &length) > -RANDD_ERR_STATUS)
         return err;                  /* nothing there, an OK reply, or not a reply at all */
-    return read_reply(h, NULL, 0, NULL);
+    return read_reply(h, NULL, 0, NULL, true);
 }
 
 /* Sends req, encoded by protocol.c's encoder into buf (cap bytes). */
@@ -431,26 +538,31 @@ static int send_request(randd_handle *h, const struct randd_request *req, uint8_
     return rc == -EPIPE || rc == -ECONNRESET ? refusal_or(h, rc) : rc;
 }
 
-/* The rest of a reply whose header is in head: an OK body of exactly want bytes into out, or
- * an error status (its message kept in h->message). want == SIZE_MAX: any length, malloc'd
- * into *text. */
+/* The rest of a reply whose header is in head, of which the first have bytes of the body
+ * already came into out: an OK body of exactly want bytes into out, or an error status (its
+ * message kept in h->message). want == SIZE_MAX: any length, malloc'd into *text. */
 static int read_body(randd_handle *h, const uint8_t head[RANDD_HEADER_BYTES], void *out,
-                     size_t want, char **text)
+                     size_t want, char **text, size_t have)
 {
     uint32_t length;
     int rc, status = randd_reply_decode(head, text ? SIZE_MAX : want, &length);
 
-    if (status == -EPROTO)
-        return status;
+    if (status == -EPROTO || have > length)
+        return -EPROTO;
     if (status < 0) {
         size_t n = length < sizeof(h->message) - 1 ? length : sizeof(h->message) - 1;
+        size_t kept = have < n ? have : n, left = length - (have > n ? have : n);
         char sink[256];
 
-        rc = recv_all(h, h->message, n);
+        if (have) {                  /* came into out with the header: the caller's no more */
+            memcpy(h->message, out, kept);
+            memset(out, 0, have);
+        }
+        rc = recv_all(h, h->message + kept, n - kept);
         h->message[rc < 0 ? 0 : n] = '\0';
         if (rc == 0 && n < length)       /* an overlong message: cut, never silently */
             memcpy(h->message + n - (sizeof(MESSAGE_CUT) - 1), MESSAGE_CUT, sizeof(MESSAGE_CUT));
-        for (size_t left = length - n; rc == 0 && left > 0;) {
+        while (rc == 0 && left > 0) {
             size_t step = left < sizeof(sink) ? left : sizeof(sink);
 
             rc = recv_all(h, sink, step);
@@ -474,15 +586,26 @@ static int read_body(randd_handle *h, const uint8_t head[RANDD_HEADER_BYTES], vo
         }
         return rc < 0 ? rc : (int)length;
     }
-    return recv_all(h, out, want);
+    return recv_all(h, (uint8_t *)out + have, want - have);
 }
 
-static int read_reply(randd_handle *h, void *out, size_t want, char **text)
+/* A reply: its header, and its body into out (or *text). The daemon writes a reply with one
+ * send, so when no other reply can follow it in the stream (last: none was asked for after
+ * it) one receive takes the header and the body into out together. An error reply's message
+ * may come into out so: read_body moves it to h->message and clears out of it.
+ * Not so with more replies due: a short error reply would let the next one's bytes in. */
+static int read_reply(randd_handle *h, void *out, size_t want, char **text, bool last)
 {
     uint8_t head[RANDD_HEADER_BYTES];
-    int rc = recv_all(h, head, sizeof(head));
+    struct iovec iov[2] = { { head, sizeof(head) }, { out, want } };
+    struct msghdr msg = { .msg_iov = iov, .msg_iovlen = last && out && !text ? 2 : 1 };
+    ssize_t got = recv_some(h, &msg, 0);
+    size_t have = got > RANDD_HEADER_BYTES ? (size_t)got - RANDD_HEADER_BYTES : 0;
+    int rc = got < 0 ? (int)got : 0;
 
-    return rc < 0 ? rc : read_body(h, head, out, want, text);
+    if (rc == 0 && (size_t)got < sizeof(head))
+        rc = past_deadline(h) ? -ETIMEDOUT : recv_all(h, head + got, sizeof(head) - (size_t)got);
+    return rc < 0 ? rc : read_body(h, head, out, want, text, have);
 }
 
 /* Runs fn once; if the daemon went away (restart) retries once on a new connection. Only an
@@ -501,13 +624,14 @@ static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), v
         h->fd = -1;                  /* closed and reused by the program: not ours to close */
         drop_arena(h);
     }
-    if (h->pid != getpid())
+    if (h->pid != current_pid())
         disconnect(h);               /* the parent's: closing our copy leaves it intact */
     if (fn != run_memfd && h->fd >= 0)
         drop_read_ahead(h);          /* a failure disconnects: we reconnect below */
     for (int attempt = 0; attempt < 2; attempt++) {
         if (h->fd < 0 && (rc = h->fixed_fd ? -ENOTCONN : connect_socket(h, true)) < 0)
             return rc;
+        arm_receive_timeout(h);
         rc = fn(h, arg);
         if (rc != -EPIPE && rc != -ECONNRESET)
             break;
@@ -561,7 +685,7 @@ static int run_batches(randd_handle *h, void *arg)
             }
         }
         for (size_t i = 0; i < n; i++) {
-            if ((rc = read_reply(h, b->out + done, sizes[i], NULL)) < 0) {
+            if ((rc = read_reply(h, b->out + done, sizes[i], NULL, i + 1 == n)) < 0) {
                 /* the piece cut short too: a caller told of a failure holds no output */
                 OPENSSL_cleanse(b->out, done + sizes[i]);
                 if (i + 1 < n)
@@ -615,12 +739,11 @@ static int recv_head_with_fd(randd_handle *h, uint8_t head[RANDD_HEADER_BYTES], 
         struct iovec iov = { head + got, RANDD_HEADER_BYTES - got };
         struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                               .msg_controllen = sizeof(control.buf) };
-        ssize_t n = recvmsg(h->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        if (n == 0)
-            rc = -ECONNRESET;
-        else if (n < 0)
-            rc = errno == EAGAIN ? wait_for(h, POLLIN) : errno == EINTR ? 0 : -errno;
-        else {
+        ssize_t n = recv_some(h, &msg, MSG_CMSG_CLOEXEC);
+
+        if (n < 0) {
+            rc = (int)n;
+        } else {
             rc = take_fds(&msg, fd);
             got += (size_t)n;
             if (rc == 0 && got < RANDD_HEADER_BYTES && past_deadline(h))
@@ -671,7 +794,7 @@ static int read_memfd_reply(randd_handle *h, uint8_t *out, uint32_t n, uint32_t 
     if (rc == 0 && fd >= 0)
         rc = map_arena(h, fd);
     if (rc == 0)
-        rc = read_body(h, head, body, sizeof(body), NULL);
+        rc = read_body(h, head, body, sizeof(body), NULL, 0);
     if (rc == 0 && !h->arena)
         rc = -EPROTO;                /* OK, but no arena ever came */
     if (rc == 0)
@@ -927,7 +1050,7 @@ static int run_status(randd_handle *h, void *arg)
     uint8_t frame[RANDD_HEADER_BYTES];
     int rc = send_request(h, &req, frame, sizeof(frame));
 
-    return rc < 0 ? rc : read_reply(h, NULL, SIZE_MAX, arg);
+    return rc < 0 ? rc : read_reply(h, NULL, SIZE_MAX, arg, true);
 }
 
 int randd_status(randd_handle *h, char **json)
@@ -953,7 +1076,7 @@ static int run_admin(randd_handle *h, void *arg)
     uint8_t frame[RANDD_HEADER_BYTES + 1 + RANDD_MAX_SOURCE_NAME];
     int rc = send_request(h, &req, frame, sizeof(frame));
 
-    return rc < 0 ? rc : read_reply(h, NULL, SIZE_MAX, a->text);
+    return rc < 0 ? rc : read_reply(h, NULL, SIZE_MAX, a->text, true);
 }
 
 int randd_admin(randd_handle *h, int op, int test, const char *source, char **text)
@@ -988,7 +1111,7 @@ static int run_add_entropy(randd_handle *h, void *arg)
     rc = send_request(h, &req, frame, cap);
     OPENSSL_cleanse(frame, cap);
     free(frame);
-    return rc < 0 ? rc : read_reply(h, NULL, 0, NULL);
+    return rc < 0 ? rc : read_reply(h, NULL, 0, NULL, true);
 }
 
 int randd_add_entropy(randd_handle *h, const void *data, size_t len, unsigned bits)
@@ -1013,7 +1136,7 @@ static int run_prime(randd_handle *h, void *arg)
     uint8_t frame[RANDD_HEADER_BYTES + 2];
     int rc = send_request(h, &req, frame, sizeof(frame));
 
-    return rc < 0 ? rc : read_reply(h, p->out, (p->bits + 7) / 8, NULL);
+    return rc < 0 ? rc : read_reply(h, p->out, (p->bits + 7) / 8, NULL, true);
 }
 
 int randd_prime(randd_handle *h, unsigned bits, uint8_t *out)

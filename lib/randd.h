@@ -10,8 +10,8 @@
  * one could be out of step).
  *
  * Thread safety: a handle is not thread-safe. Use one handle per thread, or hold a lock
- * around each call. Handles survive fork(): a child's first call opens its own connection
- * instead of sharing the parent's. */
+ * around each call. Handles survive fork() (and a clone() without CLONE_VM): a child's first
+ * call opens its own connection instead of sharing the parent's. */
 #ifndef RANDD_H
 #define RANDD_H
 

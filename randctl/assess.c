@@ -125,11 +125,30 @@ static void print_non_iid(const char *path, const struct randd_ea_result *r)
 
 /* --- the non-IID track (the default) ------------------------------------------------------ */
 
+int assess_claim_verdict(const struct assess_request *req, double h)
+{
+    if (isnan(req->claim))
+        return EXIT_OK;
+    if (isnan(h)) {
+        printf("claim: %.4f bits per sample: NOT SUPPORTED: the IID track credits nothing "
+               "here (the samples were not shown to be IID; assess without --iid)\n",
+               req->claim);
+        return EXIT_FAILED;
+    }
+    if (req->claim <= h + 1e-12) {
+        printf("claim: %.4f bits per sample: supported (assessed %.4f)\n", req->claim, h);
+        return EXIT_OK;
+    }
+    printf("claim: %.4f bits per sample: NOT SUPPORTED: above the %.4f assessed\n", req->claim,
+           h);
+    return EXIT_FAILED;
+}
+
 static int assess_non_iid(const struct assess_request *req, const uint8_t *samples, size_t n)
 {
     struct assess_progress progress = { isatty(STDERR_FILENO), -1, "" };
     struct randd_ea_result r;
-    int rc;
+    int rc, verdict;
 
     rc = randd_ea_assess(samples, n, req->bits, req->flags, &r,
                          req->progress ? assess_show_progress : NULL, &progress);
@@ -138,15 +157,17 @@ static int assess_non_iid(const struct assess_request *req, const uint8_t *sampl
     if (rc < 0)
         return fail("assess", rc);
     print_non_iid(req->path, &r);
+    verdict = assess_claim_verdict(req, r.symbols < 2 ? 0.0 : r.h_assessed);
     if (fflush(stdout) != 0)
         return fail("assess", -EIO);
     if (req->report) {
         struct assess_report page = { req->path, samples, n, r.bits, req->claim, &r, NULL,
                                       NULL };
 
-        return assess_report_write(req->report_file, &page);
+        if ((rc = assess_report_write(req->report_file, &page)) != EXIT_OK)
+            return rc;
     }
-    return EXIT_OK;
+    return verdict;
 }
 
 /* --- the options -------------------------------------------------------------------------- */
@@ -281,6 +302,9 @@ static int parse_options(int argc, char **argv, struct assess_request *req)
         return usage_error(&cmd_assess, "--truncate: not with --iid (ea_iid -a: all bits)");
     if (req->force && !req->report)
         return usage_error(&cmd_assess, "--force: only with --report (it may replace the page)");
+    if (req->bits && req->claim > req->bits)
+        return usage_error(&cmd_assess, "--claim %g: more than the %u bits a sample holds "
+                           "(--bits %u)", req->claim, req->bits, req->bits);
     return EXIT_OK;
 }
 
@@ -294,6 +318,10 @@ static int run_assess(int argc, char **argv)
     uint8_t *samples;
     size_t n;
     int rc;
+
+    /* Line by line, even into a file or a pipe: a run killed after an hour keeps what it
+     * printed. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
 
     for (int i = 1; i < argc; i++) {    /* modes that parse their own arguments */
         if (!strcmp(argv[i], "--restart"))
@@ -323,6 +351,12 @@ static int run_assess(int argc, char **argv)
         return usage_error(&cmd_assess, "%s: values up to %u bits wide, wider than --bits %u",
                            req.path, width, req.bits);
     }
+    if (!isnan(req.claim) && req.claim > (req.bits ? req.bits : width)) {
+        OPENSSL_clear_free(samples, n);
+        randd_output_abort(&report_file);
+        return usage_error(&cmd_assess, "--claim %g: more than the %u bit%s a sample of %s "
+                           "holds", req.claim, width, width == 1 ? "" : "s", req.path);
+    }
     if (n < RANDD_EA_MIN_SAMPLES)
         fprintf(stderr, "randctl: assess: warning: %zu samples; SP 800-90B 3.1.1 asks for at "
                 "least %u\n", n, RANDD_EA_MIN_SAMPLES);
@@ -338,8 +372,8 @@ static int run_assess(int argc, char **argv)
 const struct command cmd_assess = {
     "assess", "assess FILE [--bits W] [--truncate] [--iid [--no-permutations|--seed HEX]] "
               "[--progress] "
-              "[--report OUT.html [--force] [--claim H]] | FILE --restart --h-initial H "
-              "[--bits W] [--report OUT.html [--force]] | --conditioning "
+              "[--report OUT.html [--force]] [--claim H] | FILE --restart --h-initial H "
+              "[--bits W] [--progress] [--report OUT.html [--force]] | --conditioning "
               "--vetted|--non-vetted N_IN N_OUT NW H_IN "
               "[H_PRIME|--conditioned-file FILE]  SP 800-90B min-entropy, IID tests, restart "
               "tests, conditioning, report",

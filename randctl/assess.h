@@ -39,6 +39,12 @@ void assess_show_progress(void *arg, double done, const char *what);
 /* Clears a terminal's progress line. */
 void assess_progress_done(const struct assess_progress *p);
 
+/* With --claim H: prints whether the claim holds against h, the min-entropy the track
+ * assessed (NAN: the track cannot credit the samples, as an IID run on data that failed its
+ * tests), and returns EXIT_OK when it holds, EXIT_FAILED when it does not. Without a claim,
+ * prints nothing and returns EXIT_OK. */
+int assess_claim_verdict(const struct assess_request *req, double h);
+
 /* assess_iid.c: runs the IID track on the samples, prints it, writes the report if asked.
  * Returns the exit code. */
 int assess_iid(const struct assess_request *req, const uint8_t *samples, size_t n);

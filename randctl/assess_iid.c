@@ -103,7 +103,7 @@ int assess_iid(const struct assess_request *req, const uint8_t *samples, size_t 
     struct randd_iid_options o = { req->no_permutations ? RANDD_IID_NO_PERMUTATIONS : 0,
                                    req->seeded ? req->seed : NULL, 0 };
     struct randd_iid_result r;
-    int rc;
+    int rc, verdict;
 
     rc = randd_iid_assess_with(samples, n, req->bits, &o, &r,
                                req->progress ? assess_show_progress : NULL, &progress);
@@ -117,13 +117,15 @@ int assess_iid(const struct assess_request *req, const uint8_t *samples, size_t 
     if (rc < 0)
         return fail("assess", rc);
     print_iid(req->path, &r);
+    verdict = assess_claim_verdict(req, r.iid ? r.h_assessed : NAN);
     if (fflush(stdout) != 0)
         return fail("assess", -EIO);
     if (req->report) {
         struct assess_report page = { req->path, samples, n, r.bits, req->claim, NULL, &r,
                                       NULL };
 
-        return assess_report_write(req->report_file, &page);
+        if ((rc = assess_report_write(req->report_file, &page)) != EXIT_OK)
+            return rc;
     }
-    return EXIT_OK;
+    return verdict;
 }

@@ -37,6 +37,7 @@
 #include "protocol.h"
 #include "randctl.h"
 #include "randen.h"
+#include "syscall_count.h"
 
 #define MIB           (1u << 20)
 #define REPS          5              /* each figure is the median of REPS timed runs */
@@ -1334,6 +1335,75 @@ static void noise_modes(const struct options *o, uint8_t *out)
     randd_close(h);
 }
 
+/* --- system calls per request -------------------------------------------------------------
+ * What a librandd request costs the caller in system calls (issue 38: one send and one
+ * receive), counted by the kernel for this thread alone (internal/syscall_count.c): a perf
+ * counter on raw_syscalls:sys_enter, so nothing slows the calls as strace would. Over a
+ * connection of its own, warmed by one call (the connect and the first call's setup are not
+ * a request's), with no timeout and with one of 2 s ("t=2s", the in-process generator's;
+ * SO_RCVTIMEO is set at the first call). Where perf events are not permitted the rows are
+ * left out, and stderr says why. */
+
+#define SYSCALL_CALLS 1000
+
+/* false when the calls cannot be counted here (stderr says why once). */
+static bool syscall_rows(randd_handle *h, const char *method, uint8_t *out)
+{
+    static const size_t counted_sizes[] = { 32, 4096 };
+    struct syscall_counter c;
+    char why[256];
+    uint64_t calls;
+    int rc = 0;
+
+    for (size_t i = 0; i < sizeof(counted_sizes) / sizeof(counted_sizes[0]) && rc == 0; i++) {
+        size_t size = counted_sizes[i];
+
+        if ((rc = randd_bytes(h, out, size)) < 0)
+            break;
+        if ((rc = syscall_counter_start(&c, -1, why, sizeof(why))) < 0) {
+            fprintf(stderr, "randctl: benchmark: no system call rows: %s\n", why);
+            return false;
+        }
+        for (int n = 0; n < SYSCALL_CALLS && rc == 0; n++)
+            rc = randd_bytes(h, out, size);
+        if (syscall_counter_stop(&c, &calls) == 0 && rc == 0)
+            record("syscalls", method, size, "per call", "calls", (double)calls / SYSCALL_CALLS);
+    }
+    if (rc < 0)
+        failure("system calls per request", rc);
+    return true;
+}
+
+static void syscalls_per_request(uint8_t *out)
+{
+    randd_handle *h;
+    int rc;
+
+    progress("system calls per randd_bytes(): 32 B and 4 KiB, without and with a timeout");
+    if ((rc = randd_open(&h, daemon_socket())) < 0) {
+        failure("system calls per request", rc);
+        return;
+    }
+    if (syscall_rows(h, "randd_bytes()", out)) {
+        randd_set_timeout(h, 2000);
+        syscall_rows(h, "randd_bytes() t=2s", out);
+    }
+    randd_close(h);
+}
+
+/* The issue's target for them: one send and one receive. */
+static void syscall_targets(int *missed)
+{
+    double per = value_of("syscalls", "randd_bytes()", 4096, "per call");
+    bool ok = per <= 2.0;
+
+    if (isnan(per))
+        return;
+    *missed += !ok;
+    printf("  %-4s syscalls: randd_bytes() 4 KiB = %.2f system calls per request (<= 2: one "
+           "send, one receive)\n", ok ? "ok" : "MISS", per);
+}
+
 /* --- report ------------------------------------------------------------------------------- */
 
 static void print_csv(void)
@@ -1480,6 +1550,7 @@ static int print_targets(const struct options *o)
                "(>= 0.95x: no regression)", two1 / one1);
     }
 #undef TARGET
+    syscall_targets(&missed);
     return missed;
 }
 
@@ -1607,7 +1678,7 @@ static int run_benchmark(int argc, char **argv)
     if (seeded_open(&seeded) == 0)
         plain.randd_seeded = seeded.libctx;
 
-    steps = (int)NSIZES + 1 + 1 + 3 + 2 + 1 + (int)o.nclients + (o.compare_workers != NULL) + 2;
+    steps = (int)NSIZES + 1 + 1 + 3 + 2 + 1 + (int)o.nclients + (o.compare_workers != NULL) + 2 + 1;
     if (o.modes_only) {
         steps = 2;
         noise_modes(&o, out);
@@ -1619,6 +1690,7 @@ static int run_benchmark(int argc, char **argv)
     latencies(&o, &plain, daemon_ctx, &vdso);
     ranges(&o, &plain, daemon_ctx);
     engines(&o, out);
+    syscalls_per_request(out);
     for (size_t i = 0; i < o.nclients && !failing(); i++) {
         progress("clients: %u at once, 32 B requests", o.clients[i]);
         run_clients(o.clients[i], 4 * o.seconds, true);

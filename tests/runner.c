@@ -57,6 +57,15 @@ size_t unhex(const char *hex, uint8_t *out, size_t cap)
     return n;
 }
 
+int runner_count(int native)
+{
+    const char *emulated = getenv("RANDD_TEST_EMULATED_CPU");
+
+    if (!emulated || !*emulated)
+        return native;
+    return native / 10 > 0 ? native / 10 : 1;
+}
+
 int main(void)
 {
     SRunner *runner = srunner_create(test_suite());

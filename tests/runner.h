@@ -22,4 +22,10 @@ void runner_add_test(TCase *tc, const TTest *test, int signal, int allowed_exit_
  * Returns the number of bytes written. */
 size_t unhex(const char *hex, uint8_t *out, size_t cap);
 
+/* The count to run of a check repeated over many inputs against a reference: all of them
+ * natively, a tenth (at least one) when RANDD_TEST_EMULATED_CPU is set, as check-cross and
+ * the arm64 guest set it: emulated code runs 10 to 30 times slower, and the reference
+ * (OpenSSL's BIGNUM code, for one) costs the most there. */
+int runner_count(int native);
+
 #endif

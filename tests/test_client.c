@@ -656,6 +656,38 @@ START_TEST(a_long_message_is_kept_whole_and_an_overlong_one_cut_with_a_mark)
 }
 END_TEST
 
+/* A reply comes with its header in one receive, straight into the caller's buffer: an error
+ * reply too, whose message (here longer than the handle keeps, and than the 4 KiB asked for
+ * but not the whole of it) is kept cut with its mark, cleared from the buffer, and read to
+ * its end, so the next call gets its own reply. */
+START_TEST(an_error_message_that_came_into_the_callers_buffer_is_moved_out_of_it)
+{
+    static uint8_t out[4096];
+    const char *msg;
+    randd_handle *hd;
+    int peer;
+    size_t n;
+
+    hd = handle_with_peer(&peer, 10000);
+    send_long_message(peer, RANDD_NOT_READY, 4000);
+    ck_assert_int_eq(randd_bytes(hd, out, sizeof(out)), RANDD_ERR(RANDD_NOT_READY));
+    msg = randd_message(hd);
+    n = strlen(msg);
+    ck_assert_msg(n > 8 && msg[0] == 'x' && !strcmp(msg + n - 3, "\xe2\x80\xa6"),
+                  "a 4000-byte message kept as %zu bytes, ending \"%s\"", n, msg + n - 8);
+    ck_assert_msg(all_bytes(out, sizeof(out), 0), "the message was left in the caller's buffer");
+    send_ok(peer, 32, 0x77);
+    ck_assert_int_eq(randd_bytes(hd, out, 32), 0);
+    ck_assert_msg(all_bytes(out, 32, 0x77), "the next call did not get its own reply");
+    /* randd_prime wipes nothing of its own on failure: the reading must. */
+    send_long_message(peer, RANDD_BUSY, 4000);
+    ck_assert_int_eq(randd_prime(hd, 4096, out), RANDD_ERR(RANDD_BUSY));
+    ck_assert_msg(!memchr(out, 'x', 512), "randd_prime left the message in the caller's buffer");
+    randd_close(hd);
+    close(peer);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("client");
@@ -676,6 +708,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, seed_carries_its_mode_flag);
     tcase_add_test(tc, no_noise_source_is_its_own_error_with_the_daemons_message);
     tcase_add_test(tc, a_long_message_is_kept_whole_and_an_overlong_one_cut_with_a_mark);
+    tcase_add_test(tc, an_error_message_that_came_into_the_callers_buffer_is_moved_out_of_it);
     suite_add_tcase(s, tc);
     tcase_add_test(args, bytes_into_null_sends_nothing_and_the_next_call_is_served);
     tcase_add_test(args, range_with_bad_arguments_sends_nothing_and_the_next_call_is_served);

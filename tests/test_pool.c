@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include <openssl/crypto.h>
+
 #include "pool.h"
 #include "cymric.h"
 #include "randen.h"
@@ -186,6 +188,36 @@ START_TEST(no_output_before_256_credited_bits)
     /* Eight batches of 32 bits; the first harvest also carries the start-up test. */
     ck_assert_int_eq(harvests, 8);
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 12 * S), 0);
+}
+END_TEST
+
+/* Backtracking: one who reads the pool's memory just after a seed (the accumulator, here its
+ * copy) must not rebuild the generator that seed made, nor what it served. The first seed is
+ * the easy case for them: the generator it keyed started from a known state (all zeros), so
+ * the seed alone gives its output; a reseed's state also takes the erased one before it. */
+START_TEST(the_accumulator_left_after_a_seed_does_not_give_back_what_was_served)
+{
+    uint8_t served[64], acc[RANDD_BLAKE2B_BYTES], rebuilt[sizeof(served)];
+    struct randd_cymric attacker;
+    int harvests = 0;
+
+    add(&a, "good", SCRIPT_RANDOM, 21);
+    while (!pool.seeded && harvests < 100)
+        pool_harvest(&pool, (uint64_t)++harvests * S);
+    ck_assert(pool.seeded);
+    ck_assert_int_eq(pool_generate(&pool, served, sizeof(served), (uint64_t)harvests * S), 0);
+    pool_copy_accumulator(&pool, acc);
+
+    /* The attacker's generator, as the pool's was before its first seed, keyed by what they
+     * found, with the pool's cipher. */
+    ck_assert_int_eq(randd_cymric_init(&attacker, RANDD_CYMRIC_DETERMINISTIC), 0);
+    ck_assert_int_eq(randd_cymric_use_stream(&attacker, pool.cipher), 0);
+    ck_assert_int_eq(randd_cymric_seed(&attacker, acc, sizeof(acc)), 0);
+    ck_assert_int_eq(randd_cymric_generate(&attacker, rebuilt, sizeof(rebuilt), NULL, 0), 0);
+    ck_assert_msg(memcmp(rebuilt, served, sizeof(served)) != 0,
+                  "the accumulator left after the seed rebuilt the output served from it");
+    randd_cymric_fini(&attacker);
+    OPENSSL_cleanse(acc, sizeof(acc));
 }
 END_TEST
 
@@ -567,6 +599,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, one_bad_source_does_not_stop_a_good_one);
     tcase_add_test(tc, no_output_before_256_credited_bits);
     tcase_add_test(tc, conditioning_is_deterministic_for_the_same_input);
+    tcase_add_test(tc, the_accumulator_left_after_a_seed_does_not_give_back_what_was_served);
     tcase_add_test(tc, randen_engine_is_refused_without_an_aes_round);
     tcase_add_test(tc, randen_engine_is_seeded_like_cymric);
     tcase_add_test(tc, reseed_after_interval_changes_the_output);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench: randctl assess --restart on NIST's restart reference files, the median of three
-# runs' wall time (start and file reading included, as in the README's ea_restart times),
+# runs' wall time (start and file reading included, as in docs/assessment.md's ea_restart times),
 # beside ea_restart's on this kind of machine (tests/vectors/sp800-90b/README.md: 22 s on the
 # 1-bit dataset; the failing dataset stops at the sanity check). And --conditioning.
 # Usage: bench-restart.sh RANDCTL

@@ -1,6 +1,6 @@
-# Extracts the code blocks of README.md (Markdown) and of the man pages (roff) for
-# test_examples.sh. A marked block follows its marker:
-#   README.md:  <!-- example -->, <!-- example config -->, <!-- example daemon -->,
+# Extracts the code blocks of README.md and docs/*.md (Markdown) and of the man pages (roff)
+# for test_examples.sh. A marked block follows its marker:
+#   Markdown:   <!-- example -->, <!-- example config -->, <!-- example daemon -->,
 #               <!-- example skip: why -->   (an HTML comment: invisible when rendered)
 #               before an indented (4 blanks) or fenced code block;
 #   man pages:  .\" example ...  (a roff comment) before .EX/.EE or .nf/.fi.

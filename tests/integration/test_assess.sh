@@ -73,6 +73,19 @@ out=$("$RANDCTL" assess "$work/same" 2>/dev/null); rc=$?
 check "assess: one value only: exit 0, no entropy" \
     '[ $rc = 0 ] && grep -q "^assessed min-entropy: 0 " <<<"$out"'
 
+# --claim H, with or without --report: a last line with the verdict, and the exit code says
+# it (rand4_short assesses 3.2155 bits a sample).
+out=$("$RANDCTL" assess "$vectors/rand4_short.bin" --claim 3 2>/dev/null); rc=$?
+check "assess --claim 3 (below the assessed 3.2155): exit 0, the verdict line" \
+    '[ $rc = 0 ] && [ "$(tail -1 <<<"$out")" = \
+        "claim: 3.0000 bits per sample: supported (assessed 3.2155)" ]'
+out=$("$RANDCTL" assess "$vectors/rand4_short.bin" --claim 3.5 2>/dev/null); rc=$?
+check "assess --claim 3.5 (above the assessed 3.2155): exit 1, the verdict line" \
+    '[ $rc = 1 ] && [ "$(tail -1 <<<"$out")" = \
+        "claim: 3.5000 bits per sample: NOT SUPPORTED: above the 3.2155 assessed" ]'
+out=$("$RANDCTL" assess "$vectors/rand4_short.bin" 2>/dev/null); rc=$?
+check "assess without --claim: no verdict line" '[ $rc = 0 ] && ! grep -q "^claim:" <<<"$out"'
+
 # Bad input: a message naming the problem, nothing on stdout, the exit code scripts expect.
 bad_input() {       # bad_input WHAT WANT_RC WANT_MESSAGE ARGS...
     local what=$1 want_rc=$2 want_msg=$3 rc
@@ -88,6 +101,11 @@ bad_input "--bits 9" 2 "--bits: not a number from 1 to 8: 9" "$vectors/rand4_sho
 bad_input "--bits 0" 2 "--bits: not a number from 1 to 8: 0" "$vectors/rand4_short.bin" --bits 0
 bad_input "values wider than --bits" 2 "values up to 4 bits wide, wider than --bits 3" \
     "$vectors/rand4_short.bin" --bits 3
+bad_input "--claim above the samples' 4 bits" 2 \
+    "--claim 6: more than the 4 bits a sample of $vectors/rand4_short.bin holds" \
+    "$vectors/rand4_short.bin" --claim 6
+bad_input "--claim above --bits" 2 "--claim 5: more than the 4 bits a sample holds (--bits 4)" \
+    "$vectors/rand4_short.bin" --bits 4 --claim 5
 bad_input "without a file" 2 "FILE is missing"
 bad_input "an unknown option" 2 "bad argument: --frob" "$vectors/rand1_short.bin" --frob
 "$RANDCTL" assess --help | grep -q "^usage: randctl assess FILE" && pass "assess --help" ||

@@ -137,6 +137,12 @@ bad_input "--iid --truncate" 2 "--truncate: not with --iid" \
     "$vectors/rand1_short.bin" --iid --truncate
 bad_input "--report without a value" 2 "--report needs a value" \
     "$vectors/rand1_short.bin" --report
+# A claim on the IID track rests on the samples passing as IID: without the shuffles they are
+# not shown to be, so the track credits nothing and the claim is not supported (exit 1).
+out=$("$RANDCTL" assess "$vectors/rand1_short.bin" --iid --no-permutations --claim 0.5 \
+      2>/dev/null); rc=$?
+check "assess --iid --no-permutations --claim 0.5: exit 1, not supported, credits nothing" \
+    '[ $rc = 1 ] && tail -1 <<<"$out" | grep -q "^claim: 0.5000 bits per sample: NOT SUPPORTED: the IID track credits nothing"'
 bad_input "--claim 9" 2 "--claim: not a number of bits from 0 to 8: 9" \
     "$vectors/rand1_short.bin" --claim 9
 bad_input "--seed of 63 hex digits" 2 "--seed: not 64 hex digits" \

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Every shell example of README.md and the man pages, run as written against a daemon of the
-# test's own, so that a documented example that stops working fails make check.
+# Every shell example of README.md, docs/*.md and the man pages, run as written against a
+# daemon of the test's own, so that a documented example that stops working fails make check,
+# wherever in the documents it lives.
 #
 # The documents mark their examples (tests/integration/doc_examples.awk extracts them): an
-# HTML comment in README.md (<!-- example -->), a roff comment in a man page (.\" example),
+# HTML comment in Markdown (<!-- example -->), a roff comment in a man page (.\" example),
 # each invisible when rendered, before the block. Kinds:
 #   example          run each command; "$ " lines are commands and the lines after one are
 #                    what it prints (a block without "$ " is all commands). Each must exit 0,
@@ -38,8 +39,9 @@ cp "$repo/conf/randd.conf" "$work/etc/randd.conf"
 export RANDD_SOCKET=$work/randd.sock OPENSSL_MODULES=$build PATH=$build:$PATH
 
 # --- substitutions and fixtures, for commands only (never for the output shown) ---------------
-# README's make run socket is this test's daemon's; /etc/randd.conf is a copy of
-# conf/randd.conf, as installed; README's capture has placeholders, and a tenth of its count
+# make run's socket (README, docs/operating.md) is this test's daemon's; /etc/randd.conf is a
+# copy of conf/randd.conf, as installed; docs/assessment.md's capture has placeholders, and a
+# tenth of its count
 # (the assessment takes a second, not ten); randctl(1)'s benchmark a tenth of its time per
 # figure (every figure is still measured: 5 s, not 50); randd.conf(5)'s group "crypto" may
 # not exist.
@@ -57,7 +59,7 @@ subs=(
     "socket_group = crypto -> socket_group = nogroup"
     "trusted_group = crypto -> trusted_group = nogroup"
 )
-# client.c: README's program that uses randd.h. noise.bin: randctl(1)'s 4-bit samples.
+# client.c: docs/librandd.md's program that uses randd.h. noise.bin: randctl(1)'s 4-bit samples.
 cat >"$cwd/client.c" <<'EOF'
 #include <randd.h>
 #include <stdio.h>
@@ -79,7 +81,7 @@ perl -e 'print map { chr(int(rand(16))) } 1 .. 100000' >"$cwd/noise.bin"
 # Exit statuses other than 0 that a command may have, by a pattern of its text, and why.
 allowed_status() {
     case $1 in
-    *rngtest*) echo "0 1" ;;    # rngtest exits 1 when a block failed: ~1 in 1,000 do (README)
+    *rngtest*) echo "0 1" ;;    # rngtest exits 1 when a block failed: ~1 in 1,000 do (docs/operating.md)
     *) echo 0 ;;
     esac
 }
@@ -257,7 +259,10 @@ looks_like_shell() {
 # --- every block of every document ------------------------------------------------------------
 skipped=()
 nblocks=0
-docs=("$repo/README.md" "$repo"/man/*.[1-8])
+docs=("$repo/README.md" "$repo"/docs/*.md "$repo"/man/*.[1-8])
+# The document set itself: README and docs/ both there, so a move cannot shrink it unseen.
+[ -f "$repo/README.md" ] && [ -n "$(ls "$repo"/docs/*.md 2>/dev/null)" ] ||
+    fail "README.md or docs/*.md missing: ${docs[*]}"
 ran=0
 for doc in "${docs[@]}"; do
     format=man; [[ $doc == *.md ]] && format=md
@@ -296,7 +301,7 @@ for doc in "${docs[@]}"; do
         esac
     done
 done
-[ "$ran" -ge 10 ] && pass "$ran example blocks ran" ||
+[ "$ran" -ge 20 ] && pass "$ran example blocks ran" ||
     fail "only $ran example blocks found to run"
 echo "doc examples skipped (${#skipped[@]}):"
 printf '  SKIP %s\n' "${skipped[@]}"

@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,6 +36,7 @@
 #include "randen.h"
 #include "randd.h"
 #include "runner.h"
+#include "syscall_count.h"
 
 /* --- raw frames ---------------------------------------------------------------------- */
 
@@ -1109,6 +1111,135 @@ START_TEST(a_handle_reconnects_after_fork_and_after_a_daemon_restart)
     start_daemon_with("", NULL);
     ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);    /* one reconnect */
     randd_close(h);
+}
+END_TEST
+
+/* The inode of the only socket among this process's descriptors (the handle's). */
+static unsigned long long only_socket_inode(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    unsigned long long ino = 0;
+    int sockets = 0;
+
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d))) {
+        char path[sizeof(e->d_name) + 16], link[64];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+        n = readlink(path, link, sizeof(link) - 1);
+        if (n > 0 && (link[n] = '\0', sscanf(link, "socket:[%llu]", &ino) == 1))
+            sockets++;
+    }
+    closedir(d);
+    ck_assert_int_eq(sockets, 1);
+    return ino;
+}
+
+/* A child made by the raw clone system call runs no atfork handler, and librandd no longer
+ * asks getpid() each call: the page that caches its pid, mapped MADV_WIPEONFORK, is what
+ * tells it it is not its parent. It must connect anew, never speak on the parent's socket. */
+START_TEST(a_child_of_a_raw_clone_gets_a_connection_of_its_own)
+{
+    randd_handle *h;
+    uint8_t buf[32];
+    unsigned long long parents;
+    pid_t child;
+    int status;
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
+    parents = only_socket_inode();
+    child = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+    if (child == 0)
+        _exit(randd_bytes(h, buf, sizeof(buf)) != 0 ? 1 : only_socket_inode() == parents ? 2 : 0);
+    ck_assert_int_gt(child, 0);
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) != 1, "the child's request failed");
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the child of a raw clone() spoke on its parent's connection");
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);    /* the parent's is in step */
+    ck_assert_int_eq(only_socket_inode(), parents);
+    randd_close(h);
+}
+END_TEST
+
+/* --- system calls per request (issue 38) ---
+ * A randd_bytes() of a few KiB, the common case, costs one send and one receive, beside the
+ * fstat() that makes sure the descriptor is still the handle's socket: no getpid() (fork
+ * detection is a MADV_WIPEONFORK page), no poll() and no EAGAIN (the receive blocks, under
+ * SO_RCVTIMEO when there is a timeout), no second read (the header and the body come in one).
+ * Counted by the kernel for this thread (internal/syscall_count.c); skipped where perf events
+ * are not permitted. */
+
+#define COUNTED_CALLS 200
+
+/* The system calls numbered nr (every one for nr < 0) in COUNTED_CALLS calls of size bytes on
+ * h; -1 when they cannot be counted (why says so). */
+static long long calls_of(randd_handle *h, size_t size, long nr, char *why, size_t cap)
+{
+    static uint8_t buf[4096];
+    struct syscall_counter c;
+    uint64_t n;
+    int rc = 0;
+
+    if (syscall_counter_start(&c, nr, why, cap) < 0)
+        return -1;
+    /* No ck_assert while counting: each one writes to Check's pipe. */
+    for (int i = 0; i < COUNTED_CALLS && rc == 0; i++)
+        rc = randd_bytes(h, buf, size);
+    ck_assert_int_eq(syscall_counter_stop(&c, &n), 0);
+    ck_assert_int_eq(rc, 0);
+    return (long long)n;
+}
+
+START_TEST(a_request_costs_one_send_one_receive_and_the_descriptor_check)
+{
+    static const struct { long nr; const char *name; long long most; } budget[] = {
+        { SYS_getpid, "getpid", 0 },
+#ifdef SYS_poll
+        { SYS_poll, "poll", 0 },
+#endif
+        { SYS_ppoll, "ppoll", 0 },
+        { SYS_sendto, "sendto", COUNTED_CALLS },
+        { SYS_recvfrom, "recvfrom", 0 },
+        { SYS_recvmsg, "recvmsg", COUNTED_CALLS },
+#ifdef SYS_newfstatat
+        { SYS_newfstatat, "newfstatat", COUNTED_CALLS },
+#endif
+        { SYS_fstat, "fstat", COUNTED_CALLS },
+        { SYS_statx, "statx", 0 },
+        { -1, "system calls in all", 3 * COUNTED_CALLS },
+    };
+    static const size_t sizes[] = { 32, 4096 };
+    static const int timeouts[] = { 0, 30000 };     /* 30 s: a slow daemon is not a failure */
+    uint8_t buf[4096];
+    char why[256];
+    randd_handle *h;
+
+    start_daemon_with("", NULL);
+    for (size_t t = 0; t < 2; t++) {
+        ck_assert_int_eq(randd_open(&h, sock), 0);
+        randd_set_timeout(h, timeouts[t]);
+        ck_assert_int_eq(randd_bytes(h, buf, 32), 0);   /* connected, SO_RCVTIMEO set */
+        for (size_t s = 0; s < 2; s++)
+            for (size_t i = 0; i < sizeof(budget) / sizeof(budget[0]); i++) {
+                long long n = calls_of(h, sizes[s], budget[i].nr, why, sizeof(why));
+
+                if (n < 0) {
+                    printf("SKIP a_request_costs_one_send...: cannot count system calls: %s\n",
+                           why);
+                    randd_close(h);
+                    return;
+                }
+                ck_assert_msg(n <= budget[i].most, "%zu randd_bytes(%zu) with timeout %d ms "
+                              "made %lld %s, not at most %lld", (size_t)COUNTED_CALLS,
+                              sizes[s], timeouts[t], n, budget[i].name, budget[i].most);
+            }
+        randd_close(h);
+    }
 }
 END_TEST
 
@@ -2654,6 +2785,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, uids_together_leave_roots_places_free);
     tcase_add_test(tc, a_client_trickling_a_request_is_closed_after_idle_timeout);
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
+    tcase_add_test(tc, a_child_of_a_raw_clone_gets_a_connection_of_its_own);
+    tcase_add_test(tc, a_request_costs_one_send_one_receive_and_the_descriptor_check);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
     tcase_add_test(tc, a_call_with_a_null_buffer_leaves_the_handle_usable);
     tcase_add_test(tc, an_error_reply_mid_pipeline_leaves_the_handle_usable);

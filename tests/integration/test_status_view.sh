@@ -143,6 +143,23 @@ views=$(grep -c '^SOURCE' "$work/watch")
     pass "--watch on a pipe: views one after another, rates, exit 0 on SIGTERM" ||
     fail "--watch on a pipe: exit $rc, $(head -20 "$work/watch")"
 
+# The self-tests and health settings in words: no Unix time, no raw key, no literal null.
+"$RANDCTL" status >"$work/view"
+grep -qE "^selftest +passed [0-9]+ (s|min) ago \(start\), every 10 min, 1 runs?, 0 failed$" \
+    "$work/view" &&
+    grep -qE "^health +false-alarm rate 2\^-40 a test \(SP 800-90B alpha\), start-up test of 1024 samples a source$" \
+    "$work/view" && ! grep -qE "last_time|alpha_log2|null|[0-9]e-[0-9]" "$work/view" &&
+    pass "the self-test and health lines are written for a reader" ||
+    fail "self-test and health lines: $(grep -E '^(selftest|health)' "$work/view")"
+# A key only a restart applies: the view says what is waiting and what applies it.
+echo "workers = 2" >>"$work/randd.conf"         # only a restart adds a serving loop
+kill -HUP "$pid"
+wait_for "the reload's pending restart" sh -c '"$RANDCTL" status --keys | grep -q "^pending_restart\."'
+"$RANDCTL" status >"$work/view"
+grep -qE "^restart +workers = 2, in the file, not in effect: a restart of randd applies it$" \
+    "$work/view" && pass "a pending restart says what waits and that a restart applies it" ||
+    fail "pending restart: $(grep -E '^restart' "$work/view") $(cat "$work/log" | tail -3)"
+
 out=$("$RANDCTL" status --json)
 [[ $out == '{"version":'*'}' ]] && pass "--json: the daemon's STATUS" || fail "--json: $out"
 out=$("$RANDCTL" status --keys)

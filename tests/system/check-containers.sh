@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# randd served into containers, as README's recipe has it: a randd on the host, its socket's
+# randd served into containers, as docs/containers.md's recipe has it: a randd on the host, its socket's
 # directory bind-mounted read-only at /run/randd in podman containers, rootful and rootless.
 # The image is built here with no registry: a debootstrapped Debian 12 minbase root (with
 # openssl; cached under BUILD/containers) plus `make install`, through `podman import`. From
@@ -162,7 +162,7 @@ wait_for "randd on the host" answers || die "randd did not start: $(cat "$work/l
 counter() { "$RANDCTL" status --keys | sed -n "s/^requests\.$1: //p"; }
 
 # run_image WHO DIR COMMAND...: COMMAND in the image, with DIR mounted read-only at
-# /run/randd (README's recipe); WHO is root or rootless. in_container WHO LINE: a shell line,
+# /run/randd (docs/containers.md's recipe); WHO is root or rootless. in_container WHO LINE: a shell line,
 # with the host randd's directory.
 run_image() {
     local who=$1 dir=$2 as=(); shift 2

@@ -48,6 +48,7 @@ static const struct key keys[] = {
     { "hwrng_device", AT_RESTART, KEY_PATH, FIELD(hwrng_device), 0, 0, "/dev/hwrng" },
     { "jitter", AT_RESTART, KEY_JITTER, FIELD(jitter), 0, 0, "auto" },
     { "jitter_oversampling", AT_RESTART, KEY_UINT, FIELD(jitter_oversampling), 1, 64, "4" },
+    { "require_noise_source", LIVE, KEY_BOOL, FIELD(require_noise_source), 0, 0, "no" },
     { "reseed_interval", LIVE, KEY_UINT, FIELD(reseed_interval), 1, 86400, "60" },
     { "reseed_bytes", LIVE, KEY_SIZE, FIELD(reseed_bytes), 1ull << 20, 64ull << 30, "1G" },
     { "kernel_topup", AT_RESTART, KEY_BOOL, FIELD(kernel_topup), 0, 0, "yes" },

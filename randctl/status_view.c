@@ -312,7 +312,7 @@ static void sources_table(struct writer *w, const struct json_flat *j)
         const char *state = field(j, "sources[%d].state", s);
         const char *reason = field(j, "sources[%d].reason", s);
         const char *assessed = field(j, "sources[%d].assessed_entropy_per_byte", s);
-        char path[96], buf[32];
+        char path[96], buf[32], shown[1200];
         double read;
 
         cell(w, c, C_NAME, PLAIN, field(j, "sources[%d].name", s));
@@ -331,6 +331,11 @@ static void sources_table(struct writer *w, const struct json_flat *j)
         snprintf(path, sizeof(path), "sources[%d].health_failures", s);
         snprintf(buf, sizeof(buf), "%.0f", number(j, path));
         cell(w, c, C_FAIL, number(j, path) > 0 ? YELLOW : PLAIN, buf);
+        /* A source back in use keeps its last quarantine's reason: said as past, not as now. */
+        if (present(reason) && state && strcmp(state, "quarantined")) {
+            snprintf(shown, sizeof(shown), "earlier: %s", reason);
+            reason = shown;
+        }
         if (!present(reason)) {
             fputc('\n', w->out);
         } else if (table + GAP + (int)strlen(reason) <= w->v->width) {
@@ -357,6 +362,19 @@ static void cpu_source_line(struct writer *w, const struct json_flat *j)
     item(w, YELLOW, "%s not in use", name);
     if (present(reason))
         item(w, PLAIN, "%s", reason);
+    line_end(w);
+}
+
+/* getrandom the only credited source (STATUS kernel_only): said under the table, since each
+ * row alone may look fine. Why each noise source is not credited is in the rows above (and the
+ * cpu line), so kernel_only_reason is not repeated: the view stays within its 24 lines. */
+static void kernel_only_line(struct writer *w, const struct json_flat *j)
+{
+    if (!truth(j, "kernel_only"))
+        return;
+    line_start(w, "trust");
+    item(w, YELLOW, "only the kernel's word: getrandom alone is credited");
+    item(w, PLAIN, "output is exactly as unpredictable as the kernel's");
     line_end(w);
 }
 
@@ -449,8 +467,9 @@ static void served_line(struct writer *w, const struct json_flat *j)
         for (size_t i = 0; i < w->v->prev->count; i++)
             if (!strncmp(w->v->prev->pairs[i].path, "requests.", 9))
                 before += atof(w->v->prev->pairs[i].value);
-        if (requests >= before)
-            item(w, PLAIN, "%.1f requests/s", (requests - before) / w->v->seconds);
+        /* Less this view's own STATUS, one a refresh: an idle daemon reads 0.0, not 1/s. */
+        if (requests >= before + 1)
+            item(w, PLAIN, "%.1f requests/s", (requests - before - 1) / w->v->seconds);
     }
     for (size_t i = 0; i < j->count; i++) {
         if (strncmp(j->pairs[i].path, "replies.", 8) || !strcmp(j->pairs[i].path, "replies.OK")
@@ -646,7 +665,8 @@ static void health_line(struct writer *w, const struct json_flat *j)
 static const char *const known[] = {
     "version", "uptime_seconds", "ready", "not_ready_reason", "sources", "pool", "kernel",
     "clients", "requests", "replies", "bytes_served", "workers", "egd", "config",
-    "pending_restart", "noise", "vmgenid", "cpu_source", "selftest", "health",
+    "pending_restart", "noise", "vmgenid", "cpu_source", "selftest", "health", "kernel_only",
+    "kernel_only_reason",
 };
 
 static size_t top_length(const char *path)
@@ -699,6 +719,7 @@ void status_view_print(FILE *out, const struct json_flat *j, const struct status
     fputc('\n', out);
     sources_table(&w, j);
     cpu_source_line(&w, j);
+    kernel_only_line(&w, j);
     fputc('\n', out);
     pool_line(&w, j);
     kernel_line(&w, j);

@@ -68,6 +68,7 @@ START_TEST(defaults_are_the_documented_ones)
     ck_assert_uint_eq(c.trusted_gid, (gid_t)-1);     /* none: gid 0 would trust group root */
     ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
     ck_assert_int_eq(c.cipher, CONFIG_AUTO);
+    ck_assert(!c.require_noise_source);              /* serves on getrandom alone, saying so */
 }
 END_TEST
 
@@ -212,6 +213,8 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("reseed_bytes = 1023K\n",
                 "t.conf:1: reseed_bytes: out of range (1048576 to 68719476736): \"1023K\"");
     check_error("hwrng = maybe\n", "t.conf:1: hwrng: not yes or no: \"maybe\"");
+    check_error("jitter = no\nrequire_noise_source = maybe\n",
+                "t.conf:2: require_noise_source: not yes or no: \"maybe\"");
     check_error("engine = aes\n", "t.conf:1: engine: not cymric or randen: \"aes\"");
     check_error("cipher = aes\n", "t.conf:1: cipher: not auto, chacha20 or aes256ctr: \"aes\"");
     check_error("cipher = ChaCha20\n",

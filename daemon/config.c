@@ -48,6 +48,7 @@ static const struct key keys[] = {
     { "hwrng_device", AT_RESTART, KEY_PATH, FIELD(hwrng_device), 0, 0, "/dev/hwrng" },
     { "jitter", AT_RESTART, KEY_JITTER, FIELD(jitter), 0, 0, "auto" },
     { "jitter_oversampling", AT_RESTART, KEY_UINT, FIELD(jitter_oversampling), 1, 64, "4" },
+    { "require_noise_source", LIVE, KEY_BOOL, FIELD(require_noise_source), 0, 0, "no" },
     { "reseed_interval", LIVE, KEY_UINT, FIELD(reseed_interval), 1, 86400, "60" },
     { "reseed_bytes", LIVE, KEY_SIZE, FIELD(reseed_bytes), 1ull << 20, 64ull << 30, "1G" },
     { "kernel_topup", AT_RESTART, KEY_BOOL, FIELD(kernel_topup), 0, 0, "yes" },
@@ -212,6 +213,7 @@ void config_apply_live(struct config *in_effect, const struct config *reread)
         if (keys[i].applies == LIVE)
             memcpy((char *)in_effect + keys[i].offset, (const char *)reread + keys[i].offset,
                    keys[i].size);
+    in_effect->trusted_gid = reread->trusted_gid;      /* trusted_group's, a live key */
 }
 
 static int parse_bool(const char *v, bool *out)
@@ -410,6 +412,23 @@ void config_defaults(struct config *c)
     memset(c, 0, sizeof(*c));
     for (size_t i = 0; i < NKEYS; i++)
         set_value(&keys[i], c, keys[i].default_text, why, sizeof(why));
+    c->trusted_gid = (gid_t)-1;
+}
+
+/* trusted_group's id, once per file read: a lookup for every connection would let clients
+ * drive NSS (perhaps a directory server over the network) from the serving loops, and the
+ * group could mean another id from one connection to the next. */
+static bool resolve_trusted_group(struct config *c)
+{
+    const struct group *g;
+
+    c->trusted_gid = (gid_t)-1;
+    if (!c->trusted_group[0])
+        return true;
+    if (!(g = getgrnam(c->trusted_group)))
+        return false;
+    c->trusted_gid = g->gr_gid;
+    return true;
 }
 
 static char *trim(char *s)
@@ -449,6 +468,16 @@ static int error_at(char *err, size_t errlen, const char *name, unsigned line, c
         vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+bool config_any_source(const struct config *c)
+{
+    return c->cpu_source || c->getrandom || c->hwrng || config_any_noise_source(c);
+}
+
+bool config_any_noise_source(const struct config *c)
+{
+    return c->cpu_source || c->hwrng || c->jitter != JITTER_NO;
 }
 
 int config_parse(struct config *out, const char *name, FILE *f, char *err, size_t errlen)
@@ -516,6 +545,27 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
     }
     if (ferror(f))
         rc = error_at(err, errlen, name, lineno, "read error: %s", strerror(errno));
+    if (rc == 0 && !config_any_source(&c)) {
+        unsigned last = 0;          /* the line that turned the last of them off */
+
+        for (size_t i = 0; i < NKEYS; i++)
+            if (!strcmp(keys[i].name, "cpu_source") || !strcmp(keys[i].name, "getrandom") ||
+                !strcmp(keys[i].name, "hwrng") || !strcmp(keys[i].name, "jitter"))
+                last = first_line[i] > last ? first_line[i] : last;
+        rc = error_at(err, errlen, name, last, "every source is off (cpu_source, getrandom, "
+                      "hwrng and jitter): randd could never seed its generator, and would "
+                      "serve nothing");
+    }
+    if (rc == 0 && c.require_noise_source && !config_any_noise_source(&c)) {
+        size_t i = (size_t)(key_named("require_noise_source") - keys);
+
+        rc = error_at(err, errlen, name, first_line[i], "require_noise_source = yes, but no "
+                      "noise source is on (cpu_source, hwrng and jitter = no): randd could "
+                      "never serve");
+    }
+    if (rc == 0 && !resolve_trusted_group(&c))
+        rc = error_at(err, errlen, name, lineno, "trusted_group: no such group: \"%s\"",
+                      c.trusted_group);
     if (rc == 0)
         *out = c;
     return rc;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "crypto.h"                    /* enum randd_stream_cipher and its names */
 #include "protocol.h"                  /* enum randd_engine and its names */
@@ -25,6 +26,7 @@ struct config {
     bool hwrng;
     char hwrng_device[PATH_MAX];
     enum config_jitter jitter;
+    bool require_noise_source;         /* no output while getrandom alone is credited */
     unsigned jitter_oversampling;      /* raw jitter samples per credited bit */
     unsigned reseed_interval;          /* seconds */
     uint64_t reseed_bytes;
@@ -37,6 +39,8 @@ struct config {
     unsigned max_clients_per_uid;      /* of max_clients; CONFIG_AUTO: half */
     unsigned idle_timeout;             /* seconds without progress; 0 = never */
     char trusted_group[64];            /* may ADD_ENTROPY besides root; empty: root only */
+    gid_t trusted_gid;                 /* trusted_group's id, looked up once as the file is
+                                          read; (gid_t)-1: none */
     char user[64];                     /* started as root: run as this user; empty: stay */
     char egd_socket[108];              /* EGD on a Unix socket; empty: off */
     char egd_listen[64];               /* EGD on loopback TCP, "127.0.0.1:8888"; empty: off */
@@ -53,6 +57,11 @@ void config_defaults(struct config *c);
 
 /* Parses f (named name in messages) over the defaults into *out. Returns 0, or -1 with
  * "name:line: key: problem" in err; *out is untouched on failure. */
+/* Whether the config leaves any source on (config_parse refuses one that leaves none), and
+ * any noise source: without one, full-entropy and prediction-resistant requests are always
+ * refused (NO_NOISE_SOURCE), which --check-config and start-up say. */
+bool config_any_source(const struct config *c);
+bool config_any_noise_source(const struct config *c);
 int config_parse(struct config *out, const char *name, FILE *f, char *err, size_t errlen);
 
 /* Opens and parses path; a missing file gives the defaults when missing_ok. */

@@ -285,6 +285,7 @@ static bool execute(struct egd_client *c)
         } else {
             e->stats.entropy_bytes_dropped += len;
         }
+        OPENSSL_cleanse(c->in + 4, len);      /* taken: no copy stays for the next command */
         break;
     }
     case 0x04:

@@ -181,35 +181,15 @@ bool listener_listening(const struct listener *l)
     return l->nfds > 0;
 }
 
-/* The group's id, or false. getgrnam_r: loops on other threads look groups up too, and
- * getgrnam's one static result would be theirs as well. */
-static bool group_id(const char *name, gid_t *gid)
-{
-    size_t size = 16384;
-
-    for (;;) {
-        char *buf = malloc(size);
-        struct group g, *found = NULL;
-        int rc = buf ? getgrnam_r(name, &g, buf, size, &found) : ENOMEM;
-
-        if (found)
-            *gid = g.gr_gid;
-        free(buf);
-        if (rc != ERANGE || size >= (1u << 24))
-            return found != NULL;
-        size *= 4;
-    }
-}
-
 /* Root, or the trusted_group as the peer's primary group or one of its supplementary ones. */
 static bool peer_trusted(int fd, const struct ucred *cred, const struct config *cfg)
 {
-    gid_t groups[256], trusted = (gid_t)-1;
+    gid_t groups[256], trusted = cfg->trusted_gid;     /* looked up as the config was read */
     socklen_t glen = sizeof(groups);
 
     if (cred->uid == 0)
         return true;
-    if (!cfg->trusted_group[0] || !group_id(cfg->trusted_group, &trusted))
+    if (trusted == (gid_t)-1)
         return false;
     if (cred->gid == trusted)
         return true;

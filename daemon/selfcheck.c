@@ -21,6 +21,18 @@ static int run_all(char *why, size_t whylen)
     return health_selftest(why, whylen);
 }
 
+/* A run's time as a reader wants it: "380 us", "12.4 ms", "1.25 s" (never "0.000 s"). */
+static const char *duration_text(double seconds, char *buf, size_t len)
+{
+    if (seconds < 1e-3)
+        snprintf(buf, len, "%.0f us", seconds * 1e6);
+    else if (seconds < 1.0)
+        snprintf(buf, len, "%.1f ms", seconds * 1e3);
+    else
+        snprintf(buf, len, "%.2f s", seconds);
+    return buf;
+}
+
 int selfcheck_run(struct selfcheck *sc, struct pool *p, const char *trigger)
 {
     uint64_t began = loop_now_ns();
@@ -50,7 +62,10 @@ int selfcheck_run(struct selfcheck *sc, struct pool *p, const char *trigger)
         log_notice("self-test (%s) passed: output resumes once the generator has reseeded "
                    "from fresh input", trigger);
     } else {
-        log_info("self-test (%s) passed in %.3f s", trigger, sc->last_seconds);
+        char took[32];
+
+        log_info("self-test (%s) passed in %s", trigger,
+                 duration_text(sc->last_seconds, took, sizeof(took)));
     }
     return 0;
 }
@@ -96,7 +111,10 @@ int selfcheck_admin(struct selfcheck *sc, struct pool *p, const struct randd_req
         snprintf(msg, msglen, "self-test failed: %s; all output stopped", sc->failed);
         return RANDD_INTERNAL;
     }
-    snprintf(msg, msglen, "self-tests passed in %.3f s%s", sc->last_seconds,
+    char took[32];
+
+    snprintf(msg, msglen, "self-tests passed in %s%s",
+             duration_text(sc->last_seconds, took, sizeof(took)),
              was_halted ? "; output resumes once the generator has reseeded" : "");
     return RANDD_OK;
 }

@@ -761,13 +761,8 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
     branch_unlock_pool(s->branch);
     if (wanted && s->noise_wanted)
         s->noise_wanted(s->noise_ctx);
-    if (status == RANDD_NO_NOISE_SOURCE) {
-        char msg[sizeof("no healthy noise source: ") + sizeof(why)];
-
-        snprintf(msg, sizeof(msg), "no healthy noise source: %s", why);
-        reply_error(c, status, msg);
-        return true;
-    }
+    /* NO_NOISE_SOURCE's message is the why alone: the status already says "no healthy noise
+     * source", and clients print the two together. */
     if (status != RANDD_OK) {
         reply_error(c, status, why);
         return true;

@@ -41,8 +41,8 @@ static int run_add_entropy(int argc, char **argv)
         fclose(f);
     if (n == 0 || n > MAX_DATA) {
         OPENSSL_cleanse(data, n);
-        return usage_error(&cmd_add_entropy, "%s: %s", path,
-                           n ? "more than 65532 bytes" : "empty");
+        return data_error(&cmd_add_entropy, "%s: %s", path,
+                          n ? "more than 65532 bytes" : "empty");
     }
     if (bits > 8 * n) {
         OPENSSL_cleanse(data, n);
@@ -52,8 +52,8 @@ static int run_add_entropy(int argc, char **argv)
     if ((rc = open_daemon(&h)) == EXIT_OK) {
         int err = randd_add_entropy(h, data, n, (unsigned)bits);
 
+        rc = err < 0 ? fail_with("add-entropy", err, randd_message(h)) : EXIT_OK;
         randd_close(h);
-        rc = err < 0 ? fail("add-entropy", err) : EXIT_OK;
     }
     OPENSSL_cleanse(data, n);
     return rc;

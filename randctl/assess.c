@@ -344,17 +344,17 @@ static int run_assess(int argc, char **argv)
         OPENSSL_clear_free(samples, n);
         randd_output_abort(&report_file);
         if (n == 0)
-            return usage_error(&cmd_assess, "%s: empty: no samples", req.path);
+            return data_error(&cmd_assess, "%s: empty: no samples", req.path);
         if (n > RANDD_EA_MAX_SAMPLES)
-            return usage_error(&cmd_assess, "%s: more than %u samples", req.path,
+            return data_error(&cmd_assess, "%s: more than %u samples", req.path,
                                RANDD_EA_MAX_SAMPLES);
-        return usage_error(&cmd_assess, "%s: values up to %u bits wide, wider than --bits %u",
+        return data_error(&cmd_assess, "%s: values up to %u bits wide, wider than --bits %u",
                            req.path, width, req.bits);
     }
     if (!isnan(req.claim) && req.claim > (req.bits ? req.bits : width)) {
         OPENSSL_clear_free(samples, n);
         randd_output_abort(&report_file);
-        return usage_error(&cmd_assess, "--claim %g: more than the %u bit%s a sample of %s "
+        return data_error(&cmd_assess, "--claim %g: more than the %u bit%s a sample of %s "
                            "holds", req.claim, width, width == 1 ? "" : "s", req.path);
     }
     if (n < RANDD_EA_MIN_SAMPLES)

@@ -110,10 +110,10 @@ int assess_iid(const struct assess_request *req, const uint8_t *samples, size_t 
     if (req->progress)
         assess_progress_done(&progress);
     if (rc == -EDOM)
-        return usage_error(&cmd_assess, "%s: one value only: the IID tests cannot run, and the "
+        return data_error(&cmd_assess, "%s: one value only: the IID tests cannot run, and the "
                            "samples have no entropy", req->path);
     if (rc == -EINVAL && n < 2)
-        return usage_error(&cmd_assess, "%s: one sample: the IID tests need more", req->path);
+        return data_error(&cmd_assess, "%s: one sample: the IID tests need more", req->path);
     if (rc < 0)
         return fail("assess", rc);
     print_iid(req->path, &r);

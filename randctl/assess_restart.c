@@ -176,12 +176,12 @@ int run_assess_restart(int argc, char **argv)
     rc = EXIT_USAGE;
     width = randd_ea_width(m, n);
     if (n != RANDD_EA_RESTART_MATRIX) {
-        usage_error(&cmd_assess, "%s: %s%zu samples; a restart matrix is %u restarts of %u "
+        data_error(&cmd_assess, "%s: %s%zu samples; a restart matrix is %u restarts of %u "
                     "samples (%u)", path, n > RANDD_EA_RESTART_MATRIX ? "more than " : "",
                     n > RANDD_EA_RESTART_MATRIX ? n - 1 : n, RANDD_EA_RESTARTS,
                     RANDD_EA_RESTART_SAMPLES, RANDD_EA_RESTART_MATRIX);
     } else if (bits && width > bits) {
-        usage_error(&cmd_assess, "%s: values up to %u bits wide, wider than --bits %llu", path,
+        data_error(&cmd_assess, "%s: values up to %u bits wide, wider than --bits %llu", path,
                     width, bits);
     } else if (h > (bits ? bits : width ? width : 1)) {
         unsigned w = bits ? (unsigned)bits : width ? width : 1;

@@ -55,7 +55,13 @@ static void usage(FILE *to)
 
 int fail(const char *what, int err)
 {
-    fprintf(stderr, "randctl: %s: %s\n", what, randd_strerror(err));
+    return fail_with(what, err, NULL);
+}
+
+int fail_with(const char *what, int err, const char *detail)
+{
+    fprintf(stderr, "randctl: %s: %s%s%s\n", what, randd_strerror(err),
+            detail && *detail ? ": " : "", detail ? detail : "");
     switch (err) {
     case -ENOENT: case -ECONNREFUSED: return EXIT_NOT_RUNNING;
     case -EACCES: case -EPERM: case RANDD_ERR(RANDD_NOT_PERMITTED): return EXIT_DENIED;
@@ -76,6 +82,18 @@ int usage_error(const struct command *c, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\nusage: randctl %s\n", c->usage);
+    return EXIT_USAGE;
+}
+
+int data_error(const struct command *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "randctl: %s: ", c->name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
     return EXIT_USAGE;
 }
 
@@ -101,8 +119,14 @@ int open_daemon(randd_handle **h)
 {
     int rc = randd_open(h, socket_path);
 
-    if (rc < 0)             /* librandd's message names the path and why (a daemon refused) */
-        return fail(*randd_message(NULL) ? randd_message(NULL) : daemon_socket(), rc);
+    if (rc < 0) {           /* librandd's message names the path and why (a daemon refused) */
+        int code = fail(*randd_message(NULL) ? randd_message(NULL) : daemon_socket(), rc);
+
+        if (code == EXIT_NOT_RUNNING)
+            fprintf(stderr, "randctl: is randd running? (randd's socket is %s; --socket PATH "
+                    "or RANDD_SOCKET names another)\n", daemon_socket());
+        return code;
+    }
     randd_set_nonblock(*h, nonblock);
     return EXIT_OK;
 }

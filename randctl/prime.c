@@ -53,7 +53,8 @@ static int run_prime(int argc, char **argv)
     for (unsigned long long i = 0; i < count && rc == EXIT_OK; i++) {
         int err = randd_prime(h, (unsigned)bits, prime);
 
-        rc = err < 0 ? fail("prime", err) : print_prime(prime, (bits + 7) / 8, hex);
+        rc = err < 0 ? fail_with("prime", err, randd_message(h))
+                     : print_prime(prime, (bits + 7) / 8, hex);
     }
     OPENSSL_cleanse(prime, sizeof(prime));
     randd_close(h);

@@ -43,8 +43,14 @@ int fetch_status(const char *command, char **json);
 const char *daemon_socket(void);
 /* Prints "randctl: what: reason" and returns the exit code for err. */
 int fail(const char *what, int err);
+/* The same with the daemon's own words after the reason, on the one line ("randctl: selftest:
+ * not permitted: SELFTEST needs uid 0"); detail may be NULL or empty. */
+int fail_with(const char *what, int err, const char *detail);
 /* Prints "randctl: message" and usage; returns EXIT_USAGE. */
 int usage_error(const struct command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The arguments were right but the data is not (an empty file, values wider than --bits):
+ * prints "randctl: command: message" without the usage, which would not help; EXIT_USAGE. */
+int data_error(const struct command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parses a decimal count; false if s is not one or above max. */
 int parse_count(const char *s, unsigned long long max, unsigned long long *out);
 

@@ -96,8 +96,8 @@ static int run_range(int argc, char **argv)
     if ((rc = open_daemon(&h)) != EXIT_OK)
         goto out;
     rc = randd_range(h, rbytes, len, values, count);
+    rc = rc < 0 ? fail_with("range", rc, randd_message(h)) : print_values(values, len, count, from);
     randd_close(h);
-    rc = rc < 0 ? fail("range", rc) : print_values(values, len, count, from);
 out:
     if (values)
         OPENSSL_clear_free(values, len * count);

@@ -18,9 +18,7 @@ static int ask(const char *what, int op, int test, const char *source)
     if (rc != EXIT_OK)
         return rc;
     if ((rc = randd_admin(h, op, test, source, &text)) < 0) {
-        rc = fail(what, rc);
-        if (randd_message(h)[0])
-            fprintf(stderr, "randctl: %s: %s\n", what, randd_message(h));
+        rc = fail_with(what, rc, randd_message(h));
     } else {
         printf("%s\n", text ? text : "");
         rc = EXIT_OK;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "status_view.h"
 
@@ -311,7 +312,7 @@ static void sources_table(struct writer *w, const struct json_flat *j)
         const char *state = field(j, "sources[%d].state", s);
         const char *reason = field(j, "sources[%d].reason", s);
         const char *assessed = field(j, "sources[%d].assessed_entropy_per_byte", s);
-        char path[96], buf[32];
+        char path[96], buf[32], shown[1200];
         double read;
 
         cell(w, c, C_NAME, PLAIN, field(j, "sources[%d].name", s));
@@ -330,6 +331,11 @@ static void sources_table(struct writer *w, const struct json_flat *j)
         snprintf(path, sizeof(path), "sources[%d].health_failures", s);
         snprintf(buf, sizeof(buf), "%.0f", number(j, path));
         cell(w, c, C_FAIL, number(j, path) > 0 ? YELLOW : PLAIN, buf);
+        /* A source back in use keeps its last quarantine's reason: said as past, not as now. */
+        if (present(reason) && state && strcmp(state, "quarantined")) {
+            snprintf(shown, sizeof(shown), "earlier: %s", reason);
+            reason = shown;
+        }
         if (!present(reason)) {
             fputc('\n', w->out);
         } else if (table + GAP + (int)strlen(reason) <= w->v->width) {
@@ -356,6 +362,19 @@ static void cpu_source_line(struct writer *w, const struct json_flat *j)
     item(w, YELLOW, "%s not in use", name);
     if (present(reason))
         item(w, PLAIN, "%s", reason);
+    line_end(w);
+}
+
+/* getrandom the only credited source (STATUS kernel_only): said under the table, since each
+ * row alone may look fine. Why each noise source is not credited is in the rows above (and the
+ * cpu line), so kernel_only_reason is not repeated: the view stays within its 24 lines. */
+static void kernel_only_line(struct writer *w, const struct json_flat *j)
+{
+    if (!truth(j, "kernel_only"))
+        return;
+    line_start(w, "trust");
+    item(w, YELLOW, "only the kernel's word: getrandom alone is credited");
+    item(w, PLAIN, "output is exactly as unpredictable as the kernel's");
     line_end(w);
 }
 
@@ -448,8 +467,9 @@ static void served_line(struct writer *w, const struct json_flat *j)
         for (size_t i = 0; i < w->v->prev->count; i++)
             if (!strncmp(w->v->prev->pairs[i].path, "requests.", 9))
                 before += atof(w->v->prev->pairs[i].value);
-        if (requests >= before)
-            item(w, PLAIN, "%.1f requests/s", (requests - before) / w->v->seconds);
+        /* Less this view's own STATUS, one a refresh: an idle daemon reads 0.0, not 1/s. */
+        if (requests >= before + 1)
+            item(w, PLAIN, "%.1f requests/s", (requests - before - 1) / w->v->seconds);
     }
     for (size_t i = 0; i < j->count; i++) {
         if (strncmp(j->pairs[i].path, "replies.", 8) || !strcmp(j->pairs[i].path, "replies.OK")
@@ -548,6 +568,8 @@ static void egd_line(struct writer *w, const struct json_flat *j)
     line_end(w);
 }
 
+/* Keys the file now sets another way than randd runs with, which only a restart applies:
+ * each with the value waiting, then what that means. */
 static void pending_line(struct writer *w, const struct json_flat *j)
 {
     w->items = 0;
@@ -558,8 +580,84 @@ static void pending_line(struct writer *w, const struct json_flat *j)
             line_start(w, "restart");
         item(w, YELLOW, "%s = %s", j->pairs[i].path + 16, j->pairs[i].value);
     }
-    if (w->items)
+    if (w->items) {
+        item(w, PLAIN, "in the file, not in effect: a restart of randd applies %s",
+             w->items > 1 ? "them" : "it");
         line_end(w);
+    }
+}
+
+/* "40 s ago", "4 min ago", "3.5 h ago", "2 days ago", from a Unix time. */
+static const char *ago(char *buf, size_t len, double then)
+{
+    double s = difftime(time(NULL), (time_t)then);
+
+    if (s < 0)
+        s = 0;
+    if (s < 90)
+        snprintf(buf, len, "%.0f s ago", s);
+    else if (s < 5400)
+        snprintf(buf, len, "%.0f min ago", s / 60);
+    else if (s < 172800)
+        snprintf(buf, len, "%.1f h ago", s / 3600);
+    else
+        snprintf(buf, len, "%.0f days ago", s / 86400);
+    return buf;
+}
+
+/* "every 10 min", "every 45 s", "every 2 h"; 0: "on request only". */
+static const char *every(char *buf, size_t len, double seconds)
+{
+    if (seconds <= 0)
+        snprintf(buf, len, "on request only (selftest_interval = 0)");
+    else if (seconds < 120)
+        snprintf(buf, len, "every %.0f s", seconds);
+    else if (seconds < 7200)
+        snprintf(buf, len, "every %.0f min", seconds / 60);
+    else
+        snprintf(buf, len, "every %.1f h", seconds / 3600);
+    return buf;
+}
+
+/* The known-answer self-tests: the last run's verdict, when and why it ran, how often they
+ * run, and the counts. A failure stops all output: said in red, with the test that failed. */
+static void selftest_line(struct writer *w, const struct json_flat *j)
+{
+    const char *result = field(j, "selftest.last_result");
+    const char *trigger = field(j, "selftest.last_trigger");
+    char when[32], often[64];
+
+    if (!field(j, "selftest.runs"))
+        return;
+    line_start(w, "selftest");
+    if (!present(result))
+        item(w, YELLOW, "not run yet");
+    else if (!strcmp(result, "pass"))
+        item(w, GREEN, "passed %s (%s)", ago(when, sizeof(when),
+             number(j, "selftest.last_time")), present(trigger) ? trigger : "?");
+    else
+        item(w, RED, "FAILED %s (%s): %s; all output stopped until a self-test passes",
+             ago(when, sizeof(when), number(j, "selftest.last_time")),
+             present(trigger) ? trigger : "?",
+             present(field(j, "selftest.failed_test")) ? field(j, "selftest.failed_test") : "?");
+    item(w, PLAIN, "%s", every(often, sizeof(often), number(j, "selftest.interval_seconds")));
+    item(w, PLAIN, "%.0f run%s, %.0f failed", number(j, "selftest.runs"),
+         number(j, "selftest.runs") == 1 ? "" : "s", number(j, "selftest.failures"));
+    line_end(w);
+}
+
+/* The health tests' fixed settings: the false-alarm rate each test is cut for, and the size
+ * of a source's start-up test. */
+static void health_line(struct writer *w, const struct json_flat *j)
+{
+    if (!field(j, "health.alpha_log2"))
+        return;
+    line_start(w, "health");
+    item(w, PLAIN, "false-alarm rate 2^-%.0f a test (SP 800-90B alpha)",
+         -number(j, "health.alpha_log2"));
+    item(w, PLAIN, "start-up test of %.0f samples a source",
+         number(j, "health.startup_samples"));
+    line_end(w);
 }
 
 /* The top-level fields the lines above show. Another (a field a newer daemon adds) gets a
@@ -567,7 +665,8 @@ static void pending_line(struct writer *w, const struct json_flat *j)
 static const char *const known[] = {
     "version", "uptime_seconds", "ready", "not_ready_reason", "sources", "pool", "kernel",
     "clients", "requests", "replies", "bytes_served", "workers", "egd", "config",
-    "pending_restart", "noise", "vmgenid", "cpu_source",
+    "pending_restart", "noise", "vmgenid", "cpu_source", "selftest", "health", "kernel_only",
+    "kernel_only_reason",
 };
 
 static size_t top_length(const char *path)
@@ -620,6 +719,7 @@ void status_view_print(FILE *out, const struct json_flat *j, const struct status
     fputc('\n', out);
     sources_table(&w, j);
     cpu_source_line(&w, j);
+    kernel_only_line(&w, j);
     fputc('\n', out);
     pool_line(&w, j);
     kernel_line(&w, j);
@@ -627,6 +727,8 @@ void status_view_print(FILE *out, const struct json_flat *j, const struct status
     served_line(&w, j);
     noise_line(&w, j);
     vmgenid_line(&w, j);
+    selftest_line(&w, j);
+    health_line(&w, j);
     egd_line(&w, j);
     pending_line(&w, j);
     unknown_sections(&w, j);

@@ -65,8 +65,10 @@ START_TEST(defaults_are_the_documented_ones)
     ck_assert_uint_eq(c.idle_timeout, 300);
     ck_assert_uint_eq(c.egd_idle_timeout, 0);        /* QEMU's connection lives with its VM */
     ck_assert_str_eq(c.trusted_group, "");
+    ck_assert_uint_eq(c.trusted_gid, (gid_t)-1);     /* none: gid 0 would trust group root */
     ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
     ck_assert_int_eq(c.cipher, CONFIG_AUTO);
+    ck_assert(!c.require_noise_source);              /* serves on getrandom alone, saying so */
 }
 END_TEST
 
@@ -157,6 +159,7 @@ START_TEST(values_comments_and_whitespace_are_parsed)
                                 "trusted_group = root\n"), 0);
     ck_assert_uint_eq(c.socket_mode, 0660);
     ck_assert_str_eq(c.trusted_group, "root");
+    ck_assert_uint_eq(c.trusted_gid, 0);             /* looked up as the file was read */
     ck_assert_uint_eq(c.reseed_interval, 30);
     ck_assert(!c.cpu_source && !c.hwrng && !c.kernel_topup);
     ck_assert_uint_eq(c.reseed_bytes, 16ull << 20);
@@ -193,6 +196,12 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("\n\nmax_children = 3\n", "t.conf:3: max_children: unknown key");
     check_error("reseed_interval 60\n", "t.conf:1: reseed_interval 60: expected 'key = value'");
     check_error("rdseed =\n", "t.conf:1: rdseed: empty value");
+    check_error("cpu_source = no\nrequire_noise_source = yes\njitter = no\nhwrng = no\n",
+                "t.conf:2: require_noise_source = yes, but no noise source is on (cpu_source, "
+                "hwrng and jitter = no): randd could never serve");
+    check_error("cpu_source = no\njitter = no\n# c\ngetrandom = no\nhwrng = no\n",
+                "t.conf:5: every source is off (cpu_source, getrandom, hwrng and jitter): "
+                "randd could never seed its generator, and would serve nothing");
     check_error("reseed_interval = many\n", "t.conf:1: reseed_interval: not a number: \"many\"");
     check_error("reseed_interval = 0\n",
                 "t.conf:1: reseed_interval: out of range (1 to 86400): \"0\"");
@@ -207,6 +216,8 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("reseed_bytes = 1023K\n",
                 "t.conf:1: reseed_bytes: out of range (1048576 to 68719476736): \"1023K\"");
     check_error("hwrng = maybe\n", "t.conf:1: hwrng: not yes or no: \"maybe\"");
+    check_error("jitter = no\nrequire_noise_source = maybe\n",
+                "t.conf:2: require_noise_source: not yes or no: \"maybe\"");
     check_error("engine = aes\n", "t.conf:1: engine: not cymric or randen: \"aes\"");
     check_error("cipher = aes\n", "t.conf:1: cipher: not auto, chacha20 or aes256ctr: \"aes\"");
     check_error("cipher = ChaCha20\n",
@@ -421,9 +432,11 @@ START_TEST(reload_applies_live_keys_and_leaves_restart_keys_pending)
 
     ck_assert_int_eq(parse(&in_effect, "socket = /a\nreseed_interval = 30\n"), 0);
     ck_assert_int_eq(parse(&reread, "socket = /b\nreseed_interval = 45\nrdseed = no\n"
-                                     "egd_idle_timeout = 600\n"), 0);
+                                     "egd_idle_timeout = 600\ntrusted_group = root\n"), 0);
     config_apply_live(&in_effect, &reread);
     ck_assert_uint_eq(in_effect.reseed_interval, 45);
+    ck_assert_str_eq(in_effect.trusted_group, "root");     /* live, and its id with it */
+    ck_assert_uint_eq(in_effect.trusted_gid, 0);
     ck_assert_uint_eq(in_effect.egd_idle_timeout, 600);
     ck_assert_str_eq(in_effect.socket, "/a");
     ck_assert(in_effect.cpu_source);

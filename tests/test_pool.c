@@ -1,10 +1,12 @@
 /* The pool (daemon/pool.c) with scripted sources: quarantine and re-admission of the real
  * failure modes, no output before 256 credited bits, conditioning determinism, reseeding,
- * and the kernel's separate material. */
+ * the kernel's separate material, and when getrandom's kind of source is all that is credited. */
 #include <errno.h>
 #include <string.h>
 
 #include <stdio.h>
+
+#include <openssl/crypto.h>
 
 #include "pool.h"
 #include "cymric.h"
@@ -186,6 +188,36 @@ START_TEST(no_output_before_256_credited_bits)
     /* Eight batches of 32 bits; the first harvest also carries the start-up test. */
     ck_assert_int_eq(harvests, 8);
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 12 * S), 0);
+}
+END_TEST
+
+/* Backtracking: one who reads the pool's memory just after a seed (the accumulator, here its
+ * copy) must not rebuild the generator that seed made, nor what it served. The first seed is
+ * the easy case for them: the generator it keyed started from a known state (all zeros), so
+ * the seed alone gives its output; a reseed's state also takes the erased one before it. */
+START_TEST(the_accumulator_left_after_a_seed_does_not_give_back_what_was_served)
+{
+    uint8_t served[64], acc[RANDD_BLAKE2B_BYTES], rebuilt[sizeof(served)];
+    struct randd_cymric attacker;
+    int harvests = 0;
+
+    add(&a, "good", SCRIPT_RANDOM, 21);
+    while (!pool.seeded && harvests < 100)
+        pool_harvest(&pool, (uint64_t)++harvests * S);
+    ck_assert(pool.seeded);
+    ck_assert_int_eq(pool_generate(&pool, served, sizeof(served), (uint64_t)harvests * S), 0);
+    pool_copy_accumulator(&pool, acc);
+
+    /* The attacker's generator, as the pool's was before its first seed, keyed by what they
+     * found, with the pool's cipher. */
+    ck_assert_int_eq(randd_cymric_init(&attacker, RANDD_CYMRIC_DETERMINISTIC), 0);
+    ck_assert_int_eq(randd_cymric_use_stream(&attacker, pool.cipher), 0);
+    ck_assert_int_eq(randd_cymric_seed(&attacker, acc, sizeof(acc)), 0);
+    ck_assert_int_eq(randd_cymric_generate(&attacker, rebuilt, sizeof(rebuilt), NULL, 0), 0);
+    ck_assert_msg(memcmp(rebuilt, served, sizeof(served)) != 0,
+                  "the accumulator left after the seed rebuilt the output served from it");
+    randd_cymric_fini(&attacker);
+    OPENSSL_cleanse(acc, sizeof(acc));
 }
 END_TEST
 
@@ -518,6 +550,121 @@ static void three_noise_sources_disabled(void)
 }
 
 /* The why a NO_NOISE_SOURCE reply is built in (POOL_NOISE_WHY_BYTES) holds them all, whole. */
+/* --- only the kernel's word ------------------------------------------------------------ */
+
+static void add_noise(struct scripted *s, const char *name, enum script_pattern pattern,
+                      uint64_t seed)
+{
+    add(s, name, pattern, seed);
+    s->source.noise = true;
+}
+
+START_TEST(kernel_only_when_no_noise_source_is_credited)
+{
+    char why[POOL_NOISE_WHY_BYTES];
+    uint64_t t = 1 * S;
+
+    add(&a, "kernel-like", SCRIPT_RANDOM, 1);
+    pool_harvest(&pool, t);
+    ck_assert(pool_kernel_only(&pool, why, sizeof(why)));
+    ck_assert_msg(strstr(why, "none is configured"), "why: %s", why);
+    add_noise(&b, "noise", SCRIPT_RANDOM, 2);
+    pool_harvest(&pool, t += S);
+    ck_assert_msg(!pool_kernel_only(&pool, why, sizeof(why)), "kernel_only beside a healthy "
+                  "noise source: %s", why);
+    b.pattern = SCRIPT_STUCK_ZERO;
+    pool_harvest(&pool, t += S);
+    ck_assert(b.source.health.state == RANDD_SOURCE_QUARANTINED);
+    ck_assert(pool_kernel_only(&pool, why, sizeof(why)));
+    ck_assert_msg(!strncmp(why, "noise quarantined: ", 19), "why: %s", why);
+    ck_assert(pool_ready(&pool));                  /* without require_noise_source */
+}
+END_TEST
+
+/* jitter before its first assessment: healthy, crediting nothing. */
+START_TEST(a_noise_source_crediting_nothing_leaves_the_kernel_alone)
+{
+    char why[POOL_NOISE_WHY_BYTES];
+
+    add(&a, "kernel-like", SCRIPT_RANDOM, 1);
+    add_noise(&b, "noise", SCRIPT_RANDOM, 2);
+    b.source.entropy_per_byte = 0;
+    pool_harvest(&pool, 1 * S);
+    ck_assert(source_healthy(&b.source));
+    ck_assert(pool_kernel_only(&pool, why, sizeof(why)));
+    ck_assert_msg(strstr(why, "noise healthy: credits 0 bits a byte"), "why: %s", why);
+}
+END_TEST
+
+START_TEST(a_noise_source_alone_is_not_kernel_only)
+{
+    add_noise(&b, "noise", SCRIPT_RANDOM, 2);
+    pool_harvest(&pool, 1 * S);
+    ck_assert(!pool_kernel_only(&pool, NULL, 0));
+}
+END_TEST
+
+/* require_noise_source: the kernel-like source's thousands of bits seed nothing; a noise
+ * source's credit, a few bits a harvest, seeds once it reaches 256. */
+START_TEST(require_noise_source_seeds_from_noise_credit_only)
+{
+    uint8_t out[32];
+    uint64_t t = 1 * S;
+    int harvests = 0;
+
+    pool_require_noise_source(&pool, true);
+    add(&a, "kernel-like", SCRIPT_RANDOM, 1);
+    for (int i = 0; i < 5; i++)
+        pool_harvest(&pool, t += S);
+    ck_assert(!pool.seeded);
+    ck_assert_msg(!strncmp(pool_not_ready_reason(&pool), "only the kernel's getrandom is "
+                           "credited, and require_noise_source = yes", 60),
+                  "reason: %s", pool_not_ready_reason(&pool));
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), -EAGAIN);
+    add_noise(&b, "noise", SCRIPT_RANDOM, 2);
+    b.source.entropy_per_byte = 0.05;              /* ~26 bits a harvest of 512 bytes */
+    while (!pool.seeded && harvests < 100) {
+        pool_harvest(&pool, t += S);
+        harvests++;
+        if (!pool.seeded && harvests > 1)
+            ck_assert_str_eq(pool_not_ready_reason(&pool), "not yet seeded with 256 bits "
+                             "credited by noise sources (require_noise_source = yes)");
+    }
+    ck_assert_msg(harvests >= 10, "seeded after %d harvests: the kernel-like credit counted",
+                  harvests);
+    ck_assert(pool.seed_noise_credited);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), 0);
+    b.pattern = SCRIPT_STUCK_ZERO;                 /* the noise source fails: held back */
+    pool_harvest(&pool, t += S);
+    ck_assert(!pool_ready(&pool));
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), -EAGAIN);
+}
+END_TEST
+
+/* Turned on (a reload) over a seed the kernel-like source gave: no output from it. */
+START_TEST(require_noise_source_turned_on_reseeds_from_noise)
+{
+    uint8_t out[32];
+    uint64_t t = 1 * S, reseeds;
+
+    add(&a, "kernel-like", SCRIPT_RANDOM, 1);
+    pool_harvest(&pool, t);
+    ck_assert(pool_ready(&pool) && !pool.seed_noise_credited);
+    add_noise(&b, "noise", SCRIPT_RANDOM, 2);
+    pool_harvest(&pool, t += S);                   /* healthy, its credit not yet due */
+    ck_assert(source_healthy(&b.source));
+    reseeds = pool.reseeds;
+    pool_require_noise_source(&pool, true);
+    ck_assert_msg(!pool_ready(&pool), "served from a seed without noise credit");
+    pool_harvest(&pool, t += S);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    ck_assert_uint_eq(pool.reseeds, reseeds + 1);
+    ck_assert(pool.seed_noise_credited);
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), 0);
+}
+END_TEST
+
 START_TEST(every_noise_sources_whole_reason_fits_the_no_noise_source_reply)
 {
     char why[POOL_NOISE_WHY_BYTES], want[64];
@@ -567,6 +714,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, one_bad_source_does_not_stop_a_good_one);
     tcase_add_test(tc, no_output_before_256_credited_bits);
     tcase_add_test(tc, conditioning_is_deterministic_for_the_same_input);
+    tcase_add_test(tc, the_accumulator_left_after_a_seed_does_not_give_back_what_was_served);
     tcase_add_test(tc, randen_engine_is_refused_without_an_aes_round);
     tcase_add_test(tc, randen_engine_is_seeded_like_cymric);
     tcase_add_test(tc, reseed_after_interval_changes_the_output);
@@ -581,6 +729,11 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_disabled_noise_source_leaves_nothing_in_the_reservoir);
     tcase_add_test(tc, every_noise_sources_whole_reason_fits_the_no_noise_source_reply);
     tcase_add_test(tc, a_noise_reason_too_long_for_its_buffer_ends_in_a_mark);
+    tcase_add_test(tc, kernel_only_when_no_noise_source_is_credited);
+    tcase_add_test(tc, a_noise_source_crediting_nothing_leaves_the_kernel_alone);
+    tcase_add_test(tc, a_noise_source_alone_is_not_kernel_only);
+    tcase_add_test(tc, require_noise_source_seeds_from_noise_credit_only);
+    tcase_add_test(tc, require_noise_source_turned_on_reseeds_from_noise);
     suite_add_tcase(s, tc);
     return s;
 }

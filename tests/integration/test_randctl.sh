@@ -5,8 +5,9 @@
 check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
 
 export RANDD_SOCKET=$work/randd.sock
-"$RANDCTL" status >/dev/null 2>&1; rc=$?
-check "no daemon: exit 3" '[ $rc = 3 ]'
+"$RANDCTL" status >/dev/null 2>"$work/err"; rc=$?
+check "no daemon: exit 3, asking whether randd runs and naming the socket" \
+    '[ $rc = 3 ] && grep -qF "is randd running? (randd'"'"'s socket is $RANDD_SOCKET;" "$work/err"'
 
 out=$("$RANDCTL" --version); rc=$?
 check "--version: exit 0, randctl and a version" '[ $rc = 0 ] && [[ $out =~ ^randctl\ [0-9]+\.[0-9]+ ]]'

@@ -15,7 +15,9 @@ start_with_config "cpu_source = no" "hwrng = no" "jitter = no"
 for mode in --full-entropy --prediction-resistant; do
     out=$("$RANDCTL" bytes 32 $mode 2>"$work/err"); rc=$?
     check "getrandom alone: bytes 32 $mode: exit 7, no bytes, the reason on stderr ($(head -c 160 "$work/err"))" \
-        '[ $rc = 7 ] && [ -z "$out" ] && grep -q "^randctl: bytes $mode: no healthy noise source" "$work/err"'
+        '[ $rc = 7 ] && [ -z "$out" ] && grep -q "^randctl: bytes $mode: no healthy noise source" "$work/err" &&
+         [ "$(grep -o "no healthy noise source" "$work/err" | wc -l)" = 1 ] &&
+         grep -q "this mode: no noise source is configured (" "$work/err"'
 done
 out=$("$RANDCTL" bytes 32 2>/dev/null); rc=$?
 check "getrandom alone: ordinary bytes are served as ever" '[ $rc = 0 ] && [[ $out =~ ^[0-9a-f]{64}$ ]]'

@@ -54,6 +54,24 @@ OPENSSL_ia32cap='~0x200000200000000' OPENSSL_armcap=0 expect_exit 1 \
 expect_output "$work/aes.conf:1: cipher: (OPENSSL_[a-z0-9]+cap is set|this CPU does not do AES)" \
     "aes256ctr without hardware AES reported with file:line"
 expect_exit 1 "a missing explicit config is an error" "$RANDD" --check-config --config "$work/none.conf"
+# A config that can never be ready is refused; one that can never serve full entropy or PR
+# passes with one warning line saying so.
+printf 'cpu_source = no\nhwrng = no\ngetrandom = no\n\njitter = no\n' >"$work/nothing.conf"
+expect_exit 1 "--check-config refuses a config with every source off" \
+    "$RANDD" --check-config --config "$work/nothing.conf"
+expect_output "^randd: $work/nothing.conf:5: every source is off .*could never seed" \
+    "every source off reported with file:line (the line that turned off the last)"
+printf 'cpu_source = no\nhwrng = no\njitter = no\n' >"$work/no-noise.conf"
+expect_exit 0 "--check-config accepts getrandom alone" \
+    "$RANDD" --check-config --config "$work/no-noise.conf"
+expect_output "^randd: $work/no-noise.conf: no noise source is on .*full-entropy and prediction-resistant request will be refused" \
+    "getrandom alone: one warning line, full entropy and PR never served"
+[ "$(wc -l <"$work/out")" = 2 ] && pass "getrandom alone: the warning and the OK line, nothing else" ||
+    fail "getrandom alone: $(cat "$work/out")"
+expect_exit 0 "--check-config accepts a good file without the noise warning" \
+    "$RANDD" --check-config --config "$work/good.conf"
+! grep -q "no noise source" "$work/out" && pass "a good file: no noise warning" ||
+    fail "a good file warned: $(cat "$work/out")"
 # Every problem in the file, not only the first.
 printf 'reseed_interval = 0\nno_such_key = 1\nmax_clients = many\n' >"$work/three.conf"
 expect_exit 1 "--check-config refuses a file with three errors" "$RANDD" --check-config --config "$work/three.conf"

@@ -120,8 +120,15 @@ if command -v tmux >/dev/null; then
     screen -e | grep -q $'\033\[[0-9;]*3[12]m' && fail "NO_COLOR: colour all the same" ||
         pass "NO_COLOR: no colour"
     tm send-keys "clear; $RANDCTL status --watch --interval 0.2; printf '\\nWATCH%s\\n' -ENDED" Enter
-    wait_for "--watch's second view (rates)" shown 'requests/s' || fail "no rates: $(screen)"
-    [ "$(screen | grep -c '^SOURCE')" = 1 ] && shown 'READ/s' &&
+    # One capture judged whole: --watch redraws five times a second, and separate captures
+    # (one for each check) can fall on either side of a redraw, or in the middle of one.
+    one_view_with_rates() {
+        local now
+        now=$(screen)
+        [ "$(grep -c '^SOURCE' <<<"$now")" = 1 ] && grep -q 'READ/s' <<<"$now" &&
+            grep -q 'requests/s' <<<"$now"
+    }
+    wait_for "--watch on a terminal: one whole view with rates" one_view_with_rates &&
         pass "--watch on a terminal: one view at a time, with rates" ||
         fail "--watch on a terminal: $(screen)"
     tm send-keys C-c                  # the terminal echoes ^C: the marker's line starts anew
@@ -142,6 +149,44 @@ views=$(grep -c '^SOURCE' "$work/watch")
 [ $rc = 0 ] && [ "$views" -ge 2 ] && grep -q 'READ/s' "$work/watch" &&
     pass "--watch on a pipe: views one after another, rates, exit 0 on SIGTERM" ||
     fail "--watch on a pipe: exit $rc, $(head -20 "$work/watch")"
+# Nothing else asks this daemon anything now: --watch's own STATUS is not counted.
+[ "$(grep -o '[0-9.]* requests/s' "$work/watch" | sort -u)" = "0.0 requests/s" ] &&
+    pass "--watch does not count its own requests (0.0 requests/s on an idle daemon)" ||
+    fail "--watch counted itself: $(grep -o '[0-9.]* requests/s' "$work/watch" | sort -u)"
+
+
+# The self-tests and health settings in words: no Unix time, no raw key, no literal null.
+"$RANDCTL" status >"$work/view"
+grep -qE "^selftest +passed [0-9]+ (s|min) ago \(start\), every 10 min, 1 runs?, 0 failed$" \
+    "$work/view" &&
+    grep -qE "^health +false-alarm rate 2\^-40 a test \(SP 800-90B alpha\), start-up test of 1024 samples a source$" \
+    "$work/view" && ! grep -qE "last_time|alpha_log2|null|[0-9]e-[0-9]" "$work/view" &&
+    pass "the self-test and health lines are written for a reader" ||
+    fail "self-test and health lines: $(grep -E '^(selftest|health)' "$work/view")"
+# A key only a restart applies: the view says what is waiting and what applies it.
+echo "workers = 2" >>"$work/randd.conf"         # only a restart adds a serving loop
+kill -HUP "$pid"
+wait_for "the reload's pending restart" sh -c '"$RANDCTL" status --keys | grep -q "^pending_restart\."'
+"$RANDCTL" status >"$work/view"
+grep -qE "^restart +workers = 2, in the file, not in effect: a restart of randd applies it$" \
+    "$work/view" && pass "a pending restart says what waits and that a restart applies it" ||
+    fail "pending restart: $(grep -E '^restart' "$work/view") $(cat "$work/log" | tail -3)"
+
+# A source back in use after a quarantine: its last reason is shown as past, not as now.
+if [ "$(id -u)" = 0 ]; then
+    "$RANDCTL" inject-failure getrandom rct >/dev/null 2>&1 ||
+        fail "inject-failure getrandom rct refused"
+    wait_for "getrandom back in use" field_is getrandom state healthy
+    "$RANDCTL" status >"$work/view"
+    flat=$(tr -s ' \n' '  ' <"$work/view")      # beside the row, or wrapped under it
+    reason=$(reason_of getrandom)
+    [ -n "$reason" ] && grep -q "^getrandom  *healthy " "$work/view" &&
+        [[ $flat == *"earlier: $reason"* ]] &&
+        pass "a source back in use shows its last quarantine's reason as past" ||
+        fail "re-admitted source ($reason): $(cat "$work/view")"
+else
+    echo "SKIP: a re-admitted source's past reason: inject-failure needs root"
+fi
 
 out=$("$RANDCTL" status --json)
 [[ $out == '{"version":'*'}' ]] && pass "--json: the daemon's STATUS" || fail "--json: $out"

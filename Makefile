@@ -439,7 +439,7 @@ FUZZERS := request config reply provider bzip2_length
 # Each harness, then the code it tests. fuzz_provider links the provider's code in, as
 # randd.so does, and starts it through OSSL_provider_init.
 FUZZ_SOURCES_request  := tests/fuzz/fuzz_request.c lib/protocol.c
-FUZZ_SOURCES_config   := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c lib/crypto.c \
+FUZZ_SOURCES_config   := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c lib/crypto.c lib/aes_ctr.c \
                          internal/randen.c
 FUZZ_SOURCES_reply    := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c lib/generation.c \
                          lib/path_check.c

@@ -48,6 +48,7 @@ static const struct key keys[] = {
     { "hwrng_device", AT_RESTART, KEY_PATH, FIELD(hwrng_device), 0, 0, "/dev/hwrng" },
     { "jitter", AT_RESTART, KEY_JITTER, FIELD(jitter), 0, 0, "auto" },
     { "jitter_oversampling", AT_RESTART, KEY_UINT, FIELD(jitter_oversampling), 1, 64, "4" },
+    { "require_noise_source", LIVE, KEY_BOOL, FIELD(require_noise_source), 0, 0, "no" },
     { "reseed_interval", LIVE, KEY_UINT, FIELD(reseed_interval), 1, 86400, "60" },
     { "reseed_bytes", LIVE, KEY_SIZE, FIELD(reseed_bytes), 1ull << 20, 64ull << 30, "1G" },
     { "kernel_topup", AT_RESTART, KEY_BOOL, FIELD(kernel_topup), 0, 0, "yes" },
@@ -554,6 +555,13 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
         rc = error_at(err, errlen, name, last, "every source is off (cpu_source, getrandom, "
                       "hwrng and jitter): randd could never seed its generator, and would "
                       "serve nothing");
+    }
+    if (rc == 0 && c.require_noise_source && !config_any_noise_source(&c)) {
+        size_t i = (size_t)(key_named("require_noise_source") - keys);
+
+        rc = error_at(err, errlen, name, first_line[i], "require_noise_source = yes, but no "
+                      "noise source is on (cpu_source, hwrng and jitter = no): randd could "
+                      "never serve");
     }
     if (rc == 0 && !resolve_trusted_group(&c))
         rc = error_at(err, errlen, name, lineno, "trusted_group: no such group: \"%s\"",

@@ -26,6 +26,7 @@ struct config {
     bool hwrng;
     char hwrng_device[PATH_MAX];
     enum config_jitter jitter;
+    bool require_noise_source;         /* no output while getrandom alone is credited */
     unsigned jitter_oversampling;      /* raw jitter samples per credited bit */
     unsigned reseed_interval;          /* seconds */
     uint64_t reseed_bytes;

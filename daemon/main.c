@@ -23,6 +23,7 @@
 #include "capture.h"
 #include "config.h"
 #include "egd.h"
+#include "footprint.h"
 #include "kernel.h"
 #include "log.h"
 #include "loop.h"
@@ -77,6 +78,7 @@ struct randd {
     int signal_fd;
     struct selfcheck selfcheck;     /* the self-tests' runs and the last one's outcome */
     int harvest_timer;              /* the next harvest's timer id */
+    bool kernel_only_said;          /* the log last said getrandom alone was credited */
     int admin_fd;                   /* eventfd: a worker ran SELFTEST or INJECT_FAILURE */
     int noise_fd;                   /* eventfd: a request waits for noise blocks: harvest */
     uint64_t noise_completed_seen;  /* pool.noise.stats.completed when waiters were let go */
@@ -368,12 +370,35 @@ static void release_waiting(struct randd *r)
     egd_pool_ready(&r->egd);
 }
 
+/* One line when getrandom becomes the only credited source (at start, too: the first harvest
+ * after every noise source has finished its start-up test and first assessment), and one when
+ * a noise source is credited again. */
+static void note_kernel_only(struct randd *r)
+{
+    char why[POOL_NOISE_WHY_BYTES];
+    bool kernel_only = pool_kernel_only(&r->pool, why, sizeof(why));
+
+    if (kernel_only == r->kernel_only_said || pool_noise_credit_pending(&r->pool))
+        return;
+    r->kernel_only_said = kernel_only;
+    if (kernel_only)
+        log_warning("only the kernel's word: getrandom is the only credited source, so "
+                    "randd's output is exactly as unpredictable as the kernel's%s; no noise "
+                    "source is credited: %s", r->config.require_noise_source
+                        ? " (require_noise_source = yes holds it back)" : "", why);
+    else
+        log_notice("a noise source is credited again: output no longer rests on the kernel's "
+                   "word alone");
+}
+
 /* Logs and tells systemd about readiness changes, and releases waiting clients. The pool can
  * also stop being ready and be ready again between two looks from here (a clock jump seen
  * while serving, reseeded at once or by the next harvest): times_unready tells. */
 static void note_readiness(struct randd *r)
 {
     bool ready = pool_ready(&r->pool);
+
+    note_kernel_only(r);
 
     if (ready == r->was_ready) {
         if (ready && r->pool.times_unready != r->released_at_unready)
@@ -388,6 +413,7 @@ static void note_readiness(struct randd *r)
                    r->server.path);
         r->notified_ready = true;
         release_waiting(r);
+        footprint_release_code();         /* start-up's code pages: an idle randd is small */
     } else {
         log_warning("not serving: %s", pool_not_ready_reason(&r->pool));
         sd_notifyf(0, "STATUS=Not serving: %s", pool_not_ready_reason(&r->pool));
@@ -715,6 +741,8 @@ static void reload(struct randd *r)
     r->reread = fresh;
     config_apply_live(&r->config, &fresh);
     pool_set_reseed(&r->pool, r->config.reseed_interval, r->config.reseed_bytes);
+    pool_require_noise_source(&r->pool, r->config.require_noise_source);
+    harvest_now(r);                  /* readiness under the rule now, not at reseed_interval */
     server_reload(&r->server);
     workers_reload(&r->workers);
     egd_reload(&r->egd);
@@ -995,6 +1023,7 @@ static int start(struct randd *r)
         log_err("pool: %s", strerror(-rc));
         return -1;
     }
+    pool_require_noise_source(&r->pool, r->config.require_noise_source);
     if (selfcheck_run(&r->selfcheck, &r->pool, "start") < 0)
         return -1;
     if ((rc = pool_use_engine(&r->pool, r->config.engine)) < 0) {
@@ -1015,6 +1044,9 @@ static int start(struct randd *r)
     if (r->pool.lock_errno)
         log_warning("generator state not locked in memory (mlock: %s); it may reach swap",
                     strerror(r->pool.lock_errno));
+    /* OpenSSL's set-up and the self-test are done: their pages go before the sources'
+     * assessments add their megabytes (footprint.h). */
+    footprint_release_code();
     open_sources(r);
     r->loop = loop_new();
     listener_clients_init(&r->clients);

@@ -161,6 +161,13 @@ static int absorb(struct pool *p, uint8_t acc[RANDD_BLAKE2B_BYTES], const char *
 
 static bool generator_wants_credit(const struct pool *p, uint64_t now_ns);
 
+/* The credit that counts toward the next seed: with require_noise_source, noise sources' only
+ * (getrandom's bytes are still absorbed: they cannot make the seed weaker). */
+static double seed_credit(const struct pool *p)
+{
+    return p->require_noise_source ? p->noise_credit : p->credit;
+}
+
 /* Each byte goes to one place only: the kernel's accumulator while the feed wants it, else
  * the noise reservoir (a noise source's, while the reservoir wants blocks and no reseed of
  * the generator waits for credit), else the generator's. */
@@ -184,10 +191,13 @@ static void credit_batch(struct pool *p, struct source *s, size_t n, uint64_t no
         log_err("conditioning failed (OpenSSL BLAKE2b): batch from %s dropped", s->name);
         return;
     }
-    if (for_kernel)
+    if (for_kernel) {
         p->kernel_credit += bits;
-    else
+    } else {
         p->credit += bits;
+        if (s->noise)
+            p->noise_credit += bits;
+    }
 }
 
 /* One usable batch from a source per harvest. A source in its start-up test keeps being
@@ -225,7 +235,7 @@ static bool reseed_due(const struct pool *p, uint64_t now_ns)
 
 static bool generator_wants_credit(const struct pool *p, uint64_t now_ns)
 {
-    return p->credit < POOL_SEED_BITS && reseed_due(p, now_ns);
+    return seed_credit(p) < POOL_SEED_BITS && reseed_due(p, now_ns);
 }
 
 static bool kernel_wants_credit(const struct pool *p, const struct source *s)
@@ -300,7 +310,9 @@ static void reseed(struct pool *p, uint64_t now_ns)
     p->seeded = true;
     p->must_reseed = false;
     note_conditioning(p);
+    p->seed_noise_credited = p->noise_credit >= POOL_SEED_BITS;
     p->credit = 0;
+    p->noise_credit = 0;
     p->reseeds++;
     p->last_reseed_ns = now_ns;
     p->bytes_since_reseed = 0;
@@ -346,7 +358,7 @@ void pool_harvest(struct pool *p, uint64_t now_ns)
         harvest_source(p, p->sources[i], now_ns);
         drop_noise_after_failures(p);
     }
-    if (!p->halted[0] && p->credit >= POOL_SEED_BITS && reseed_due(p, now_ns))
+    if (!p->halted[0] && seed_credit(p) >= POOL_SEED_BITS && reseed_due(p, now_ns))
         reseed(p, now_ns);
     update_demand(p, now_ns);
     publish(p);
@@ -381,14 +393,89 @@ bool pool_any_healthy(const struct pool *p)
     return false;
 }
 
+static bool append_reason(char *why, size_t whylen, size_t *used, bool first,
+                          const char *name, const char *state, const char *reason);
+
+/* A noise source healthy and crediting more than nothing a byte. */
+static bool noise_credited(const struct pool *p)
+{
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct source *s = p->sources[i];
+
+        if (s->noise && source_healthy(s) && s->entropy_per_byte > 0)
+            return true;
+    }
+    return false;
+}
+
+bool pool_kernel_only(const struct pool *p, char *why, size_t whylen)
+{
+    bool kernel = false, any_noise = false, room = whylen > 0, cpu_named;
+    size_t used = 0;
+
+    if (noise_credited(p))
+        return false;
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct source *s = p->sources[i];
+
+        kernel |= !s->noise && source_healthy(s) && s->entropy_per_byte > 0;
+        any_noise |= s->noise;
+    }
+    if (!kernel || whylen == 0)
+        return kernel;
+    why[0] = '\0';
+    for (size_t i = 0; i < p->nsources && room; i++) {
+        const struct source *s = p->sources[i];
+
+        if (!s->noise)
+            continue;
+        if (source_healthy(s))         /* healthy, crediting nothing: its reason is empty */
+            room = append_reason(why, whylen, &used, used == 0, s->name, "healthy",
+                                 "credits 0 bits a byte until its samples are assessed");
+        else if (s->health.state == RANDD_SOURCE_STARTUP && !s->health.reason[0])
+            room = append_reason(why, whylen, &used, used == 0, s->name, "startup",
+                                 "its start-up test has not passed yet");
+        else
+            room = append_reason(why, whylen, &used, used == 0, s->name,
+                                 randd_source_state_name(s->health.state), s->health.reason);
+    }
+    cpu_named = strcmp(source_cpu_name(), "cpu") != 0;
+    if (!any_noise)
+        snprintf(why, whylen, "none is configured (%s%s%s hwrng or jitter)",
+                 cpu_named ? "the CPU's " : "", cpu_named ? source_cpu_name() : "",
+                 cpu_named ? "," : "");
+    return true;
+}
+
+bool pool_noise_credit_pending(const struct pool *p)
+{
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct source *s = p->sources[i];
+
+        if (!s->noise)
+            continue;
+        if (s->health.state == RANDD_SOURCE_STARTUP)
+            return true;
+        if (source_healthy(s) && s->entropy_per_byte <= 0 && s->ops->assess &&
+            s->assessments == 0)
+            return true;
+    }
+    return false;
+}
+
 const char *pool_not_ready_reason(const struct pool *p)
 {
     if (p->halted[0])
         return p->halted;
     if (!pool_any_healthy(p))
         return p->nsources ? "no healthy entropy source" : "no entropy source available";
+    if (p->require_noise_source && !noise_credited(p))
+        return "only the kernel's getrandom is credited, and require_noise_source = yes: "
+               "waiting for a noise source (the CPU's, hwrng or jitter)";
     if (!p->seeded)
-        return "not yet seeded with 256 credited bits";
+        return p->require_noise_source ? "not yet seeded with 256 bits credited by noise "
+                                         "sources (require_noise_source = yes)"
+                                       : "not yet seeded with 256 credited bits";
     if (p->must_reseed)
         return p->reseed_why;
     return NULL;
@@ -413,6 +500,7 @@ void pool_halt(struct pool *p, const char *why)
     snprintf(p->halted, sizeof(p->halted), "%s", why);
     noise_drop(&p->noise);
     p->credit = 0;
+    p->noise_credit = 0;
     p->kernel_credit = 0;
     must_reseed(p, "halted: waiting to reseed");
     publish(p);
@@ -422,9 +510,20 @@ void pool_resume(struct pool *p)
 {
     p->halted[0] = '\0';
     p->credit = 0;               /* conditioned by primitives that had just failed */
+    p->noise_credit = 0;
     p->kernel_credit = 0;
     must_reseed(p, "resumed after a halt: waiting to reseed");
     publish(p);
+}
+
+void pool_require_noise_source(struct pool *p, bool require)
+{
+    p->require_noise_source = require;
+    if (require && p->seeded && !p->seed_noise_credited) {
+        must_reseed(p, "require_noise_source = yes, and the seed in use did not take 256 bits "
+                       "from noise sources: waiting to reseed from them");
+        publish(p);
+    }
 }
 
 /* A resumed suspend or restored snapshot can replay a generator state: reseed first. */
@@ -446,6 +545,7 @@ void pool_vm_cloned(struct pool *p, uint64_t now_ns)
     p->vm_generations++;
     noise_drop(&p->noise);           /* every clone holds the same blocks */
     p->credit = 0;
+    p->noise_credit = 0;
     p->kernel_credit = 0;
     must_reseed(p, "new VM generation (snapshot restored or cloned): waiting to reseed");
     for (size_t i = 0; i < p->nsources; i++)
@@ -547,12 +647,12 @@ bool pool_kernel_material_ready(const struct pool *p)
 
 /* Appends one source's state and reason to why (used bytes so far). One that does not fit is
  * cut and ends in the mark, never mid-word without it; false once cut (nothing more fits). */
-static bool append_noise_reason(char *why, size_t whylen, size_t *used, bool first,
-                                const struct source *s)
+static bool append_reason(char *why, size_t whylen, size_t *used, bool first,
+                          const char *name, const char *state, const char *reason)
 {
     static const char mark[] = "\xe2\x80\xa6";       /* … in UTF-8 */
-    int w = snprintf(why + *used, whylen - *used, "%s%s %s: %s", first ? "" : "; ", s->name,
-                     randd_source_state_name(s->health.state), s->health.reason);
+    int w = snprintf(why + *used, whylen - *used, "%s%s %s: %s", first ? "" : "; ", name,
+                     state, reason);
 
     if (w >= 0 && (size_t)w < whylen - *used) {
         *used += (size_t)w;
@@ -579,7 +679,8 @@ bool pool_noise_able(struct pool *p, char *why, size_t whylen)
         if (state == RANDD_SOURCE_HEALTHY || state == RANDD_SOURCE_STARTUP)
             return true;
         if (room)
-            room = append_noise_reason(why, whylen, &used, !any, s);
+            room = append_reason(why, whylen, &used, !any, s->name,
+                                 randd_source_state_name(s->health.state), s->health.reason);
         any = true;
     }
     if (!any)

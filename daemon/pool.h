@@ -47,6 +47,11 @@ struct pool {
     struct pool_secrets *secret;     /* generator and accumulators, in locked memory */
     struct randd_crypto *crypto;     /* contexts for conditioning (no secrets kept) */
     double credit;                   /* bits credited into the seed accumulator */
+    double noise_credit;             /* of those, credited by noise sources (cpu, hwrng,
+                                      * jitter): what the seed holds beyond the kernel's word */
+    bool require_noise_source;       /* require_noise_source: only noise_credit seeds, and
+                                      * no output while no noise source is credited */
+    bool seed_noise_credited;        /* the seed in use took POOL_SEED_BITS of noise_credit */
     double kernel_credit;            /* bits credited into the kernel accumulator */
     double kernel_wanted;            /* bits the kernel feed asked for */
     enum randd_engine engine;        /* Cymric (BLAKE2b + ChaCha20, the default) or Randen */
@@ -80,6 +85,11 @@ struct pool {
     struct noise noise;
     uint64_t noise_failures_seen;    /* noise sources' source_distrusts, summed, last look */
 };
+
+/* require_noise_source (randd.conf): from now on, a seed counts only noise sources' credit,
+ * and output stops while no noise source is credited. Turned on over a seed that did not
+ * take that much, output waits for a reseed that does. */
+void pool_require_noise_source(struct pool *p, bool require);
 
 /* Returns 0 or a negative errno. Sources are added afterwards with pool_add_source. */
 int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
@@ -118,6 +128,15 @@ bool pool_ready(const struct pool *p);
 /* Why not ready, for logs and status; NULL when ready. */
 const char *pool_not_ready_reason(const struct pool *p);
 bool pool_any_healthy(const struct pool *p);
+/* Only the kernel's word: a source that is not noise (getrandom) is credited now and no noise
+ * source is (none configured, or each absent, quarantined, disabled, in its start-up test, or
+ * crediting 0 bits a byte until assessed). Then the generator's seeds, and so all ordinary
+ * output, are exactly as unpredictable as the kernel's generator. With why (whylen > 0), says
+ * each noise source's state and reason, or that none is configured. */
+bool pool_kernel_only(const struct pool *p, char *why, size_t whylen);
+/* A noise source may soon be credited: in its start-up test, or healthy and waiting for its
+ * first assessment to give it a credit (jitter). The start-up log waits for them. */
+bool pool_noise_credit_pending(const struct pool *p);
 /* When the soonest quarantined source's back-off ends (its retry is due at a harvest), in
  * loop_now_ns() time; UINT64_MAX: none is waiting for one. */
 uint64_t pool_next_retry_ns(const struct pool *p);

@@ -105,6 +105,21 @@ static void write_sources(FILE *f, const struct pool *p)
     fputs("],", f);
 }
 
+/* Whether getrandom is the only credited source, and if so why no noise source is: then
+ * every ordinary byte is exactly as unpredictable as the kernel's generator, no more. */
+static void write_kernel_only(FILE *f, const struct pool *p)
+{
+    char why[POOL_NOISE_WHY_BYTES];
+    bool kernel_only = pool_kernel_only(p, why, sizeof(why));
+
+    fprintf(f, "\"kernel_only\":%s,\"kernel_only_reason\":", kernel_only ? "true" : "false");
+    if (kernel_only)
+        json_string(f, why);
+    else
+        fputs("null", f);
+    fputc(',', f);
+}
+
 /* Whether the CPU's noise source is in use, and if not why: on a CPU without one (arm64
  * before FEAT_RNG, POWER8) the sources list alone would not say it was looked for. */
 static void write_cpu_source(FILE *f, const struct status_view *v)
@@ -368,6 +383,7 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
         json_string(f, why);
         fputc(',', f);
     }
+    write_kernel_only(f, v->pool);
     write_sources(f, v->pool);
     write_cpu_source(f, v);
     if (v->selfcheck)
@@ -403,9 +419,12 @@ void status_log(const struct status_view *v, uint64_t now_ns)
     const struct pool *p = v->pool;
     const struct kernel *k = v->kernel;
     const char *why = pool_not_ready_reason(p);
-    char init[64];
+    char init[64], kernel_why[POOL_NOISE_WHY_BYTES];
 
     log_info("status: %s%s", why ? "not ready: " : "ready", why ? why : "");
+    if (!pool_noise_credit_pending(p) && pool_kernel_only(p, kernel_why, sizeof(kernel_why)))
+        log_info("  only the kernel's word: getrandom is the only credited source; no noise "
+                 "source is: %s", kernel_why);
     for (size_t i = 0; i < p->nsources; i++) {
         const struct source *s = p->sources[i];
 

@@ -388,7 +388,7 @@ const char *randd_message(const randd_handle *h)
  * a receive that SO_RCVTIMEO cut short, and a caller's own descriptor, whose options are not
  * ours to set, try without waiting and poll() for what is left, to the millisecond as before. */
 
-#define RCVTIMEO_MARGIN_MS 20u      /* SO_RCVTIMEO this far short of the timeout... */
+#define RCVTIMEO_MARGIN_MS 20u      /* SO_RCVTIMEO this far, and an eighth, short of it... */
 #define RCVTIMEO_SLACK_MS  10u      /* ...of which a jiffy at HZ=100 may eat this much */
 
 /* A peer that trickles a byte at a time never makes a read block: the deadline is checked
@@ -401,18 +401,22 @@ static bool past_deadline(const randd_handle *h)
 static int wait_for(randd_handle *h, short events)
 {
     struct pollfd p = { h->fd, events, 0 };
-    int ms = -1, rc;
+    int rc;
 
-    if (h->deadline_ns) {
-        uint64_t now = now_ns();
+    do {
+        int ms = -1;
 
-        if (now >= h->deadline_ns)
-            return -ETIMEDOUT;
-        ms = (int)((h->deadline_ns - now + 999999) / 1000000);
-    }
-    do
+        /* Each time round: a signal that interrupts poll() every few milliseconds (a
+         * profiler's SIGPROF, a timer's SIGALRM) must not restart the whole wait. */
+        if (h->deadline_ns) {
+            uint64_t now = now_ns();
+
+            if (now >= h->deadline_ns)
+                return -ETIMEDOUT;
+            ms = (int)((h->deadline_ns - now + 999999) / 1000000);
+        }
         rc = poll(&p, 1, ms);
-    while (rc < 0 && errno == EINTR);
+    } while (rc < 0 && errno == EINTR);
     return rc < 0 ? -errno : rc == 0 ? -ETIMEDOUT : 0;
 }
 
@@ -420,8 +424,12 @@ static int wait_for(randd_handle *h, short events)
  * call with the same timeout as the last costs nothing. */
 static void arm_receive_timeout(randd_handle *h)
 {
+    /* The kernel's timer wheel ends a longer wait later, by up to an eighth of it (its
+     * coarser levels: 256 ms of a 5 s wait at HZ=250), not just a jiffy: the margin grows
+     * with the timeout so that the receive still returns by the deadline. */
+    unsigned margin = RCVTIMEO_MARGIN_MS + (unsigned)h->timeout_ms / 8;
     unsigned want = h->timeout_ms >= 2 * (int)RCVTIMEO_MARGIN_MS
-                        ? (unsigned)h->timeout_ms - RCVTIMEO_MARGIN_MS : 0;
+                        ? (unsigned)h->timeout_ms - margin : 0;
     struct timeval tv = { (time_t)(want / 1000), (suseconds_t)(want % 1000 * 1000) };
 
     if (h->fixed_fd || h->rcvtimeo_ms == want)
@@ -439,7 +447,9 @@ static bool may_block(const randd_handle *h)
         return true;
     if (h->fixed_fd || h->rcvtimeo_ms == 0 || h->rcvtimeo_ms == RCVTIMEO_UNKNOWN)
         return false;
-    return now_ns() + (uint64_t)(h->rcvtimeo_ms + RCVTIMEO_SLACK_MS) * 1000000u <=
+    /* The wheel may end it up to 8/63 of it late: a seventh is counted. */
+    return now_ns() + ((uint64_t)h->rcvtimeo_ms + h->rcvtimeo_ms / 7 + RCVTIMEO_SLACK_MS) *
+                          1000000u <=
            h->deadline_ns;
 }
 
@@ -547,8 +557,11 @@ static int read_body(randd_handle *h, const uint8_t head[RANDD_HEADER_BYTES], vo
     uint32_t length;
     int rc, status = randd_reply_decode(head, text ? SIZE_MAX : want, &length);
 
-    if (status == -EPROTO || have > length)
+    if (status == -EPROTO || have > length) {
+        if (have)                    /* not a reply to this request: none of it is the caller's */
+            OPENSSL_cleanse(out, have);
         return -EPROTO;
+    }
     if (status < 0) {
         size_t n = length < sizeof(h->message) - 1 ? length : sizeof(h->message) - 1;
         size_t kept = have < n ? have : n, left = length - (have > n ? have : n);
@@ -586,7 +599,10 @@ static int read_body(randd_handle *h, const uint8_t head[RANDD_HEADER_BYTES], vo
         }
         return rc < 0 ? rc : (int)length;
     }
-    return recv_all(h, (uint8_t *)out + have, want - have);
+    rc = recv_all(h, (uint8_t *)out + have, want - have);
+    if (rc < 0)
+        OPENSSL_cleanse(out, want);  /* a piece of a reply (a prime) is no output */
+    return rc;
 }
 
 /* A reply: its header, and its body into out (or *text). The daemon writes a reply with one

@@ -79,6 +79,18 @@ static int mode_failure(randd_handle *h, enum randd_mode mode, int timeout_ms, i
     return fail_with(what, err, daemon);
 }
 
+/* Plain bytes: librandd's text, and for NOT_READY the daemon's own reason after it (a
+ * self-test failed, require_noise_source holds output back), which the text cannot know. */
+static int default_failure(randd_handle *h, int err)
+{
+    const char *daemon = randd_message(h);
+
+    if (err != RANDD_ERR(RANDD_NOT_READY) || !*daemon)
+        return fail("bytes", err);
+    fprintf(stderr, "randctl: bytes: daemon not ready: %s\n", daemon);
+    return EXIT_NOT_READY;
+}
+
 /* Output in chunks; N of 0 with endless set means until the reader stops. */
 static int produce_mode(unsigned long long n, int endless, enum format format,
                         enum randd_mode mode, int timeout_ms)
@@ -97,7 +109,7 @@ static int produce_mode(unsigned long long n, int endless, enum format format,
 
         if (err < 0) {
             rc = mode == RANDD_MODE_DEFAULT && err != -ETIMEDOUT
-                     ? fail("bytes", err) : mode_failure(h, mode, timeout_ms, err);
+                     ? default_failure(h, err) : mode_failure(h, mode, timeout_ms, err);
             randd_close(h);
             return rc;
         }

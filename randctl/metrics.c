@@ -20,6 +20,8 @@ struct scalar {
 
 static const struct scalar scalars[] = {
     { "randd_ready", "gauge", "1 when randd serves output: seeded, with a healthy source.", "ready" },
+    { "randd_kernel_only", "gauge", "1 when getrandom is the only credited source: output is "
+      "exactly as unpredictable as the kernel's.", "kernel_only" },
     { "randd_uptime_seconds", "gauge", "Seconds since randd started.", "uptime_seconds" },
     { "randd_pool_seeded", "gauge", "1 when the generator has been seeded.", "pool.seeded" },
     { "randd_reseeds_total", "counter", "Seeds and reseeds of the generator.", "pool.reseeds" },

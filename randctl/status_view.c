@@ -365,6 +365,19 @@ static void cpu_source_line(struct writer *w, const struct json_flat *j)
     line_end(w);
 }
 
+/* getrandom the only credited source (STATUS kernel_only): said under the table, since each
+ * row alone may look fine. Why each noise source is not credited is in the rows above (and the
+ * cpu line), so kernel_only_reason is not repeated: the view stays within its 24 lines. */
+static void kernel_only_line(struct writer *w, const struct json_flat *j)
+{
+    if (!truth(j, "kernel_only"))
+        return;
+    line_start(w, "trust");
+    item(w, YELLOW, "only the kernel's word: getrandom alone is credited");
+    item(w, PLAIN, "output is exactly as unpredictable as the kernel's");
+    line_end(w);
+}
+
 /* ---- the pool, the kernel feed, the clients ------------------------------------------ */
 
 static void pool_line(struct writer *w, const struct json_flat *j)
@@ -652,7 +665,8 @@ static void health_line(struct writer *w, const struct json_flat *j)
 static const char *const known[] = {
     "version", "uptime_seconds", "ready", "not_ready_reason", "sources", "pool", "kernel",
     "clients", "requests", "replies", "bytes_served", "workers", "egd", "config",
-    "pending_restart", "noise", "vmgenid", "cpu_source", "selftest", "health",
+    "pending_restart", "noise", "vmgenid", "cpu_source", "selftest", "health", "kernel_only",
+    "kernel_only_reason",
 };
 
 static size_t top_length(const char *path)
@@ -705,6 +719,7 @@ void status_view_print(FILE *out, const struct json_flat *j, const struct status
     fputc('\n', out);
     sources_table(&w, j);
     cpu_source_line(&w, j);
+    kernel_only_line(&w, j);
     fputc('\n', out);
     pool_line(&w, j);
     kernel_line(&w, j);

@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -688,6 +690,76 @@ START_TEST(an_error_message_that_came_into_the_callers_buffer_is_moved_out_of_it
 }
 END_TEST
 
+/* A reply that is not what its header says (an error message longer than its length, an OK
+ * body of the wrong size): the call fails with -EPROTO, and what came into the caller's
+ * buffer with the header is wiped, randd_prime's included, which wipes nothing itself. */
+START_TEST(a_reply_unlike_its_header_leaves_nothing_in_the_callers_buffer)
+{
+    static uint8_t reply[RANDD_HEADER_BYTES + 600], out[512];
+    randd_handle *hd;
+    int peer;
+
+    hd = handle_with_peer(&peer, 10000);
+    memset(reply, 'y', sizeof(reply));
+    put_header(reply, RANDD_BUSY, 4);
+    ck_assert_int_eq(write(peer, reply, sizeof(reply)), (ssize_t)sizeof(reply));
+    ck_assert_int_eq(randd_prime(hd, 4096, out), -EPROTO);
+    ck_assert_msg(all_bytes(out, sizeof(out), 0), "an overlong error reply was left in out");
+    randd_close(hd);
+    close(peer);
+    hd = handle_with_peer(&peer, 10000);
+    memset(reply, 0x5a, sizeof(reply));
+    put_header(reply, RANDD_OK, 100);
+    ck_assert_int_eq(write(peer, reply, RANDD_HEADER_BYTES + 100), RANDD_HEADER_BYTES + 100);
+    ck_assert_int_eq(randd_prime(hd, 4096, out), -EPROTO);
+    ck_assert_msg(all_bytes(out, sizeof(out), 0), "a 100-byte body was left in out");
+    randd_close(hd);
+    close(peer);
+}
+END_TEST
+
+/* A program with a signal every few milliseconds (a profiler's SIGPROF, a timer's SIGALRM):
+ * each interrupts the wait for a reply, and the wait that follows must be for what is left
+ * of the timeout, not the whole of it again, or the call never times out. The ticks stop by
+ * themselves after 2 s, so a call that outlives them fails here instead of hanging. */
+static volatile sig_atomic_t ticks;
+
+static void tick(int sig)
+{
+    static const struct itimerval off;
+
+    (void)sig;
+    if (++ticks == 200)
+        setitimer(ITIMER_REAL, &off, NULL);
+}
+
+START_TEST(a_timeout_holds_under_a_signal_every_few_milliseconds)
+{
+    struct sigaction sa = { .sa_handler = tick, .sa_flags = SA_RESTART }, old;
+    struct itimerval every_10_ms = { { 0, 10000 }, { 0, 10000 } }, off = { { 0, 0 }, { 0, 0 } };
+    struct timespec t0, t1;
+    uint8_t out[32];
+    randd_handle *hd;
+    int peer, rc;
+    long ms;
+
+    hd = handle_with_peer(&peer, 300);          /* the "daemon" never answers */
+    ticks = 0;
+    ck_assert_int_eq(sigaction(SIGALRM, &sa, &old), 0);
+    ck_assert_int_eq(setitimer(ITIMER_REAL, &every_10_ms, NULL), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = randd_bytes(hd, out, sizeof(out));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    ck_assert_int_eq(rc, -ETIMEDOUT);
+    ck_assert_msg(ms < 1500, "a 300 ms timeout took %ld ms under a signal every 10 ms", ms);
+    randd_close(hd);
+    close(peer);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("client");
@@ -709,6 +781,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, no_noise_source_is_its_own_error_with_the_daemons_message);
     tcase_add_test(tc, a_long_message_is_kept_whole_and_an_overlong_one_cut_with_a_mark);
     tcase_add_test(tc, an_error_message_that_came_into_the_callers_buffer_is_moved_out_of_it);
+    tcase_add_test(tc, a_timeout_holds_under_a_signal_every_few_milliseconds);
+    tcase_add_test(tc, a_reply_unlike_its_header_leaves_nothing_in_the_callers_buffer);
     suite_add_tcase(s, tc);
     tcase_add_test(args, bytes_into_null_sends_nothing_and_the_next_call_is_served);
     tcase_add_test(args, range_with_bad_arguments_sends_nothing_and_the_next_call_is_served);

@@ -68,6 +68,7 @@ START_TEST(defaults_are_the_documented_ones)
     ck_assert_uint_eq(c.trusted_gid, (gid_t)-1);     /* none: gid 0 would trust group root */
     ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
     ck_assert_int_eq(c.cipher, CONFIG_AUTO);
+    ck_assert(!c.require_noise_source);              /* serves on getrandom alone, saying so */
 }
 END_TEST
 
@@ -195,6 +196,9 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("\n\nmax_children = 3\n", "t.conf:3: max_children: unknown key");
     check_error("reseed_interval 60\n", "t.conf:1: reseed_interval 60: expected 'key = value'");
     check_error("rdseed =\n", "t.conf:1: rdseed: empty value");
+    check_error("cpu_source = no\nrequire_noise_source = yes\njitter = no\nhwrng = no\n",
+                "t.conf:2: require_noise_source = yes, but no noise source is on (cpu_source, "
+                "hwrng and jitter = no): randd could never serve");
     check_error("cpu_source = no\njitter = no\n# c\ngetrandom = no\nhwrng = no\n",
                 "t.conf:5: every source is off (cpu_source, getrandom, hwrng and jitter): "
                 "randd could never seed its generator, and would serve nothing");
@@ -212,6 +216,8 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("reseed_bytes = 1023K\n",
                 "t.conf:1: reseed_bytes: out of range (1048576 to 68719476736): \"1023K\"");
     check_error("hwrng = maybe\n", "t.conf:1: hwrng: not yes or no: \"maybe\"");
+    check_error("jitter = no\nrequire_noise_source = maybe\n",
+                "t.conf:2: require_noise_source: not yes or no: \"maybe\"");
     check_error("engine = aes\n", "t.conf:1: engine: not cymric or randen: \"aes\"");
     check_error("cipher = aes\n", "t.conf:1: cipher: not auto, chacha20 or aes256ctr: \"aes\"");
     check_error("cipher = ChaCha20\n",

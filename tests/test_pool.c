@@ -1,6 +1,6 @@
 /* The pool (daemon/pool.c) with scripted sources: quarantine and re-admission of the real
  * failure modes, no output before 256 credited bits, conditioning determinism, reseeding,
- * and the kernel's separate material. */
+ * the kernel's separate material, and when getrandom's kind of source is all that is credited. */
 #include <errno.h>
 #include <string.h>
 
@@ -550,6 +550,121 @@ static void three_noise_sources_disabled(void)
 }
 
 /* The why a NO_NOISE_SOURCE reply is built in (POOL_NOISE_WHY_BYTES) holds them all, whole. */
+/* --- only the kernel's word ------------------------------------------------------------ */
+
+static void add_noise(struct scripted *s, const char *name, enum script_pattern pattern,
+                      uint64_t seed)
+{
+    add(s, name, pattern, seed);
+    s->source.noise = true;
+}
+
+START_TEST(kernel_only_when_no_noise_source_is_credited)
+{
+    char why[POOL_NOISE_WHY_BYTES];
+    uint64_t t = 1 * S;
+
+    add(&a, "kernel-like", SCRIPT_RANDOM, 1);
+    pool_harvest(&pool, t);
+    ck_assert(pool_kernel_only(&pool, why, sizeof(why)));
+    ck_assert_msg(strstr(why, "none is configured"), "why: %s", why);
+    add_noise(&b, "noise", SCRIPT_RANDOM, 2);
+    pool_harvest(&pool, t += S);
+    ck_assert_msg(!pool_kernel_only(&pool, why, sizeof(why)), "kernel_only beside a healthy "
+                  "noise source: %s", why);
+    b.pattern = SCRIPT_STUCK_ZERO;
+    pool_harvest(&pool, t += S);
+    ck_assert(b.source.health.state == RANDD_SOURCE_QUARANTINED);
+    ck_assert(pool_kernel_only(&pool, why, sizeof(why)));
+    ck_assert_msg(!strncmp(why, "noise quarantined: ", 19), "why: %s", why);
+    ck_assert(pool_ready(&pool));                  /* without require_noise_source */
+}
+END_TEST
+
+/* jitter before its first assessment: healthy, crediting nothing. */
+START_TEST(a_noise_source_crediting_nothing_leaves_the_kernel_alone)
+{
+    char why[POOL_NOISE_WHY_BYTES];
+
+    add(&a, "kernel-like", SCRIPT_RANDOM, 1);
+    add_noise(&b, "noise", SCRIPT_RANDOM, 2);
+    b.source.entropy_per_byte = 0;
+    pool_harvest(&pool, 1 * S);
+    ck_assert(source_healthy(&b.source));
+    ck_assert(pool_kernel_only(&pool, why, sizeof(why)));
+    ck_assert_msg(strstr(why, "noise healthy: credits 0 bits a byte"), "why: %s", why);
+}
+END_TEST
+
+START_TEST(a_noise_source_alone_is_not_kernel_only)
+{
+    add_noise(&b, "noise", SCRIPT_RANDOM, 2);
+    pool_harvest(&pool, 1 * S);
+    ck_assert(!pool_kernel_only(&pool, NULL, 0));
+}
+END_TEST
+
+/* require_noise_source: the kernel-like source's thousands of bits seed nothing; a noise
+ * source's credit, a few bits a harvest, seeds once it reaches 256. */
+START_TEST(require_noise_source_seeds_from_noise_credit_only)
+{
+    uint8_t out[32];
+    uint64_t t = 1 * S;
+    int harvests = 0;
+
+    pool_require_noise_source(&pool, true);
+    add(&a, "kernel-like", SCRIPT_RANDOM, 1);
+    for (int i = 0; i < 5; i++)
+        pool_harvest(&pool, t += S);
+    ck_assert(!pool.seeded);
+    ck_assert_msg(!strncmp(pool_not_ready_reason(&pool), "only the kernel's getrandom is "
+                           "credited, and require_noise_source = yes", 60),
+                  "reason: %s", pool_not_ready_reason(&pool));
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), -EAGAIN);
+    add_noise(&b, "noise", SCRIPT_RANDOM, 2);
+    b.source.entropy_per_byte = 0.05;              /* ~26 bits a harvest of 512 bytes */
+    while (!pool.seeded && harvests < 100) {
+        pool_harvest(&pool, t += S);
+        harvests++;
+        if (!pool.seeded && harvests > 1)
+            ck_assert_str_eq(pool_not_ready_reason(&pool), "not yet seeded with 256 bits "
+                             "credited by noise sources (require_noise_source = yes)");
+    }
+    ck_assert_msg(harvests >= 10, "seeded after %d harvests: the kernel-like credit counted",
+                  harvests);
+    ck_assert(pool.seed_noise_credited);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), 0);
+    b.pattern = SCRIPT_STUCK_ZERO;                 /* the noise source fails: held back */
+    pool_harvest(&pool, t += S);
+    ck_assert(!pool_ready(&pool));
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), -EAGAIN);
+}
+END_TEST
+
+/* Turned on (a reload) over a seed the kernel-like source gave: no output from it. */
+START_TEST(require_noise_source_turned_on_reseeds_from_noise)
+{
+    uint8_t out[32];
+    uint64_t t = 1 * S, reseeds;
+
+    add(&a, "kernel-like", SCRIPT_RANDOM, 1);
+    pool_harvest(&pool, t);
+    ck_assert(pool_ready(&pool) && !pool.seed_noise_credited);
+    add_noise(&b, "noise", SCRIPT_RANDOM, 2);
+    pool_harvest(&pool, t += S);                   /* healthy, its credit not yet due */
+    ck_assert(source_healthy(&b.source));
+    reseeds = pool.reseeds;
+    pool_require_noise_source(&pool, true);
+    ck_assert_msg(!pool_ready(&pool), "served from a seed without noise credit");
+    pool_harvest(&pool, t += S);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    ck_assert_uint_eq(pool.reseeds, reseeds + 1);
+    ck_assert(pool.seed_noise_credited);
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), 0);
+}
+END_TEST
+
 START_TEST(every_noise_sources_whole_reason_fits_the_no_noise_source_reply)
 {
     char why[POOL_NOISE_WHY_BYTES], want[64];
@@ -614,6 +729,11 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_disabled_noise_source_leaves_nothing_in_the_reservoir);
     tcase_add_test(tc, every_noise_sources_whole_reason_fits_the_no_noise_source_reply);
     tcase_add_test(tc, a_noise_reason_too_long_for_its_buffer_ends_in_a_mark);
+    tcase_add_test(tc, kernel_only_when_no_noise_source_is_credited);
+    tcase_add_test(tc, a_noise_source_crediting_nothing_leaves_the_kernel_alone);
+    tcase_add_test(tc, a_noise_source_alone_is_not_kernel_only);
+    tcase_add_test(tc, require_noise_source_seeds_from_noise_credit_only);
+    tcase_add_test(tc, require_noise_source_turned_on_reseeds_from_noise);
     suite_add_tcase(s, tc);
     return s;
 }

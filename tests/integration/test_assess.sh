@@ -97,6 +97,9 @@ bad_input() {       # bad_input WHAT WANT_RC WANT_MESSAGE ARGS...
 : >"$work/empty"
 bad_input "a missing file" 1 "$work/missing: No such file or directory" "$work/missing"
 bad_input "an empty file" 2 "empty: no samples" "$work/empty"
+! grep -q '^usage:' "$work/err" && pass "assess an empty file: a data error, no usage line" ||
+    fail "assess an empty file printed the usage: $(cat "$work/err")"
+
 bad_input "--bits 9" 2 "--bits: not a number from 1 to 8: 9" "$vectors/rand4_short.bin" --bits 9
 bad_input "--bits 0" 2 "--bits: not a number from 1 to 8: 0" "$vectors/rand4_short.bin" --bits 0
 bad_input "values wider than --bits" 2 "values up to 4 bits wide, wider than --bits 3" \

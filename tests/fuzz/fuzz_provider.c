@@ -97,7 +97,8 @@ static uint64_t now_ms(void)
  *    closed; EPIPE for a send after). One that would wait finds the daemon done: nothing
  *    more will come. So the wait is not slept but passed on the monotonic clock the client
  *    and the provider read (real time plus the waits passed), by the poll timeout or the
- *    SO_RCVTIMEO the client waits with, and ends as it would have.
+ *    SO_RCVTIMEO the client waits with (as late as the kernel may end that one), and ends as
+ *    it would have.
  *  - fcntl's O_NONBLOCK, SO_RCVTIMEO, SO_PEERCRED (ourselves) and fstat (a socket, its inode
  *    the connection's own) answer as for a Unix socket.
  * Each connection is served on its own: the provider's ordinary one and its modes' one may
@@ -349,8 +350,12 @@ static ssize_t receive(struct connection *c, const struct iovec *iov, size_t iov
                         "that will never answer: it would wait for ever\n");
                 abort();
             }
-            pass_wait((uint64_t)c->rcvtimeo.tv_sec * 1000000000u +
-                      (uint64_t)c->rcvtimeo.tv_usec * 1000u);
+            uint64_t ns = (uint64_t)c->rcvtimeo.tv_sec * 1000000000u +
+                          (uint64_t)c->rcvtimeo.tv_usec * 1000u;
+
+            /* As late as the kernel may end it: its timer wheel by up to 8/63 of the wait,
+             * and a jiffy (10 ms at HZ=100). */
+            pass_wait(ns + ns / 63 * 8 + 10000000u);
         }
         errno = EAGAIN;
         return -1;
@@ -549,7 +554,8 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
-/* The waits the daemon made the call sit through: at most the timeout. */
+/* The waits the daemon made the call sit through: at most the timeout, and the millisecond
+ * that poll()'s timeout, rounded up, may add. */
 static uint64_t call_waits_from;
 static uint64_t timeout_ns(void);
 
@@ -565,7 +571,7 @@ static void call_end(void)
     uint64_t waited = fake.waited_ns - call_waits_from;
 
     atomic_store(&call_deadline_ms, 0);
-    if (waited > timeout_ns()) {
+    if (waited > timeout_ns() + 1000000u) {
         fprintf(stderr, "fuzz_provider: %s waited %.3f ms on the daemon, past the timeout of "
                 "%.3f ms\n", atomic_load(&call_name), (double)waited / 1e6,
                 (double)timeout_ns() / 1e6);

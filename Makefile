@@ -238,6 +238,11 @@ $(BUILD)/tests/memfd-hoarder: $(BUILD)/tests/integration/memfd_hoarder.o $(BUILD
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# test_ordinary_latency.sh's client: times plain BYTES requests from connect to last byte.
+$(BUILD)/tests/latency-probe: $(BUILD)/tests/integration/latency_probe.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+
 $(BUILD)/bench-rngbc: $(BUILD)/tests/bench/bench_rngbc.o $(INTERNAL_LIB) $(BUILD)/librandd.a
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS) -lm
@@ -328,10 +333,12 @@ TEST_PROGRAMS = "tests/qemu/check-qemu $(BUILD)" \
 	$(E2E_BIN) $(INTEGRATION) "tests/stats/check-stats $(BUILD) short" $(TEST_BIN)
 
 test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so \
-      $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr $(BUILD)/tests/trust-probe $(BUILD)/tests/memfd-hoarder
+      $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr $(BUILD)/tests/trust-probe $(BUILD)/tests/memfd-hoarder \
+      $(BUILD)/tests/latency-probe
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
-	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder; \
+	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder \
+	  LATENCY_PROBE=$(BUILD)/tests/latency-probe; \
 	TEST_JOBS=$(TEST_JOBS) tests/run-tests $(BUILD)/test-times $(TEST_PROGRAMS) && \
 	echo "all $(words $(TEST_BIN) $(E2E_BIN) $(INTEGRATION)) test programs passed"
 
@@ -341,7 +348,7 @@ test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libf
 LOADED_RUNS ?= 2
 check-loaded: deps
 	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/libfault.so \
-	  $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe
+	  $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe $(BUILD)/tests/latency-probe
 	@stress-ng --cpu 0 --cpu-method all --timeout 3600 --quiet & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; \
 	for run in $$(seq $(LOADED_RUNS)); do \
@@ -350,10 +357,11 @@ check-loaded: deps
 	done; echo "check-loaded: $(LOADED_RUNS) runs passed under load"
 
 end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr \
-            $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe
+            $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe $(BUILD)/tests/latency-probe
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
-	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder; \
+	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder \
+	  LATENCY_PROBE=$(BUILD)/tests/latency-probe; \
 	TEST_JOBS=$(TEST_JOBS) tests/run-tests $(BUILD)/test-times-end-to-end $(E2E_BIN) $(INTEGRATION)
 
 # A QEMU guest reading /dev/hwrng through randd's EGD socket as docs/egd.md sets it up, paused
@@ -431,7 +439,7 @@ FUZZERS := request config reply provider bzip2_length
 # Each harness, then the code it tests. fuzz_provider links the provider's code in, as
 # randd.so does, and starts it through OSSL_provider_init.
 FUZZ_SOURCES_request  := tests/fuzz/fuzz_request.c lib/protocol.c
-FUZZ_SOURCES_config   := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c lib/crypto.c \
+FUZZ_SOURCES_config   := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c lib/crypto.c lib/aes_ctr.c \
                          internal/randen.c
 FUZZ_SOURCES_reply    := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c lib/generation.c \
                          lib/path_check.c lib/process_token.c

@@ -89,6 +89,8 @@ int branch_init(struct branch *b, struct pool *pool, pthread_mutex_t *pool_lock)
 
 void branch_fini(struct branch *b)
 {
+    randd_crypto_free(b->pr_crypto);     /* every reply's generator on it is gone */
+    b->pr_crypto = NULL;
     if (b->secret) {
         randd_cymric_fini(&b->secret->cymric);
         randd_randen_wipe(&b->secret->randen);
@@ -98,9 +100,19 @@ void branch_fini(struct branch *b)
     b->seeded = false;
 }
 
-int branch_cymric_init(const struct branch *b, struct randd_cymric *g)
+int branch_cymric_init(struct branch *b, struct randd_cymric *g)
 {
-    return pool_cymric_init(b->pool, g);
+    if (!b->pr_crypto) {
+        struct randd_crypto *c = randd_crypto_new();
+        int rc = c ? randd_crypto_use_stream(c, b->pool->cipher) : -ENOMEM;
+
+        if (rc < 0) {
+            randd_crypto_free(c);
+            return rc;
+        }
+        b->pr_crypto = c;
+    }
+    return randd_cymric_init_shared(g, 0, b->pr_crypto);
 }
 
 /* --- seeding ------------------------------------------------------------------------------ */

@@ -23,6 +23,8 @@ struct branch {
     uint64_t reseed_bytes;             /* the pool's, as of the last seeding */
     uint64_t bytes_since_seed;
     int64_t boot_offset_ns;            /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the last check */
+    struct randd_crypto *pr_crypto;    /* the loop's prediction-resistant replies' contexts,
+                                        * made at the first one; NULL: none yet */
 };
 
 /* Serves from pool itself (pool_lock NULL), or from a generator of its own seeded from pool,
@@ -41,8 +43,10 @@ const char *branch_not_ready_reason(struct branch *b);
 int branch_generate(struct branch *b, void *out, size_t n, uint64_t now_ns);
 
 /* A Cymric generator for one reply (the prediction-resistant mode), running the keystream
- * the pool's config chose (pool_cymric_init). Needs no lock: the choice is fixed at start. */
-int branch_cymric_init(const struct branch *b, struct randd_cymric *g);
+ * the pool's config chose. Needs no lock: the choice is fixed at start. Every such generator
+ * of this loop shares the loop's OpenSSL contexts, made once (they keep no key between
+ * calls): a request sets none up. The loop's thread only; branch_fini after the last. */
+int branch_cymric_init(struct branch *b, struct randd_cymric *g);
 
 /* A byte source over the generator for a reply already cleared by branch_generate or
  * branch_ready (pool_fill's contract). */

@@ -23,6 +23,7 @@
 #include "capture.h"
 #include "config.h"
 #include "egd.h"
+#include "footprint.h"
 #include "kernel.h"
 #include "log.h"
 #include "loop.h"
@@ -412,6 +413,7 @@ static void note_readiness(struct randd *r)
                    r->server.path);
         r->notified_ready = true;
         release_waiting(r);
+        footprint_release_code();         /* start-up's code pages: an idle randd is small */
     } else {
         log_warning("not serving: %s", pool_not_ready_reason(&r->pool));
         sd_notifyf(0, "STATUS=Not serving: %s", pool_not_ready_reason(&r->pool));
@@ -1042,6 +1044,9 @@ static int start(struct randd *r)
     if (r->pool.lock_errno)
         log_warning("generator state not locked in memory (mlock: %s); it may reach swap",
                     strerror(r->pool.lock_errno));
+    /* OpenSSL's set-up and the self-test are done: their pages go before the sources'
+     * assessments add their megabytes (footprint.h). */
+    footprint_release_code();
     open_sources(r);
     r->loop = loop_new();
     listener_clients_init(&r->clients);

@@ -23,6 +23,7 @@
 #include <openssl/crypto.h>
 
 #include "entropy_assess.h"
+#include "footprint.h"
 
 #define READ_DEADLINE_S 60       /* less than a sample in this: the device is not assessed */
 #define READ_WAIT_MS    100      /* polling a device; also how soon a stop is seen */
@@ -77,9 +78,13 @@ int source_estimate(uint8_t *samples, size_t n, double *min_entropy)
 
     pthread_once(&malloc_tuned, tune_malloc);
     pthread_mutex_lock(&estimating);
+    /* The estimators' megabytes come on top of whatever start-up left resident: hand that
+     * back first, so the two never add up to randd's peak. */
+    footprint_release_code();
     rc = estimator(samples, n, min_entropy);
     OPENSSL_cleanse(samples, n);
     malloc_trim(0);
+    footprint_release_code();      /* and the estimators' libm and libbz2 code pages */
     pthread_mutex_unlock(&estimating);
     return rc;
 }

@@ -23,13 +23,24 @@
  *    default); nothing until the first assessment.
  *
  * Cost: the worker runs only while the pool wants credit (want op), at SCHED_IDLE and nice
- * 19, and sleeps on a condition otherwise: an idle daemon makes no wakeups for it. Batches
+ * 19, and sleeps on an eventfd otherwise: an idle daemon makes no wakeups for it. Batches
  * go through a small ring in locked memory; an eventfd wakes the event loop, whose read op
- * only copies what is ready. An assessment costs about 0.07 s of the worker's CPU. */
+ * only copies what is ready. An assessment costs about 0.07 s of the worker's CPU.
+ *
+ * No lock between the two. At SCHED_IDLE beside busy cores the worker may be preempted
+ * anywhere, for seconds, and the event loop (which serves clients with workers = 1, and
+ * holds the pool lock every other loop needs) must never wait for it: a mutex the worker
+ * held when preempted stalled ordinary requests for up to 1.9 s while full-entropy
+ * requests kept jitter wanted (issue 42). So the ring is single-producer single-consumer
+ * (counters with acquire and release), requests to the worker are atomic flags followed by
+ * a write to its own eventfd, and an assessment's outcome is one atomic word. The one mutex
+ * left is the leaving worker's and its closer's, when randd stops. */
 #include "source.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,24 +90,30 @@ struct jitter_batch {
 /* Raw samples are secret until conditioned: locked, wiped, never swapped. */
 struct jitter_secrets {
     struct jitter_batch ring[JITTER_RING];
-    struct jitter_batch work;        /* the batch the worker is filling */
 };
+
+/* An assessment's outcome in one word, so the worker posts it and the loop takes it without
+ * a lock: 0 none; the sign bit and a figure's bits (figures are >= 0); else -errno. */
+#define OUTCOME_FIGURE (1ull << 63)
 
 struct jitter {
     pthread_t thread;
     bool thread_started;
-    pthread_mutex_t lock;            /* guards the fields below it, and the ring */
-    pthread_cond_t cond;
-    bool wanted;
-    bool stop;                       /* also read unlocked, atomically, between measurements */
+    pthread_mutex_t leaving;         /* guards worker_done and abandoned: randd stopping */
     bool worker_done;                /* the worker has left its loop and touches nothing more */
     bool abandoned;                  /* the owner left without joining: the worker frees all */
-    unsigned head, count;            /* ring[head] is the oldest of count batches */
-    double cpu_seconds;              /* the worker's CPU time so far */
-    bool assess_on;                  /* assess op called: reassess every JITTER_REASSESS_S */
-    bool assess_due;                 /* assess before the next batch */
-    int assess_outcome;              /* for the assessment op: 0 none, 1 min_entropy, -errno */
-    double min_entropy;
+    /* The event loop's requests: set, then worker_efd written (tell_worker). */
+    _Atomic bool wanted;
+    _Atomic bool stop;               /* also read between measurements */
+    _Atomic bool assess_on;          /* assess op called: reassess every JITTER_REASSESS_S */
+    _Atomic bool assess_due;         /* assess before the next batch */
+    /* The ring: ring[produced % JITTER_RING] is the worker's to fill while fewer than
+     * JITTER_RING wait; ring[consumed % JITTER_RING] the oldest the loop has not finished.
+     * Each counter has one writer (store release, the other's load acquire). */
+    _Atomic unsigned produced, consumed;
+    _Atomic double cpu_seconds;      /* the worker's CPU time so far */
+    _Atomic uint64_t outcome;        /* an assessment not yet taken: OUTCOME_* below */
+    int worker_efd;                  /* the worker sleeps on it; the loop writes it */
     /* the worker's own; set before it starts */
     struct jitter_secrets *secret;
     jitter_clock_fn *clock;
@@ -181,9 +198,9 @@ static uint8_t reduce(const struct jitter *j, uint64_t delta)
 
 /* Seen between measurements: at SCHED_IDLE on a machine whose cores are busy, a whole batch
  * or assessment sample may take the worker seconds, and randd stopping would wait for it. */
-static bool stopping(const struct jitter *j)
+static bool stopping(struct jitter *j)
 {
-    return __atomic_load_n(&j->stop, __ATOMIC_RELAXED);
+    return atomic_load_explicit(&j->stop, memory_order_relaxed);
 }
 
 static void fill_batch(struct jitter *j, struct jitter_batch *b)
@@ -215,12 +232,13 @@ static uint64_t monotonic_ns(void)
     return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
-/* Under the lock. The hourly one only while the worker runs anyway: it is asked before a
- * batch, never on a timer of its own. */
-static bool assessment_due(const struct jitter *j)
+/* The hourly one only while the worker runs anyway: it is asked before a batch, never on a
+ * timer of its own. Takes the request: one the loop makes from here on comes again. */
+static bool assessment_due(struct jitter *j)
 {
-    return j->assess_due ||
-           (j->assess_on && monotonic_ns() - j->assessed_at_ns >= JITTER_REASSESS_S * NS_PER_S);
+    return atomic_exchange(&j->assess_due, false) ||
+           (atomic_load(&j->assess_on) &&
+            monotonic_ns() - j->assessed_at_ns >= JITTER_REASSESS_S * NS_PER_S);
 }
 
 /* A sample of its own, measured as batches are (stuck deltas dropped) and never handed out:
@@ -251,16 +269,40 @@ static int assess_own_samples(struct jitter *j, double *min_entropy)
     return rc;
 }
 
-/* Under the lock, for the assessment op. Two outcomes before the loop takes one: the lower
- * figure wins, and a failure never hides a figure. */
+static uint64_t figure_word(double min_entropy)
+{
+    uint64_t bits;
+
+    memcpy(&bits, &min_entropy, sizeof(bits));
+    return bits | OUTCOME_FIGURE;
+}
+
+static double word_figure(uint64_t word)
+{
+    double figure;
+
+    word &= ~OUTCOME_FIGURE;
+    memcpy(&figure, &word, sizeof(figure));
+    return figure;
+}
+
+/* For the assessment op. Two outcomes before the loop takes one: the lower figure wins, and
+ * a failure never hides a figure. */
 static void post_assessment(struct jitter *j, int rc, double min_entropy)
 {
-    if (rc == 0 && (j->assess_outcome != 1 || min_entropy < j->min_entropy)) {
-        j->assess_outcome = 1;
-        j->min_entropy = min_entropy;
-    } else if (rc < 0 && j->assess_outcome != 1) {
-        j->assess_outcome = rc;
-    }
+    uint64_t old = atomic_load(&j->outcome), word;
+
+    if (rc == 0 && min_entropy < 0)
+        min_entropy = 0;                 /* the sign bit is the mark */
+    do {
+        bool figure_posted = old & OUTCOME_FIGURE;
+
+        if (rc == 0 && figure_posted && word_figure(old) <= min_entropy)
+            return;
+        if (rc < 0 && figure_posted)
+            return;
+        word = rc == 0 ? figure_word(min_entropy) : (uint64_t)(unsigned)-rc;
+    } while (!atomic_compare_exchange_weak(&j->outcome, &old, word));
 }
 
 /* --- the worker --------------------------------------------------------------------------- */
@@ -288,23 +330,44 @@ static void release_memory(struct jitter *j)
     j->memory_touched = false;
 }
 
-/* Runs the estimators on a sample of its own; called with the lock held, which it drops
- * meanwhile. */
+/* Runs the estimators on a sample of its own. */
 static void assess(struct jitter *j)
 {
     double min_entropy = 0;
     int rc;
 
-    j->assess_due = false;
-    pthread_mutex_unlock(&j->lock);
     j->last_time = j->clock();
     j->memory_touched = true;
     rc = assess_own_samples(j, &min_entropy);
     j->assessed_at_ns = monotonic_ns();
-    pthread_mutex_lock(&j->lock);
     post_assessment(j, rc, min_entropy);
-    j->cpu_seconds = thread_cpu_seconds();
+    atomic_store(&j->cpu_seconds, thread_cpu_seconds());
     wake_loop(j);
+}
+
+/* The loop's side: a request is set before this, so a worker about to sleep finds the
+ * eventfd written and looks again. Never blocks (a counter that cannot overflow). */
+static void tell_worker(struct jitter *j)
+{
+    eventfd_write(j->worker_efd, 1);
+}
+
+/* Until the loop tells it something (or a signal it does not take ends the wait early: it
+ * looks again either way). */
+static void wait_for_news(struct jitter *j)
+{
+    struct pollfd pfd = { .fd = j->worker_efd, .events = POLLIN };
+    eventfd_t ignored;
+
+    if (poll(&pfd, 1, -1) > 0)
+        eventfd_read(j->worker_efd, &ignored);
+}
+
+static bool ring_full(struct jitter *j)
+{
+    return atomic_load_explicit(&j->produced, memory_order_relaxed) -
+               atomic_load_explicit(&j->consumed, memory_order_acquire) ==
+           JITTER_RING;
 }
 
 static void destroy_jitter(struct jitter *j);
@@ -312,40 +375,39 @@ static void destroy_jitter(struct jitter *j);
 static void *worker(void *arg)
 {
     struct jitter *j = arg;
+    struct jitter_batch *b;
     bool abandoned;
 
     source_lower_thread_priority();
-    pthread_mutex_lock(&j->lock);
     for (;;) {
-        while (!j->stop && (!j->wanted || j->count == JITTER_RING)) {
-            if (!j->wanted)
+        while (!stopping(j) && (!atomic_load(&j->wanted) || ring_full(j))) {
+            if (!atomic_load(&j->wanted))
                 release_memory(j);
-            pthread_cond_wait(&j->cond, &j->lock);
+            wait_for_news(j);
         }
-        if (j->stop)
+        if (stopping(j))
             break;
         if (assessment_due(j)) {
             assess(j);
             continue;
         }
-        pthread_mutex_unlock(&j->lock);
+        b = &j->secret->ring[atomic_load_explicit(&j->produced, memory_order_relaxed) %
+                             JITTER_RING];
         j->last_time = j->clock();   /* a pause since the last batch is not a delta */
         j->memory_touched = true;
-        fill_batch(j, &j->secret->work);
-        pthread_mutex_lock(&j->lock);
-        if (j->stop) {                      /* a batch cut short: no one will read it */
-            OPENSSL_cleanse(&j->secret->work, sizeof(j->secret->work));
+        fill_batch(j, b);
+        if (stopping(j)) {                  /* a batch cut short: no one will read it */
+            OPENSSL_cleanse(b, sizeof(*b));
             break;
         }
-        j->secret->ring[(j->head + j->count) % JITTER_RING] = j->secret->work;
-        j->count++;
-        OPENSSL_cleanse(&j->secret->work, sizeof(j->secret->work));
-        j->cpu_seconds = thread_cpu_seconds();
+        atomic_fetch_add_explicit(&j->produced, 1, memory_order_release);
+        atomic_store(&j->cpu_seconds, thread_cpu_seconds());
         wake_loop(j);
     }
+    pthread_mutex_lock(&j->leaving);
     j->worker_done = true;
     abandoned = j->abandoned;
-    pthread_mutex_unlock(&j->lock);
+    pthread_mutex_unlock(&j->leaving);
     if (abandoned)
         destroy_jitter(j);
     return NULL;
@@ -358,13 +420,15 @@ static void *worker(void *arg)
 static ssize_t jitter_read(struct source *s, uint8_t *buf, size_t n)
 {
     struct jitter *j = s->state;
+    unsigned produced, consumed = atomic_load_explicit(&j->consumed, memory_order_relaxed);
     eventfd_t ignored;
     size_t done = 0;
+    bool freed = false;
 
     eventfd_read(j->efd, &ignored);
-    pthread_mutex_lock(&j->lock);
-    while (j->count > 0 && done < n) {
-        struct jitter_batch *b = &j->secret->ring[j->head];
+    produced = atomic_load_explicit(&j->produced, memory_order_acquire);
+    while (consumed != produced && done < n) {
+        struct jitter_batch *b = &j->secret->ring[consumed % JITTER_RING];
         size_t take = b->len - b->taken < n - done ? b->len - b->taken : n - done;
 
         if (b->taken == 0) {          /* first look at this batch: its stuck test result */
@@ -377,15 +441,15 @@ static ssize_t jitter_read(struct source *s, uint8_t *buf, size_t n)
         b->taken += (unsigned)take;
         if (b->taken == b->len) {
             OPENSSL_cleanse(b, sizeof(*b));
-            j->head = (j->head + 1) % JITTER_RING;
-            j->count--;
-            pthread_cond_signal(&j->cond);
+            atomic_store_explicit(&j->consumed, ++consumed, memory_order_release);
+            freed = true;
         }
     }
-    s->cpu_seconds = j->cpu_seconds;
-    if (j->count > 0 || j->assess_outcome != 0)     /* the next harvest takes it */
+    if (freed)
+        tell_worker(j);                  /* it may wait for room in the ring */
+    s->cpu_seconds = atomic_load(&j->cpu_seconds);
+    if (consumed != produced || atomic_load(&j->outcome) != 0)   /* the next harvest takes it */
         wake_loop(j);
-    pthread_mutex_unlock(&j->lock);
     return (ssize_t)done;
 }
 
@@ -393,23 +457,23 @@ static void jitter_want(struct source *s, bool wanted)
 {
     struct jitter *j = s->state;
 
-    pthread_mutex_lock(&j->lock);
-    j->wanted = wanted;
-    pthread_cond_signal(&j->cond);
-    pthread_mutex_unlock(&j->lock);
+    atomic_store(&j->wanted, wanted);
+    tell_worker(j);
 }
 
+/* Every batch published is wiped; one the worker is filling comes after, as before. */
 static void jitter_discard(struct source *s)
 {
     struct jitter *j = s->state;
+    unsigned produced, consumed = atomic_load_explicit(&j->consumed, memory_order_relaxed);
     eventfd_t ignored;
 
     eventfd_read(j->efd, &ignored);
-    pthread_mutex_lock(&j->lock);
-    OPENSSL_cleanse(j->secret->ring, sizeof(j->secret->ring));
-    j->head = j->count = 0;
-    pthread_cond_signal(&j->cond);
-    pthread_mutex_unlock(&j->lock);
+    produced = atomic_load_explicit(&j->produced, memory_order_acquire);
+    for (; consumed != produced; consumed++)
+        OPENSSL_cleanse(&j->secret->ring[consumed % JITTER_RING], sizeof(struct jitter_batch));
+    atomic_store_explicit(&j->consumed, consumed, memory_order_release);
+    tell_worker(j);
 }
 
 /* Now, before the next batch, and hourly after while it runs. */
@@ -417,25 +481,21 @@ static void jitter_assess(struct source *s)
 {
     struct jitter *j = s->state;
 
-    pthread_mutex_lock(&j->lock);
-    j->assess_on = true;
-    j->assess_due = true;
-    pthread_cond_signal(&j->cond);
-    pthread_mutex_unlock(&j->lock);
+    atomic_store(&j->assess_on, true);
+    atomic_store(&j->assess_due, true);
+    tell_worker(j);
 }
 
 static int jitter_assessment(struct source *s, double *min_entropy)
 {
     struct jitter *j = s->state;
-    int outcome;
+    uint64_t word = atomic_exchange(&j->outcome, 0);
 
-    pthread_mutex_lock(&j->lock);
-    outcome = j->assess_outcome;
-    if (outcome == 1)
-        *min_entropy = j->min_entropy;
-    j->assess_outcome = 0;
-    pthread_mutex_unlock(&j->lock);
-    return outcome;
+    if (word & OUTCOME_FIGURE) {
+        *min_entropy = word_figure(word);
+        return 1;
+    }
+    return -(int)word;
 }
 
 /* The credit: a margin below the lowest assessment so far, at most the claim the health
@@ -488,10 +548,8 @@ static void free_jitter(struct jitter *j)
     if (!j)
         return;
     if (j->thread_started) {
-        pthread_mutex_lock(&j->lock);
-        __atomic_store_n(&j->stop, true, __ATOMIC_RELAXED);
-        pthread_cond_signal(&j->cond);
-        pthread_mutex_unlock(&j->lock);
+        atomic_store(&j->stop, true);
+        tell_worker(j);
         if (!join_within(j->thread, JITTER_STOP_WAIT_MS)) {
             /* An estimate cannot be stopped, and may take seconds of CPU; and starved at the
              * lowest priority (every core busy), the worker may take long to see the stop
@@ -501,10 +559,10 @@ static void free_jitter(struct jitter *j)
              * scheduled once: about 1-2 s beside stress-ng on 2 cores.) */
             bool done;
 
-            pthread_mutex_lock(&j->lock);
+            pthread_mutex_lock(&j->leaving);
             done = j->worker_done;
             j->abandoned = !done;
-            pthread_mutex_unlock(&j->lock);
+            pthread_mutex_unlock(&j->leaving);
             if (!done) {
                 pthread_detach(j->thread);
                 return;
@@ -517,12 +575,13 @@ static void free_jitter(struct jitter *j)
 
 static void destroy_jitter(struct jitter *j)
 {
-    pthread_mutex_destroy(&j->lock);
-    pthread_cond_destroy(&j->cond);
+    pthread_mutex_destroy(&j->leaving);
     if (j->secret)
         randd_secure_free(j->secret, sizeof(*j->secret));
     if (j->efd >= 0)
         close(j->efd);
+    if (j->worker_efd >= 0)
+        close(j->worker_efd);
     if (j->memory)
         munmap(j->memory, JITTER_MEMORY_WORDS * sizeof(uint64_t));
     OPENSSL_cleanse(j, sizeof(*j));
@@ -647,18 +706,18 @@ int source_jitter_init(struct source *s, unsigned oversampling, jitter_clock_fn 
         snprintf(why, whylen, "out of memory");
         return -ENOMEM;
     }
-    pthread_mutex_init(&j->lock, NULL);
-    pthread_cond_init(&j->cond, NULL);
+    pthread_mutex_init(&j->leaving, NULL);
     j->clock = clock;
     j->oversampling = oversampling ? oversampling : 1;
     j->walk = 0x243f6a8885a308d3ull;                     /* any start: the walk is public */
     j->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    j->worker_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     j->memory = mmap(NULL, JITTER_MEMORY_WORDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (j->memory == MAP_FAILED)
         j->memory = NULL;
     j->secret = randd_secure_alloc(sizeof(*j->secret), &lock_errno);
-    if (j->efd < 0 || !j->memory || !j->secret) {
+    if (j->efd < 0 || j->worker_efd < 0 || !j->memory || !j->secret) {
         snprintf(why, whylen, "%s", strerror(errno));
         free_jitter(j);
         return -ENOMEM;

@@ -20,6 +20,15 @@ int randd_cymric_init(struct randd_cymric *g, unsigned flags)
     return g->crypto ? 0 : -ENOMEM;
 }
 
+int randd_cymric_init_shared(struct randd_cymric *g, unsigned flags, struct randd_crypto *crypto)
+{
+    memset(g, 0, sizeof(*g));
+    g->flags = flags;
+    g->crypto = crypto;
+    g->crypto_borrowed = true;
+    return 0;
+}
+
 static void discard_batch(struct randd_cymric *g)
 {
     OPENSSL_cleanse(g->batch, sizeof(g->batch));
@@ -51,7 +60,8 @@ void randd_cymric_wipe(struct randd_cymric *g)
 void randd_cymric_fini(struct randd_cymric *g)
 {
     randd_cymric_wipe(g);
-    randd_crypto_free(g->crypto);
+    if (!g->crypto_borrowed)
+        randd_crypto_free(g->crypto);
     g->crypto = NULL;
 }
 

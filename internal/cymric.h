@@ -30,12 +30,19 @@ struct randd_cymric {
     uint64_t counter;                       /* generate calls, mixed into each rekey */
     unsigned flags;
     bool seeded;
+    bool crypto_borrowed;                   /* crypto is the caller's: fini leaves it */
     struct randd_crypto *crypto;
 };
 
 /* Create: an all-zero, unseeded state and its OpenSSL contexts, expanding with ChaCha20.
  * Returns 0 or -ENOMEM. */
 int randd_cymric_init(struct randd_cymric *g, unsigned flags);
+
+/* The same, on contexts the caller owns and keeps (bound to the keystream it wants), shared
+ * by as many generators as it likes on one thread: they hold no key between calls
+ * (crypto.h), so a generator per request costs no OpenSSL set-up. randd_cymric_fini leaves
+ * crypto to its owner, who frees it after every generator on it. Returns 0. */
+int randd_cymric_init_shared(struct randd_cymric *g, unsigned flags, struct randd_crypto *crypto);
 
 /* Binds the keystream every later generate runs (before seeding, or between outputs): the
  * key is state[0..31] either way; ChaCha20 takes state[32..39] as its 64-bit nonce with the

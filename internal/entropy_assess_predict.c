@@ -171,6 +171,7 @@ int randd_ea_lag(const uint8_t *s, size_t n, unsigned k, double *h, const struct
 struct ctx_record {
     uint32_t pos, count;        /* first occurrence s[pos..pos+len-1]; the prediction's count */
     uint8_t len, y;             /* y: the prediction */
+    bool paired;                /* its counts are in the pair table; else y alone followed it */
 };
 
 struct ctx_dict {
@@ -227,7 +228,24 @@ static uint64_t mix64(uint64_t x)      /* MurmurHash3's finalizer */
     return x ^ (x >> 33);
 }
 
-static int ctx_init(struct ctx_dict *d, const uint8_t *s, unsigned k)
+/* The smallest power of two >= want, within [floor, ceiling]. */
+static uint64_t table_size(uint64_t want, uint64_t floor, uint64_t ceiling)
+{
+    uint64_t size = floor;
+
+    while (size < want && size < ceiling)
+        size *= 2;
+    return size;
+}
+
+/* Sized for the contexts and (context, y) pairs the caller may add at most, up to
+ * CTX_PRESIZE_MAX of each: tables that fit them never grow, and growing holds the old table
+ * and the new one at once (randd's peak when a source assessed 8192 samples of its own).
+ * Larger inputs start there and grow as they need. */
+#define CTX_PRESIZE_MAX (1u << 17)
+
+static int ctx_init(struct ctx_dict *d, const uint8_t *s, unsigned k, uint64_t max_contexts,
+                    uint64_t max_pairs)
 {
     memset(d, 0, sizeof(*d));
     d->s = s;
@@ -238,9 +256,9 @@ static int ctx_init(struct ctx_dict *d, const uint8_t *s, unsigned k)
                 return -ENOMEM;
         return 0;
     }
-    d->rec_cap = 1024;
-    d->ctx_mask = 2047;
-    d->pair_mask = 4095;
+    d->rec_cap = (uint32_t)table_size(max_contexts, 1024, CTX_PRESIZE_MAX);
+    d->ctx_mask = 2 * (uint64_t)d->rec_cap - 1;
+    d->pair_mask = table_size(2 * (max_pairs + 1), 4096, 2 * (uint64_t)CTX_PRESIZE_MAX) - 1;
     d->rec = malloc(d->rec_cap * sizeof(*d->rec));
     d->rec_hash = malloc(d->rec_cap * sizeof(*d->rec_hash));
     d->ctx_slot = calloc(d->ctx_mask + 1, sizeof(*d->ctx_slot));
@@ -365,8 +383,27 @@ static int grow_pairs(struct ctx_dict *d)
     return 0;
 }
 
+/* Adds (c, y) with count to the pair table. Returns 0 or -ENOMEM. */
+static int pair_add(struct ctx_dict *d, ctx_ref c, uint8_t y, uint32_t count)
+{
+    uint32_t key = ((uint32_t)c << 8 | y) + 1;
+    uint64_t at;
+
+    if (2 * (d->npair + 1) > d->pair_mask + 1 && grow_pairs(d) < 0)
+        return -ENOMEM;
+    at = pair_slot(d, key);
+    d->pair_key[at] = key;
+    d->pair_count[at] = count;
+    d->npair++;
+    return 0;
+}
+
 /* Counts y after context c. may_add: whether a (c, y) never counted may be added. Returns 1
- * when it was added, 0 when counted again, -1 when refused, or -ENOMEM. */
+ * when it was added, 0 when counted again, -1 when refused, or -ENOMEM.
+ * Most contexts, the long ones above all, are only ever followed by one sample value: its
+ * count is the record's own (the prediction's), and the pair table holds only the contexts
+ * followed by two values or more, from the second on (a third of the memory at randd's 8192
+ * samples). */
 static int ctx_count(struct ctx_dict *d, ctx_ref c, uint8_t y, bool may_add)
 {
     struct ctx_record *r;
@@ -381,22 +418,30 @@ static int ctx_count(struct ctx_dict *d, ctx_ref c, uint8_t y, bool may_add)
             return -1;
         return e[y]++ == 0;
     }
+    r = &d->rec[c];
+    if (!r->paired) {
+        if (r->count == 0 || r->y == y) {            /* its first value, or that value again */
+            if (r->count == 0 && !may_add)
+                return -1;
+            r->y = y;
+            return r->count++ == 0;
+        }
+        if (!may_add)
+            return -1;
+        if (pair_add(d, c, r->y, r->count) < 0)      /* a second value: both in the table */
+            return -ENOMEM;
+        r->paired = true;
+    }
     key = ((uint32_t)c << 8 | y) + 1;
     at = pair_slot(d, key);
     if (!d->pair_key[at]) {
         if (!may_add)
             return -1;
-        if (2 * (d->npair + 1) > d->pair_mask + 1) {
-            if (grow_pairs(d) < 0)
-                return -ENOMEM;
-            at = pair_slot(d, key);
-        }
-        d->pair_key[at] = key;
-        d->pair_count[at] = 0;
-        d->npair++;
+        if (pair_add(d, c, y, 0) < 0)
+            return -ENOMEM;
+        at = pair_slot(d, key);
         added = 1;
     }
-    r = &d->rec[c];
     if (++d->pair_count[at] > r->count || (d->pair_count[at] == r->count && y > r->y)) {
         r->count = d->pair_count[at];
         r->y = y;
@@ -418,7 +463,7 @@ static int ctx_add(struct ctx_dict *d, size_t i, unsigned len, uint64_t key, uin
         if (d->nrec == d->rec_cap && grow_contexts(d) < 0)
             return -ENOMEM;
         c = d->nrec++;
-        d->rec[c] = (struct ctx_record){ (uint32_t)(i - len), 0, (uint8_t)len, 0 };
+        d->rec[c] = (struct ctx_record){ (uint32_t)(i - len), 0, (uint8_t)len, 0, false };
         d->rec_hash[c] = (uint32_t)mix64(key);
         for (at = d->rec_hash[c] & d->ctx_mask; d->ctx_slot[at]; at = (at + 1) & d->ctx_mask)
             ;
@@ -433,66 +478,123 @@ static int ctx_add(struct ctx_dict *d, size_t i, unsigned len, uint64_t key, uin
 #define MMC_MAX_ENTRIES 100000      /* ea_non_iid's cap on each order's (x, y) pairs */
 
 /* Predictors of order 1..16, each predicting from the last len samples; the one with the
- * most correct predictions so far is the one whose predictions count. */
+ * most correct predictions so far is the one whose predictions count.
+ *
+ * The orders keep apart dictionaries and never read each other's, so they run one after
+ * another, each over the whole input, with one order's contexts in memory at a time: a
+ * sixteenth of the memory of running them side by side (8192 samples: 0.3 MiB at most, not
+ * 6.9 MiB, which was randd's peak when a source assessed itself). Each pass leaves two bits a
+ * sample, whether the order predicted and whether rightly, and the winner and the tally are
+ * then replayed from them in the order the side-by-side loop took them. One coupling between
+ * orders is kept: a context not seen at one length is not looked up at the next (not seen at
+ * any longer one, up to the entry caps), so each pass hands the next which samples' contexts
+ * it found. */
+
+/* Bit i of a bitmap of n. */
+static bool bit_get(const uint64_t *b, size_t i)
+{
+    return b[i / 64] >> (i % 64) & 1;
+}
+
+static void bit_put(uint64_t *b, size_t i, bool v)
+{
+    b[i / 64] = (b[i / 64] & ~(1ull << (i % 64))) | (uint64_t)v << (i % 64);
+}
+
+/* One order's pass: predicted[i] and right[i] for each sample i it saw; found[i] on entry
+ * says whether the order below found the context before sample i (unused for len 1), on
+ * return whether this one did. Returns 0 or -ENOMEM. */
+static int mmc_order(const uint8_t *s, size_t n, unsigned k, unsigned len, uint64_t *found,
+                     uint64_t *predicted, uint64_t *right, const struct ea_progress *p)
+{
+    uint32_t entries = 0;
+    struct ctx_keys keys;
+    struct ctx_dict d;
+    int rc;
+
+    if ((rc = ctx_init(&d, s, k, n, n)) < 0)       /* one context, one pair a sample */
+        goto out;
+    /* The order's first context, s[0..len-1], with the sample after it. */
+    if (len + 1 < n) {
+        ctx_keys(&d, len, len, &keys);
+        if ((rc = ctx_add(&d, len, len, keys.key[len], s[len])) < 0)
+            goto out;
+        entries = 1;
+    }
+    for (size_t i = len + 1; i < n; i++) {
+        ctx_ref c = CTX_NONE;
+
+        ctx_keys(&d, i, len, &keys);
+        if (len == 1 || bit_get(found, i))
+            c = ctx_find(&d, i, len, keys.key[len]);
+        bit_put(found, i, c != CTX_NONE);
+        if (c != CTX_NONE) {
+            uint32_t count;
+
+            bit_put(predicted, i, true);
+            bit_put(right, i, ctx_predict(&d, c, &count) == s[i]);
+            rc = ctx_count(&d, c, s[i], entries < MMC_MAX_ENTRIES);
+        } else if (entries < MMC_MAX_ENTRIES) {
+            rc = ctx_add(&d, i, len, keys.key[len], s[i]);
+        } else {
+            rc = 0;
+        }
+        if (rc < -1)
+            goto out;
+        if (rc == 1)
+            entries++;
+        if (i % TICK_EVERY == 0)
+            randd_ea_tick(p, ((len - 1) * n + i) / MMC_D, n);
+    }
+    rc = 0;
+out:
+    ctx_fini(&d);
+    return rc;
+}
+
 int randd_ea_multi_mmc(const uint8_t *s, size_t n, unsigned k, double *h, const struct ea_progress *p)
 {
     uint64_t score[MMC_D] = { 0 };
-    uint32_t entries[MMC_D] = { 0 };
     struct tally t = { 0, 0, 0 };
-    struct ctx_keys keys;
-    struct ctx_dict d;
+    size_t words = (n + 63) / 64;
+    uint64_t *found, *predicted, *right;
     unsigned winner = 0;
-    int rc;
+    int rc = 0;
 
     *h = NAN;
     if (n < 3)
         return 0;
-    if ((rc = ctx_init(&d, s, k)) < 0)
+    found = calloc(words, sizeof(*found));
+    predicted = calloc(words * MMC_D, sizeof(*predicted));
+    right = calloc(words * MMC_D, sizeof(*right));
+    if (!found || !predicted || !right)
+        rc = -ENOMEM;
+    for (unsigned len = 1; len <= MMC_D && rc == 0; len++)
+        rc = mmc_order(s, n, k, len, found, predicted + (len - 1) * words,
+                       right + (len - 1) * words, p);
+    if (rc < 0)
         goto out;
-    /* Each order's first context, s[0..len-1], with the sample after it. */
-    for (unsigned len = 1; len <= MMC_D && len + 1 < n; len++) {
-        ctx_keys(&d, len, len, &keys);
-        if ((rc = ctx_add(&d, len, len, keys.key[len], s[len])) < 0)
-            goto out;
-        entries[len - 1] = 1;
-    }
     for (size_t i = 2; i < n; i++) {
         unsigned maxlen = i - 1 < MMC_D ? (unsigned)i - 1 : MMC_D, first = winner;
-        ctx_ref c = CTX_NONE;
 
-        ctx_keys(&d, i, maxlen, &keys);
-        for (unsigned len = 1; len <= maxlen; len++) {
-            unsigned o = len - 1;
+        for (unsigned o = 0; o < maxlen; o++) {
+            bool was_right;
 
-            /* A context not seen at one length is not seen at any longer one. */
-            if (len == 1 || c != CTX_NONE)
-                c = ctx_find(&d, i, len, keys.key[len]);
-            if (c != CTX_NONE) {
-                uint32_t count;
-                bool right = ctx_predict(&d, c, &count) == s[i];
-
-                if (right && ++score[o] >= score[winner])
-                    winner = o;
-                if (o == first)             /* no prediction at all: no tally either */
-                    tally(&t, right);
-                rc = ctx_count(&d, c, s[i], entries[o] < MMC_MAX_ENTRIES);
-            } else if (entries[o] < MMC_MAX_ENTRIES) {
-                rc = ctx_add(&d, i, len, keys.key[len], s[i]);
-            } else {
-                rc = 0;
-            }
-            if (rc < -1)
-                goto out;
-            if (rc == 1)
-                entries[o]++;
+            if (!bit_get(predicted + o * words, i))
+                continue;
+            was_right = bit_get(right + o * words, i);
+            if (was_right && ++score[o] >= score[winner])
+                winner = o;
+            if (o == first)             /* no prediction at all: no tally either */
+                tally(&t, was_right);
         }
-        if (i % TICK_EVERY == 0)
-            randd_ea_tick(p, i, n);
     }
-    rc = 0;
     *h = randd_ea_prediction_bound(t.correct, n - 2, t.longest_run, k);
 out:
-    ctx_fini(&d);
+    /* What was predicted and whether rightly says something of the samples: wiped. */
+    randd_ea_release(found, found ? words * sizeof(*found) : 0);
+    randd_ea_release(predicted, predicted ? words * MMC_D * sizeof(*predicted) : 0);
+    randd_ea_release(right, right ? words * MMC_D * sizeof(*right) : 0);
     return rc;
 }
 
@@ -514,7 +616,11 @@ int randd_ea_lz78y(const uint8_t *s, size_t n, unsigned k, double *h, const stru
     *h = NAN;
     if (n < LZ_B + 2)
         return 0;
-    if ((rc = ctx_init(&d, s, k)) < 0)
+    /* A context per length a sample, up to the cap. The pair table, holding only contexts
+     * followed by more than one value, grows as it needs: how many there are depends on the
+     * samples, and sizing it for the worst case would cost the most there is. */
+    if ((rc = ctx_init(&d, s, k, LZ_MAX_CONTEXTS < LZ_B * n ? LZ_MAX_CONTEXTS : LZ_B * n,
+                       0)) < 0)
         goto out;
     ctx_keys(&d, LZ_B, LZ_B, &keys);       /* s[16-len..15], each followed by s[16] */
     for (unsigned len = 1; len <= LZ_B; len++)

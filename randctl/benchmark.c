@@ -24,6 +24,7 @@
 #include <link.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
 
 #include <openssl/bn.h>
 #include <openssl/err.h>
@@ -1335,6 +1336,204 @@ static void noise_modes(const struct options *o, uint8_t *out)
     randd_close(h);
 }
 
+/* --- the daemon's own cost: CPU per request and resident memory ---------------------------
+ * Read from outside, so they hold for any randd: the daemon's pid from the connection's
+ * SO_PEERCRED, its CPU from /proc/PID/task/TID/schedstat (every thread's time on a CPU, in
+ * ns, kernel time and the wake-ups it is charged for included), its memory from
+ * /proc/PID/status. CPU per request is taken with COST_CLIENTS clients at once, so the daemon
+ * is kept busy and does not sleep between requests (an idle vCPU's slow wake-up is charged to
+ * the thread that slept: a lone ping-pong client shows that, not randd's work). A daemon in
+ * another PID namespace (pid 0) or whose /proc cannot be read gets no rows. */
+
+#define COST_CLIENTS 4
+#define COST_METHOD  "randd x4"      /* COST_CLIENTS' row name */
+#define CPU_TARGET_4K_US 1.5
+#define IDLE_RSS_TARGET_MIB 4.0
+#define PEAK_RSS_TARGET_MIB 8.0
+
+static const size_t cost_sizes[] = { 32, 4096, MIB };
+
+struct daemon_cost {
+    pid_t pid;                 /* 0: unknown, no rows */
+    double idle_rss_mib;       /* VmRSS before the benchmark's first request */
+};
+
+struct cost_client {
+    pthread_t thread;
+    struct randd_ctx ctx;
+    size_t size;
+    double end;
+    uint64_t requests;
+    int err;
+};
+
+static long daemon_status_kb(pid_t pid, const char *field)
+{
+    char path[64], line[256];
+    size_t len = strlen(field);
+    long kb = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    if (!(f = fopen(path, "re")))
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, field, len) && line[len] == ':')
+            kb = strtol(line + len + 1, NULL, 10);
+    fclose(f);
+    return kb;
+}
+
+/* Every thread's CPU time so far, in ns; -1 when /proc/PID/task cannot be read. */
+static int64_t daemon_cpu_ns(pid_t pid)
+{
+    char path[64];
+    struct dirent *e;
+    int64_t total = 0;
+    DIR *d;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    if (!(d = opendir(path)))
+        return -1;
+    while ((e = readdir(d))) {
+        char file[384];
+        unsigned long long ns;
+        FILE *f;
+
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(file, sizeof(file), "%s/%s/schedstat", path, e->d_name);
+        if (!(f = fopen(file, "re")))
+            continue;                 /* the thread ended meanwhile: its time went with it */
+        if (fscanf(f, "%llu", &ns) == 1)
+            total += (int64_t)ns;
+        fclose(f);
+    }
+    closedir(d);
+    return total;
+}
+
+/* The daemon at the other end of fd, if this process can see its /proc; and its RSS now. */
+static void daemon_cost_begin(struct daemon_cost *c, int fd)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    long rss;
+
+    c->pid = 0;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0)
+        return;
+    if (daemon_cpu_ns(cred.pid) < 0 || (rss = daemon_status_kb(cred.pid, "VmRSS")) < 0)
+        return;
+    c->pid = cred.pid;
+    c->idle_rss_mib = (double)rss / 1024;
+}
+
+static void *cost_client_run(void *arg)
+{
+    struct cost_client *c = arg;
+
+    while (now() < c->end && c->err == 0) {
+        c->err = op_randd(&c->ctx, c->size);
+        c->requests += c->err == 0;
+    }
+    return NULL;
+}
+
+/* The daemon's CPU per request of size, in us, over COST_CLIENTS clients for seconds; NAN
+ * when a client failed. */
+static double cpu_per_request(pid_t pid, size_t size, double seconds)
+{
+    struct cost_client c[COST_CLIENTS] = { 0 };
+    uint64_t requests = 0;
+    int64_t before, after;
+    unsigned started = 0;
+    int err = 0;
+
+    for (unsigned i = 0; i < COST_CLIENTS; i++)
+        c[i].ctx.conn.fd = -1;          /* closed below whether or not it was opened */
+    for (unsigned i = 0; i < COST_CLIENTS && err == 0; i++) {
+        c[i].size = size;
+        c[i].ctx.depth = 1;
+        if (!(c[i].ctx.out = malloc(size)))
+            err = -ENOMEM;
+        else
+            err = conn_open(&c[i].ctx.conn);
+    }
+    before = daemon_cpu_ns(pid);
+    for (double end = now() + seconds; err == 0 && started < COST_CLIENTS; started++) {
+        c[started].end = end;
+        if (pthread_create(&c[started].thread, NULL, cost_client_run, &c[started]) != 0)
+            err = -EAGAIN;
+    }
+    for (unsigned i = 0; i < started; i++) {
+        pthread_join(c[i].thread, NULL);
+        requests += c[i].requests;
+        if (c[i].err)
+            err = c[i].err;
+    }
+    after = daemon_cpu_ns(pid);
+    for (unsigned i = 0; i < COST_CLIENTS; i++) {
+        if (c[i].ctx.conn.fd >= 0)
+            close(c[i].ctx.conn.fd);
+        free(c[i].ctx.out);
+    }
+    if (err < 0) {
+        failure("daemon CPU per request", err);
+        return NAN;
+    }
+    return requests && before >= 0 && after >= before ? (after - before) / 1e3 / requests : NAN;
+}
+
+/* Rows "daemon CPU", COST_METHOD, per size: the median of REPS runs. */
+static void daemon_cpu_rows(const struct options *o, const struct daemon_cost *c)
+{
+    for (size_t i = 0; i < sizeof(cost_sizes) / sizeof(cost_sizes[0]) && c->pid; i++) {
+        double us[REPS];
+
+        progress("daemon CPU per %zu B request, %d clients", cost_sizes[i], COST_CLIENTS);
+        for (int rep = 0; rep < REPS && !failing(); rep++)
+            us[rep] = cpu_per_request(c->pid, cost_sizes[i], o->seconds / 2);
+        if (!failing())
+            record("daemon CPU", COST_METHOD, cost_sizes[i], "per request", "us",
+                   median(us, REPS));
+    }
+}
+
+/* Rows "memory": RSS before the first request and the daemon's peak (VmHWM) after the last. */
+static void daemon_memory_rows(const struct daemon_cost *c)
+{
+    long hwm = c->pid ? daemon_status_kb(c->pid, "VmHWM") : -1;
+
+    if (!c->pid || hwm < 0)
+        return;
+    record("memory", "randd", 0, "idle RSS", "MiB", c->idle_rss_mib);
+    record("memory", "randd", 0, "peak RSS", "MiB", (double)hwm / 1024);
+}
+
+static int daemon_cost_targets(void)
+{
+    double cpu4k = value_of("daemon CPU", COST_METHOD, 4096, "per request");
+    double idle = value_of("memory", "randd", 0, "idle RSS");
+    double peak = value_of("memory", "randd", 0, "peak RSS");
+    int missed = 0;
+
+    if (isnan(idle)) {
+        printf("  --   daemon CPU and memory: the daemon's /proc cannot be read from here\n");
+        return 0;
+    }
+    missed += !(cpu4k <= CPU_TARGET_4K_US);
+    printf("  %-4s daemon CPU: %.2f us per 4 KiB request, %d clients at once (<= %.1f us)\n",
+           cpu4k <= CPU_TARGET_4K_US ? "ok" : "MISS", cpu4k, COST_CLIENTS, CPU_TARGET_4K_US);
+    missed += !(idle <= IDLE_RSS_TARGET_MIB);
+    printf("  %-4s memory: idle RSS %.1f MiB (<= %.0f MiB)\n",
+           idle <= IDLE_RSS_TARGET_MIB ? "ok" : "MISS", idle, IDLE_RSS_TARGET_MIB);
+    missed += !(peak <= PEAK_RSS_TARGET_MIB);
+    printf("  %-4s memory: peak RSS (VmHWM) %.1f MiB (<= %.0f MiB)\n",
+           peak <= PEAK_RSS_TARGET_MIB ? "ok" : "MISS", peak, PEAK_RSS_TARGET_MIB);
+    return missed;
+}
+
 /* --- system calls per request -------------------------------------------------------------
  * What a librandd request costs the caller in system calls (issue 38: one send and one
  * receive), counted by the kernel for this thread alone (internal/syscall_count.c): a perf
@@ -1551,7 +1750,7 @@ static int print_targets(const struct options *o)
     }
 #undef TARGET
     syscall_targets(&missed);
-    return missed;
+    return missed + daemon_cost_targets();
 }
 
 /* --- the command -------------------------------------------------------------------------- */
@@ -1636,6 +1835,7 @@ static int run_benchmark(int argc, char **argv)
     struct randd_ctx *daemon_ctx = NULL;
     struct vdso_ctx vdso = { 0 };
     struct seeded seeded = { 0 };
+    struct daemon_cost cost = { 0 };
     struct randd_rng_options rng_opt = { daemon_socket(), 0, 0, RANDD_RNG_REQUIRE_DAEMON };
     uint8_t *out = NULL;
     int missed, rc = parse_options(argc, argv, &o);
@@ -1654,6 +1854,7 @@ static int run_benchmark(int argc, char **argv)
         rc = fail(daemon_socket(), rc);
         goto out;
     }
+    daemon_cost_begin(&cost, daemon_ctx->conn.fd);     /* before any request: idle RSS */
     if ((rc = randd_open(&plain.daemon, daemon_socket())) < 0) {
         rc = fail(daemon_socket(), rc);
         goto out;
@@ -1678,7 +1879,8 @@ static int run_benchmark(int argc, char **argv)
     if (seeded_open(&seeded) == 0)
         plain.randd_seeded = seeded.libctx;
 
-    steps = (int)NSIZES + 1 + 1 + 3 + 2 + 1 + (int)o.nclients + (o.compare_workers != NULL) + 2 + 1;
+    steps = (int)NSIZES + 1 + 1 + 3 + 2 + 1 + (int)o.nclients + (o.compare_workers != NULL) + 2 + 1 +
+            (cost.pid ? (int)(sizeof(cost_sizes) / sizeof(cost_sizes[0])) : 0);
     if (o.modes_only) {
         steps = 2;
         noise_modes(&o, out);
@@ -1697,7 +1899,9 @@ static int run_benchmark(int argc, char **argv)
     }
     if (o.compare_workers && !failing())
         compare_workers(&o);
+    daemon_cpu_rows(&o, &cost);
     noise_modes(&o, out);
+    daemon_memory_rows(&cost);
 done:
     if (isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");

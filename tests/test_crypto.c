@@ -1,8 +1,14 @@
 /* Known answers for the primitives, through the exact EVP call paths the generator uses
  * (lib/crypto.c): RFC 7693 for BLAKE2b, RFC 8439 2.4.2 for ChaCha20. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "aes_ctr.h"
 #include "crypto.h"
 #include "runner.h"
 
@@ -169,6 +175,77 @@ START_TEST(aes256ctr_stream_matches_openssl_enc)
 }
 END_TEST
 
+/* The direct AES-NI path (aes_ctr.c) against OpenSSL's own AES-256-CTR: random keys, IVs
+ * whose low 64 bits are about to carry into the high half (and the whole 128 bits about to
+ * wrap), lengths around the 8-block stride, and the stream cut at odd places. */
+static void evp_aes256ctr(const uint8_t key[32], const uint8_t iv[16], uint8_t *out, int n)
+{
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    uint8_t *zeros = calloc(1, (size_t)n + 1);
+    int done = 0;
+
+    ck_assert_ptr_nonnull(ctx);
+    ck_assert_ptr_nonnull(zeros);
+    ck_assert_int_eq(EVP_EncryptInit_ex2(ctx, EVP_aes_256_ctr(), key, iv, NULL), 1);
+    ck_assert_int_eq(EVP_EncryptUpdate(ctx, out, &done, zeros, n), 1);
+    ck_assert_int_eq(done, n);
+    EVP_CIPHER_CTX_free(ctx);
+    free(zeros);
+}
+
+START_TEST(direct_aes256ctr_matches_evp)
+{
+    static const size_t lengths[] = { 1, 15, 16, 17, 127, 128, 129, 143, 4032, 4096, 5000 };
+    uint8_t key[32], iv[16], want[5000], got[5000];
+
+    if (!randd_aes256ctr_available() || !randd_crypto_has_hardware_aes()) {
+        printf("SKIP direct_aes256ctr_matches_evp: no direct AES path on this CPU or build\n");
+        return;
+    }
+    for (int round = 0; round < 3; round++) {
+        ck_assert_int_eq(RAND_bytes(key, sizeof(key)), 1);
+        ck_assert_int_eq(RAND_bytes(iv, sizeof(iv)), 1);
+        if (round == 1)
+            memset(iv + 8, 0xff, 7), iv[15] = 0xf9;     /* low half carries after 7 blocks */
+        if (round == 2)
+            memset(iv, 0xff, 15), iv[15] = 0xfd;        /* all 128 bits wrap after 3 */
+        for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
+            size_t n = lengths[i], cut = n / 3, cut2 = n - n / 5;
+            struct iovec whole = { got, n };
+            struct iovec parts[] = { { got, cut }, { got + cut, cut2 - cut },
+                                     { got + cut2, n - cut2 } };
+
+            evp_aes256ctr(key, iv, want, (int)n);
+            memset(got, 0, sizeof(got));
+            randd_aes256ctr_stream(key, iv, &whole, 1);
+            ck_assert_msg(memcmp(got, want, n) == 0, "round %d, %zu bytes whole", round, n);
+            memset(got, 0, sizeof(got));
+            randd_aes256ctr_stream(key, iv, parts, 3);
+            ck_assert_msg(memcmp(got, want, n) == 0, "round %d, %zu bytes in 3 parts", round, n);
+        }
+    }
+}
+END_TEST
+
+/* A generator's step keys the stream with bytes that lie where the stream goes. */
+START_TEST(direct_aes256ctr_reads_key_before_writing)
+{
+    static const uint8_t zero_iv[16];
+    uint8_t key[32], want[96], buf[96];
+    struct iovec all = { buf, sizeof(buf) };
+
+    if (!randd_aes256ctr_available() || !randd_crypto_has_hardware_aes()) {
+        printf("SKIP direct_aes256ctr_reads_key_before_writing: no direct AES path here\n");
+        return;
+    }
+    counting_key(key);
+    evp_aes256ctr(key, zero_iv, want, sizeof(want));
+    memcpy(buf, key, sizeof(key));
+    randd_aes256ctr_stream(buf, zero_iv, &all, 1);
+    ck_assert_mem_eq(buf, want, sizeof(want));
+}
+END_TEST
+
 /* The same key under each cipher: ChaCha20's stream is randd_chacha20's with IV 0, AES's is
  * another, and parts split mid-block still make one stream. */
 START_TEST(each_cipher_gives_its_own_stream)
@@ -214,6 +291,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, chacha20_keystream_is_prefix_consistent);
     tcase_add_test(tc, chacha20_stream_lays_one_keystream_across_parts);
     tcase_add_test(tc, aes256ctr_stream_matches_openssl_enc);
+    tcase_add_test(tc, direct_aes256ctr_matches_evp);
+    tcase_add_test(tc, direct_aes256ctr_reads_key_before_writing);
     tcase_add_test(tc, each_cipher_gives_its_own_stream);
     suite_add_tcase(s, tc);
     return s;

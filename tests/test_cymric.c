@@ -299,6 +299,58 @@ START_TEST(a_failed_read_leaves_nothing_in_the_output)
 }
 END_TEST
 
+/* Generators on one shared set of contexts, their calls interleaved, give what generators of
+ * their own give (the contexts carry no key from one call to the next), under each cipher;
+ * and finishing one leaves the contexts to the others and to their owner. */
+START_TEST(generators_sharing_contexts_match_generators_of_their_own)
+{
+    static const enum randd_stream_cipher ciphers[] = { RANDD_STREAM_CHACHA20,
+                                                        RANDD_STREAM_AES256CTR };
+    uint8_t material_a[32], material_b[32], own[2][3][300], shared[2][3][300];
+
+    for (int i = 0; i < 32; i++)
+        material_a[i] = (uint8_t)i, material_b[i] = (uint8_t)(100 + i);
+    for (size_t c = 0; c < sizeof(ciphers) / sizeof(ciphers[0]); c++) {
+        struct randd_cymric a, b, sa, sb;
+        struct randd_crypto *crypto = randd_crypto_new();
+
+        ck_assert_ptr_nonnull(crypto);
+        if (randd_crypto_use_stream(crypto, ciphers[c]) == -ENOTSUP) {
+            printf("SKIP generators_sharing_contexts (%s): no hardware AES\n",
+                   randd_stream_cipher_name(ciphers[c]));
+            randd_crypto_free(crypto);
+            continue;
+        }
+        ck_assert_int_eq(randd_cymric_init(&a, RANDD_CYMRIC_DETERMINISTIC), 0);
+        ck_assert_int_eq(randd_cymric_init(&b, RANDD_CYMRIC_DETERMINISTIC), 0);
+        ck_assert_int_eq(randd_cymric_use_stream(&a, ciphers[c]), 0);
+        ck_assert_int_eq(randd_cymric_use_stream(&b, ciphers[c]), 0);
+        ck_assert_int_eq(randd_cymric_init_shared(&sa, RANDD_CYMRIC_DETERMINISTIC, crypto), 0);
+        ck_assert_int_eq(randd_cymric_init_shared(&sb, RANDD_CYMRIC_DETERMINISTIC, crypto), 0);
+        ck_assert_int_eq(randd_cymric_seed(&a, material_a, 32), 0);
+        ck_assert_int_eq(randd_cymric_seed(&b, material_b, 32), 0);
+        ck_assert_int_eq(randd_cymric_seed(&sa, material_a, 32), 0);
+        ck_assert_int_eq(randd_cymric_seed(&sb, material_b, 32), 0);
+        for (int i = 0; i < 3; i++) {
+            ck_assert_int_eq(randd_cymric_read(&a, own[0][i], sizeof(own[0][i])), 0);
+            ck_assert_int_eq(randd_cymric_read(&sa, shared[0][i], sizeof(shared[0][i])), 0);
+            ck_assert_int_eq(randd_cymric_read(&b, own[1][i], sizeof(own[1][i])), 0);
+            ck_assert_int_eq(randd_cymric_read(&sb, shared[1][i], sizeof(shared[1][i])), 0);
+        }
+        ck_assert_mem_eq(shared, own, sizeof(own));
+        ck_assert_msg(memcmp(own[0], own[1], sizeof(own[0])) != 0, "two seeds, one stream");
+        randd_cymric_fini(&sa);                       /* the contexts stay for sb */
+        ck_assert_int_eq(randd_cymric_generate(&sb, shared[1][0], 64, NULL, 0), 0);
+        ck_assert_int_eq(randd_cymric_generate(&b, own[1][0], 64, NULL, 0), 0);
+        ck_assert_mem_eq(shared[1][0], own[1][0], 64);
+        randd_cymric_fini(&sb);
+        randd_cymric_fini(&a);
+        randd_cymric_fini(&b);
+        randd_crypto_free(crypto);
+    }
+}
+END_TEST
+
 START_TEST(wipe_leaves_zeros_and_an_unseeded_generator)
 {
     static const uint8_t zeros[RANDD_CYMRIC_BATCH];
@@ -322,6 +374,7 @@ Suite *test_suite(void)
 
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_add_test(tc, reproduces_reference_cymric_outputs);
+    tcase_add_test(tc, generators_sharing_contexts_match_generators_of_their_own);
     tcase_add_test(tc, aes256ctr_outputs_match_openssl_enc_and_the_reference);
     tcase_add_test(tc, rebinding_the_stream_switches_the_output_and_drops_the_batch);
     tcase_add_test(tc, refuses_output_before_seeding);

@@ -115,6 +115,15 @@ check "benchmark: floors, latency percentiles, RANGE, clients and seeding measur
                  "engine,Cymric" "engine,AES-128-CTR" "seeding,RAND_bytes,0,reseed" \
                  "seeding,RAND_bytes+randd,0,reseed" "seeding,RAND_bytes+randd,0,SEED reqs"; do
          grep -q "^$want" "$work/bench.csv" || exit 1; done'
+# The daemon's own cost, read from its /proc (this test started it, so it can): CPU per
+# request at three sizes, and its resident memory before the first request and at its peak.
+check "benchmark: daemon CPU per request at 32 B, 4 KiB and 1 MiB, idle and peak RSS" \
+    'for size in 32 4096 1048576; do
+         grep -qE "^daemon CPU,randd x4,$size,per request,[0-9.e+]*[1-9]" "$work/bench.csv" || exit 1
+     done
+     awk -F, "\$1 == \"memory\" && \$4 == \"idle RSS\" { idle = \$5 }
+              \$1 == \"memory\" && \$4 == \"peak RSS\" { peak = \$5 }
+              END { exit !(idle > 0 && peak >= idle) }" "$work/bench.csv"'
 check "benchmark: no client errors" '! grep -q "^clients,.*,errors,[1-9]" "$work/bench.csv"'
 # The noise-source modes: each row for the daemon's noise sources, or a line saying why not
 # (no healthy noise source yet: jitter alone may still be in its start-up test).
@@ -125,6 +134,10 @@ check "benchmark: prediction-resistant and full-entropy rows, or why not" \
           grep -q "^$want,[0-9.e+]*[1-9]" "$work/bench.csv" || exit 1; done)'
 out=$("$RANDCTL" benchmark --seconds 0.05 --clients 2 --fail-on-miss 2>"$work/bench.err"); rc=$?
 check "benchmark: table with ratios and targets" 'grep -q "vs floor" <<<"$out" && grep -qE "^  (ok|MISS) +bulk" <<<"$out"'
+check "benchmark: targets for daemon CPU per 4 KiB request, idle and peak RSS" \
+    'grep -qE "^  (ok|MISS) +daemon CPU: .* per 4 KiB request" <<<"$out" &&
+     grep -qE "^  (ok|MISS) +memory: idle RSS .*<= 4 MiB" <<<"$out" &&
+     grep -qE "^  (ok|MISS) +memory: peak RSS .*<= 8 MiB" <<<"$out"'
 # --fail-on-miss: exit 1 and a count on stderr exactly when a target is marked MISS (which
 # one is up to this machine's load: the test checks they agree, not that targets are met).
 misses=$(grep -cE '^  MISS ' <<<"$out")

@@ -1,9 +1,10 @@
 /* librandd's connection handling: connect (under the call's deadline, to a daemon only
  * once it proves trustworthy), deadlines, request/reply exchange with one
  * reconnect when the daemon went away (a restart), a fresh connection in a child (fork(), or
- * a raw clone(): lib/process_token.c tells), and never a write into a descriptor the program closed under us and reused. Large randd_bytes
- * calls take the bytes from the connection's BYTES_MEMFD arena, reading ahead for a caller
- * that streams, or over the socket from a daemon (or kernel) without it. */
+ * a raw clone(): lib/process_token.c tells), and never a write into a descriptor the program
+ * closed under us and reused. Large randd_bytes calls take the bytes from the connection's
+ * BYTES_MEMFD arena, reading ahead for a caller that streams, or over the socket from a
+ * daemon (or kernel) without it. */
 #include "randd.h"
 
 #include <errno.h>

@@ -37,7 +37,7 @@ static pthread_once_t decide_once = PTHREAD_ONCE_INIT;
  * chroot, say), getpid() each call, as a child's pid at least differs in its own namespace.
  * smaps is read once per program (a child inherits the page, its advice and the answer), up
  * to the page's entry. Each entry before it (each mapping at a lower address) costs a walk of
- * its page tables: 0.4 ms in a small program here, 12 ms with 1 GiB resident below the page. */
+ * its page tables: 0.4 ms in a small program here, 12 ms with 1 GiB resident below it. */
 
 /* Whether flags (a VmFlags line's value: " rd wr mr mw me ac wf\n") has flag. */
 static bool has_flag(const char *flags, const char *flag)
@@ -105,7 +105,7 @@ static void decide(void)
     __atomic_store_n(&check, RANDD_PROCESS_BY_PID, __ATOMIC_RELAXED);
 }
 
-/* --- the token ------------------------------------------------------------------------------ */
+/* --- the token -------------------------------------------------------------------------- */
 
 /* The first call in a new process. Another thread of it may take one at the same time: the
  * first to store it wins, and both return that one. */

@@ -129,8 +129,9 @@ int randd_add_entropy(randd_handle *h, const void *data, size_t len, unsigned bi
  * call returns nothing in this process reveals what it returned.
  * fork() (or a clone() without CLONE_VM): the state lives in memory a child sees as zeros,
  * and records which process seeded it, so a child reseeds on its first call and never shares
- * output with its parent, even where the kernel ignores the advice that wipes it (qemu-user). Threads: a randd_rng is not thread-safe; use
- * one per thread, or randd_random(), which keeps one per thread for you. */
+ * output with its parent, even where the kernel ignores the advice that wipes it (qemu-user).
+ * Threads: a randd_rng is not thread-safe; use one per thread, or randd_random(), which keeps
+ * one per thread for you. */
 typedef struct randd_rng randd_rng;
 
 enum randd_rng_flags {

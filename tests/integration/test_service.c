@@ -1345,7 +1345,10 @@ START_TEST(a_request_costs_one_send_one_receive_and_the_descriptor_check)
 #endif
         { SYS_fstat, "fstat", COUNTED_CALLS },
         { SYS_statx, "statx", 0 },
-        { -1, "system calls in all", 3 * COUNTED_CALLS },
+        /* 2% over: a loaded machine once added 2 calls in 600 that were none of the above
+         * (a futex or page-table call of the runtime's, it seems); the kinds a request
+         * makes are held exactly above. */
+        { -1, "system calls in all", 3 * COUNTED_CALLS + COUNTED_CALLS / 50 },
     };
     static const size_t sizes[] = { 32, 4096 };
     static const int timeouts[] = { 0, 30000 };     /* 30 s: a slow daemon is not a failure */

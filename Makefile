@@ -101,7 +101,7 @@ RANDCTL_BIN := $(if $(RANDCTL_SRC),$(BUILD)/randctl)
 # at run time, and a version script that exports OSSL_provider_init alone.
 PROVIDER     := $(if $(wildcard provider/*.c),$(BUILD)/randd.so)
 PROVIDER_OBJ := $(BUILD)/provider/randd_provider.o $(BUILD)/lib/client.o $(BUILD)/lib/protocol.o \
-                $(BUILD)/lib/generation.o $(BUILD)/lib/path_check.o
+                $(BUILD)/lib/generation.o $(BUILD)/lib/path_check.o $(BUILD)/lib/process_token.o
 MODULESDIR  ?= $(shell $(PKG_CONFIG) --variable=modulesdir libcrypto 2>/dev/null || echo $(LIBDIR)/ossl-modules)
 DATADIR     ?= $(PREFIX)/share
 
@@ -442,9 +442,9 @@ FUZZ_SOURCES_request  := tests/fuzz/fuzz_request.c lib/protocol.c
 FUZZ_SOURCES_config   := tests/fuzz/fuzz_config.c daemon/config.c lib/protocol.c lib/crypto.c lib/aes_ctr.c \
                          internal/randen.c
 FUZZ_SOURCES_reply    := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c lib/generation.c \
-                         lib/path_check.c
+                         lib/path_check.c lib/process_token.c
 FUZZ_SOURCES_provider := tests/fuzz/fuzz_provider.c provider/randd_provider.c lib/client.c \
-                         lib/protocol.c lib/generation.c lib/path_check.c
+                         lib/protocol.c lib/generation.c lib/path_check.c lib/process_token.c
 comma := ,
 # Its fake daemon answers in memory, in the harness's thread: the socket calls and the clock of
 # the code under test go through it at link time, so lib/client.c is compiled as shipped.

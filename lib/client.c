@@ -1,9 +1,10 @@
 /* librandd's connection handling: connect (under the call's deadline, to a daemon only
  * once it proves trustworthy), deadlines, request/reply exchange with one
- * reconnect when the daemon went away (a restart), a fresh connection after fork(), and
- * never a write into a descriptor the program closed under us and reused. Large randd_bytes
- * calls take the bytes from the connection's BYTES_MEMFD arena, reading ahead for a caller
- * that streams, or over the socket from a daemon (or kernel) without it. */
+ * reconnect when the daemon went away (a restart), a fresh connection in a child (fork(), or
+ * a raw clone(): lib/process_token.c tells), and never a write into a descriptor the program
+ * closed under us and reused. Large randd_bytes calls take the bytes from the connection's
+ * BYTES_MEMFD arena, reading ahead for a caller that streams, or over the socket from a
+ * daemon (or kernel) without it. */
 #include "randd.h"
 
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include "client_internal.h"
 #include "generation.h"
 #include "path_check.h"
+#include "process_token.h"
 #include "protocol.h"
 
 #define PIPELINE 8                   /* requests in flight in randd_bytes/randd_range */
@@ -39,7 +41,8 @@
 
 struct randd_handle {
     int fd;
-    pid_t pid;                       /* who opened fd: a forked child reconnects */
+    uint64_t process;                /* randd_process_token() of fd's opener: a child
+                                      * (forked, cloned) reconnects rather than share it */
     int timeout_ms;
     uint16_t flags;
     bool fixed_fd;                   /* given by the caller: never reconnect */
@@ -61,53 +64,6 @@ struct randd_handle {
     char path[108];
     char message[1024];              /* the daemon's reason: NO_NOISE_SOURCE's names each source */
 };
-
-/* --- which process we are --------------------------------------------------------------
- * A forked child must not use its parent's connection: their requests and replies would
- * interleave on one socket, and each could read the other's bytes. Each call compares the
- * pid that opened the connection with ours, without a getpid() system call each time: ours is
- * cached in a page of its own that a child sees as zeros (MADV_WIPEONFORK: every kind of
- * fork, fork() or a raw clone() alike), and that fork()'s atfork handler clears too, where the
- * kernel ignores the advice without saying so (qemu-user). A child then asks getpid() once.
- * Where the page cannot be had (no MADV_WIPEONFORK: Linux before 4.14), getpid() each call. */
-
-static pid_t *pid_cache;
-static pthread_once_t pid_cache_once = PTHREAD_ONCE_INIT;
-
-static void forget_pid(void)
-{
-    if (pid_cache)
-        __atomic_store_n(pid_cache, 0, __ATOMIC_RELAXED);
-}
-
-static void map_pid_cache(void)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    void *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-    if (p == MAP_FAILED)
-        return;
-    if (madvise(p, page, MADV_WIPEONFORK) < 0 || pthread_atfork(NULL, NULL, forget_pid) != 0) {
-        munmap(p, page);
-        return;
-    }
-    pid_cache = p;
-}
-
-static pid_t current_pid(void)
-{
-    pid_t pid;
-
-    pthread_once(&pid_cache_once, map_pid_cache);
-    if (!pid_cache)
-        return getpid();
-    pid = __atomic_load_n(pid_cache, __ATOMIC_RELAXED);
-    if (pid == 0) {
-        pid = getpid();
-        __atomic_store_n(pid_cache, pid, __ATOMIC_RELAXED);
-    }
-    return pid;
-}
 
 static uint64_t now_ns(void)
 {
@@ -141,7 +97,7 @@ static bool fd_still_ours(const randd_handle *h)
  * be another of its mappings by now). A read-ahead goes with it. */
 static void drop_arena(randd_handle *h)
 {
-    if (h->arena && h->pid == current_pid())
+    if (h->arena && h->process == randd_process_token())
         munmap(h->arena, RANDD_MEMFD_ARENA_BYTES);
     h->arena = NULL;
     h->asked_count = 0;
@@ -270,7 +226,7 @@ static int connect_socket(randd_handle *h, bool wait)
     }
     h->fd = fd;
     h->rcvtimeo_ms = 0;
-    h->pid = current_pid();
+    h->process = randd_process_token();
     remember_fd(h);
     return 0;
 }
@@ -344,7 +300,7 @@ int randd_handle_from_fd(randd_handle **out, int fd)
     if (!h)
         return -ENOMEM;
     h->fd = fd;
-    h->pid = current_pid();
+    h->process = randd_process_token();
     h->fixed_fd = true;
     remember_fd(h);
     *out = h;
@@ -640,7 +596,7 @@ static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), v
         h->fd = -1;                  /* closed and reused by the program: not ours to close */
         drop_arena(h);
     }
-    if (h->pid != current_pid())
+    if (h->process != randd_process_token())
         disconnect(h);               /* the parent's: closing our copy leaves it intact */
     if (fn != run_memfd && h->fd >= 0)
         drop_read_ahead(h);          /* a failure disconnects: we reconnect below */

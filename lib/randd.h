@@ -127,9 +127,11 @@ int randd_add_entropy(randd_handle *h, const void *data, size_t len, unsigned bi
  * Fast key erasure: keystream is made a batch at a time, the next key is taken from the batch
  * before any byte is handed out, and every byte handed out is wiped from the batch, so once a
  * call returns nothing in this process reveals what it returned.
- * fork(): the state lives in memory a child sees as zeros, so a child reseeds on its first
- * call and never shares output with its parent. Threads: a randd_rng is not thread-safe; use
- * one per thread, or randd_random(), which keeps one per thread for you. */
+ * fork() (or a clone() without CLONE_VM): the state lives in memory a child sees as zeros,
+ * and records which process seeded it, so a child reseeds on its first call and never shares
+ * output with its parent, even where the kernel ignores the advice that wipes it (qemu-user).
+ * Threads: a randd_rng is not thread-safe; use one per thread, or randd_random(), which keeps
+ * one per thread for you. */
 typedef struct randd_rng randd_rng;
 
 enum randd_rng_flags {

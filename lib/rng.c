@@ -19,6 +19,7 @@
 #include <openssl/crypto.h>
 
 #include "generation.h"
+#include "process_token.h"
 #include "secmem.h"
 
 #define DEFAULT_RESEED_BYTES   (16u << 20)
@@ -27,25 +28,14 @@
 #define DIRECT_MAX             (1u << 30)   /* one key's direct output: far below 2^32 blocks */
 
 /* --- fork detection ---------------------------------------------------------------------
- * MADV_WIPEONFORK zeroes the secret page in a child, so seed_source reads 0 there. Kernels
- * before 4.14 ignore the advice; the pthread_atfork counter below catches fork() there. */
+ * MADV_WIPEONFORK zeroes the secret page in a child, so seed_source and process read 0 there.
+ * process also holds the seeder's randd_process_token(), which differs in any child: that
+ * catches a child where the advice was ignored (qemu-user accepts it and does nothing) or
+ * refused (Linux before 4.14). One call, a load where the kernel wipes pages, per request. */
 
-static unsigned fork_generation;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void count_fork(void)
+static bool seeded_in_another_process(const struct rng_secret *s)
 {
-    __atomic_add_fetch(&fork_generation, 1, __ATOMIC_RELAXED);
-}
-
-static void register_atfork(void)
-{
-    (void)pthread_atfork(NULL, NULL, count_fork);
-}
-
-static unsigned current_fork_generation(void)
-{
-    return __atomic_load_n(&fork_generation, __ATOMIC_RELAXED);
+    return s->process != randd_process_token();
 }
 
 static uint64_t monotonic_ms(void)
@@ -164,7 +154,7 @@ static int mix_seed(randd_rng *rng, const uint8_t seed[RNG_SEED_BYTES], int sour
         s->left = 0;
         s->since_reseed = 0;
         s->reseeded_at_ms = monotonic_ms();
-        s->fork_generation = current_fork_generation();
+        s->process = randd_process_token();
         s->seed_source = source;
         s->vm_generation = vm_generation;
     }
@@ -201,7 +191,7 @@ static bool reseed_due(const randd_rng *rng)
     const struct rng_secret *s = rng->secret;
 
     return s->seed_source == RANDD_RNG_UNSEEDED ||
-           s->fork_generation != current_fork_generation() || vm_generation_moved(rng) ||
+           seeded_in_another_process(s) || vm_generation_moved(rng) ||
            s->since_reseed >= rng->reseed_bytes ||
            monotonic_ms() - s->reseeded_at_ms >= (uint64_t)rng->reseed_seconds * 1000;
 }
@@ -272,13 +262,13 @@ int randd_rng_bytes(randd_rng *rng, void *buf, size_t n)
     size_t total = n;
     int rc = 0;
 
-    if (s->left >= n && s->fork_generation == current_fork_generation() &&
+    if (s->left >= n && !seeded_in_another_process(s) &&
         !vm_generation_moved(rng)) {
         take(s, out, n);       /* the common case: a small request from the batch */
         return 0;
     }
     while (n > 0 && rc == 0) {
-        if (s->fork_generation != current_fork_generation() || vm_generation_moved(rng))
+        if (seeded_in_another_process(s) || vm_generation_moved(rng))
             s->left = 0;
         if (n >= RNG_DIRECT_MIN) {
             size_t chunk = n < DIRECT_MAX ? n : DIRECT_MAX;
@@ -341,7 +331,6 @@ int randd_rng_new(randd_rng **out, const struct randd_rng_options *options)
     *out = NULL;
     if (!options)
         options = &defaults;
-    pthread_once(&atfork_once, register_atfork);
     rng = calloc(1, sizeof(*rng));
     if (!rng)
         return -ENOMEM;
@@ -372,8 +361,8 @@ int randd_rng_seed_source(const randd_rng *rng)
 {
     const struct rng_secret *s = rng->secret;
 
-    /* In a child the page was wiped or the generation moved: not seeded here yet. */
-    if (s->fork_generation != current_fork_generation())
+    /* In a child: not seeded here yet. */
+    if (seeded_in_another_process(s))
         return RANDD_RNG_UNSEEDED;
     return s->seed_source;
 }

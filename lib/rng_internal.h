@@ -33,7 +33,7 @@ struct rng_secret {
     size_t left;
     uint64_t since_reseed;             /* bytes handed out since the last reseed */
     uint64_t reseeded_at_ms;           /* CLOCK_MONOTONIC */
-    unsigned fork_generation;          /* fallback for kernels without MADV_WIPEONFORK */
+    uint64_t process;                  /* randd_process_token() of the seeding process */
     int seed_source;                   /* enum randd_rng_seed_source; 0: unseeded */
     uint64_t vm_generation;            /* the daemon's VM generation word when last seeded */
 };

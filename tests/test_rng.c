@@ -3,16 +3,21 @@
  * and that bytes handed out are gone from its memory. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "generation.h"
+#include "process_token.h"
 #include "protocol.h"
 #include "rng_internal.h"
 #include "runner.h"
@@ -287,16 +292,31 @@ END_TEST
 
 /* --- fork and threads --------------------------------------------------------------------- */
 
-/* After fork(), parent and child draw the same amount from "the same" generator; without fork
- * protection both would print the same bytes. The child must reseed from the daemon. */
-static void fork_and_compare(randd_rng *rng, struct fake_daemon *f)
+/* qemu-user's madvise(): MADV_WIPEONFORK accepted and ignored, while ignore_wipeonfork is
+ * set. librandd.a is linked into this program, so its calls come here; every other advice,
+ * and this one otherwise, goes to the kernel. */
+static bool ignore_wipeonfork;
+
+int madvise(void *addr, size_t len, int advice)
+{
+    if (advice == MADV_WIPEONFORK && ignore_wipeonfork)
+        return 0;
+    return (int)syscall(SYS_madvise, addr, len, advice);
+}
+
+enum child_kind { FORKED, RAW_CLONE };
+
+/* After fork() (or a raw clone(), which runs no atfork handler), parent and child draw the
+ * same amount from "the same" generator; without fork protection both would print the same
+ * bytes. The child must reseed from the daemon. */
+static void fork_and_compare(randd_rng *rng, struct fake_daemon *f, enum child_kind kind)
 {
     uint8_t mine[32], childs[32];
     int fds[2], status, before = fake_daemon_requests(f);
     pid_t pid;
 
     ck_assert_int_eq(pipe(fds), 0);
-    pid = fork();
+    pid = kind == FORKED ? fork() : (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         uint8_t out[32];
@@ -311,9 +331,33 @@ static void fork_and_compare(randd_rng *rng, struct fake_daemon *f)
     close(fds[0]);
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert_int_eq(status, 0);
-    ck_assert_msg(memcmp(mine, childs, sizeof(mine)) != 0, "parent and child drew the same bytes");
+    ck_assert_msg(memcmp(mine, childs, sizeof(mine)) != 0, "parent and child (%s) drew the same "
+                  "bytes", kind == FORKED ? "fork()" : "a raw clone()");
     ck_assert_msg(fake_daemon_requests(f) - before == 1, "child reseeded %d times, want 1",
                   fake_daemon_requests(f) - before);
+}
+
+/* Every kind of child, from a generator with a batch in hand and from randd_random()'s. */
+static void children_never_share_output_with_their_parent(void)
+{
+    struct fake_daemon f;
+    randd_rng *rng;
+    uint8_t warm[16];
+
+    fake_daemon_start(&f, 0x55);
+    rng = new_rng(f.path, 0, 0);
+    ck_assert_int_eq(randd_rng_bytes(rng, warm, sizeof(warm)), 0);   /* a batch in hand */
+    fork_and_compare(rng, &f, FORKED);
+    fork_and_compare(rng, &f, RAW_CLONE);
+    randd_rng_free(rng);
+
+    /* The per-thread generator too. */
+    setenv("RANDD_SOCKET", f.path, 1);
+    ck_assert_int_eq(randd_random(warm, sizeof(warm)), 0);
+    fork_and_compare(NULL, &f, FORKED);
+    fork_and_compare(NULL, &f, RAW_CLONE);
+    unsetenv("RANDD_SOCKET");
+    fake_daemon_stop(&f);
 }
 
 /* randd restarted: the new randd replaced the word file and retired the old word. The
@@ -381,24 +425,48 @@ START_TEST(a_new_vm_generation_reseeds_before_the_next_output)
 }
 END_TEST
 
-START_TEST(a_forked_child_never_shares_output_with_its_parent)
+START_TEST(a_child_never_shares_output_with_its_parent)
 {
-    struct fake_daemon f;
-    randd_rng *rng;
-    uint8_t warm[16];
+    children_never_share_output_with_their_parent();
+}
+END_TEST
 
-    fake_daemon_start(&f, 0x55);
-    rng = new_rng(f.path, 0, 0);
-    ck_assert_int_eq(randd_rng_bytes(rng, warm, sizeof(warm)), 0);   /* a batch in hand */
-    fork_and_compare(rng, &f);
-    randd_rng_free(rng);
+/* Under qemu-user the advice is accepted and ignored: the secret page is not wiped in a child
+ * made by a raw clone(), which no atfork handler sees either. librandd must notice (smaps
+ * does not show the page wiped) and tell the child by its pid. */
+START_TEST(a_child_never_shares_output_with_its_parent_where_wipeonfork_is_ignored)
+{
+    if (randd_process_check() != RANDD_PROCESS_UNDECIDED) {
+        printf("SKIP a_child_never_shares_output..._where_wipeonfork_is_ignored: librandd "
+               "already chose how to tell a child in this process (CK_FORK=no)\n");
+        return;
+    }
+    ignore_wipeonfork = true;
+    children_never_share_output_with_their_parent();
+    ck_assert_int_eq(randd_process_check(), RANDD_PROCESS_BY_PID);
+}
+END_TEST
 
-    /* The per-thread generator too. */
-    setenv("RANDD_SOCKET", f.path, 1);
-    ck_assert_int_eq(randd_random(warm, sizeof(warm)), 0);
-    fork_and_compare(NULL, &f);
-    unsetenv("RANDD_SOCKET");
-    fake_daemon_stop(&f);
+/* Where the kernel wipes a page in a child (smaps shows "wf" among its VmFlags), telling a
+ * child from its parent is a load, not a getpid() a call. Under qemu-user (check-cross sets
+ * RANDD_TEST_EMULATOR), which ignores the advice, it is the getpid(). */
+START_TEST(a_child_is_told_by_a_wiped_page_where_the_kernel_wipes_it)
+{
+    const char *emulator = getenv("RANDD_TEST_EMULATOR");
+    enum randd_process_check want = emulator && *emulator ? RANDD_PROCESS_BY_PID
+                                                          : RANDD_PROCESS_BY_WIPED_PAGE;
+
+    if (access("/proc/self/smaps", R_OK) != 0) {
+        printf("SKIP a_child_is_told_by_a_wiped_page...: /proc/self/smaps: %s\n",
+               strerror(errno));
+        return;
+    }
+    ck_assert_uint_ne(randd_process_token(), 0);
+    ck_assert_uint_eq(randd_process_token(), randd_process_token());
+    ck_assert_msg(randd_process_check() == want, "told by %s, wanted %s%s",
+                  randd_process_check() == RANDD_PROCESS_BY_PID ? "getpid()" : "a wiped page",
+                  want == RANDD_PROCESS_BY_PID ? "getpid() under " : "a wiped page",
+                  want == RANDD_PROCESS_BY_PID ? emulator : "");
 }
 END_TEST
 
@@ -628,7 +696,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, reseeds_after_reseed_seconds);
     tcase_add_test(tc, a_new_vm_generation_reseeds_before_the_next_output);
     tcase_add_test(tc, a_retired_vm_generation_word_is_replaced_by_the_new_one);
-    tcase_add_test(tc, a_forked_child_never_shares_output_with_its_parent);
+    tcase_add_test(tc, a_child_never_shares_output_with_its_parent);
+    tcase_add_test(tc, a_child_never_shares_output_with_its_parent_where_wipeonfork_is_ignored);
+    tcase_add_test(tc, a_child_is_told_by_a_wiped_page_where_the_kernel_wipes_it);
     tcase_add_test(tc, each_thread_gets_its_own_generator);
     tcase_add_loop_test(tc, bytes_handed_out_are_gone_from_its_memory, 0, 2);
     tcase_add_loop_test(tc, output_is_the_keystream_after_the_next_key, 0,

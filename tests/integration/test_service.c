@@ -7,9 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/sched.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +35,7 @@
 #include "crypto.h"
 #include "harness.h"
 #include "memfd_arena.h"
+#include "process_token.h"
 #include "protocol.h"
 #include "randen.h"
 #include "randd.h"
@@ -1141,10 +1145,22 @@ static unsigned long long only_socket_inode(void)
     return ino;
 }
 
-/* A child made by the raw clone system call runs no atfork handler, and librandd no longer
- * asks getpid() each call: the page that caches its pid, mapped MADV_WIPEONFORK, is what
- * tells it it is not its parent. It must connect anew, never speak on the parent's socket. */
-START_TEST(a_child_of_a_raw_clone_gets_a_connection_of_its_own)
+/* qemu-user's madvise(): MADV_WIPEONFORK accepted and ignored, while ignore_wipeonfork is
+ * set. librandd.a is linked into this program, so its calls come here; every other advice,
+ * and this one otherwise, goes to the kernel. */
+static bool ignore_wipeonfork;
+
+int madvise(void *addr, size_t len, int advice)
+{
+    if (advice == MADV_WIPEONFORK && ignore_wipeonfork)
+        return 0;
+    return (int)syscall(SYS_madvise, addr, len, advice);
+}
+
+/* A child made by the raw clone system call runs no atfork handler, and librandd asks no
+ * getpid() each call: the token in a page mapped MADV_WIPEONFORK is what tells it it is not
+ * its parent. It must connect anew, never speak on the parent's socket. */
+static void a_raw_clone_child_connects_anew(void)
 {
     randd_handle *h;
     uint8_t buf[32];
@@ -1168,13 +1184,127 @@ START_TEST(a_child_of_a_raw_clone_gets_a_connection_of_its_own)
     ck_assert_int_eq(only_socket_inode(), parents);
     randd_close(h);
 }
+
+START_TEST(a_child_of_a_raw_clone_gets_a_connection_of_its_own)
+{
+    a_raw_clone_child_connects_anew();
+}
+END_TEST
+
+/* Under qemu-user the page is not wiped in the child: librandd must see that (smaps does not
+ * show the advice taken) and tell a child by its pid each call instead. */
+START_TEST(a_child_of_a_raw_clone_gets_a_connection_of_its_own_where_wipeonfork_is_ignored)
+{
+    if (randd_process_check() != RANDD_PROCESS_UNDECIDED) {
+        printf("SKIP a_child_of_a_raw_clone..._where_wipeonfork_is_ignored: librandd already "
+               "chose how to tell a child in this process (CK_FORK=no)\n");
+        return;
+    }
+    ignore_wipeonfork = true;
+    a_raw_clone_child_connects_anew();
+    ck_assert_int_eq(randd_process_check(), RANDD_PROCESS_BY_PID);
+}
+END_TEST
+
+/* --- a child with its parent's pid ---
+ * A pid number names a process within its PID namespace only: a child in a new one can have
+ * its parent's number (clone3()'s set_tid here; by chance elsewhere), and must still connect
+ * anew. Here the test's child makes a new namespace, its first process there (pid 1) makes
+ * a child with the test's pid, and that one uses the test's handle. Needs the right to make
+ * the namespace and to choose a pid in it (CAP_SYS_ADMIN), and Linux 5.5 (set_tid). */
+
+enum { SHARED = 2, SKIPPED = 3 };   /* exit statuses; 1: the request failed */
+
+__attribute__((format(printf, 2, 3))) static int skipped(int report, const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    if (write(report, why, strlen(why)) < 0)
+        return 1;
+    return SKIPPED;
+}
+
+/* The exit status of the process pid, as its own. */
+static int status_of(pid_t pid)
+{
+    int status;
+
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return 1;
+    return WEXITSTATUS(status);
+}
+
+static int as_pid_in_a_new_namespace(pid_t pid, randd_handle *h, unsigned long long parents,
+                                     int report)
+{
+    struct clone_args args = { .exit_signal = SIGCHLD, .set_tid = (uintptr_t)&pid,
+                               .set_tid_size = 1 };
+    uint8_t buf[32];
+    pid_t first, same;
+
+    if (unshare(CLONE_NEWPID) < 0)
+        return skipped(report, "unshare(CLONE_NEWPID): %s", strerror(errno));
+    first = fork();
+    if (first != 0)
+        return first < 0 ? skipped(report, "fork: %s", strerror(errno)) : status_of(first);
+    same = (pid_t)syscall(SYS_clone3, &args, sizeof(args));          /* we are pid 1 */
+    if (same < 0)
+        _exit(skipped(report, "clone3() with set_tid %d: %s", (int)pid, strerror(errno)));
+    if (same == 0)
+        _exit(getpid() != pid ? skipped(report, "set_tid %d gave pid %d", (int)pid, (int)getpid())
+              : randd_bytes(h, buf, sizeof(buf)) != 0 ? 1
+              : only_socket_inode() == parents ? SHARED : 0);
+    _exit(status_of(same));
+}
+
+START_TEST(a_child_with_its_parents_pid_in_a_new_namespace_gets_a_connection_of_its_own)
+{
+    randd_handle *h;
+    uint8_t buf[32];
+    unsigned long long parents;
+    char why[256] = "";
+    int report[2], status;
+    ssize_t n;
+    pid_t child;
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
+    parents = only_socket_inode();
+    ck_assert_int_eq(pipe(report), 0);
+    child = fork();
+    if (child == 0) {
+        close(report[0]);
+        _exit(as_pid_in_a_new_namespace(getppid(), h, parents, report[1]));
+    }
+    ck_assert_int_gt(child, 0);
+    close(report[1]);
+    n = read(report[0], why, sizeof(why) - 1);
+    why[n > 0 ? n : 0] = '\0';
+    close(report[0]);
+    status = status_of(child);
+    if (status == SKIPPED) {
+        printf("SKIP a_child_with_its_parents_pid...: %s\n", why);
+    } else {
+        ck_assert_msg(status != 1, "the child's request failed");
+        ck_assert_msg(status == 0, "a child with its parent's pid %d in a new PID namespace "
+                      "spoke on its parent's connection", (int)getpid());
+        ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);   /* the parent's in step */
+    }
+    randd_close(h);
+}
 END_TEST
 
 /* --- system calls per request (issue 38) ---
  * A randd_bytes() of a few KiB, the common case, costs one send and one receive, beside the
- * fstat() that makes sure the descriptor is still the handle's socket: no getpid() (fork
- * detection is a MADV_WIPEONFORK page), no poll() and no EAGAIN (the receive blocks, under
- * SO_RCVTIMEO when there is a timeout), no second read (the header and the body come in one).
+ * fstat() that makes sure the descriptor is still the handle's socket: no getpid() (a child
+ * is told by a token in a MADV_WIPEONFORK page), no poll() and no EAGAIN (the receive blocks,
+ * under SO_RCVTIMEO when there is a timeout), no second read (the header and the body come in
+ * one).
  * Counted by the kernel for this thread (internal/syscall_count.c); skipped where perf events
  * are not permitted. */
 
@@ -1215,7 +1345,10 @@ START_TEST(a_request_costs_one_send_one_receive_and_the_descriptor_check)
 #endif
         { SYS_fstat, "fstat", COUNTED_CALLS },
         { SYS_statx, "statx", 0 },
-        { -1, "system calls in all", 3 * COUNTED_CALLS },
+        /* 2% over: a loaded machine once added 2 calls in 600 that were none of the above
+         * (a futex or page-table call of the runtime's, it seems); the kinds a request
+         * makes are held exactly above. */
+        { -1, "system calls in all", 3 * COUNTED_CALLS + COUNTED_CALLS / 50 },
     };
     static const size_t sizes[] = { 32, 4096 };
     static const int timeouts[] = { 0, 30000 };     /* 30 s: a slow daemon is not a failure */
@@ -2790,6 +2923,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_client_trickling_a_request_is_closed_after_idle_timeout);
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, a_child_of_a_raw_clone_gets_a_connection_of_its_own);
+    tcase_add_test(tc, a_child_of_a_raw_clone_gets_a_connection_of_its_own_where_wipeonfork_is_ignored);
+    tcase_add_test(tc, a_child_with_its_parents_pid_in_a_new_namespace_gets_a_connection_of_its_own);
     tcase_add_test(tc, a_request_costs_one_send_one_receive_and_the_descriptor_check);
     tcase_add_test(tc, timeout_and_nonblock_options_bound_a_call);
     tcase_add_test(tc, a_call_with_a_null_buffer_leaves_the_handle_usable);

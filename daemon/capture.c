@@ -62,7 +62,7 @@ const char *capture_source_list(void)
 const char *capture_config_turns_off(const struct config *c, const char *name)
 {
     if (is_cpu_source(name))
-        return c->cpu_source ? NULL : "cpu_source";
+        return c->cpu_source ? NULL : c->cpu_source_key;
     if (!strcmp(name, "hwrng"))
         return c->hwrng ? NULL : "hwrng";
     if (!strcmp(name, "jitter"))

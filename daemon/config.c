@@ -413,6 +413,7 @@ void config_defaults(struct config *c)
     for (size_t i = 0; i < NKEYS; i++)
         set_value(&keys[i], c, keys[i].default_text, why, sizeof(why));
     c->trusted_gid = (gid_t)-1;
+    c->cpu_source_key = "cpu_source";
 }
 
 /* trusted_group's id, once per file read: a lookup for every connection would let clients
@@ -534,6 +535,8 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
         }
         first_line[i] = lineno;
         first_as_old_name[i] = strcmp(key, k->name) != 0;
+        if (!strcmp(k->name, "cpu_source"))       /* messages name the key as written */
+            c.cpu_source_key = first_as_old_name[i] ? old_name_of(k) : k->name;
         if (!*value) {
             rc = error_at(err, errlen, name, lineno, "%s: empty value", key);
             continue;

@@ -22,6 +22,7 @@ struct config {
     enum randd_engine engine;          /* the generator that serves output */
     enum randd_stream_cipher cipher;   /* every Cymric generator's keystream; CONFIG_AUTO */
     bool cpu_source;                   /* the CPU's noise instruction (source_cpu.c) */
+    const char *cpu_source_key;        /* as the file named it: cpu_source, or rdseed */
     bool getrandom;
     bool hwrng;
     char hwrng_device[PATH_MAX];

@@ -297,7 +297,8 @@ static void open_sources(struct randd *r)
     size_t n = 0;
 
     if (!r->config.cpu_source)
-        snprintf(r->cpu_source_absent, sizeof(r->cpu_source_absent), "off (cpu_source = no)");
+        snprintf(r->cpu_source_absent, sizeof(r->cpu_source_absent), "off (%s = no)",
+                 r->config.cpu_source_key);
     else if (source_cpu_open(&r->sources[n], r->cpu_source_absent,
                              sizeof(r->cpu_source_absent)) == 0)
         pool_add_source(&r->pool, &r->sources[n++]);

@@ -30,8 +30,8 @@ check "hwrng without --restarts: one open, the file read on (the rows differ)" \
 # A source the config turns off is not captured: exit 1 naming the key and the file, no
 # output, and the device never opened (a FIFO there would hold a reader up).
 mkfifo "$work/fifo"
-for key in hwrng cpu_source jitter getrandom; do
-    name=$key; [ $key = cpu_source ] && name=cpu
+for key in hwrng cpu_source rdseed jitter getrandom; do       # rdseed: cpu_source's old name
+    name=$key; [ $key = cpu_source ] || [ $key = rdseed ] && name=cpu
     rm -f "$work/off"
     printf 'hwrng_device = %s\n%s = no\n' "$work/fifo" "$key" >"$work/off.conf"
     timeout 20 "$RANDD" --config "$work/off.conf" --capture $name --count 10 \

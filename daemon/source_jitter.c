@@ -562,11 +562,11 @@ static void free_jitter(struct jitter *j)
             pthread_mutex_lock(&j->leaving);
             done = j->worker_done;
             j->abandoned = !done;
+            if (!done)
+                pthread_detach(j->thread);  /* under the lock: once it drops, j may be freed */
             pthread_mutex_unlock(&j->leaving);
-            if (!done) {
-                pthread_detach(j->thread);
+            if (!done)
                 return;
-            }
             pthread_join(j->thread, NULL);  /* it left between the deadline and the lock */
         }
     }

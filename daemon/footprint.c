@@ -21,13 +21,16 @@ struct mapping {
     char perms[5];
     bool file;
     long anonymous_kb;
+    long swap_kb;                       /* anonymous pages swapped out: no longer counted
+                                         * in Anonymous, still randd's own */
     long locked_kb;
 };
 
 /* Whether the pages of m are copies of its file and nothing else. */
 static bool clean_file_pages(const struct mapping *m)
 {
-    return m->file && m->perms[1] != 'w' && m->anonymous_kb == 0 && m->locked_kb == 0 &&
+    return m->file && m->perms[1] != 'w' && m->anonymous_kb == 0 && m->swap_kb == 0 &&
+           m->locked_kb == 0 &&
            m->end > m->start;
 }
 
@@ -52,6 +55,7 @@ static bool parse_header(const char *line, struct mapping *m)
     /* A file has an inode and a path; "[vdso]", "[stack]" and the like have neither. */
     m->file = inode != 0 && sscanf(line + n, "%7s", path) == 1 && path[0] == '/';
     m->anonymous_kb = -1;               /* unknown until its line is read: not released */
+    m->swap_kb = -1;
     m->locked_kb = -1;
     return true;
 }
@@ -60,6 +64,8 @@ static void parse_field(const char *line, struct mapping *m)
 {
     if (!strncmp(line, "Anonymous:", 10))
         m->anonymous_kb = strtol(line + 10, NULL, 10);
+    else if (!strncmp(line, "Swap:", 5))
+        m->swap_kb = strtol(line + 5, NULL, 10);
     else if (!strncmp(line, "Locked:", 7))
         m->locked_kb = strtol(line + 7, NULL, 10);
 }
@@ -70,12 +76,19 @@ size_t footprint_release_code(void)
     struct mapping m, header;
     char line[512];
     size_t released = 0;
-    bool have = false;
+    bool have = false, line_start = true;
 
     if (!f)
         return 0;                       /* no /proc: the pages stay, nothing else changes */
-    /* A mapping is judged once its fields are read, when the next header comes. */
+    /* A mapping is judged once its fields are read, when the next header comes. A line
+     * longer than the buffer (a long path) comes in pieces: only a line's first piece is
+     * read as a header or field, never the rest of a path that looks like one. */
     while (fgets(line, sizeof(line), f)) {
+        bool at_start = line_start;
+
+        line_start = strchr(line, '\n') != NULL;
+        if (!at_start)
+            continue;
         if (parse_header(line, &header)) {
             if (have)
                 released += release(&m);

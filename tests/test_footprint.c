@@ -1,6 +1,7 @@
 /* footprint.c: handing back start-up code pages shrinks the resident set and changes nothing
  * the process holds: written data, relocated read-only data (RELRO) and the heap keep their
  * bytes, and clean file pages read the file again. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,61 @@ START_TEST(clean_file_pages_go_and_written_ones_stay)
 }
 END_TEST
 
+/* kB of a field of the smaps entry of the mapping at start. */
+static long smaps_kb(const void *start, const char *field)
+{
+    char line[512], head[32];
+    size_t len = strlen(field);
+    bool ours = false;
+    long kb = -1;
+    FILE *f = fopen("/proc/self/smaps", "re");
+
+    ck_assert_ptr_nonnull(f);
+    snprintf(head, sizeof(head), "%lx-", (unsigned long)(uintptr_t)start);
+    while (fgets(line, sizeof(line), f)) {
+        if (strchr(line, '-') && strchr(line, '-') < strchr(line, ' '))
+            ours = !strncmp(line, head, strlen(head));
+        else if (ours && !strncmp(line, field, len) && line[len] == ':')
+            kb = strtol(line + len + 1, NULL, 10);
+    }
+    fclose(f);
+    return kb;
+}
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+#define RELRO_BYTES (64u << 10)
+
+/* RELRO swapped out: its pages are counted under Swap, no longer under Anonymous, and are
+ * still the process's own (a library's GOT and method tables: dropped, they would read the
+ * file's unrelocated pointers). They stay, and come back with their written bytes. */
+START_TEST(swapped_out_written_pages_stay)
+{
+    int fd = scratch_file();
+    uint8_t *relro = mmap(NULL, RELRO_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+
+    ck_assert_ptr_ne(relro, MAP_FAILED);
+    for (size_t at = 0; at < RELRO_BYTES; at += 4096)
+        relro[at] = 0x22;
+    ck_assert_int_eq(mprotect(relro, RELRO_BYTES, PROT_READ), 0);
+    if (madvise(relro, RELRO_BYTES, MADV_PAGEOUT) < 0 || smaps_kb(relro, "Swap") <= 0) {
+        printf("SKIP swapped_out_written_pages_stay: the pages could not be swapped out "
+               "(no swap on this machine, or MADV_PAGEOUT before Linux 5.4)\n");
+        munmap(relro, RELRO_BYTES);
+        close(fd);
+        return;
+    }
+    ck_assert_int_eq(smaps_kb(relro, "Anonymous"), 0);
+    footprint_release_code();
+    for (size_t at = 0; at < RELRO_BYTES; at += 4096)
+        ck_assert_msg(relro[at] == 0x22, "byte %zu reads %#x, the file's: a swapped-out "
+                      "written page was dropped", at, relro[at]);
+    munmap(relro, RELRO_BYTES);
+    close(fd);
+}
+END_TEST
+
 /* Twice in a row is harmless, and the process's own code runs on between them. */
 START_TEST(releasing_again_is_harmless)
 {
@@ -106,6 +162,7 @@ Suite *test_suite(void)
     TCase *tc = tcase_create("release");
 
     tcase_add_test(tc, clean_file_pages_go_and_written_ones_stay);
+    tcase_add_test(tc, swapped_out_written_pages_stay);
     tcase_add_test(tc, releasing_again_is_harmless);
     suite_add_tcase(s, tc);
     return s;

@@ -6,9 +6,10 @@
  * still runs come back from the page cache on their next use, a minor fault each.
  *
  * Only mappings that cannot hold a byte of randd's own are touched: backed by a file, not
- * writable, and with no anonymous (copy-on-write) page in them. Writable data, relocated
- * read-only data (RELRO: anonymous once relocated), the heap, stacks and locked secrets are
- * left alone, so nothing changes but where the code is read from. */
+ * writable, and with no anonymous (copy-on-write) page in them, resident or swapped out
+ * (smaps counts the two apart: Anonymous and Swap). Writable data, relocated read-only data
+ * (RELRO: anonymous once relocated), the heap, stacks and locked secrets are left alone, so
+ * nothing changes but where the code is read from. */
 #include "footprint.h"
 
 #include <stdio.h>

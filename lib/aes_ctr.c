@@ -136,7 +136,10 @@ static void clear_vector_registers(void)
 
 bool randd_aes256ctr_available(void)
 {
-    return true;        /* the caller has checked randd_crypto_has_hardware_aes() */
+    /* The caller has checked randd_crypto_has_hardware_aes(); the code here also takes
+     * SSSE3's byte shuffle and may take SSE4.1, which every AES-NI CPU has, but an emulated
+     * one (qemu64,+aes) need not. */
+    return __builtin_cpu_supports("sse4.1");
 }
 
 void randd_aes256ctr_stream(const uint8_t key[32], const uint8_t iv[16],

@@ -9,7 +9,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-/* Whether this build has the direct path (x86-64). The CPU's AES is the caller's check. */
+/* Whether this build has the direct path (x86-64) and the CPU the SSE4.1 it takes beside
+ * AES-NI. The CPU's AES is the caller's check. */
 bool randd_aes256ctr_available(void);
 
 /* The AES-256-CTR keystream under key from the 128-bit big-endian counter block iv

@@ -5,6 +5,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 /* Whether name is one of CK_RUN_TEST's comma-separated names (any, when it is unset or
  * empty). */
@@ -64,6 +67,15 @@ int runner_count(int native)
     if (!emulated || !*emulated)
         return native;
     return native / 10 > 0 ? native / 10 : 1;
+}
+
+int runner_raw_clone(void)
+{
+#if defined(__s390x__) || defined(__s390__)
+    return (int)syscall(SYS_clone, 0, SIGCHLD, NULL, NULL, 0);
+#else
+    return (int)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+#endif
 }
 
 int main(void)

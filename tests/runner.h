@@ -28,4 +28,8 @@ size_t unhex(const char *hex, uint8_t *out, size_t cap);
  * (OpenSSL's BIGNUM code, for one) costs the most there. */
 int runner_count(int native);
 
+/* A child by a raw clone(SIGCHLD), which runs no atfork handler: as fork() returns. s390x
+ * takes clone's stack before its flags; everywhere else the flags come first. */
+int runner_raw_clone(void);
+
 #endif

@@ -316,7 +316,7 @@ static void fork_and_compare(randd_rng *rng, struct fake_daemon *f, enum child_k
     pid_t pid;
 
     ck_assert_int_eq(pipe(fds), 0);
-    pid = kind == FORKED ? fork() : (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+    pid = kind == FORKED ? fork() : (pid_t)runner_raw_clone();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         uint8_t out[32];

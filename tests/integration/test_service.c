@@ -1172,7 +1172,7 @@ static void a_raw_clone_child_connects_anew(void)
     ck_assert_int_eq(randd_open(&h, sock), 0);
     ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
     parents = only_socket_inode();
-    child = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+    child = (pid_t)runner_raw_clone();
     if (child == 0)
         _exit(randd_bytes(h, buf, sizeof(buf)) != 0 ? 1 : only_socket_inode() == parents ? 2 : 0);
     ck_assert_int_gt(child, 0);

@@ -174,7 +174,7 @@ static void item(struct writer *w, enum colour c, const char *fmt, ...)
 /* text from column indent on, broken between words so that no line passes the width. */
 static void wrapped(struct writer *w, int indent, enum colour c, const char *text)
 {
-    char buf[512], *word, *save = NULL;
+    char buf[1280], *word, *save = NULL;     /* more than any reason shown, "earlier: " too */
     int col = indent, first = 1;
 
     snprintf(buf, sizeof(buf), "%s", text);

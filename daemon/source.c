@@ -250,8 +250,11 @@ int source_start_thread(pthread_t *thread, const char *name, void *(*fn)(void *)
     return privileges_start_thread(thread, name, fn, arg);
 }
 
-/* Producing and assessing samples must never take CPU that work wants. Under a seccomp filter
- * that denies these calls the thread still runs, at the default priority. */
+/* Producing and assessing samples must never take CPU that work wants, once a source's
+ * bounded start-up work is done. One way only: a thread may always leave SCHED_OTHER for
+ * SCHED_IDLE and raise its nice value, but needs RLIMIT_NICE (or CAP_SYS_NICE) to come back.
+ * Under a seccomp filter that denies these calls the thread still runs, at the default
+ * priority. */
 void source_lower_thread_priority(void)
 {
     struct sched_param param = { 0 };

@@ -179,7 +179,8 @@ void source_close(struct source *s);
  * (at most 15 characters) so that top -H, perf and ps tell it from the loop. Returns
  * pthread_create's 0 or error number. */
 int source_start_thread(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg);
-/* Called by such a thread first: SCHED_IDLE and nice 19. */
+/* Called by such a thread once its bounded start-up work is done: SCHED_IDLE and nice 19,
+ * only CPU no one else wants from then on. */
 void source_lower_thread_priority(void);
 
 /* Tells an on-demand source whether its credit is wanted; only a change reaches it. */

@@ -23,9 +23,10 @@
  *    default); nothing until the first assessment.
  *
  * Cost: the worker runs only while the pool wants credit (want op), at SCHED_IDLE and nice
- * 19, and sleeps on an eventfd otherwise: an idle daemon makes no wakeups for it. Batches
- * go through a small ring in locked memory; an eventfd wakes the event loop, whose read op
- * only copies what is ready. An assessment costs about 0.07 s of the worker's CPU.
+ * 19 once its bounded start-up work is done (settle_priority), and sleeps on an eventfd
+ * otherwise: an idle daemon makes no wakeups for it. Batches go through a small ring in
+ * locked memory; an eventfd wakes the event loop, whose read op only copies what is ready.
+ * An assessment costs about 0.07 s of the worker's CPU.
  *
  * No lock between the two. At SCHED_IDLE beside busy cores the worker may be preempted
  * anywhere, for seconds, and the event loop (which serves clients with workers = 1, and
@@ -123,6 +124,8 @@ struct jitter {
     bool memory_touched;             /* pages in use since the last release */
     uint64_t walk, walk_index;       /* the loop's state and address generator */
     uint64_t assessed_at_ns;         /* CLOCK_MONOTONIC of the last assessment */
+    unsigned long startup_samples;   /* kept before the worker drops to SCHED_IDLE */
+    bool idle_priority;              /* dropped: its start-up work is done */
     uint64_t last_time, last_delta;
     int64_t last_delta2;
     unsigned stuck_run;
@@ -370,6 +373,27 @@ static bool ring_full(struct jitter *j)
            JITTER_RING;
 }
 
+/* The start-up work (the samples of the start-up test, then the first assessment) is bounded,
+ * about 0.1-0.2 s of CPU, and until it is done the source credits nothing. So it runs at the
+ * default priority, as the other sources' start-up assessment does (source_assess.c). At
+ * SCHED_IDLE beside busy cores it got so few slices that jitter took over a minute to come
+ * up (CI's check-loaded, beside stress-ng on both cores), and over 300 s beside three busy
+ * tasks a core. After it, or after JITTER_STARTUP_CAP samples whatever happened (an
+ * assessment never asked for), the worker runs only on CPU no one else wants. */
+#define JITTER_STARTUP_CAP (16 * HEALTH_STARTUP_SAMPLES)
+
+static void settle_priority(struct jitter *j, unsigned new_samples)
+{
+    if (j->idle_priority)
+        return;
+    j->startup_samples += new_samples;
+    if ((j->assessed_at_ns && j->startup_samples >= HEALTH_STARTUP_SAMPLES) ||
+        j->startup_samples >= JITTER_STARTUP_CAP) {
+        source_lower_thread_priority();
+        j->idle_priority = true;
+    }
+}
+
 static void destroy_jitter(struct jitter *j);
 
 static void *worker(void *arg)
@@ -378,7 +402,6 @@ static void *worker(void *arg)
     struct jitter_batch *b;
     bool abandoned;
 
-    source_lower_thread_priority();
     for (;;) {
         while (!stopping(j) && (!atomic_load(&j->wanted) || ring_full(j))) {
             if (!atomic_load(&j->wanted))
@@ -389,6 +412,7 @@ static void *worker(void *arg)
             break;
         if (assessment_due(j)) {
             assess(j);
+            settle_priority(j, 0);
             continue;
         }
         b = &j->secret->ring[atomic_load_explicit(&j->produced, memory_order_relaxed) %
@@ -400,6 +424,7 @@ static void *worker(void *arg)
             OPENSSL_cleanse(b, sizeof(*b));
             break;
         }
+        settle_priority(j, b->len);         /* before the loop may take and wipe it */
         atomic_fetch_add_explicit(&j->produced, 1, memory_order_release);
         atomic_store(&j->cpu_seconds, thread_cpu_seconds());
         wake_loop(j);

@@ -19,6 +19,18 @@ credit_under_assessed() {
     awk -v c="$(status_of jitter entropy_per_byte)" -v h="$(status_of jitter assessed_entropy_per_byte)" \
         'BEGIN { m = h - 0.5 < 1 ? h - 0.5 : 1; exit !(c > 0 && c <= m / 4 + 0.000175) }'
 }
+# The jitter worker's scheduling policy and nice value from /proc (stat fields 41 and 19):
+# "5 19" is SCHED_IDLE at nice 19.
+worker_policy() {
+    local stat
+    for stat in /proc/"$pid"/task/*/stat; do
+        if [ "$(cat "${stat%stat}comm" 2>/dev/null)" = randd-jitter ]; then
+            sed 's/^.*) //' "$stat" | awk '{ print $39, $17 }'
+            return
+        fi
+    done
+}
+worker_idle() { [ "$(worker_policy)" = "5 19" ]; }
 kernel_topups_above_zero() { "$RANDCTL" status --keys 2>/dev/null | grep -qE '^kernel\.topups: [1-9]'; }
 
 
@@ -54,6 +66,11 @@ if [ "$(id -u)" = 0 ]; then
 else
     echo "SKIP: kernel credit from jitter (needs root for RNDADDENTROPY)"
 fi
+# Its start-up work done (the start-up test's samples and the first assessment), the worker
+# runs only on CPU no one else wants.
+wait_for "the jitter worker at SCHED_IDLE" worker_idle &&
+    pass "after its start-up work the jitter worker runs at SCHED_IDLE, nice 19" ||
+    fail "jitter worker's policy and nice: '$(worker_policy)' (want 5 19: SCHED_IDLE at nice 19)"
 field_above jitter cpu_seconds 0 && pass "STATUS shows jitter's CPU time ($(status_of jitter cpu_seconds) s)" ||
     fail "no CPU time for jitter"
 if wait_for "jitter to stop once its credit is covered" field_is jitter running false; then

@@ -230,6 +230,16 @@ expect_output "reload: $work/own.conf is valid" "--reload names the daemon's fil
 kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null; rc=$?
 [ "$rc" = 129 ] && pass "--reload PID sends SIGHUP when the daemon's file is good" ||
     fail "the process got signal $((rc - 128)), not SIGHUP"
+# The daemon's command line is read with randd's own options: an abbreviated option that
+# takes a value (--soc for --socket) swallows the next argument, whatever it looks like, and
+# an abbreviated --config (--con) names the file, as the daemon's getopt_long read them.
+printf 'reseed_interval = often\n' >"$work/decoy.conf"
+( cd "$work" && exec perl -e '$SIG{HUP} = "DEFAULT"; sleep 600' randd --con own.conf \
+      --soc --config=decoy.conf ) & standin=$!
+wait_for "the stand-in to be perl" is_sleep "$standin"
+expect_exit 0 "--reload PID reads abbreviated options as the daemon did" "$RANDD" --reload "$standin"
+expect_output "reload: $work/own.conf is valid" "--reload names the file --con gave, not --soc's value"
+kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null
 sleep 600 & standin=$!
 wait_for "the stand-in to be sleep" eval '[ "$(cat /proc/$standin/comm 2>/dev/null)" = sleep ]'
 expect_exit 1 "--reload refuses a process that is not randd" "$RANDD" --reload "$standin"

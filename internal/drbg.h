@@ -71,7 +71,9 @@ int randd_drbg_reseed(struct randd_drbg *d, const void *entropy, size_t entropy_
 /* SP 800-90A 9.3.1: n bytes (n <= max_request), with optional additional input. With
  * prediction_resistance the DRBG first reseeds with pr_entropy (and the additional input, as
  * 9.3.1 step 7 says), which must then be given; without it pr_entropy must be NULL. On any
- * failure out is zeroed. */
+ * failure out is zeroed. In a forked child the copied DRBG refuses (RANDD_DRBG_E_OPENSSL:
+ * OpenSSL wants a reseed only fresh entropy could give) until it is uninstantiated and
+ * instantiated afresh, or generates with prediction resistance. */
 int randd_drbg_generate(struct randd_drbg *d, void *out, size_t n,
                         const void *addl, size_t addl_len,
                         bool prediction_resistance, const void *pr_entropy, size_t pr_len);

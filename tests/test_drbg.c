@@ -5,6 +5,8 @@
  * known-answer self-test with its error state. */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -684,6 +686,45 @@ START_TEST(uninstantiate_wipes_the_state)
 }
 END_TEST
 
+/* A forked child holds a copy of the parent's state: it must not continue the parent's
+ * stream. OpenSSL then asks for a reseed the seed source cannot give (nobody handed it
+ * entropy), so the copy refuses, and serves again only once instantiated afresh. */
+START_TEST(a_forked_copy_refuses_output_until_instantiated_afresh)
+{
+    static const uint8_t e[32] = { 9 }, nonce[16] = { 10 }, fresh[32] = { 11 };
+    uint8_t out[16];
+    int status[3], fds[2];
+    struct randd_drbg *d;
+    pid_t pid;
+
+    ck_assert_int_eq(randd_drbg_new(RANDD_DRBG_CTR_AES256, &d), RANDD_DRBG_OK);
+    ck_assert_int_eq(randd_drbg_instantiate(d, e, 32, nonce, 16, NULL, 0), RANDD_DRBG_OK);
+    ck_assert_int_eq(randd_drbg_generate(d, out, sizeof(out), NULL, 0, false, NULL, 0),
+                     RANDD_DRBG_OK);
+    ck_assert_int_eq(pipe(fds), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        status[0] = randd_drbg_generate(d, out, sizeof(out), NULL, 0, false, NULL, 0);
+        randd_drbg_uninstantiate(d);
+        status[1] = randd_drbg_instantiate(d, fresh, 32, nonce, 16, NULL, 0);
+        status[2] = randd_drbg_generate(d, out, sizeof(out), NULL, 0, false, NULL, 0);
+        _exit(write(fds[1], status, sizeof(status)) == sizeof(status) ? 0 : 1);
+    }
+    close(fds[1]);
+    ck_assert_int_eq(read(fds[0], status, sizeof(status)), sizeof(status));
+    close(fds[0]);
+    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+    ck_assert_msg(status[0] == RANDD_DRBG_E_OPENSSL, "the forked copy generated: %s",
+                  randd_drbg_strerror(status[0]));
+    ck_assert_int_eq(status[1], RANDD_DRBG_OK);
+    ck_assert_int_eq(status[2], RANDD_DRBG_OK);
+    ck_assert_int_eq(randd_drbg_generate(d, out, sizeof(out), NULL, 0, false, NULL, 0),
+                     RANDD_DRBG_OK);
+    randd_drbg_free(d);
+}
+END_TEST
+
 /* ---- the self-test ------------------------------------------------------------------------ */
 
 static void teardown(void)
@@ -764,6 +805,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, errors_are_named_and_refuse_output);
     tcase_add_test(tc, reseed_interval_is_enforced);
     tcase_add_test(tc, uninstantiate_wipes_the_state);
+    tcase_add_test(tc, a_forked_copy_refuses_output_until_instantiated_afresh);
     tcase_add_test(tc, selftest_passes);
     tcase_add_test(tc, a_failed_selftest_halts_output_until_a_clean_retest);
     return s;

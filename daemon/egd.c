@@ -342,6 +342,8 @@ static void serve(struct egd_client *c)
         if (got <= 0) {
             if (got == 0 || (errno != EAGAIN && errno != EINTR))
                 client_close(c);
+            else if (c->in_len == 0)
+                listener_idle(&c->conn);    /* between commands: may be evicted */
             return;
         }
         c->in_len += (size_t)got;
@@ -397,7 +399,8 @@ static bool waits_for_pool(const struct listener_conn *conn)
     return client_of(conn)->waiting;
 }
 
-/* Over max_clients a client is just closed: EGD has no way to say busy (.refuse NULL). */
+/* Over max_clients or evicted, a client is just closed: EGD has no way to say busy (.refuse
+ * NULL). */
 static const struct listener_ops egd_ops = {
     .client_size = sizeof(struct egd_client),
     .conn_offset = offsetof(struct egd_client, conn),

@@ -898,6 +898,8 @@ static bool read_request(struct client *c)
 gone_or_again:
     if (n == 0 || (errno != EAGAIN && errno != EINTR))
         client_close(c);
+    else if (c->head_len == 0 && !c->arena)
+        listener_idle(&c->conn);     /* between requests, holding nothing: may be evicted */
     return false;
 }
 
@@ -1000,17 +1002,21 @@ void server_pool_ready(struct server *s)
 
 /* --- up and down --------------------------------------------------------------------- */
 
-/* Over max_clients, into root's places or over its uid's share: the peer reads BUSY and why
- * before the listener closes it. */
+/* Over max_clients, into root's places, over its uid's share, or evicted while idle: the
+ * peer reads BUSY and why before the listener closes it. */
 static void turn_away_busy(void *arg, int fd, enum listener_refusal why, uid_t uid)
 {
     struct server *s = arg;
     char msg[SEND_NOW_TEXT];
 
     if (why == LISTENER_UID_SHARE)
-        snprintf(msg, sizeof(msg), "uid %u has its share of %u connections open "
-                 "(max_clients_per_uid); close one", (unsigned)uid,
-                 config_clients_per_uid(s->config));
+        snprintf(msg, sizeof(msg), "uid %u holds its fair share of max_clients (%u now, "
+                 "max_clients_per_uid %s); close one", (unsigned)uid,
+                 listener_fair_share(s->listener.clients, s->config),
+                 s->config->max_clients_per_uid ? "set" : "auto");
+    else if (why == LISTENER_EVICTED)
+        snprintf(msg, sizeof(msg), "closed while idle to make room for another uid: uid %u "
+                 "held more than its fair share of max_clients", (unsigned)uid);
     else if (why == LISTENER_ROOTS)
         snprintf(msg, sizeof(msg), "too many clients: the last %u of max_clients are kept "
                  "for root", config_clients_for_root(s->config));

@@ -342,8 +342,8 @@ static void serve(struct egd_client *c)
         if (got <= 0) {
             if (got == 0 || (errno != EAGAIN && errno != EINTR))
                 client_close(c);
-            else if (c->in_len == 0)
-                listener_idle(&c->conn);    /* between commands: may be evicted */
+            else                    /* waiting for its peer: may be evicted */
+                listener_idle(&c->conn);
             return;
         }
         c->in_len += (size_t)got;

@@ -32,7 +32,7 @@
 /* --- places ------------------------------------------------------------------------------ */
 
 /* Every serving loop takes and gives back places, so the total and the uids' counts change
- * together under one lock, taken once per accept and twice per close. A uid's entry exists
+ * together under one lock, taken twice per accept and twice per close. A uid's entry exists
  * while it has a connection: there are at most as many as connections, and a host has few
  * uids with one open, so a list searched in order does.
  *
@@ -90,10 +90,10 @@ static struct listener_uid *uid_entry(struct listener_clients *clients, uid_t ui
  * user can be one of them: their one cap is half a uid's. auto: no cap but fairness. */
 static unsigned cap_of(const struct config *cfg, uid_t uid)
 {
-    unsigned cap = cfg->max_clients_per_uid;
+    unsigned cap = config_clients_per_uid(cfg);
 
-    if (cap == CONFIG_AUTO)
-        return cfg->max_clients;
+    if (cfg->max_clients_per_uid == CONFIG_AUTO)
+        return cap;
     return uid != LISTENER_NO_UID || cap < 2 ? cap : cap / 2;
 }
 

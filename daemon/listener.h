@@ -41,7 +41,8 @@ struct listener_clients {
 /* Why a connection was refused. */
 enum listener_refusal {
     LISTENER_FULL,                      /* max_clients connections are open */
-    LISTENER_UID_SHARE,                 /* its uid holds max_clients_per_uid of them */
+    LISTENER_UID_SHARE,                 /* its uid holds its fair share of a full table, or
+                                         * max_clients_per_uid */
     LISTENER_ROOTS,                     /* not root's, and the rest are kept for root */
     LISTENER_EVICTED,                   /* an idle connection, closed to make room for a
                                          * uid under its fair share: its uid held more */
@@ -148,9 +149,10 @@ void listener_each(struct listener *l, void (*fn)(struct listener_conn *c));
  * would otherwise hold its place for ever. */
 void listener_progress(struct listener_conn *c);
 
-/* c waits for its peer and holds nothing (no request, reply or memfd arena): until its next
- * event, another uid's accept may close it to make room (see struct listener_clients). The
- * protocol calls it last, just before it returns to the loop. */
+/* c waits for its peer, between requests or partway into one, and holds nothing (no request
+ * being served, no reply, no memfd arena): until its next event, another uid's accept may
+ * close it to make room (see struct listener_clients). The protocol calls it last, just
+ * before it returns to the loop. */
 void listener_idle(struct listener_conn *c);
 
 /* The fair share of non-root places for one uid now: max_clients less root's places, over

@@ -898,8 +898,9 @@ static bool read_request(struct client *c)
 gone_or_again:
     if (n == 0 || (errno != EAGAIN && errno != EINTR))
         client_close(c);
-    else if (c->head_len == 0 && !c->arena)
-        listener_idle(&c->conn);     /* between requests, holding nothing: may be evicted */
+    else if (!c->arena)              /* waiting for its peer, between requests or partway
+                                      * into one, holding nothing: may be evicted */
+        listener_idle(&c->conn);
     return false;
 }
 

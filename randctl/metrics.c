@@ -44,7 +44,7 @@ static const struct scalar scalars[] = {
       "Protocol v1 clients turned away BUSY (max_clients or their uid's share).",
       "clients.busy" },
     { "randd_clients_over_uid_share_total", "counter",
-      "Clients (v1 and EGD) turned away: their uid held max_clients_per_uid.",
+      "Clients (v1 and EGD) turned away: their uid held its fair share of max_clients.",
       "clients.over_uid_share" },
     { "randd_served_bytes_total", "counter", "Random bytes served by BYTES and RANGE.", "bytes_served" },
     { "randd_egd_clients_accepted_total", "counter", "EGD clients accepted.", "egd.clients_accepted" },

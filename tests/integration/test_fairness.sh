@@ -78,6 +78,7 @@ probe() { as "$1" "$LATENCY_PROBE" "$RANDD_SOCKET" 1 0 32 2>>"$work/probe.err" |
 connected_below() { [ "$(key clients.connected)" -le "$1" ]; }
 
 # --- connections ----------------------------------------------------------------------
+echo "-- ${SECONDS} s: connections"
 egd_port=$("$FAIR_HOG" free-port)
 start_with_config "jitter = no" "max_clients = $MAX_CLIENTS" "egd_socket = $EGD_SOCKET" \
     "egd_listen = 127.0.0.1:$egd_port"
@@ -115,6 +116,7 @@ echo "hogs at the end: $(tail -qn1 "$work/hog1" "$work/hog-$UID2" "$work/hog-$UI
 wait_for "the hogs' connections closed" connected_below 1 || fail "connections still open: $(key clients.connected)"
 
 # EGD over TCP: its peers have no uid, and count as one between them.
+echo "-- ${SECONDS} s: EGD over TCP"
 hog "$work/hog2" '^holding' "${NOBODY[@]}" "$FAIR_HOG" hold egd "127.0.0.1:$egd_port" 64
 [ "$(held "$work/hog2")" = $PLACES ] &&
     pass "nobody as TCP peers holds every place not kept for root ($PLACES)" ||
@@ -138,6 +140,7 @@ unhog
 wait_for "the hogs' connections closed" connected_below 1 || fail "connections still open: $(key clients.connected)"
 
 # --- memfd arenas ---------------------------------------------------------------------
+echo "-- ${SECONDS} s: memfd arenas"
 hog "$work/hog3" '^holding' "${NOBODY[@]}" "$MEMFD_HOARDER" connect "$RANDD_SOCKET" 16
 nobody_arenas=$(sed -n 's/^holding [0-9]* connections: \([0-9]*\) with a descriptor.*/\1/p' "$work/hog3")
 worst=0 served= waiters=
@@ -158,6 +161,7 @@ row "memfd arenas" "nobody holds ${nobody_arenas:-?} (its cap), 16 replies unrea
 unhog
 
 # --- PRIME and RANGE work -------------------------------------------------------------
+echo "-- ${SECONDS} s: PRIME and RANGE"
 primes0=$(key requests.prime)
 for i in 1 2 3 4; do
     (while :; do as_nobody "$RANDCTL" prime 4096 >/dev/null 2>&1; done) &
@@ -187,9 +191,11 @@ done
 row "PRIME and RANGE work" "nobody runs 4 PRIME 4096 (its lanes) and streams RANGE" \
     "$served served PRIME 256 and RANGE" "max $worst ms, at once (bound $PRIME_BOUND_MS ms)"
 unhog
+echo "-- ${SECONDS} s: stopping randd"
 stop_randd
 
 # --- the noise queue, the reserve, EGD blocking reads --------------------------------
+echo "-- ${SECONDS} s: the noise queue"
 mkfifo "$work/noise"
 exec 7<>"$work/noise"             # held open: the source never reads end-of-file
 # About 250 blocks a second (test_noise_reserve.sh): nobody's four 4 KiB requests, 512
@@ -200,6 +206,7 @@ start_with_config "cpu_source = no" "jitter = no" "kernel_topup = no" \
     "hwrng_device = $work/noise" "egd_socket = $EGD_SOCKET" "egd_full_entropy = yes"
 chmod 666 "$EGD_SOCKET" 2>/dev/null
 wait_for "the FIFO hwrng healthy" field_is hwrng state healthy || fail "hwrng: $(cat "$work/log")"
+echo "-- ${SECONDS} s: the FIFO hwrng healthy"
 for i in 1 2 3 4; do
     (while :; do as_nobody "$RANDCTL" bytes 67108864 --full-entropy --raw --timeout 120000 >/dev/null 2>&1; done) &
     hogs+=($!)
@@ -207,6 +214,7 @@ done
 nobody_waits() { [ "$(key noise.waiting)" -ge 4 ]; }
 wait_for "nobody's four full-entropy requests waiting" nobody_waits || fail "noise.waiting: $(key noise.waiting)"
 hog "$work/hog4" '^waiting' "${NOBODY[@]}" "$FAIR_HOG" egd-wait "$EGD_SOCKET" 16
+echo "-- ${SECONDS} s: nobody waits"
 
 worst=0 served= waiters=
 for who in $UID2 $UID3 root; do
@@ -224,6 +232,7 @@ waiting=$(key noise.waiting)
 row "noise-queue places" "nobody keeps 4 FULL_ENTROPY waiting (its places; ${waiting} waiting after)" \
     "$served served FULL_ENTROPY" "max $worst ms, randctl start included (bound $NOISE_BOUND_MS ms)"
 
+echo "-- ${SECONDS} s: the reserve"
 answered=
 for who in $UID2 $UID3 root; do
     ok=0
@@ -255,6 +264,7 @@ unhog
 stop_randd
 exec 7>&-
 
+echo "-- ${SECONDS} s: done"
 echo "== fairness matrix: resource | hog | served | measured (bound)"
 printf '%s\n' "${matrix[@]}"
 finish test_fairness.sh

@@ -63,7 +63,7 @@ static const uint8_t range_r[32] = {
     0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b, 0xbf, 0xd2, 0x5e, 0x8c, 0xd0, 0x36, 0x41, 0x41,
 };
 
-static double now(void)
+static double bench_now(void)
 {
     struct timespec ts;
 
@@ -76,7 +76,7 @@ static double now(void)
 static const char *failed_what;
 static int failed_err;
 
-static void failure(const char *what, int err)
+static void bench_failure(const char *what, int err)
 {
     if (!failed_err) {
         failed_what = what;
@@ -84,9 +84,16 @@ static void failure(const char *what, int err)
     }
 }
 
-static bool failing(void)
+static bool bench_failing(void)
 {
     return failed_err != 0;
+}
+
+/* The first failure's error (0: none) and, through what, what failed. */
+static int bench_failed(const char **what)
+{
+    *what = failed_what;
+    return failed_err;
 }
 
 /* --- results ------------------------------------------------------------------------------ */
@@ -98,41 +105,61 @@ struct result {
     double value;
 };
 
-static struct result results[160];
-static size_t nresults;
+static struct result rows[160];
+static size_t nrows;
 
-static const struct result *record(const char *section, const char *method, size_t size,
-                                   const char *metric, const char *unit, double value)
+static const struct result *bench_record(const char *section, const char *method, size_t size,
+                                         const char *metric, const char *unit, double value)
 {
-    struct result *r = &results[nresults++];
+    struct result *r = &rows[nrows++];
 
     *r = (struct result){ section, method, size, metric, unit, value };
     return r;
 }
 
-static const struct result *find(const char *section, const char *method, size_t size,
-                                 const char *metric)
+static const struct result *bench_find(const char *section, const char *method, size_t size,
+                                       const char *metric)
 {
-    for (size_t i = 0; i < nresults; i++)
-        if (!strcmp(results[i].section, section) && !strcmp(results[i].method, method) &&
-            results[i].size == size && !strcmp(results[i].metric, metric))
-            return &results[i];
+    for (size_t i = 0; i < nrows; i++)
+        if (!strcmp(rows[i].section, section) && !strcmp(rows[i].method, method) &&
+            rows[i].size == size && !strcmp(rows[i].metric, metric))
+            return &rows[i];
     return NULL;
 }
 
-static double value_of(const char *section, const char *method, size_t size, const char *metric)
+static double bench_value_of(const char *section, const char *method, size_t size,
+                             const char *metric)
 {
-    const struct result *r = find(section, method, size, metric);
+    const struct result *r = bench_find(section, method, size, metric);
 
     return r ? r->value : NAN;
+}
+
+/* Every row so far, in the order recorded. */
+static const struct result *bench_results(size_t *n)
+{
+    *n = nrows;
+    return rows;
 }
 
 /* --- progress ----------------------------------------------------------------------------- */
 
 static int step, steps;
 
-static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void progress(const char *fmt, ...)
+/* How many steps the run has, for the [N/M] before each line. */
+static void bench_progress_plan(int n)
+{
+    steps = n;
+}
+
+/* Steps that were planned but will not be taken (a section that left its rows out). */
+static void bench_progress_skip(int n)
+{
+    step += n;
+}
+
+static void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void bench_progress(const char *fmt, ...)
 {
     va_list ap;
 
@@ -157,25 +184,25 @@ static int compare_doubles(const void *a, const void *b)
 }
 
 /* Operations per second over one run of about seconds; NAN once anything failed. */
-static double rate_once(op_fn op, void *ctx, size_t size, double seconds)
+static double bench_rate_once(op_fn op, void *ctx, size_t size, double seconds)
 {
-    double start = now(), elapsed;
+    double start = bench_now(), elapsed;
     uint64_t ops = 0;
     unsigned batch = 1;
 
-    if (failing())
+    if (bench_failing())
         return NAN;
     do {
         for (unsigned i = 0; i < batch; i++) {
             int rc = op(ctx, size);
 
             if (rc < 0) {
-                failure("request failed", rc);
+                bench_failure("request failed", rc);
                 return NAN;
             }
         }
         ops += batch;
-        elapsed = now() - start;
+        elapsed = bench_now() - start;
         if (batch < (1u << 16) && elapsed < 1e-3)
             batch *= 2;                      /* the clock is read about once a millisecond */
     } while (elapsed < seconds);
@@ -183,27 +210,27 @@ static double rate_once(op_fn op, void *ctx, size_t size, double seconds)
 }
 
 /* How many turns the cross-method figures take: TURNS, or fewer of TURN_MIN, at least REPS. */
-static int turns_for(double seconds)
+static int bench_turns_for(double seconds)
 {
     int n = (int)(seconds / TURN_MIN);
 
     return n > TURNS ? TURNS : n < REPS ? REPS : n;
 }
 
-static double median(double *v, size_t n)
+static double bench_median(double *v, size_t n)
 {
     qsort(v, n, sizeof(v[0]), compare_doubles);
     return v[n / 2];
 }
 
 /* Operations per second: the median of REPS runs of seconds / REPS each. */
-static double rate(op_fn op, void *ctx, size_t size, double seconds)
+static double bench_rate(op_fn op, void *ctx, size_t size, double seconds)
 {
     double rates[REPS];
 
     for (int r = 0; r < REPS; r++)
-        rates[r] = rate_once(op, ctx, size, seconds / REPS);
-    return median(rates, REPS);
+        rates[r] = bench_rate_once(op, ctx, size, seconds / REPS);
+    return bench_median(rates, REPS);
 }
 
 /* Latencies, binned logarithmically (2% wide bins) so any number of samples fits. */
@@ -238,20 +265,20 @@ static double hist_percentile(const struct histogram *h, double p)
     return NAN;
 }
 
-static void latency(op_fn op, void *ctx, size_t size, double seconds, struct histogram *h)
+static void bench_latency(op_fn op, void *ctx, size_t size, double seconds, struct histogram *h)
 {
-    double end = now() + seconds;
+    double end = bench_now() + seconds;
 
-    while (!failing() && now() < end) {
+    while (!bench_failing() && bench_now() < end) {
         for (int i = 0; i < 64; i++) {
-            double t0 = now();
+            double t0 = bench_now();
             int rc = op(ctx, size);
 
             if (rc < 0) {
-                failure("request failed", rc);
+                bench_failure("request failed", rc);
                 return;
             }
-            hist_add(h, (now() - t0) * 1e9);
+            hist_add(h, (bench_now() - t0) * 1e9);
         }
     }
 }
@@ -266,6 +293,12 @@ struct conn {
 
 /* A daemon the benchmark started itself (--compare-workers); NULL: the running one. */
 static const char *started_socket;
+
+/* Where conn_open connects from now on: path, or the running daemon's when NULL. */
+static void conn_use_socket(const char *path)
+{
+    started_socket = path;
+}
 
 static int conn_open(struct conn *c)
 {
@@ -735,8 +768,8 @@ static void *client_run(void *arg)
 {
     struct client *c = arg;
 
-    while (now() < c->end) {
-        double t0 = now();
+    while (bench_now() < c->end) {
+        double t0 = bench_now();
 
         if (op_randd(&c->ctx, 32) < 0) {
             c->errors++;
@@ -745,7 +778,7 @@ static void *client_run(void *arg)
                 break;
             continue;
         }
-        hist_add(&c->hist, (now() - t0) * 1e9);
+        hist_add(&c->hist, (bench_now() - t0) * 1e9);
         c->requests++;
     }
     return NULL;
@@ -763,25 +796,25 @@ static double run_clients(unsigned n, double seconds, bool record_them)
 
     unsigned opened = 0, started = 0;
 
-    if (failing() || !clients || !all) {
-        failure("clients", -ENOMEM);
+    if (bench_failing() || !clients || !all) {
+        bench_failure("clients", -ENOMEM);
         goto out;
     }
     for (; opened < n; opened++) {
         int rc = conn_open(&clients[opened].ctx.conn);
 
         if (rc < 0) {
-            failure("connect", rc);
+            bench_failure("connect", rc);
             goto out;
         }
         clients[opened].ctx.out = clients[opened].out;
         clients[opened].ctx.depth = 1;
     }
-    start = now();
+    start = bench_now();
     for (; started < n; started++) {
         clients[started].end = start + seconds;
         if (pthread_create(&clients[started].thread, NULL, client_run, &clients[started]) != 0) {
-            failure("threads", -EAGAIN);
+            bench_failure("threads", -EAGAIN);
             break;
         }
     }
@@ -791,16 +824,16 @@ static double run_clients(unsigned n, double seconds, bool record_them)
         errors += clients[i].errors;
         hist_merge(all, &clients[i].hist);
     }
-    elapsed = now() - start;
+    elapsed = bench_now() - start;
     aggregate = errors ? NAN : (double)requests / elapsed;
     if (!record_them)
         goto out;
-    if (!failing() && asprintf(&name, "randd x%u", n) < 0)
-        failure("clients", -ENOMEM);
-    if (!failing()) {
-        record("clients", name, 32, "aggregate", "req/s", (double)requests / elapsed);
-        record("clients", name, 32, "p99.9", "us", hist_percentile(all, 99.9) / 1e3);
-        record("clients", name, 32, "errors", "", (double)errors);
+    if (!bench_failing() && asprintf(&name, "randd x%u", n) < 0)
+        bench_failure("clients", -ENOMEM);
+    if (!bench_failing()) {
+        bench_record("clients", name, 32, "aggregate", "req/s", (double)requests / elapsed);
+        bench_record("clients", name, 32, "p99.9", "us", hist_percentile(all, 99.9) / 1e3);
+        bench_record("clients", name, 32, "errors", "", (double)errors);
     }
 out:
     for (unsigned i = 0; i < opened; i++)
@@ -848,7 +881,7 @@ static void stop_started(struct started *d)
 /* Waits until it answers STATUS ready, for up to 30 s. */
 static int wait_ready(const struct started *d)
 {
-    for (double end = now() + 30; now() < end; usleep(20000)) {
+    for (double end = bench_now() + 30; bench_now() < end; usleep(20000)) {
         randd_handle *h;
         char *json = NULL;
         bool ready = false;
@@ -920,24 +953,25 @@ static void compare_workers(const struct options *o)
     static char names[2][2][40];       /* results keep a pointer to their method's name */
     int rc = 0;
 
-    progress("workers: %s with workers = 1 and 2, 1 and 64 clients", o->compare_workers);
+    bench_progress("workers: %s with workers = 1 and 2, 1 and 64 clients", o->compare_workers);
     for (int w = 0; w < 2 && rc == 0; w++)
         if ((rc = start_randd(o->compare_workers, loops[w], &d[w])) < 0)
-            failure(o->compare_workers, rc);
-    for (int rep = 0; rep < REPS && !failing(); rep++)
+            bench_failure(o->compare_workers, rc);
+    for (int rep = 0; rep < REPS && !bench_failing(); rep++)
         for (int w = 0; w < 2; w++)
             for (int c = 0; c < 2; c++) {
-                started_socket = d[w].sock;
+                conn_use_socket(d[w].sock);
                 rates[w][c][rep] = run_clients(nclients[c], o->seconds, false);
-                started_socket = NULL;
+                conn_use_socket(NULL);
             }
     for (int w = 0; w < 2; w++)
         stop_started(&d[w]);
-    for (int w = 0; w < 2 && !failing(); w++)
+    for (int w = 0; w < 2 && !bench_failing(); w++)
         for (int c = 0; c < 2; c++) {
             snprintf(names[w][c], sizeof(names[w][c]), "randd workers=%u x%u", loops[w],
                      nclients[c]);
-            record("workers", names[w][c], 32, "aggregate", "req/s", median(rates[w][c], REPS));
+            bench_record("workers", names[w][c], 32, "aggregate", "req/s",
+                         bench_median(rates[w][c], REPS));
         }
 }
 
@@ -947,19 +981,19 @@ static void pingpong_floor(const struct options *o)
     struct echo e;
     struct histogram h = { { 0 }, 0 };
 
-    progress("floor: AF_UNIX ping-pong, 8 B request, 32 B reply");
+    bench_progress("floor: AF_UNIX ping-pong, 8 B request, 32 B reply");
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, e.fds) < 0) {
-        failure("echo thread", -errno);
+        bench_failure("echo thread", -errno);
         return;
     }
     if (pthread_create(&e.thread, NULL, echo_run, &e.fds[1]) != 0) {
-        failure("echo thread", -EAGAIN);
+        bench_failure("echo thread", -EAGAIN);
         close(e.fds[0]);
         close(e.fds[1]);
         return;
     }
-    latency(op_pingpong, &e, 32, o->seconds, &h);
-    record("floor", "AF_UNIX ping-pong", 32, "p50", "us", hist_percentile(&h, 50) / 1e3);
+    bench_latency(op_pingpong, &e, 32, o->seconds, &h);
+    bench_record("floor", "AF_UNIX ping-pong", 32, "p50", "us", hist_percentile(&h, 50) / 1e3);
     shutdown(e.fds[0], SHUT_RDWR);
     pthread_join(e.thread, NULL);
     close(e.fds[0]);
@@ -1003,7 +1037,7 @@ static void throughput(const struct options *o, struct plain_ctx *p, struct rand
     static const uint8_t key[32], iv[16];
     static double rates[NMETHODS][NSIZES][TURNS], floor_rates[NSIZES * TURNS];
     static double stream_rates[TURNS];
-    int turns = turns_for(o->seconds);
+    int turns = bench_turns_for(o->seconds);
     double slice = o->seconds / turns, seeds = seed_requests();
     bool have[NMETHODS];
     struct stream st;
@@ -1017,46 +1051,48 @@ static void throughput(const struct options *o, struct plain_ctx *p, struct rand
     if (!p->cipher || !EVP_EncryptInit_ex2(p->cipher, floor_is_aes() ? EVP_aes_256_ctr()
                                                                       : EVP_chacha20(),
                                            key, iv, NULL)) {
-        failure(floor_cipher(), -EIO);
+        bench_failure(floor_cipher(), -EIO);
         EVP_CIPHER_CTX_free(p->cipher);
         return;
     }
     st.out = p->out;
     if ((rc = stream_open(&st)) < 0) {
-        failure("AF_UNIX stream floor", rc);
+        bench_failure("AF_UNIX stream floor", rc);
         EVP_CIPHER_CTX_free(p->cipher);
         return;
     }
     for (size_t s = 0; s < NSIZES; s++) {
-        progress("throughput: %zu B requests, every method and the %s floor%s", sizes[s],
-                 floor_cipher(), sizes[s] == MIB ? " and the AF_UNIX stream" : "");
+        bench_progress("throughput: %zu B requests, every method and the %s floor%s", sizes[s],
+                       floor_cipher(), sizes[s] == MIB ? " and the AF_UNIX stream" : "");
         for (int rep = 0; rep < turns; rep++) {
             floor_rates[s * turns + rep] =
-                rate_once(op_keystream, p, 16384, slice) * 16384 / 1e6;
+                bench_rate_once(op_keystream, p, 16384, slice) * 16384 / 1e6;
             if (sizes[s] == MIB)
-                stream_rates[rep] = rate_once(op_stream, &st, MIB, slice) * MIB / 1e6;
+                stream_rates[rep] = bench_rate_once(op_stream, &st, MIB, slice) * MIB / 1e6;
             for (size_t m = 0; m < NMETHODS; m++) {
                 void *ctx = methods[m].op == op_randd ? (void *)r
                           : methods[m].op == op_vdso  ? (void *)v : (void *)p;
                 double per_op = methods[m].op == op_randd ? sizes[s] * PIPELINE : sizes[s];
 
                 if (have[m])
-                    rates[m][s][rep] = rate_once(methods[m].op, ctx, sizes[s], slice) * per_op / 1e6;
+                    rates[m][s][rep] =
+                        bench_rate_once(methods[m].op, ctx, sizes[s], slice) * per_op / 1e6;
             }
         }
     }
     EVP_CIPHER_CTX_free(p->cipher);
     stream_close(&st);
-    record("floor", floor_name(), 16384, "throughput", "MB/s",
-           median(floor_rates, NSIZES * turns));
-    record("floor", "AF_UNIX stream", MIB, "throughput", "MB/s", median(stream_rates, turns));
+    bench_record("floor", floor_name(), 16384, "throughput", "MB/s",
+                 bench_median(floor_rates, NSIZES * turns));
+    bench_record("floor", "AF_UNIX stream", MIB, "throughput", "MB/s",
+                 bench_median(stream_rates, turns));
     for (size_t m = 0; m < NMETHODS; m++)
         for (size_t s = 0; s < NSIZES && have[m]; s++)
-            record("throughput", methods[m].name, sizes[s], "throughput", "MB/s",
-                   median(rates[m][s], turns));
+            bench_record("throughput", methods[m].name, sizes[s], "throughput", "MB/s",
+                         bench_median(rates[m][s], turns));
     /* Every SEED request during these runs came from RAND_bytes+randd's DRBGs. */
     if (p->randd_seeded)
-        record("seeding", "RAND_bytes+randd", 0, "SEED reqs", "", seed_requests() - seeds);
+        bench_record("seeding", "RAND_bytes+randd", 0, "SEED reqs", "", seed_requests() - seeds);
 }
 
 static void latencies(const struct options *o, struct plain_ctx *p, struct randd_ctx *r,
@@ -1073,44 +1109,46 @@ static void latencies(const struct options *o, struct plain_ctx *p, struct randd
     for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
         struct histogram h = { { 0 }, 0 };
 
-        progress("latency: %s, 32 B", methods[m].name);
-        latency(methods[m].op, methods[m].ctx, 32, o->seconds, &h);
+        bench_progress("latency: %s, 32 B", methods[m].name);
+        bench_latency(methods[m].op, methods[m].ctx, 32, o->seconds, &h);
         for (int i = 0; i < 3; i++)
-            record("latency", methods[m].name, 32, pct_names[i], "us",
-                   hist_percentile(&h, pcts[i]) / 1e3);
+            bench_record("latency", methods[m].name, 32, pct_names[i], "us",
+                         hist_percentile(&h, pcts[i]) / 1e3);
     }
     r->depth = PIPELINE;
 
     /* One small call: rates, so the clock's own cost stays out, taken in turns so that a
      * noisy neighbour slows all three alike and the ratios hold. */
     double in_process[TURNS], syscall[TURNS], vdso[TURNS];
-    int turns = turns_for(o->seconds);
+    int turns = bench_turns_for(o->seconds);
 
-    progress("latency: in-process, getrandom, vDSO, 32 B");
+    bench_progress("latency: in-process, getrandom, vDSO, 32 B");
     for (int i = 0; i < turns; i++) {
-        in_process[i] = rate_once(op_in_process, p, 32, o->seconds / turns);
-        syscall[i] = rate_once(op_getrandom, p, 32, o->seconds / turns);
-        vdso[i] = v->fn ? rate_once(op_vdso, v, 32, o->seconds / turns) : NAN;
+        in_process[i] = bench_rate_once(op_in_process, p, 32, o->seconds / turns);
+        syscall[i] = bench_rate_once(op_getrandom, p, 32, o->seconds / turns);
+        vdso[i] = v->fn ? bench_rate_once(op_vdso, v, 32, o->seconds / turns) : NAN;
     }
-    record("latency", "in-process", 32, "per call", "ns", 1e9 / median(in_process, turns));
-    record("latency", "getrandom", 32, "per call", "ns", 1e9 / median(syscall, turns));
+    bench_record("latency", "in-process", 32, "per call", "ns",
+                 1e9 / bench_median(in_process, turns));
+    bench_record("latency", "getrandom", 32, "per call", "ns", 1e9 / bench_median(syscall, turns));
     if (v->fn)
-        record("latency", "vDSO getrandom", 32, "per call", "ns", 1e9 / median(vdso, turns));
+        bench_record("latency", "vDSO getrandom", 32, "per call", "ns",
+                     1e9 / bench_median(vdso, turns));
 }
 
 static void ranges(const struct options *o, struct plain_ctx *p, struct randd_ctx *r)
 {
-    progress("range: randd RANGE, 1000 x 256-bit");
-    record("range", "randd RANGE", 32, "samples/s", "1/s",
-           rate(op_range, r, 32, o->seconds) * RANGE_COUNT);
-    progress("range: BN_rand_range, 256-bit");
+    bench_progress("range: randd RANGE, 1000 x 256-bit");
+    bench_record("range", "randd RANGE", 32, "samples/s", "1/s",
+                 bench_rate(op_range, r, 32, o->seconds) * RANGE_COUNT);
+    bench_progress("range: BN_rand_range, 256-bit");
     p->r = BN_bin2bn(range_r, sizeof(range_r), NULL);
     p->v = BN_new();
     if (!p->r || !p->v)
-        failure("BIGNUM", -ENOMEM);
+        bench_failure("BIGNUM", -ENOMEM);
     else
-        record("range", "BN_rand_range", 32, "samples/s", "1/s",
-               rate(op_bn_rand_range, p, 32, o->seconds));
+        bench_record("range", "BN_rand_range", 32, "samples/s", "1/s",
+                     bench_rate(op_bn_rand_range, p, 32, o->seconds));
     BN_free(p->r);
     BN_clear_free(p->v);
 }
@@ -1131,15 +1169,16 @@ static void reseeds(const struct options *o, struct plain_ctx *p)
 {
     double kernel[REPS], randd[REPS];
 
-    progress("seeding: a reseed of the primary DRBG, default and randd-seeded");
+    bench_progress("seeding: a reseed of the primary DRBG, default and randd-seeded");
     for (int i = 0; i < REPS; i++) {
-        kernel[i] = rate_once(op_reseed, NULL, 0, o->seconds / REPS);
-        randd[i] = p->randd_seeded ? rate_once(op_reseed, p->randd_seeded, 0, o->seconds / REPS)
-                                   : NAN;
+        kernel[i] = bench_rate_once(op_reseed, NULL, 0, o->seconds / REPS);
+        randd[i] = p->randd_seeded
+                 ? bench_rate_once(op_reseed, p->randd_seeded, 0, o->seconds / REPS) : NAN;
     }
-    record("seeding", "RAND_bytes", 0, "reseed", "us", 1e6 / median(kernel, REPS));
+    bench_record("seeding", "RAND_bytes", 0, "reseed", "us", 1e6 / bench_median(kernel, REPS));
     if (p->randd_seeded)
-        record("seeding", "RAND_bytes+randd", 0, "reseed", "us", 1e6 / median(randd, REPS));
+        bench_record("seeding", "RAND_bytes+randd", 0, "reseed", "us",
+                     1e6 / bench_median(randd, REPS));
 }
 
 /* --- the engines' raw rates beside AES-128-CTR on the same AES-NI units ------------------- */
@@ -1188,31 +1227,32 @@ static void engines(const struct options *o, uint8_t *out)
     double c[REPS], ca[REPS], r[REPS], a[REPS];
     bool randen = randd_randen_available(), aes = randd_crypto_has_hardware_aes();
 
-    progress("engines: Cymric (ChaCha20%s), Randen and AES-128-CTR, 1 MiB calls",
-             aes ? " and AES-256-CTR" : "");
+    bench_progress("engines: Cymric (ChaCha20%s), Randen and AES-128-CTR, 1 MiB calls",
+                   aes ? " and AES-256-CTR" : "");
     e.aes = EVP_CIPHER_CTX_new();
     if (!e.aes || !EVP_EncryptInit_ex2(e.aes, EVP_aes_128_ctr(), key, iv, NULL) ||
         randd_cymric_init(&e.cymric, 0) < 0 || randd_cymric_seed(&e.cymric, seed, sizeof(seed)) < 0)
-        failure("engines", -EIO);
+        bench_failure("engines", -EIO);
     else if (randen && (randd_randen_init(&e.randen) < 0 ||
                         randd_randen_seed(&e.randen, seed, sizeof(seed)) < 0))
-        failure("Randen", -EIO);
+        bench_failure("Randen", -EIO);
     else if (aes && (randd_cymric_init(&e.cymric_aes, 0) < 0 ||
                      randd_cymric_use_stream(&e.cymric_aes, RANDD_STREAM_AES256CTR) < 0 ||
                      randd_cymric_seed(&e.cymric_aes, seed, sizeof(seed)) < 0))
-        failure("Cymric (AES-256-CTR)", -EIO);
-    for (int i = 0; i < REPS && !failing(); i++) {
-        c[i] = rate_once(op_cymric, &e, MIB, o->seconds / REPS) * MIB / 1e6;
-        ca[i] = aes ? rate_once(op_cymric_aes, &e, MIB, o->seconds / REPS) * MIB / 1e6 : NAN;
-        r[i] = randen ? rate_once(op_randen, &e, MIB, o->seconds / REPS) * MIB / 1e6 : NAN;
-        a[i] = rate_once(op_aes_ctr, &e, MIB, o->seconds / REPS) * MIB / 1e6;
+        bench_failure("Cymric (AES-256-CTR)", -EIO);
+    for (int i = 0; i < REPS && !bench_failing(); i++) {
+        c[i] = bench_rate_once(op_cymric, &e, MIB, o->seconds / REPS) * MIB / 1e6;
+        ca[i] = aes ? bench_rate_once(op_cymric_aes, &e, MIB, o->seconds / REPS) * MIB / 1e6 : NAN;
+        r[i] = randen ? bench_rate_once(op_randen, &e, MIB, o->seconds / REPS) * MIB / 1e6 : NAN;
+        a[i] = bench_rate_once(op_aes_ctr, &e, MIB, o->seconds / REPS) * MIB / 1e6;
     }
-    record("engine", "AES-128-CTR (EVP)", MIB, "throughput", "MB/s", median(a, REPS));
-    record("engine", "Cymric", MIB, "throughput", "MB/s", median(c, REPS));
+    bench_record("engine", "AES-128-CTR (EVP)", MIB, "throughput", "MB/s", bench_median(a, REPS));
+    bench_record("engine", "Cymric", MIB, "throughput", "MB/s", bench_median(c, REPS));
     if (aes)
-        record("engine", "Cymric (AES-256-CTR)", MIB, "throughput", "MB/s", median(ca, REPS));
+        bench_record("engine", "Cymric (AES-256-CTR)", MIB, "throughput", "MB/s",
+                     bench_median(ca, REPS));
     if (randen)
-        record("engine", "Randen", MIB, "throughput", "MB/s", median(r, REPS));
+        bench_record("engine", "Randen", MIB, "throughput", "MB/s", bench_median(r, REPS));
     randd_cymric_fini(&e.cymric);
     randd_cymric_fini(&e.cymric_aes);
     randd_randen_wipe(&e.randen);
@@ -1267,22 +1307,23 @@ static void noise_sources(randd_handle *h, char *out, size_t cap)
 static int mode_run(randd_handle *h, enum randd_mode mode, size_t size, double seconds,
                     uint8_t *out, double *bytes_per_s, double *p50_ms, double *max_ms)
 {
-    double lat[4096], start = now();
+    double lat[4096], start = bench_now();
     size_t n = 0;
 
-    while (n < sizeof(lat) / sizeof(lat[0]) && (n < MODE_MIN_SAMPLES || now() - start < seconds)) {
-        double t0 = now();
+    while (n < sizeof(lat) / sizeof(lat[0]) &&
+           (n < MODE_MIN_SAMPLES || bench_now() - start < seconds)) {
+        double t0 = bench_now();
         int rc = randd_bytes_mode(h, out, size, mode);
 
         if (rc < 0)
             return rc;
-        lat[n++] = (now() - t0) * 1e3;
+        lat[n++] = (bench_now() - t0) * 1e3;
     }
-    *bytes_per_s = (double)(n * size) / (now() - start);
+    *bytes_per_s = (double)(n * size) / (bench_now() - start);
     *max_ms = 0;
     for (size_t i = 0; i < n; i++)
         *max_ms = lat[i] > *max_ms ? lat[i] : *max_ms;
-    *p50_ms = median(lat, n);
+    *p50_ms = bench_median(lat, n);
     return 0;
 }
 
@@ -1296,13 +1337,13 @@ static void mode_rows(const char *what, const char *sources, enum randd_mode mod
     int rc;
 
     snprintf(method, sizeof(methods[0]), "%s: %s", what, sources);
-    progress("noise modes: %s, %zu B and %d B requests", method, bulk, MODE_LATENCY_BYTES);
+    bench_progress("noise modes: %s, %zu B and %d B requests", method, bulk, MODE_LATENCY_BYTES);
     if ((rc = mode_run(h, mode, bulk, o->seconds, out, &rate, &unused, &unused)) == 0)
-        record("noise", method, bulk, "throughput", "B/s", rate);
+        bench_record("noise", method, bulk, "throughput", "B/s", rate);
     if (rc == 0 && (rc = mode_run(h, mode, MODE_LATENCY_BYTES, o->seconds, out, &unused, &p50,
                                   &worst)) == 0) {
-        record("noise", method, MODE_LATENCY_BYTES, "p50", "ms", p50);
-        record("noise", method, MODE_LATENCY_BYTES, "max", "ms", worst);
+        bench_record("noise", method, MODE_LATENCY_BYTES, "p50", "ms", p50);
+        bench_record("noise", method, MODE_LATENCY_BYTES, "max", "ms", worst);
     }
     /* Not a failure of the benchmark: a daemon without the modes (MALFORMED from one older
      * than them, NO_NOISE_SOURCE) or too slow a source (the timeout) leaves its rows out. */
@@ -1319,14 +1360,14 @@ static void noise_modes(const struct options *o, uint8_t *out)
     int rc;
 
     if ((rc = randd_open(&h, daemon_socket())) < 0) {
-        step += 2;
-        failure("noise modes", rc);
+        bench_progress_skip(2);
+        bench_failure("noise modes", rc);
         return;
     }
     randd_set_timeout(h, MODE_TIMEOUT_MS);
     noise_sources(h, sources, sizeof(sources));
     if (!sources[0]) {
-        step += 2;
+        bench_progress_skip(2);
         fprintf(stderr, "randctl: benchmark: the daemon has no healthy noise source (the CPU's, "
                 "hwrng, jitter): no prediction-resistant or full-entropy rows\n");
     } else {
@@ -1433,7 +1474,7 @@ static void *cost_client_run(void *arg)
 {
     struct cost_client *c = arg;
 
-    while (now() < c->end && c->err == 0) {
+    while (bench_now() < c->end && c->err == 0) {
         c->err = op_randd(&c->ctx, c->size);
         c->requests += c->err == 0;
     }
@@ -1461,7 +1502,7 @@ static double cpu_per_request(pid_t pid, size_t size, double seconds)
             err = conn_open(&c[i].ctx.conn);
     }
     before = daemon_cpu_ns(pid);
-    for (double end = now() + seconds; err == 0 && started < COST_CLIENTS; started++) {
+    for (double end = bench_now() + seconds; err == 0 && started < COST_CLIENTS; started++) {
         c[started].end = end;
         if (pthread_create(&c[started].thread, NULL, cost_client_run, &c[started]) != 0)
             err = -EAGAIN;
@@ -1479,7 +1520,7 @@ static double cpu_per_request(pid_t pid, size_t size, double seconds)
         free(c[i].ctx.out);
     }
     if (err < 0) {
-        failure("daemon CPU per request", err);
+        bench_failure("daemon CPU per request", err);
         return NAN;
     }
     return requests && before >= 0 && after >= before ? (after - before) / 1e3 / requests : NAN;
@@ -1491,13 +1532,19 @@ static void daemon_cpu_rows(const struct options *o, const struct daemon_cost *c
     for (size_t i = 0; i < sizeof(cost_sizes) / sizeof(cost_sizes[0]) && c->pid; i++) {
         double us[REPS];
 
-        progress("daemon CPU per %zu B request, %d clients", cost_sizes[i], COST_CLIENTS);
-        for (int rep = 0; rep < REPS && !failing(); rep++)
+        bench_progress("daemon CPU per %zu B request, %d clients", cost_sizes[i], COST_CLIENTS);
+        for (int rep = 0; rep < REPS && !bench_failing(); rep++)
             us[rep] = cpu_per_request(c->pid, cost_sizes[i], o->seconds / 2);
-        if (!failing())
-            record("daemon CPU", COST_METHOD, cost_sizes[i], "per request", "us",
-                   median(us, REPS));
+        if (!bench_failing())
+            bench_record("daemon CPU", COST_METHOD, cost_sizes[i], "per request", "us",
+                         bench_median(us, REPS));
     }
+}
+
+/* How many progress steps daemon_cpu_rows takes: none where the daemon cannot be seen. */
+static int daemon_cpu_steps(const struct daemon_cost *c)
+{
+    return c->pid ? (int)(sizeof(cost_sizes) / sizeof(cost_sizes[0])) : 0;
 }
 
 /* Rows "memory": RSS before the first request and the daemon's peak (VmHWM) after the last. */
@@ -1507,15 +1554,15 @@ static void daemon_memory_rows(const struct daemon_cost *c)
 
     if (!c->pid || hwm < 0)
         return;
-    record("memory", "randd", 0, "idle RSS", "MiB", c->idle_rss_mib);
-    record("memory", "randd", 0, "peak RSS", "MiB", (double)hwm / 1024);
+    bench_record("memory", "randd", 0, "idle RSS", "MiB", c->idle_rss_mib);
+    bench_record("memory", "randd", 0, "peak RSS", "MiB", (double)hwm / 1024);
 }
 
 static int daemon_cost_targets(void)
 {
-    double cpu4k = value_of("daemon CPU", COST_METHOD, 4096, "per request");
-    double idle = value_of("memory", "randd", 0, "idle RSS");
-    double peak = value_of("memory", "randd", 0, "peak RSS");
+    double cpu4k = bench_value_of("daemon CPU", COST_METHOD, 4096, "per request");
+    double idle = bench_value_of("memory", "randd", 0, "idle RSS");
+    double peak = bench_value_of("memory", "randd", 0, "peak RSS");
     int missed = 0;
 
     if (isnan(idle)) {
@@ -1566,10 +1613,11 @@ static bool syscall_rows(randd_handle *h, const char *method, uint8_t *out)
         for (int n = 0; n < SYSCALL_CALLS && rc == 0; n++)
             rc = randd_bytes(h, out, size);
         if (syscall_counter_stop(&c, &calls) == 0 && rc == 0)
-            record("syscalls", method, size, "per call", "calls", (double)calls / SYSCALL_CALLS);
+            bench_record("syscalls", method, size, "per call", "calls",
+                         (double)calls / SYSCALL_CALLS);
     }
     if (rc < 0)
-        failure("system calls per request", rc);
+        bench_failure("system calls per request", rc);
     return true;
 }
 
@@ -1578,9 +1626,9 @@ static void syscalls_per_request(uint8_t *out)
     randd_handle *h;
     int rc;
 
-    progress("system calls per randd_bytes(): 32 B and 4 KiB, without and with a timeout");
+    bench_progress("system calls per randd_bytes(): 32 B and 4 KiB, without and with a timeout");
     if ((rc = randd_open(&h, daemon_socket())) < 0) {
-        failure("system calls per request", rc);
+        bench_failure("system calls per request", rc);
         return;
     }
     if (syscall_rows(h, "randd_bytes()", out)) {
@@ -1593,7 +1641,7 @@ static void syscalls_per_request(uint8_t *out)
 /* The target for them: one send and one receive. */
 static void syscall_targets(int *missed)
 {
-    double per = value_of("syscalls", "randd_bytes()", 4096, "per call");
+    double per = bench_value_of("syscalls", "randd_bytes()", 4096, "per call");
     bool ok = per <= 2.0;
 
     if (isnan(per))
@@ -1607,6 +1655,9 @@ static void syscall_targets(int *missed)
 
 static void print_csv(void)
 {
+    size_t nresults;
+    const struct result *results = bench_results(&nresults);
+
     printf("section,method,size,metric,value,unit\n");
     for (size_t i = 0; i < nresults; i++)
         printf("%s,%s,%zu,%s,%.6g,%s\n", results[i].section, results[i].method, results[i].size,
@@ -1615,6 +1666,9 @@ static void print_csv(void)
 
 static void print_json(void)
 {
+    size_t nresults;
+    const struct result *results = bench_results(&nresults);
+
     printf("[\n");
     for (size_t i = 0; i < nresults; i++)
         printf("  {\"section\": \"%s\", \"method\": \"%s\", \"size\": %zu, \"metric\": \"%s\", "
@@ -1634,15 +1688,17 @@ static void print_ratio(double ratio)
 
 static void print_table(void)
 {
-    double floor_rate = value_of("floor", floor_name(), 16384, "throughput");
-    double pingpong = value_of("floor", "AF_UNIX ping-pong", 32, "p50");
+    double floor_rate = bench_value_of("floor", floor_name(), 16384, "throughput");
+    double pingpong = bench_value_of("floor", "AF_UNIX ping-pong", 32, "p50");
+    size_t nresults;
+    const struct result *results = bench_results(&nresults);
 
     printf("%-10s %-20s %8s %-9s %12s %-6s  %10s  %10s\n", "section", "method", "size", "metric",
            "value", "unit", "vs floor", "vs getrand");
     for (size_t i = 0; i < nresults; i++) {
         const struct result *r = &results[i];
         double floor_ratio = NAN, getrandom_ratio = NAN;
-        const struct result *g = find(r->section, "getrandom", r->size, r->metric);
+        const struct result *g = bench_find(r->section, "getrandom", r->size, r->metric);
 
         if (!strcmp(r->unit, "MB/s"))
             floor_ratio = r->value / floor_rate;
@@ -1664,25 +1720,25 @@ static void print_table(void)
 /* The targets, checked against this run's own figures. */
 static int print_targets(const struct options *o)
 {
-    double kernel = fmax(value_of("throughput", "/dev/urandom", MIB, "throughput"),
-                         value_of("throughput", "getrandom", MIB, "throughput"));
-    double stream = value_of("floor", "AF_UNIX stream", MIB, "throughput");
-    double bulk = value_of("throughput", "randd", MIB, "throughput");
-    double librandd = value_of("throughput", "randd_bytes()", MIB, "throughput");
-    double floor_rate = value_of("floor", floor_name(), 16384, "throughput");
+    double kernel = fmax(bench_value_of("throughput", "/dev/urandom", MIB, "throughput"),
+                         bench_value_of("throughput", "getrandom", MIB, "throughput"));
+    double stream = bench_value_of("floor", "AF_UNIX stream", MIB, "throughput");
+    double bulk = bench_value_of("throughput", "randd", MIB, "throughput");
+    double librandd = bench_value_of("throughput", "randd_bytes()", MIB, "throughput");
+    double floor_rate = bench_value_of("floor", floor_name(), 16384, "throughput");
     double keystream_socket = 1 / (1 / floor_rate + 1 / stream);   /* made, then moved */
-    double p50 = value_of("latency", "randd", 32, "p50");
-    double pingpong = value_of("floor", "AF_UNIX ping-pong", 32, "p50");
-    double in32 = value_of("latency", "in-process", 32, "per call");
-    double gr32 = value_of("latency", "getrandom", 32, "per call");
-    double vdso32 = value_of("latency", "vDSO getrandom", 32, "per call");
-    double in1m = value_of("throughput", "in-process", MIB, "throughput");
-    double range = value_of("range", "randd RANGE", 32, "samples/s");
-    double randen = value_of("engine", "Randen", MIB, "throughput");
-    double aes = value_of("engine", "AES-128-CTR (EVP)", MIB, "throughput");
-    double bn = value_of("range", "BN_rand_range", 32, "samples/s");
-    double ossl32 = value_of("throughput", "RAND_bytes", 32, "throughput");
-    double seeded32 = value_of("throughput", "RAND_bytes+randd", 32, "throughput");
+    double p50 = bench_value_of("latency", "randd", 32, "p50");
+    double pingpong = bench_value_of("floor", "AF_UNIX ping-pong", 32, "p50");
+    double in32 = bench_value_of("latency", "in-process", 32, "per call");
+    double gr32 = bench_value_of("latency", "getrandom", 32, "per call");
+    double vdso32 = bench_value_of("latency", "vDSO getrandom", 32, "per call");
+    double in1m = bench_value_of("throughput", "in-process", MIB, "throughput");
+    double range = bench_value_of("range", "randd RANGE", 32, "samples/s");
+    double randen = bench_value_of("engine", "Randen", MIB, "throughput");
+    double aes = bench_value_of("engine", "AES-128-CTR (EVP)", MIB, "throughput");
+    double bn = bench_value_of("range", "BN_rand_range", 32, "samples/s");
+    double ossl32 = bench_value_of("throughput", "RAND_bytes", 32, "throughput");
+    double seeded32 = bench_value_of("throughput", "RAND_bytes+randd", 32, "throughput");
     int missed = 0;
     char name[32];
 
@@ -1707,14 +1763,14 @@ static int print_targets(const struct options *o)
         snprintf(name, sizeof(name), "randd x%u", o->clients[i]);
         if (o->clients[i] != 64)
             continue;
-        double one = value_of("clients", "randd x1", 32, "aggregate");
-        double many = value_of("clients", name, 32, "aggregate");
+        double one = bench_value_of("clients", "randd x1", 32, "aggregate");
+        double many = bench_value_of("clients", name, 32, "aggregate");
 
         TARGET(many >= 1.5 * one, "concurrency: 64 clients = %.2fx one client (>= 1.5x)", many / one);
-        TARGET(value_of("clients", name, 32, "errors") == 0, "concurrency: %.0f errors (0)",
-               value_of("clients", name, 32, "errors"));
-        TARGET(value_of("clients", name, 32, "p99.9") < 10000, "concurrency: p99.9 %.0f us (< 10 ms)",
-               value_of("clients", name, 32, "p99.9"));
+        TARGET(bench_value_of("clients", name, 32, "errors") == 0, "concurrency: %.0f errors (0)",
+               bench_value_of("clients", name, 32, "errors"));
+        TARGET(bench_value_of("clients", name, 32, "p99.9") < 10000,
+               "concurrency: p99.9 %.0f us (< 10 ms)", bench_value_of("clients", name, 32, "p99.9"));
     }
     TARGET(gr32 >= 10 * in32, "in-process: 32 B call %.1f ns = %.1fx faster than getrandom (>= 10x)",
            in32, gr32 / in32);
@@ -1724,8 +1780,8 @@ static int print_targets(const struct options *o)
     TARGET(in1m >= 0.8 * floor_rate, "in-process: 1 MiB = %.0f%% of %s (>= 80%%)",
            100 * in1m / floor_rate, floor_cipher());
     for (size_t i = 1; i < NSIZES; i++) {          /* every bulk size, same calls, same run */
-        double in = value_of("throughput", "in-process", sizes[i], "throughput");
-        double ossl = value_of("throughput", "RAND_bytes", sizes[i], "throughput");
+        double in = bench_value_of("throughput", "in-process", sizes[i], "throughput");
+        double ossl = bench_value_of("throughput", "RAND_bytes", sizes[i], "throughput");
 
         TARGET(in >= ossl, "in-process: %zu KiB = %.2fx RAND_bytes (>= 1.0x)", sizes[i] >> 10,
                in / ossl);
@@ -1738,10 +1794,10 @@ static int print_targets(const struct options *o)
         TARGET(randen >= 0.2 * aes, "engine: Randen %.0f MB/s = %.2fx AES-128-CTR (>= 0.2x)", randen,
                randen / aes);
     if (o->compare_workers) {
-        double one1 = value_of("workers", "randd workers=1 x1", 32, "aggregate");
-        double two1 = value_of("workers", "randd workers=2 x1", 32, "aggregate");
-        double one64 = value_of("workers", "randd workers=1 x64", 32, "aggregate");
-        double two64 = value_of("workers", "randd workers=2 x64", 32, "aggregate");
+        double one1 = bench_value_of("workers", "randd workers=1 x1", 32, "aggregate");
+        double two1 = bench_value_of("workers", "randd workers=2 x1", 32, "aggregate");
+        double one64 = bench_value_of("workers", "randd workers=1 x64", 32, "aggregate");
+        double two64 = bench_value_of("workers", "randd workers=2 x64", 32, "aggregate");
 
         TARGET(two64 >= 1.25 * one64, "workers: 64 clients, workers = 2 = %.2fx workers = 1 "
                "(>= 1.25x)", two64 / one64);
@@ -1819,7 +1875,7 @@ static int report(const struct options *o, const struct vdso_ctx *vdso, const ra
     else {
         printf("randctl benchmark: %.2f s per figure (median of %d runs; throughput and 32 B "
                "calls: of %d turns), %s vDSO getrandom\n", o->seconds, REPS,
-               turns_for(o->seconds), vdso->fn ? "with" : "no");
+               bench_turns_for(o->seconds), vdso->fn ? "with" : "no");
         printf("in-process generator: %s (RANDD_RNG_CIPHER=chacha20|aes256ctr forces one)\n\n",
                randd_rng_cipher(rng));
         print_table();
@@ -1838,7 +1894,8 @@ static int run_benchmark(int argc, char **argv)
     struct daemon_cost cost = { 0 };
     struct randd_rng_options rng_opt = { daemon_socket(), 0, 0, RANDD_RNG_REQUIRE_DAEMON };
     uint8_t *out = NULL;
-    int missed, rc = parse_options(argc, argv, &o);
+    const char *failed;
+    int err, missed, rc = parse_options(argc, argv, &o);
 
     if (rc != EXIT_OK)
         return rc;
@@ -1879,10 +1936,10 @@ static int run_benchmark(int argc, char **argv)
     if (seeded_open(&seeded) == 0)
         plain.randd_seeded = seeded.libctx;
 
-    steps = (int)NSIZES + 1 + 1 + 3 + 2 + 1 + (int)o.nclients + (o.compare_workers != NULL) + 2 + 1 +
-            (cost.pid ? (int)(sizeof(cost_sizes) / sizeof(cost_sizes[0])) : 0);
+    bench_progress_plan((int)NSIZES + 1 + 1 + 3 + 2 + 1 + (int)o.nclients +
+                        (o.compare_workers != NULL) + 2 + 1 + daemon_cpu_steps(&cost));
     if (o.modes_only) {
-        steps = 2;
+        bench_progress_plan(2);
         noise_modes(&o, out);
         goto done;
     }
@@ -1893,11 +1950,11 @@ static int run_benchmark(int argc, char **argv)
     ranges(&o, &plain, daemon_ctx);
     engines(&o, out);
     syscalls_per_request(out);
-    for (size_t i = 0; i < o.nclients && !failing(); i++) {
-        progress("clients: %u at once, 32 B requests", o.clients[i]);
+    for (size_t i = 0; i < o.nclients && !bench_failing(); i++) {
+        bench_progress("clients: %u at once, 32 B requests", o.clients[i]);
         run_clients(o.clients[i], 4 * o.seconds, true);
     }
-    if (o.compare_workers && !failing())
+    if (o.compare_workers && !bench_failing())
         compare_workers(&o);
     daemon_cpu_rows(&o, &cost);
     noise_modes(&o, out);
@@ -1905,8 +1962,8 @@ static int run_benchmark(int argc, char **argv)
 done:
     if (isatty(STDERR_FILENO))
         fprintf(stderr, "\r\033[K");
-    if (failing()) {
-        fprintf(stderr, "\nrandctl: benchmark: %s: %s\n", failed_what, randd_strerror(failed_err));
+    if ((err = bench_failed(&failed)) != 0) {
+        fprintf(stderr, "\nrandctl: benchmark: %s: %s\n", failed, randd_strerror(err));
         rc = EXIT_FAILED;
         goto out;
     }

@@ -1,0 +1,135 @@
+/* What randctl benchmark's files share: the measuring engine's API (bench_engine.c: the rows,
+ * the progress line, rates, medians, histograms, the first failure, and a pipelining
+ * connection to the daemon), and the contexts the methods measured run in. The methods live
+ * in bench_alternatives.c, bench_vdso.c and bench_daemon.c, the sections that take their rows
+ * in bench_sections.c and bench_daemon.c, the report and the command in benchmark.c. */
+#ifndef RANDCTL_BENCH_H
+#define RANDCTL_BENCH_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <openssl/bn.h>
+#include <openssl/evp.h>
+#include <openssl/types.h>
+
+#include "randctl.h"
+
+#define MIB           (1u << 20)
+#define REPS          5              /* each figure is the median of REPS timed runs */
+/* Figures that targets compare across methods (throughput, the 32-byte call) are medians of
+ * TURNS shorter runs, every method in turn: on a shared machine the neighbours' load swings
+ * within a second, and 0.2 s turns 0.8 s apart moved in-process/RAND_bytes at 64 KiB from
+ * 0.89x to 1.5x between runs where 20 ms turns held 1.13x at a load of 30 (issue 32).
+ * Turns shorter than TURN_MIN seconds would only add the slowest calls' overshoot (a 1 MiB
+ * getrandom takes 8 ms), so a short --seconds, as the tests use, takes fewer. */
+#define TURNS         25
+#define TURN_MIN      0.02
+#define PIPELINE      8              /* requests in flight in the randd throughput runs */
+#define RANGE_COUNT   1000
+
+static const size_t sizes[] = { 32, 4096, 65536, MIB };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+/* secp256k1's group order: a 256-bit r close to, but not at, a power of two. */
+static const uint8_t range_r[32] = {
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe,
+    0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b, 0xbf, 0xd2, 0x5e, 0x8c, 0xd0, 0x36, 0x41, 0x41,
+};
+
+/* The command's options, as every section reads them. */
+struct options {
+    double seconds;
+    unsigned clients[8];
+    size_t nclients;
+    int json, csv;
+    int fail_on_miss;                 /* --fail-on-miss: a MISS exits 1, for scripts */
+    const char *compare_workers;      /* a randd to start with workers = 1 and 2; NULL: no */
+    int modes_only;                   /* --modes: the noise-source modes' rows alone */
+};
+
+/* --- the engine (bench_engine.c) ----------------------------------------------------------- */
+
+double bench_now(void);
+
+/* The first thing that failed: every measurement after it returns at once, and the command
+ * reports it and exits 1. */
+void bench_failure(const char *what, int err);
+bool bench_failing(void);
+/* The first failure's error (0: none) and, through what, what failed. */
+int bench_failed(const char **what);
+
+/* One row of the report. Its strings are kept, not copied. */
+struct result {
+    const char *section, *method;
+    size_t size;                /* request size in bytes; 0 when it does not apply */
+    const char *metric, *unit;
+    double value;
+};
+
+const struct result *bench_record(const char *section, const char *method, size_t size,
+                                  const char *metric, const char *unit, double value);
+const struct result *bench_find(const char *section, const char *method, size_t size,
+                                const char *metric);
+/* The row's value; NAN when there is no such row. */
+double bench_value_of(const char *section, const char *method, size_t size, const char *metric);
+/* Every row so far, in the order recorded. */
+const struct result *bench_results(size_t *n);
+
+/* "[step/steps] what", a line each on a pipe, one line rewritten on a terminal. */
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* How many steps the run has, for the [N/M] before each line. */
+void bench_progress_plan(int n);
+/* Steps that were planned but will not be taken (a section that left its rows out). */
+void bench_progress_skip(int n);
+
+/* One operation of size bytes on ctx: 0 or a negative errno. */
+typedef int (*op_fn)(void *ctx, size_t size);
+
+/* Operations per second over one run of about seconds; NAN once anything failed. */
+double bench_rate_once(op_fn op, void *ctx, size_t size, double seconds);
+/* Operations per second: the median of REPS runs of seconds / REPS each. */
+double bench_rate(op_fn op, void *ctx, size_t size, double seconds);
+/* How many turns the cross-method figures take: TURNS, or fewer of TURN_MIN, at least REPS. */
+int bench_turns_for(double seconds);
+/* The median of v's n values (v is sorted). */
+double bench_median(double *v, size_t n);
+
+/* Latencies, binned logarithmically (2% wide bins) so any number of samples fits. */
+#define HIST_BINS 1200
+struct histogram {
+    uint64_t bins[HIST_BINS];
+    uint64_t total;
+};
+
+void hist_add(struct histogram *h, double ns);
+void hist_merge(struct histogram *into, const struct histogram *h);
+double hist_percentile(const struct histogram *h, double p);
+/* Each op's latency into h, for about seconds. */
+void bench_latency(op_fn op, void *ctx, size_t size, double seconds, struct histogram *h);
+
+/* A connection to the daemon, speaking the protocol directly so requests pipeline. */
+struct conn {
+    int fd;
+    size_t have, pos;
+    uint8_t buf[64 << 10];
+};
+
+struct randd_ctx {
+    struct conn conn;
+    uint8_t *out;
+    int depth;                 /* requests sent before the replies are read */
+};
+
+int conn_open(struct conn *c);
+/* Where conn_open connects from now on: path, or the running daemon's when NULL. */
+void conn_use_socket(const char *path);
+/* depth BYTES requests of size (ctx: a struct randd_ctx), then their replies. */
+int op_randd(void *ctx, size_t size);
+/* One RANGE of RANGE_COUNT numbers below range_r (ctx: a struct randd_ctx). */
+int op_range(void *ctx, size_t size);
+
+#endif

@@ -132,4 +132,19 @@ int op_randd(void *ctx, size_t size);
 /* One RANGE of RANGE_COUNT numbers below range_r (ctx: a struct randd_ctx). */
 int op_range(void *ctx, size_t size);
 
+/* The kernel's vDSO getrandom (Linux 6.11+), where there is one (op_vdso). */
+typedef ssize_t (*vgetrandom_fn)(void *buf, size_t len, unsigned flags, void *state,
+                                 size_t state_len);
+
+struct vdso_ctx {
+    vgetrandom_fn fn;               /* NULL: no vDSO getrandom here */
+    void *state;
+    size_t state_len;
+    uint8_t *out;
+};
+
+/* 0, or -ENOSYS where the vDSO has no getrandom. */
+int vdso_open(struct vdso_ctx *v);
+int op_vdso(void *ctx, size_t size);
+
 #endif

@@ -132,6 +132,66 @@ int op_randd(void *ctx, size_t size);
 /* One RANGE of RANGE_COUNT numbers below range_r (ctx: a struct randd_ctx). */
 int op_range(void *ctx, size_t size);
 
+/* --- the alternatives (bench_alternatives.c, bench_vdso.c) ---------------------------------- */
+
+/* What the alternatives run in: op_getrandom, op_urandom, op_rand_bytes, op_rand_bytes_randd,
+ * op_librandd, op_in_process, op_keystream and op_bn_rand_range each take one. */
+struct plain_ctx {
+    uint8_t *out;
+    int fd;
+    randd_handle *daemon;            /* librandd's handle: what a randd_bytes caller gets */
+    randd_rng *rng;
+    EVP_CIPHER_CTX *cipher;
+    BIGNUM *r, *v;
+    OSSL_LIB_CTX *randd_seeded;      /* RAND_bytes with randd.so as seed source; NULL: none */
+};
+
+int op_getrandom(void *ctx, size_t size);
+int op_urandom(void *ctx, size_t size);
+int op_rand_bytes(void *ctx, size_t size);
+int op_rand_bytes_randd(void *ctx, size_t size);
+int op_librandd(void *ctx, size_t size);
+int op_in_process(void *ctx, size_t size);
+int op_keystream(void *ctx, size_t size);
+int op_bn_rand_range(void *ctx, size_t size);
+
+/* The keystream floor's cipher: the one randd's generators run by default here. */
+bool floor_is_aes(void);
+const char *floor_cipher(void);
+const char *floor_name(void);
+
+/* OpenSSL in a library context of its own whose seed source is randd.so. */
+struct seeded {
+    OSSL_LIB_CTX *libctx;
+    OSSL_PROVIDER *base, *randd;
+};
+
+int seeded_open(struct seeded *s);
+void seeded_close(struct seeded *s);
+/* The daemon's count of SEED requests, from STATUS; NAN when it cannot be had. */
+double seed_requests(void);
+
+/* The AF_UNIX ping-pong floor: an echo thread answering 8 bytes with 32 (op_pingpong). */
+struct echo {
+    int fds[2];
+    pthread_t thread;
+};
+
+int echo_open(struct echo *e);
+void echo_close(struct echo *e);
+int op_pingpong(void *ctx, size_t size);
+
+/* The AF_UNIX stream floor: a thread writing ready bytes, 64 KiB a write (op_stream). */
+struct stream {
+    int fds[2];
+    pthread_t thread;
+    uint8_t *out;
+};
+
+int stream_open(struct stream *st);
+void stream_close(struct stream *st);
+int op_stream(void *ctx, size_t size);
+
 /* The kernel's vDSO getrandom (Linux 6.11+), where there is one (op_vdso). */
 typedef ssize_t (*vgetrandom_fn)(void *buf, size_t len, unsigned flags, void *state,
                                  size_t state_len);

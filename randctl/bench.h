@@ -207,4 +207,29 @@ struct vdso_ctx {
 int vdso_open(struct vdso_ctx *v);
 int op_vdso(void *ctx, size_t size);
 
+/* --- the daemon's side (bench_daemon.c) ----------------------------------------------------- */
+
+/* n clients at once for seconds: returns the aggregate requests a second (NAN on failure),
+ * and records it, p99.9 and errors as "randd xN" when asked. */
+double run_clients(unsigned n, double seconds, bool record_them);
+/* The same randd (o->compare_workers) with workers = 1 and 2, started here. */
+void compare_workers(const struct options *o);
+
+struct daemon_cost {
+    pid_t pid;                 /* 0: unknown, no rows */
+    double idle_rss_mib;       /* VmRSS before the benchmark's first request */
+};
+
+/* The daemon at the other end of fd, if this process can see its /proc; and its RSS now. */
+void daemon_cost_begin(struct daemon_cost *c, int fd);
+void daemon_cpu_rows(const struct options *o, const struct daemon_cost *c);
+/* How many progress steps daemon_cpu_rows takes: none where the daemon cannot be seen. */
+int daemon_cpu_steps(const struct daemon_cost *c);
+void daemon_memory_rows(const struct daemon_cost *c);
+/* Prints the CPU and memory targets' lines; returns how many were missed. */
+int daemon_cost_targets(void);
+void syscalls_per_request(uint8_t *out);
+/* Prints the system calls' target line; adds to *missed when it is missed. */
+void syscall_targets(int *missed);
+
 #endif

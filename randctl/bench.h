@@ -207,6 +207,18 @@ struct vdso_ctx {
 int vdso_open(struct vdso_ctx *v);
 int op_vdso(void *ctx, size_t size);
 
+/* --- the sections (bench_sections.c) -------------------------------------------------------- */
+
+void section_throughput(const struct options *o, struct plain_ctx *p, struct randd_ctx *r,
+                        struct vdso_ctx *v);
+void section_reseeds(const struct options *o, struct plain_ctx *p);
+void section_pingpong_floor(const struct options *o);
+void section_latencies(const struct options *o, struct plain_ctx *p, struct randd_ctx *r,
+                       struct vdso_ctx *v);
+void section_ranges(const struct options *o, struct plain_ctx *p, struct randd_ctx *r);
+void section_engines(const struct options *o, uint8_t *out);
+void section_noise_modes(const struct options *o, uint8_t *out);
+
 /* --- the daemon's side (bench_daemon.c) ----------------------------------------------------- */
 
 /* n clients at once for seconds: returns the aggregate requests a second (NAN on failure),

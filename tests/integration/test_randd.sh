@@ -94,6 +94,25 @@ expect_exit 2 "--capture without --count is a usage error" "$RANDD" --capture ge
 expect_exit 2 "--count 10x is a usage error" "$RANDD" --capture getrandom --count 10x --output "$work/capture"
 [ ! -e "$work/capture" ] && pass "a usage error writes no capture file" || fail "$work/capture written"
 
+# On a terminal --capture shows how far it is and how long is left; into a pipe or a log it
+# prints only its summary. A FIFO stands in for a slow hwrng: 40 KiB over about 2 s.
+mkfifo "$work/slow-hwrng"
+printf 'cpu_source = no\njitter = no\nhwrng_device = %s\n' "$work/slow-hwrng" >"$work/capture.conf"
+slow_writer() { for _ in $(seq 40); do head -c 1024 /dev/urandom; sleep 0.05; done >"$work/slow-hwrng"; }
+slow_writer & writer=$!
+script -qec "$RANDD --config $work/capture.conf --capture hwrng --count 40960 --output $work/tty.bin" \
+    /dev/null >"$work/tty.out" 2>&1 </dev/null
+wait "$writer"
+grep -qE 'capture: [0-9]+ of 40960 samples \([0-9]+%\), about [0-9]+ s left' "$work/tty.out" &&
+    pass "--capture on a terminal shows progress and the time left" ||
+    fail "no progress on a terminal: $(tr '\r' '\n' <"$work/tty.out")"
+slow_writer & writer=$!
+"$RANDD" --config "$work/capture.conf" --capture hwrng --count 40960 --output "$work/pipe.bin" \
+    >"$work/pipe.out" 2>&1
+wait "$writer"
+! grep -q 'left' "$work/pipe.out" && grep -q 'captured 40960 raw samples of hwrng' "$work/pipe.out" &&
+    pass "--capture into a file prints its summary alone" || fail "capture into a file: $(cat "$work/pipe.out")"
+
 # Under systemd (JOURNAL_STREAM naming stderr) lines carry sd-daemon priority prefixes.
 ( exec 2>"$work/journal"; JOURNAL_STREAM=$(stat -L -c '%d:%i' /dev/stderr) \
     "$RANDD" --config "$work/none.conf" ) || true

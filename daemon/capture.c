@@ -10,7 +10,10 @@
  * the source opened afresh before each row and closed after it, exactly as a start of randd
  * opens it (new state, new buffers, new health tests, and for jitter a new worker thread, a
  * new memory buffer, its clock check and its first assessment). What a reopen can restart
- * differs by source; randd(8) says where it cannot mean much. */
+ * differs by source; randd(8) says where it cannot mean much.
+ *
+ * On a terminal, a line on stderr shows how far it is and about how long is left, redrawn at
+ * most twice a second; elsewhere (a log, a pipe) it says nothing until the end. */
 #include "capture.h"
 
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -97,6 +101,50 @@ static int wait_for_more(const struct source *s)
     return poll(&pfd, 1, CAPTURE_WAIT_MS) == 1 ? 0 : -ETIMEDOUT;
 }
 
+/* --- progress on a terminal ---------------------------------------------------------------- */
+
+struct progress {
+    bool on;                          /* stderr is a terminal */
+    double total;                     /* samples, every row (count x rows may pass 2^64) */
+    unsigned long long done;
+    double started, drawn;            /* CLOCK_MONOTONIC seconds */
+};
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_start(struct progress *p, double total)
+{
+    *p = (struct progress){ .on = isatty(STDERR_FILENO), .total = total };
+    p->started = p->drawn = seconds_now();
+}
+
+/* "123,456 of 1,000,000 samples (12%), about 3 min left": the estimate from the rate so far. */
+static void progress_add(struct progress *p, size_t samples)
+{
+    double now, left;
+
+    p->done += samples;
+    if (!p->on || (now = seconds_now()) - p->drawn < 0.5)
+        return;
+    p->drawn = now;
+    left = (now - p->started) / (double)p->done * (p->total - (double)p->done);
+    fprintf(stderr, "\rrandd: capture: %llu of %.0f samples (%.0f%%), about %.0f %s left  ",
+            p->done, p->total, 100.0 * (double)p->done / p->total,
+            left >= 90 ? left / 60 : left, left >= 90 ? "min" : "s");
+}
+
+static void progress_end(const struct progress *p)
+{
+    if (p->on && p->drawn > p->started)
+        fputs("\r\033[K", stderr);      /* the line goes: the summary follows */
+}
+
 static int write_all(int fd, const uint8_t *buf, size_t n)
 {
     while (n > 0) {
@@ -112,8 +160,8 @@ static int write_all(int fd, const uint8_t *buf, size_t n)
     return 0;
 }
 
-static int capture(struct source *s, unsigned long long count, int out, char *why,
-                   size_t whylen)
+static int capture(struct source *s, unsigned long long count, int out,
+                   struct progress *progress, char *why, size_t whylen)
 {
     static uint8_t buf[CAPTURE_CHUNK];
     unsigned long long done = 0;
@@ -136,6 +184,7 @@ static int capture(struct source *s, unsigned long long count, int out, char *wh
             if ((rc = write_all(out, buf, (size_t)got)) < 0)
                 snprintf(why, whylen, "writing: %s", strerror(-rc));
             done += (unsigned long long)got;
+            progress_add(progress, (size_t)got);
         }
     }
     OPENSSL_cleanse(buf, sizeof(buf));
@@ -151,8 +200,10 @@ static int capture_rows(const struct config *c, const char *name, unsigned long 
                         unsigned *failed, char *reason, size_t reasonlen, char *why,
                         size_t whylen)
 {
+    struct progress progress;
     int rc = 0;
 
+    progress_start(&progress, (double)count * (double)rows);
     for (unsigned long long r = 1; r <= rows && rc == 0; r++) {
         struct source s;
 
@@ -165,11 +216,12 @@ static int capture_rows(const struct config *c, const char *name, unsigned long 
          * nothing from what it reads: left out.) */
         if (as_started && !strcmp(name, "jitter"))
             source_assess(&s);
-        rc = capture(&s, count, out, why, whylen);
+        rc = capture(&s, count, out, &progress, why, whylen);
         if (rc == 0 && s.health.state == RANDD_SOURCE_QUARANTINED && (*failed)++ == 0)
             snprintf(reason, reasonlen, "%s", s.health.reason);
         source_close(&s);
     }
+    progress_end(&progress);
     return rc;
 }
 

@@ -30,6 +30,7 @@
 #include "memfd_arena.h"
 #include "pool.h"
 #include "privileges.h"
+#include "reload_client.h"
 #include "selfcheck.h"
 #include "server.h"
 #include "source.h"
@@ -126,30 +127,42 @@ static void usage(FILE *to)
             "  -h, --help          print this help and exit\n");
 }
 
+/* The command line, once: parse_args reads this one, and randd --reload reads the running
+ * daemon's with it (reload_client.c), so the two never disagree on which options take a
+ * value or how getopt_long abbreviates --config. */
+static const struct option options[] = {
+    { "config", required_argument, NULL, 'c' },
+    { "socket", required_argument, NULL, 's' },
+    { "foreground", no_argument, NULL, 'f' },
+    { "check-config", no_argument, NULL, 'C' },
+    { "reload", required_argument, NULL, 'L' },
+    { "capture", required_argument, NULL, 'R' },
+    { "count", required_argument, NULL, 'N' },
+    { "restarts", required_argument, NULL, 'T' },
+    { "output", required_argument, NULL, 'O' },
+    { "force", no_argument, NULL, 'F' },
+    { "version", no_argument, NULL, 'V' },
+    { "help", no_argument, NULL, 'h' },
+    { 0 },
+};
+#define SHORT_OPTIONS "c:s:fVh"
+
+static const struct reload_options reload_options = {
+    .options = options,
+    .short_options = SHORT_OPTIONS,
+    .config_option = 'c',
+    .default_config = DEFAULT_CONFIG,
+};
+
 /* Returns -1 to go on, or the exit code. */
 static int parse_args(struct randd *r, int argc, char **argv, bool *check_only)
 {
-    static const struct option options[] = {
-        { "config", required_argument, NULL, 'c' },
-        { "socket", required_argument, NULL, 's' },
-        { "foreground", no_argument, NULL, 'f' },
-        { "check-config", no_argument, NULL, 'C' },
-        { "reload", required_argument, NULL, 'L' },
-        { "capture", required_argument, NULL, 'R' },
-        { "count", required_argument, NULL, 'N' },
-        { "restarts", required_argument, NULL, 'T' },
-        { "output", required_argument, NULL, 'O' },
-        { "force", no_argument, NULL, 'F' },
-        { "version", no_argument, NULL, 'V' },
-        { "help", no_argument, NULL, 'h' },
-        { 0 },
-    };
     int opt;
     char *end;
     long pid;
 
     r->config_path = DEFAULT_CONFIG;
-    while ((opt = getopt_long(argc, argv, "c:s:fVh", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, SHORT_OPTIONS, options, NULL)) != -1) {
         switch (opt) {
         case 'c': r->config_path = optarg; r->config_given = true; break;
         case 's': r->socket_override = optarg; break;
@@ -763,132 +776,16 @@ static void reload(struct randd *r)
 
 /* --- randd --reload PID: the daemon's own file -------------------------------------- */
 
-/* Whether arg is --config (or getopt_long's abbreviation of it, "--con" and longer). */
-static bool is_config_option(const char *arg, const char **value)
-{
-    size_t n = strcspn(arg, "=");
-
-    if (n < 5 || n > 8 || strncmp(arg, "--config", n))
-        return false;
-    *value = arg[n] == '=' ? arg + n + 1 : NULL;
-    return true;
-}
-
-/* The file the randd at pid re-reads on SIGHUP is the one its own command line names (or the
- * default), whatever this command was given: it is read from /proc/PID/cmdline, after the
- * argument that names randd, and a relative one is resolved against the daemon's directory.
- * A process whose command line names no randd is not signalled: SIGHUP kills most programs.
- * Sets r->config_path (in path) and r->config_given; returns 0, 1 when the command line is
- * hidden from us and --config named the file (it stands), or -1 having said why. */
-static int find_daemon_config(struct randd *r, char *path, size_t len)
-{
-    static const char *const with_value[] = { "-s", "--socket", "--reload", "--capture",
-                                              "--count", "--output", "--restarts" };
-    char proc[64], cmdline[8192], cwd[PATH_MAX];
-    const char *named = NULL, *end;
-    bool after_randd = false;
-    ssize_t n = 0, got;
-    int fd;
-
-    snprintf(proc, sizeof(proc), "/proc/%ld/cmdline", (long)r->reload_pid);
-    if ((fd = open(proc, O_RDONLY | O_CLOEXEC)) < 0) {
-        /* Hidden, not gone: randd is not dumpable (it holds keys), and under the unit's
-         * ProtectProc=invisible a process of the same user cannot read its /proc entry.
-         * The unit names the file, as ExecStart= does: that one is checked. */
-        if (r->config_given && (errno == ENOENT || errno == EACCES) &&
-            kill(r->reload_pid, 0) == 0) {
-            log_info("reload: randd (pid %ld): %s cannot be read; checking %s, the file "
-                     "this command names", (long)r->reload_pid, proc, r->config_path);
-            return 1;
-        }
-        return log_err("reload: randd (pid %ld): %s; nothing sent", (long)r->reload_pid,
-                       strerror(errno)), -1;
-    }
-    while ((got = read(fd, cmdline + n, sizeof(cmdline) - 1 - (size_t)n)) > 0)
-        n += got;
-    close(fd);
-    cmdline[n] = '\0';
-    end = cmdline + n;
-    for (const char *a = cmdline; a < end; a += strlen(a) + 1) {
-        const char *next = a + strlen(a) + 1, *base = strrchr(a, '/'), *value = NULL;
-
-        if (!after_randd) {
-            after_randd = !strcmp(base ? base + 1 : a, "randd");
-            continue;
-        }
-        if (is_config_option(a, &value) || !strcmp(a, "-c")) {
-            if (!value && next < end)
-                value = a = next;
-            named = value ? value : named;
-            continue;
-        }
-        if (!strncmp(a, "-c", 2)) {     /* -cFILE */
-            named = a + 2;
-            continue;
-        }
-        for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
-            if (!strcmp(a, with_value[i]) && next < end)
-                a = next;        /* its value is no option, whatever it looks like */
-    }
-    if (!after_randd)
-        return log_err("reload: pid %ld is not randd (its command line names no randd); "
-                       "nothing sent", (long)r->reload_pid), -1;
-    r->config_given = named != NULL;
-    if (!named)
-        named = DEFAULT_CONFIG;
-    if (named[0] == '/') {
-        snprintf(path, len, "%s", named);
-    } else {
-        snprintf(proc, sizeof(proc), "/proc/%ld/cwd", (long)r->reload_pid);
-        if ((n = readlink(proc, cwd, sizeof(cwd) - 1)) < 0)
-            return log_err("reload: randd (pid %ld) reads %s relative to its directory, "
-                           "which %s cannot show: %s; nothing sent", (long)r->reload_pid,
-                           named, proc, strerror(errno)), -1;
-        cwd[n] = '\0';
-        if ((size_t)snprintf(path, len, "%s/%s", cwd, named) >= len)
-            return log_err("reload: %s/%s: path too long; nothing sent", cwd, named), -1;
-    }
-    return 0;
-}
-
-/* --reload with --config too: that file must be the daemon's, or the check proves nothing. */
-static bool same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-
-    if (!strcmp(a, b))
-        return true;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 static int resolve_reload_config(struct randd *r)
 {
     static char path[PATH_MAX];
     const char *given = r->config_given ? r->config_path : NULL;
-    int rc = find_daemon_config(r, path, sizeof(path));
 
-    if (rc != 0)
-        return rc < 0 ? -1 : 0;  /* > 0: the daemon's command line is hidden; given stands */
-    if (given && !same_file(given, path))
-        return log_err("reload: randd (pid %ld) reads %s, not %s; nothing sent",
-                       (long)r->reload_pid, path, given), -1;
+    if (reload_find_config(r->reload_pid, &reload_options, given, path, sizeof(path),
+                           &r->config_given) < 0)
+        return -1;
     r->config_path = path;
     return 0;
-}
-
-/* randd --reload PID, which the unit's ExecReload= runs: the file was checked before this, so
- * a broken one fails the reload job (`systemctl reload` says so) and the daemon is never asked
- * to read it. It needs nothing outside randd: no /bin/kill, which minimal systems lack. */
-static int request_reload(const struct randd *r)
-{
-    if (kill(r->reload_pid, SIGHUP) < 0) {
-        log_err("reload: randd (pid %ld): %s", (long)r->reload_pid, strerror(errno));
-        return EXIT_FAILURE;
-    }
-    log_info("reload: %s is valid; asked randd (pid %ld) to re-read it", r->config_path,
-             (long)r->reload_pid);
-    return EXIT_SUCCESS;
 }
 
 static void signal_ready(void *arg, int fd, uint32_t events)
@@ -1183,7 +1080,7 @@ int main(int argc, char **argv)
         return EXIT_SUCCESS;
     }
     if (r.reload_pid)
-        return request_reload(&r);
+        return reload_send(r.reload_pid, r.config_path);
     if (r.capture_source)
         return run_capture(&r);
     log_info("randd %s starting", RANDD_VERSION);

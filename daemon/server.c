@@ -1,6 +1,6 @@
 /* A connection's life once accepted (listener.c): read one request at a time (pipelined
  * requests wait in the socket buffer, which is the back-pressure), reply, and close (after a
- * framing error, gracefully). Replies are produced into a 16 KiB buffer only as the socket
+ * framing error, gracefully). Replies are produced into a 64 KiB buffer only as the socket
  * drains, so a 16 MiB BYTES reply never needs 16 MiB, and a client that stops reading holds
  * one buffer and delays no one.
  *
@@ -59,6 +59,8 @@ struct reply {
     size_t text_len, text_pos;
     bool passes_arena;                /* BYTES_MEMFD: the first send carries the memfd */
     bool body_begun;                  /* BYTES, RANGE: the first piece follows the header */
+    uint8_t status;                   /* the header's */
+    bool counted;                     /* in stats.replies: once its first bytes were sent */
     struct randd_cymric *pr;          /* prediction resistance: BYTES from this generator,
                                        * reseeded with a noise block for this reply alone */
     uint8_t buf[REPLY_CHUNK];         /* last, so a new reply clears only the fields above */
@@ -285,7 +287,7 @@ static void fail_out_of_memory(struct client *c)
 {
     log_warning("client: out of memory for a request; answering INTERNAL and closing it");
     send_error_now(c->conn.fd, RANDD_INTERNAL, "out of memory; try again");
-    SERVER_STAT_ADD(c->srv->stats.errors[RANDD_INTERNAL], 1);
+    SERVER_STAT_ADD(c->srv->stats.replies[RANDD_INTERNAL], 1);
     c->dead = true;
 }
 
@@ -301,9 +303,9 @@ static struct reply *start_reply(struct client *c, int status, size_t body_len)
     memset(r, 0, offsetof(struct reply, buf));
     randd_header_encode(r->buf, &h);
     r->len = RANDD_HEADER_BYTES;
+    r->status = (uint8_t)status;
     c->reply = r;
     c->state = REPLYING;
-    SERVER_STAT_ADD(c->srv->stats.errors[status], 1);
     return r;
 }
 
@@ -367,7 +369,6 @@ static struct reply *reply_arena_refused(struct client *c, int err)
                     strerror(err), err == ETOOMANYREFS ? "BUSY" : "INTERNAL");
     snprintf(why, sizeof(why), "the BYTES_MEMFD descriptor could not be passed (%s); use BYTES",
              strerror(err));
-    SERVER_STAT_ADD(c->srv->stats.errors[RANDD_OK], -1);   /* counted when it was made */
     free_reply(c);
     memfd_arena_close(c->arena);
     c->arena = NULL;
@@ -439,6 +440,10 @@ static bool flush_reply(struct client *c)
             return false;
         }
         listener_progress(&c->conn);
+        if (!r->counted) {             /* one that was sent: a reply replaced never counts */
+            SERVER_STAT_ADD(c->srv->stats.replies[r->status], 1);
+            r->counted = true;
+        }
         r->passes_arena = false;
         if (from == r->text + r->text_pos)
             r->text_pos += (size_t)w;
@@ -635,7 +640,6 @@ static void reply_full_entropy(struct client *c, const struct randd_request *req
         return;
     if (branch_generate(c->srv->branch, r->buf + r->len, req->n, loop_now_ns()) < 0) {
         free_reply(c);
-        SERVER_STAT_ADD(c->srv->stats.errors[RANDD_OK], -1);
         reply_error(c, RANDD_INTERNAL, "generator failed");
         return;
     }
@@ -1018,7 +1022,7 @@ static void turn_away_busy(void *arg, int fd, enum listener_refusal why, uid_t u
         snprintf(msg, sizeof(msg), "too many clients (max_clients)");
     send_error_now(fd, RANDD_BUSY, msg);
     SERVER_STAT_ADD(s->stats.clients_busy, 1);
-    SERVER_STAT_ADD(s->stats.errors[RANDD_BUSY], 1);
+    SERVER_STAT_ADD(s->stats.replies[RANDD_BUSY], 1);
 }
 
 /* The idle sweep leaves alone a request that waits for the pool. */

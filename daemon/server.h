@@ -25,7 +25,7 @@ struct server_stats {
     _Atomic uint64_t clients_busy;     /* turned away with BUSY */
     _Atomic uint64_t connected;        /* this loop's connections now */
     _Atomic uint64_t requests[RANDD_OP_LAST + 1];   /* by op; [0]: unknown op */
-    _Atomic uint64_t errors[RANDD_STATUS_COUNT];    /* replies by status */
+    _Atomic uint64_t replies[RANDD_STATUS_COUNT];   /* replies sent, by status */
     _Atomic uint64_t bytes_served;     /* reply bodies of BYTES, RANGE and SEED */
     /* BYTES and SEED asked with a mode, counted here and not in requests[] (protocol.h:
      * randd_mode_request_index) */

@@ -197,7 +197,7 @@ static void sum_loops(const struct status_view *v, struct server_totals *t)
         for (int op = 0; op <= RANDD_OP_LAST; op++)
             t->requests[op] += st->requests[op];
         for (int s = 0; s < RANDD_STATUS_COUNT; s++)
-            t->replies[s] += st->errors[s];
+            t->replies[s] += st->replies[s];
         for (int m = 0; m < RANDD_MODE_REQUEST_COUNT; m++)
             t->modes[m] += st->mode_requests[m];
     }

@@ -862,8 +862,14 @@ static int permutation_finish(struct permutation_run *run, struct permutation_th
     pthread_mutex_lock(&run->lock);
     if (rc < 0 && run->error == 0)
         run->error = rc;
-    run->t_ready = true;
-    count_ready(run);
+    if (rc == 0) {
+        run->t_ready = true;
+        count_ready(run);
+    } else {
+        /* Stopped: nothing is counted against statistics the data never got (t is not set),
+         * and a thread waiting for room in the window sees the error. */
+        pthread_cond_broadcast(&run->moved);
+    }
     pthread_mutex_unlock(&run->lock);
     if (p->started == 0 && rc == 0)
         permutation_worker(run);    /* no thread could start: this one shuffles */
@@ -872,6 +878,28 @@ static int permutation_finish(struct permutation_run *run, struct permutation_th
     pthread_cond_destroy(&run->moved);
     pthread_mutex_destroy(&run->lock);
     return run->error;
+}
+
+/* The shuffles decide nothing once chi-square or LRS failed: the data are not IID whatever
+ * they say. The progress says so at once; with RANDD_IID_STOP_WHEN_SETTLED they stop. */
+static int settle_early(struct permutation_run *run, struct permutation_threads *p,
+                        struct randd_iid_result *out, unsigned flags)
+{
+    int rc;
+
+    if (out->chi_square_passed && out->lrs_passed)
+        return 0;
+    out->settled_early = true;
+    pthread_mutex_lock(&run->lock);
+    run->progress.what = flags & RANDD_IID_STOP_WHEN_SETTLED ?
+                         "verdict settled (not IID): stopping the shuffles" :
+                         "verdict settled (not IID); shuffles go on for the record";
+    pthread_mutex_unlock(&run->lock);
+    if (!(flags & RANDD_IID_STOP_WHEN_SETTLED))
+        return 0;
+    out->permutations_stopped = true;
+    rc = permutation_finish(run, p, -ECANCELED);
+    return rc == -ECANCELED ? 0 : rc;          /* else an error of the shuffles' own */
 }
 
 /* --- the track ---------------------------------------------------------------------------- */
@@ -1007,7 +1035,8 @@ int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
     if (!options)
         options = &defaults;
     flags = options->flags;
-    if (n < 2 || bits > 8 || (flags & ~(RANDD_IID_NO_PERMUTATIONS | RANDD_IID_LIBBZ2)) ||
+    if (n < 2 || bits > 8 ||
+        (flags & ~(RANDD_IID_NO_PERMUTATIONS | RANDD_IID_LIBBZ2 | RANDD_IID_STOP_WHEN_SETTLED)) ||
         options->threads > RANDD_IID_MAX_THREADS)
         return -EINVAL;
     if (n > RANDD_EA_MAX_SAMPLES)
@@ -1083,6 +1112,9 @@ int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
     randd_ea_tick(&p, 0, 1);
     if ((rc = lrs_test(sym, &d, out)) < 0)
         goto out;
+    if (shuffling && (rc = settle_early(&run, &threads, out, flags)) < 0)
+        goto out;
+    shuffling = shuffling && !out->permutations_stopped;
 
     p.what = "statistics";
     p.base = 0.02;

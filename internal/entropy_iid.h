@@ -45,11 +45,14 @@
 #define RANDD_IID_PERMUTATIONS 10000
 #define RANDD_IID_NO_PERMUTATIONS 1u    /* flag: stop before the permutation tests */
 #define RANDD_IID_LIBBZ2       4u       /* flag: libbz2 compresses every shuffle (below) */
+/* flag: once the chi-square or LRS test fails, the verdict is settled (not IID) whatever the
+ * shuffles say: stop them then. Without it they run on, so the record is whole. */
+#define RANDD_IID_STOP_WHEN_SETTLED 8u
 #define RANDD_IID_SEED_BYTES   32
 #define RANDD_IID_MAX_THREADS  8
 
 struct randd_iid_options {
-    unsigned flags;             /* RANDD_IID_NO_PERMUTATIONS, RANDD_IID_LIBBZ2 */
+    unsigned flags;             /* RANDD_IID_NO_PERMUTATIONS, _LIBBZ2, _STOP_WHEN_SETTLED */
     const uint8_t *seed;        /* RANDD_IID_SEED_BYTES, or NULL: a fresh one from randd_rng */
     unsigned threads;           /* 0: every online CPU; at most RANDD_IID_MAX_THREADS */
 };
@@ -98,6 +101,8 @@ struct randd_iid_result {
     bool compression_counted;   /* the shuffles' compression statistic was counted (below) */
 
     bool iid;                   /* all three tests passed */
+    bool settled_early;         /* not IID before the shuffles ended: chi-square or LRS failed */
+    bool permutations_stopped;  /* ... and they were stopped (RANDD_IID_STOP_WHEN_SETTLED) */
 };
 
 /* Runs the track on n samples, one per byte, each a value of bits bits (1..8; 0: the width of

@@ -9,14 +9,14 @@
 
 #include <openssl/crypto.h>
 
+#include "crypto.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #define HAVE_X86 1
-#include <cpuid.h>
 #include <immintrin.h>
 #elif defined(__aarch64__) && defined(__AARCH64EL__)
 #define HAVE_ARM_AES 1
 #include <arm_neon.h>
-#include <sys/auxv.h>
 #endif
 
 /* The first 4352 hexadecimal digits of pi (but for six, below), 32 per key, read left to
@@ -184,38 +184,22 @@ const uint64_t randd_randen_round_keys[RANDD_RANDEN_KEYS][2] __attribute__((alig
  * branch j sits in v[kShuffle[j]]. The golden test would catch a wrong order. */
 
 /* --- which AES round this CPU has ------------------------------------------------------
- * x86 asks CPUID (the kernel has no hwcap for AES-NI); arm64 asks the kernel's HWCAP_AES,
- * the ARMv8 Crypto Extensions' AESE/AESMC, which is how the kernel says EL0 may use them.
- * Anything else has no AES round here, and Randen is refused (init returns -ENOTSUP). */
+ * The code below is x86's AES-NI or ARMv8's AESE/AESMC; the CPU is asked by the one probe
+ * librandd's ciphers use too (randd_crypto_cpu_has_aes), but not through the OpenSSL mask
+ * variable: this code is randd's own, and OpenSSL runs none of it. Anything else has no AES
+ * round here, and Randen is refused (init returns -ENOTSUP). */
 
 static int hidden_for_test;                 /* randd_randen_hide_cpu_aes() */
 
-static bool cpu_has_aes_round(void)
+bool randd_randen_available(void)
 {
-#if defined(HAVE_X86)
-    unsigned eax, ebx, ecx = 0, edx;
-
-    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_AES);
-#elif defined(HAVE_ARM_AES)
-    return (getauxval(AT_HWCAP) & HWCAP_AES) != 0;
+    if (__atomic_load_n(&hidden_for_test, __ATOMIC_RELAXED))
+        return false;
+#if defined(HAVE_X86) || defined(HAVE_ARM_AES)
+    return randd_crypto_cpu_has_aes();
 #else
     return false;
 #endif
-}
-
-bool randd_randen_available(void)
-{
-    static int known;                       /* 0: not asked yet, 1: AES round, -1: none */
-    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
-
-    if (__atomic_load_n(&hidden_for_test, __ATOMIC_RELAXED))
-        return false;
-    if (k == 0) {
-        /* CPUID can trap to the hypervisor (microseconds), so ask once. */
-        k = cpu_has_aes_round() ? 1 : -1;
-        __atomic_store_n(&known, k, __ATOMIC_RELAXED);
-    }
-    return k > 0;
 }
 
 void randd_randen_hide_cpu_aes(bool hide)

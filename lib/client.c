@@ -632,7 +632,7 @@ static int run_batches(randd_handle *h, void *arg)
     struct batch *b = arg;
     uint8_t frame[RANDD_HEADER_BYTES + 4 + RANDD_MAX_RANGE_LEN];
     size_t done = 0;
-    unsigned depth = b->depth ? b->depth : PIPELINE;
+    unsigned depth = b->depth && b->depth < PIPELINE ? b->depth : PIPELINE;  /* sizes[] */
 
     while (done < b->total) {
         size_t sizes[PIPELINE], req_len = 0, n = 0;
@@ -1007,12 +1007,15 @@ int randd_seed(randd_handle *h, void *buf, size_t n, enum randd_mode mode)
 
 int randd_range(randd_handle *h, const uint8_t *r, size_t len, uint8_t *out, size_t count)
 {
-    size_t per = RANDD_MAX_RANGE_REPLY / (len ? len : 1);
-    struct batch b = { RANDD_OP_RANGE, out, count * len,
-                       (per > 65535 ? 65535 : per) * len, r, (uint16_t)len, 0, 0 };
+    size_t per;
+    struct batch b;
 
-    if (!range_arguments_valid(r, len, out, count))
+    if (!range_arguments_valid(r, len, out, count))    /* count * len too: first */
         return -EINVAL;
+    per = RANDD_MAX_RANGE_REPLY / len;
+    b = (struct batch){ .op = RANDD_OP_RANGE, .out = out, .total = count * len,
+                        .per_request = (per > 65535 ? 65535 : per) * len, .r = r,
+                        .len = (uint16_t)len };
     return count == 0 ? 0 : with_connection(h, run_batches, &b);
 }
 

@@ -185,7 +185,7 @@ const char *randd_crypto_aes_mask_variable(void)
 #endif
 }
 
-static int cpu_has_aes_instructions(void)
+static int ask_cpu_for_aes(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     unsigned eax, ebx, ecx, edx;
@@ -200,13 +200,25 @@ static int cpu_has_aes_instructions(void)
 #endif
 }
 
+int randd_crypto_cpu_has_aes(void)
+{
+    static int known;                       /* 0: not asked yet, 1: AES, -1: none */
+    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+    if (k == 0) {
+        k = ask_cpu_for_aes() ? 1 : -1;
+        __atomic_store_n(&known, k, __ATOMIC_RELAXED);
+    }
+    return k > 0;
+}
+
 int randd_crypto_has_hardware_aes(void)
 {
     const char *mask = randd_crypto_aes_mask_variable();
 
     if (mask && getenv(mask))
         return 0;
-    return cpu_has_aes_instructions();
+    return randd_crypto_cpu_has_aes();
 }
 
 int randd_crypto_use_stream(struct randd_crypto *c, enum randd_stream_cipher which)

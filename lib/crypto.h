@@ -54,9 +54,14 @@ int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY]
  * this wipes the stack region they used (as libsodium's sodium_stackzero does). */
 void randd_crypto_wipe_stack(void);
 
-/* Whether this CPU runs AES in hardware (x86 AES-NI, ARMv8 AES, POWER8 vcipher), so
- * OpenSSL's AES is constant-time. No, too, when randd_crypto_aes_mask_variable() is set in
- * the environment: it may have masked those instructions from OpenSSL. */
+/* Whether this CPU has AES instructions a process may use (x86 AES-NI by CPUID, ARMv8 AES
+ * by HWCAP_AES, POWER8 vcipher by HWCAP2): the one probe, asked once (CPUID can trap to the
+ * hypervisor). For code that runs the instructions itself (Randen). */
+int randd_crypto_cpu_has_aes(void);
+
+/* Whether OpenSSL's AES runs on those instructions, so it is constant-time: the CPU has
+ * them, and randd_crypto_aes_mask_variable() is not set in the environment (it may have
+ * masked them from OpenSSL). */
 int randd_crypto_has_hardware_aes(void);
 
 /* The variable with which this architecture's OpenSSL can be told to ignore CPU features

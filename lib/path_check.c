@@ -95,6 +95,68 @@ static int prepend(struct walk *w, char *rest, size_t size, const char *head)
     return 0;
 }
 
+/* A symlink met on the way (fd, the entry name of dir): its target replaces it at the head of
+ * rest, ahead of what followed it (next). *absolute says the walk goes on from the root. */
+static int follow_link(struct walk *w, int fd, const struct stat *dir, const struct stat *st,
+                       const char *name, const char *next, char *rest, size_t size,
+                       int *links, bool *absolute)
+{
+    char target[PATH_MAX];
+    ssize_t n;
+    int rc;
+
+    /* The link is an entry of this directory: whoever may change it, redirects. */
+    if ((rc = check_directory(w, dir, st)) < 0)
+        return rc;
+    if (++*links > MAX_LINKS)
+        return say(w, -ELOOP, "%s: more than %d symlinks", w->at, MAX_LINKS);
+    if ((n = readlinkat(fd, "", target, sizeof(target) - 1)) < 0)
+        return say(w, -errno, "%s/%s: %s", w->at, name, strerror(errno));
+    target[n] = '\0';
+    memmove(rest, next, strlen(next) + 1);
+    if ((rc = prepend(w, rest, size, target)) < 0)
+        return rc;
+    *absolute = target[0] == '/';
+    return 0;
+}
+
+/* The last component, name in dir (dirfd): a file, in a directory no one else may change,
+ * under the owners the walk allows. end takes dirfd on success. */
+static int finish_at(struct walk *w, int dirfd, const struct stat *dir, const struct stat *st,
+                     const char *name, struct randd_path_end *end)
+{
+    int rc;
+
+    if (S_ISDIR(st->st_mode))
+        return say(w, -EISDIR, "%s/%s: a directory, not a file", w->at, name);
+    if ((rc = check_directory(w, dir, NULL)) < 0)
+        return rc;
+    if (w->uid == RANDD_PATH_FINAL_OWNER && w->seen != RANDD_PATH_FINAL_OWNER &&
+        w->seen != dir->st_uid)
+        return say(w, -EPERM, "%s belongs to uid %u, neither root nor the owner of %s "
+                   "(uid %u)", w->seen_at, (unsigned)w->seen, w->at, (unsigned)dir->st_uid);
+    end->dirfd = dirfd;
+    end->owner = dir->st_uid;
+    snprintf(end->name, sizeof(end->name), "%s", name);
+    snprintf(end->dir, sizeof(end->dir), "%s", w->at);
+    return 0;
+}
+
+/* A component on the way: a directory, entered only if dir may hold it safely. */
+static int descend(struct walk *w, const struct stat *dir, const struct stat *st,
+                   const char *name)
+{
+    int rc;
+
+    if (!S_ISDIR(st->st_mode))
+        return say(w, -ENOTDIR, "%s/%s: %s", w->at, name, strerror(ENOTDIR));
+    if ((rc = check_directory(w, dir, st)) < 0)
+        return rc;
+    return enter(w, name);
+}
+
+/* One component at a time from the root, every entry opened O_PATH | O_NOFOLLOW under the
+ * directory already checked: no name is looked up twice. */
 static int walk(struct walk *w, char *rest, size_t size, int flags, struct randd_path_end *end)
 {
     struct stat dir, st;
@@ -104,7 +166,7 @@ static int walk(struct walk *w, char *rest, size_t size, int flags, struct randd
         return rc;
     for (;;) {
         char *name = rest + strspn(rest, "/"), *next = name + strcspn(name, "/");
-        bool last;
+        bool last, absolute = false;
 
         if (!*name) {
             rc = say(w, -EISDIR, "%s: a directory, not a file", w->at);
@@ -120,28 +182,12 @@ static int walk(struct walk *w, char *rest, size_t size, int flags, struct randd
             break;
         }
         if (S_ISLNK(st.st_mode) && (!last || flags & RANDD_PATH_FOLLOW_LAST)) {
-            char target[PATH_MAX];
-            ssize_t n;
-
-            /* The link is an entry of this directory: whoever may change it, redirects. */
-            if ((rc = check_directory(w, &dir, &st)) < 0)
-                break;
-            if (++links > MAX_LINKS) {
-                rc = say(w, -ELOOP, "%s: more than %d symlinks", w->at, MAX_LINKS);
-                break;
-            }
-            n = readlinkat(fd, "", target, sizeof(target) - 1);
-            if (n < 0) {
-                rc = say(w, -errno, "%s/%s: %s", w->at, name, strerror(errno));
-                break;
-            }
-            target[n] = '\0';
-            memmove(rest, next, strlen(next) + 1);
-            if ((rc = prepend(w, rest, size, target)) < 0)
+            rc = follow_link(w, fd, &dir, &st, name, next, rest, size, &links, &absolute);
+            if (rc < 0)
                 break;
             close(fd);
             fd = -1;
-            if (target[0] == '/') {
+            if (absolute) {
                 close(dirfd);
                 if ((rc = open_root(w, &dirfd, &dir)) < 0)
                     return rc;
@@ -149,32 +195,12 @@ static int walk(struct walk *w, char *rest, size_t size, int flags, struct randd
             continue;
         }
         if (last) {
-            if (S_ISDIR(st.st_mode)) {
-                rc = say(w, -EISDIR, "%s/%s: a directory, not a file", w->at, name);
+            if ((rc = finish_at(w, dirfd, &dir, &st, name, end)) < 0)
                 break;
-            }
-            if ((rc = check_directory(w, &dir, NULL)) < 0)
-                break;
-            if (w->uid == RANDD_PATH_FINAL_OWNER && w->seen != RANDD_PATH_FINAL_OWNER &&
-                w->seen != dir.st_uid) {
-                rc = say(w, -EPERM, "%s belongs to uid %u, neither root nor the owner of %s "
-                         "(uid %u)", w->seen_at, (unsigned)w->seen, w->at,
-                         (unsigned)dir.st_uid);
-                break;
-            }
             close(fd);
-            fd = -1;
-            end->dirfd = dirfd;
-            end->owner = dir.st_uid;
-            snprintf(end->name, sizeof(end->name), "%s", name);
-            snprintf(end->dir, sizeof(end->dir), "%s", w->at);
             return 0;
         }
-        if (!S_ISDIR(st.st_mode)) {
-            rc = say(w, -ENOTDIR, "%s/%s: %s", w->at, name, strerror(ENOTDIR));
-            break;
-        }
-        if ((rc = check_directory(w, &dir, &st)) < 0 || (rc = enter(w, name)) < 0)
+        if ((rc = descend(w, &dir, &st, name)) < 0)
             break;
         close(dirfd);
         dirfd = fd, fd = -1;

@@ -34,8 +34,8 @@
 #define RANDD_VERSION "0.1.0"
 #endif
 
-/* randd's generator is ChaCha20 under a 256-bit key reseeded from 256 credited bits: it can
- * seed a DRBG of up to 256 bits of security strength, which OpenSSL's default
+/* randd's generator (Cymric or Randen) runs under a 256-bit key reseeded from 256 credited
+ * bits: it can seed a DRBG of up to 256 bits of security strength, which OpenSSL's default
  * (CTR-DRBG with AES-256) is. */
 #define SEED_STRENGTH      256
 #define DEFAULT_TIMEOUT_MS 1000

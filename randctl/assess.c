@@ -217,6 +217,13 @@ static int opt_no_permutations(struct assess_request *req, const char *value)
     return EXIT_OK;
 }
 
+static int opt_stop_when_settled(struct assess_request *req, const char *value)
+{
+    (void)value;
+    req->stop_when_settled = true;
+    return EXIT_OK;
+}
+
 /* 64 hex digits, as assess --iid prints the seed it used. */
 static int opt_seed(struct assess_request *req, const char *value)
 {
@@ -266,6 +273,7 @@ static const struct assess_option options[] = {
     { "--progress", false, opt_progress },
     { "--iid", false, opt_iid },
     { "--no-permutations", false, opt_no_permutations },
+    { "--stop-when-settled", false, opt_stop_when_settled },
     { "--seed", true, opt_seed },
     { "--report", true, opt_report },
     { "--force", false, opt_force },
@@ -296,6 +304,8 @@ static int parse_options(int argc, char **argv, struct assess_request *req)
         return usage_error(&cmd_assess, "FILE is missing");
     if (req->no_permutations && !req->iid)
         return usage_error(&cmd_assess, "--no-permutations: only with --iid");
+    if (req->stop_when_settled && (!req->iid || req->no_permutations))
+        return usage_error(&cmd_assess, "--stop-when-settled: only with --iid and its shuffles");
     if (req->seeded && (!req->iid || req->no_permutations))
         return usage_error(&cmd_assess, "--seed: only with --iid and its shuffles");
     if (req->iid && (req->flags & RANDD_EA_TRUNCATE))
@@ -370,7 +380,8 @@ static int run_assess(int argc, char **argv)
 }
 
 const struct command cmd_assess = {
-    "assess", "assess FILE [--bits W] [--truncate] [--iid [--no-permutations|--seed HEX]] "
+    "assess", "assess FILE [--bits W] [--truncate] [--iid [--no-permutations|--seed HEX] "
+              "[--stop-when-settled]] "
               "[--progress] "
               "[--report OUT.html [--force]] [--claim H] | FILE --restart --h-initial H "
               "[--bits W] [--progress] [--report OUT.html [--force]] | --conditioning "

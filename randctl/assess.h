@@ -21,6 +21,8 @@ struct assess_request {
     bool progress;              /* --progress, or stderr is a terminal */
     bool iid;                   /* --iid: SP 800-90B section 5 */
     bool no_permutations;       /* --no-permutations: the IID track stops before its shuffles */
+    bool stop_when_settled;     /* --stop-when-settled: stop the shuffles once chi-square or
+                                 * LRS failed (the verdict is settled: not IID) */
     bool seeded;                /* --seed HEX: the shuffles of an earlier run */
     uint8_t seed[RANDD_IID_SEED_BYTES];
     const char *report;         /* --report OUT.html; NULL: none */

@@ -36,7 +36,9 @@ static void print_verdict(const struct randd_iid_result *r)
         printf("%schi-square failed", sep), sep = "; ";
     if (!r->lrs_passed)
         printf("%sLRS failed", sep), sep = "; ";
-    if (!r->permutations_ran)
+    if (r->permutations_stopped)
+        printf("%spermutation tests stopped once it was settled", sep);
+    else if (!r->permutations_ran)
         printf("%spermutation tests not run", sep);
     else if (!r->permutation_passed)
         printf("%spermutation tests failed", sep);
@@ -66,6 +68,10 @@ static void print_iid(const char *path, const struct randd_iid_result *r)
     printf("chi-square tests: %s\n", passed(r->chi_square_passed));
     printf("longest repeated substring (5.2.5): length %zu, P_col %.6f, Pr(X >= 1) %.6f: %s\n",
            r->lrs_length, r->lrs_p_col, r->lrs_probability, passed(r->lrs_passed));
+    if (r->settled_early)
+        printf("verdict settled here: not IID, whatever the shuffles say; %s\n",
+               r->permutations_stopped ? "the shuffles were stopped (--stop-when-settled)" :
+               "the shuffles ran on for the record (--stop-when-settled stops them)");
     printf("%-24s %16s %8s %8s %8s\n", "statistic (5.1)", "on the data", "C[i][0]", "C[i][1]",
            "C[i][2]");
     for (int i = 0; i < RANDD_IID_STATISTICS; i++) {
@@ -91,6 +97,9 @@ static void print_iid(const char *path, const struct randd_iid_result *r)
         if (!r->compression_counted)    /* the count differed from libbz2 (entropy_iid.h) */
             printf("compression statistic: libbz2 compressed every shuffle: its length count "
                    "disagreed with libbz2 on the data or on shuffle 0\n");
+    } else if (r->permutations_stopped) {
+        printf("permutation tests (5.1): stopped once the verdict was settled "
+               "(--stop-when-settled)\n");
     } else {
         printf("permutation tests (5.1): not run (--no-permutations)\n");
     }
@@ -100,7 +109,8 @@ static void print_iid(const char *path, const struct randd_iid_result *r)
 int assess_iid(const struct assess_request *req, const uint8_t *samples, size_t n)
 {
     struct assess_progress progress = { isatty(STDERR_FILENO), -1, "" };
-    struct randd_iid_options o = { req->no_permutations ? RANDD_IID_NO_PERMUTATIONS : 0,
+    struct randd_iid_options o = { (req->no_permutations ? RANDD_IID_NO_PERMUTATIONS : 0) |
+                                   (req->stop_when_settled ? RANDD_IID_STOP_WHEN_SETTLED : 0),
                                    req->seeded ? req->seed : NULL, 0 };
     struct randd_iid_result r;
     int rc, verdict;

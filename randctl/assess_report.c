@@ -201,6 +201,9 @@ static void verdict(const struct assess_report *r, struct verdict *v)
                 ok += randd_iid_statistic_passed(d->counts[i]);
             reason(v, "Permutation tests: %u of 19 statistics within their shuffles (%u of "
                    "at most %u)", ok, d->shuffles, RANDD_IID_PERMUTATIONS);
+        } else if (d->permutations_stopped) {
+            reason(v, "Permutation tests stopped once chi-square or LRS had settled the "
+                   "verdict (--stop-when-settled)");
         } else {
             reason(v, "Permutation tests not run (--no-permutations)");
         }

@@ -135,6 +135,25 @@ START_TEST(aes256ctr_without_hardware_aes_is_an_error_with_file_and_line)
 }
 END_TEST
 
+/* mode = approved is named in the file and refused, with the file and line, until randd
+ * serves from its SP 800-90A DRBGs: --check-config and a reload say so, and no daemon claims
+ * an approved mode it does not run. */
+START_TEST(approved_mode_is_refused_with_file_and_line_until_built)
+{
+    struct config c;
+    char value[32];
+
+    check_error("\nmode = approved\n",
+                "t.conf:2: mode: not built yet: the SP 800-90A DRBGs exist (internal/drbg.c) "
+                "but randd does not serve from them, nor condition and construct as approved "
+                "mode needs (docs/approved-mode.md); use default: \"approved\"");
+    check_error("mode = fips\n", "t.conf:1: mode: not default or approved: \"fips\"");
+    ck_assert_int_eq(parse(&c, "mode = default\n"), 0);
+    ck_assert_int_eq(c.mode, CONFIG_MODE_DEFAULT);
+    ck_assert_str_eq(config_value_text(&c, key_index("mode"), value, sizeof(value)), "default");
+}
+END_TEST
+
 /* engine = randen where the CPU has no AES round (hidden here, so every machine runs it) is
  * an error with the file and line, as aes256ctr is: --check-config and a reload say it, not
  * only a daemon that then refuses to start. */
@@ -511,6 +530,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, cipher_is_auto_chacha20_or_hardware_aes256ctr);
     tcase_add_test(tc, aes256ctr_without_hardware_aes_is_an_error_with_file_and_line);
     tcase_add_test(tc, randen_without_an_aes_round_is_an_error_with_file_and_line);
+    tcase_add_test(tc, approved_mode_is_refused_with_file_and_line_until_built);
     tcase_add_test(tc, reload_applies_live_keys_and_leaves_restart_keys_pending);
     tcase_add_test(tc, equal_paths_are_not_pending_whatever_lies_past_their_end);
     tcase_add_test(tc, values_are_written_as_randd_conf_accepts_them);

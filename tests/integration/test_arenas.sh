@@ -103,6 +103,10 @@ grep -q '^holding 1 connections: 0 with a descriptor, 1 answered BUSY' "$work/re
     fail "a descriptor the kernel refuses: $(cat "$work/refused")"
 in_log 'the memfd could not be passed: Too many references' "$work/log" &&
     pass "the refusal is logged with its reason" || fail "no refusal in the log: $(cat "$work/log")"
+# Counted as what was sent: one BUSY reply, and the OK reply it replaced never counts.
+busy=$("$RANDCTL" metrics | awk '$1 == "randd_replies_total{status=\"BUSY\"}" { print $2 }')
+[ "$busy" = 1 ] && pass "the refused call counts as one BUSY reply" ||
+    fail "BUSY replies: '$busy': $("$RANDCTL" metrics | grep '^randd_replies_total')"
 large_call_served "descriptors refused"
 unhoard
 prlimit --pid "$pid" --nofile=4096:4096

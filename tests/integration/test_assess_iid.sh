@@ -149,5 +149,25 @@ bad_input "--seed of 63 hex digits" 2 "--seed: not 64 hex digits" \
     "$vectors/rand1_short.bin" --iid --seed "${seed%?}"
 bad_input "--seed with --no-permutations" 2 "--seed: only with --iid and its shuffles" \
     "$vectors/rand1_short.bin" --iid --no-permutations --seed "$seed"
+bad_input "--stop-when-settled without the shuffles" 2 \
+    "--stop-when-settled: only with --iid and its shuffles" \
+    "$vectors/rand1_short.bin" --iid --no-permutations --stop-when-settled
+
+# A random walk (2,000 steps of 0, 1 or 2 over 16 values) fails chi-square and LRS: the
+# verdict is settled before the shuffles end. They run on by default, and the output says
+# the verdict was already settled; --stop-when-settled stops them there.
+awk 'BEGIN { srand(7); x = 0
+             for (i = 0; i < 2000; i++) { x = (x + int(rand() * 3)) % 16; printf "%c", 65 + x } }' \
+    >"$work/walk"
+out=$("$RANDCTL" assess "$work/walk" --iid --seed "$seed" 2>/dev/null); rc=$?
+check "a random walk: settled by chi-square; the shuffles ran on, and the output says so" \
+    '[ $rc = 0 ] && grep -q "^chi-square tests: FAILED" <<<"$out" &&
+     grep -q "^verdict settled here: not IID, whatever the shuffles say; the shuffles ran on" <<<"$out" &&
+     grep -qE "^permutation tests \(5.1\): (FAILED|passed), .* [0-9]+ shuffles" <<<"$out"'
+out=$("$RANDCTL" assess "$work/walk" --iid --stop-when-settled 2>/dev/null); rc=$?
+check "--stop-when-settled: the shuffles stop once the verdict is settled" \
+    '[ $rc = 0 ] && grep -q "the shuffles were stopped (--stop-when-settled)" <<<"$out" &&
+     grep -q "^permutation tests (5.1): stopped once the verdict was settled" <<<"$out" &&
+     grep -q "^verdict: not IID (chi-square failed.*permutation tests stopped once it was settled)" <<<"$out"'
 
 finish test_assess_iid.sh

@@ -94,6 +94,25 @@ expect_exit 2 "--capture without --count is a usage error" "$RANDD" --capture ge
 expect_exit 2 "--count 10x is a usage error" "$RANDD" --capture getrandom --count 10x --output "$work/capture"
 [ ! -e "$work/capture" ] && pass "a usage error writes no capture file" || fail "$work/capture written"
 
+# On a terminal --capture shows how far it is and how long is left; into a pipe or a log it
+# prints only its summary. A FIFO stands in for a slow hwrng: 40 KiB over about 2 s.
+mkfifo "$work/slow-hwrng"
+printf 'cpu_source = no\njitter = no\nhwrng_device = %s\n' "$work/slow-hwrng" >"$work/capture.conf"
+slow_writer() { for _ in $(seq 40); do head -c 1024 /dev/urandom; sleep 0.05; done >"$work/slow-hwrng"; }
+slow_writer & writer=$!
+script -qec "$RANDD --config $work/capture.conf --capture hwrng --count 40960 --output $work/tty.bin" \
+    /dev/null >"$work/tty.out" 2>&1 </dev/null
+wait "$writer"
+grep -qE 'capture: [0-9]+ of 40960 samples \([0-9]+%\), about [0-9]+ s left' "$work/tty.out" &&
+    pass "--capture on a terminal shows progress and the time left" ||
+    fail "no progress on a terminal: $(tr '\r' '\n' <"$work/tty.out")"
+slow_writer & writer=$!
+"$RANDD" --config "$work/capture.conf" --capture hwrng --count 40960 --output "$work/pipe.bin" \
+    >"$work/pipe.out" 2>&1
+wait "$writer"
+! grep -q 'left' "$work/pipe.out" && grep -q 'captured 40960 raw samples of hwrng' "$work/pipe.out" &&
+    pass "--capture into a file prints its summary alone" || fail "capture into a file: $(cat "$work/pipe.out")"
+
 # Under systemd (JOURNAL_STREAM naming stderr) lines carry sd-daemon priority prefixes.
 ( exec 2>"$work/journal"; JOURNAL_STREAM=$(stat -L -c '%d:%i' /dev/stderr) \
     "$RANDD" --config "$work/none.conf" ) || true
@@ -230,6 +249,16 @@ expect_output "reload: $work/own.conf is valid" "--reload names the daemon's fil
 kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null; rc=$?
 [ "$rc" = 129 ] && pass "--reload PID sends SIGHUP when the daemon's file is good" ||
     fail "the process got signal $((rc - 128)), not SIGHUP"
+# The daemon's command line is read with randd's own options: an abbreviated option that
+# takes a value (--soc for --socket) swallows the next argument, whatever it looks like, and
+# an abbreviated --config (--con) names the file, as the daemon's getopt_long read them.
+printf 'reseed_interval = often\n' >"$work/decoy.conf"
+( cd "$work" && exec perl -e '$SIG{HUP} = "DEFAULT"; sleep 600' randd --con own.conf \
+      --soc --config=decoy.conf ) & standin=$!
+wait_for "the stand-in to be perl" is_sleep "$standin"
+expect_exit 0 "--reload PID reads abbreviated options as the daemon did" "$RANDD" --reload "$standin"
+expect_output "reload: $work/own.conf is valid" "--reload names the file --con gave, not --soc's value"
+kill -TERM "$standin" 2>/dev/null; { wait "$standin"; } 2>/dev/null
 sleep 600 & standin=$!
 wait_for "the stand-in to be sleep" eval '[ "$(cat /proc/$standin/comm 2>/dev/null)" = sleep ]'
 expect_exit 1 "--reload refuses a process that is not randd" "$RANDD" --reload "$standin"

@@ -158,12 +158,12 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
     fprintf(f, "\"pool\":{\"engine\":\"%s\",\"cipher\":\"%s\",\"seeded\":%s,"
                "\"reseeds\":%llu,\"last_reseed_age_seconds\":%.1f,"
                "\"credited_bits\":%.0f,\"bytes_since_reseed\":%llu,\"locked_in_memory\":%s,"
-               "\"vm_generations\":%llu,",
+               "\"vm_generations\":%llu,\"vm_rekeys\":%llu,",
             pool_engine_name(p), pool_cipher_name(p), p->seeded ? "true" : "false",
             (unsigned long long)p->reseeds,
             p->seeded ? (double)(now_ns - p->last_reseed_ns) / 1e9 : 0.0, p->credit,
             (unsigned long long)p->bytes_since_reseed, p->lock_errno ? "false" : "true",
-            (unsigned long long)p->vm_generations);
+            (unsigned long long)p->vm_generations, (unsigned long long)p->vm_rekeys);
     write_conditioning(f, p);
     fprintf(f, "\"kernel\":{\"enabled\":%s,\"initialised\":%s,\"topups\":%llu,\"reseeds\":%llu,"
                "\"bits_offered\":%llu,",

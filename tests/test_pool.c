@@ -3,6 +3,7 @@
  * the kernel's separate material, and when getrandom's kind of source is all that is credited. */
 #include <errno.h>
 #include <string.h>
+#include <stdlib.h>
 
 #include <stdio.h>
 
@@ -139,6 +140,66 @@ START_TEST(a_vm_clone_reseeds_from_fresh_input_before_output)
     ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
     ck_assert_uint_eq(pool.reseeds, 2);
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 3 * S), 0);
+}
+END_TEST
+
+/* Kernel log records lost unread (a possible VM fork, which any local user can cause): the
+ * generator is rekeyed at once and serves on, with no fresh input at all, and not one byte
+ * of what it serves comes from the state before. Two twins stand for two clones of one VM:
+ * the twin left alone goes on from the shared state, and no 16-byte piece of the rekeyed
+ * pool's output is found in a megabyte of it; a second twin rekeyed too diverges (getrandom
+ * is each clone's own). What getrandom cannot replace waits for fresh input as on a clone:
+ * the credit is dropped and a reseed from fresh input is due, taken once input comes. */
+START_TEST(a_possible_vm_fork_rekeys_at_once_and_serves_nothing_of_the_old_state)
+{
+    enum { PIECE = 16, AFTER = 1024, STALE = 1u << 20 };
+    struct pool twin, clone;
+    struct scripted ta, tc;
+    uint8_t x[32], y[32], after[AFTER], other[AFTER];
+    uint8_t *stale = malloc(STALE);
+
+    ck_assert_ptr_nonnull(stale);
+    add(&a, "good", SCRIPT_RANDOM, 31);
+    ck_assert_int_eq(pool_init(&twin, 60, 1u << 30), 0);
+    ck_assert_int_eq(pool_init(&clone, 60, 1u << 30), 0);
+    scripted_init(&ta, "good", SCRIPT_RANDOM, 31, false);
+    scripted_init(&tc, "good", SCRIPT_RANDOM, 31, false);
+    pool_add_source(&twin, &ta.source);
+    pool_add_source(&clone, &tc.source);
+    pool_harvest(&pool, 1 * S);
+    pool_harvest(&twin, 1 * S);
+    pool_harvest(&clone, 1 * S);
+    ck_assert_int_eq(pool_generate(&pool, x, sizeof(x), 1 * S), 0);
+    ck_assert_int_eq(pool_generate(&twin, y, sizeof(y), 1 * S), 0);
+    ck_assert_int_eq(pool_generate(&clone, stale, sizeof(y), 1 * S), 0);
+    ck_assert_mem_eq(x, y, sizeof(x));                  /* one state, as clones have */
+
+    a.pattern = SCRIPT_EMPTY;                           /* nothing fresh: no stop anyway */
+    tc.pattern = SCRIPT_EMPTY;
+    pool_vm_maybe_cloned(&pool, 2 * S);
+    pool_vm_maybe_cloned(&clone, 2 * S);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    ck_assert_uint_eq(pool.vm_generations, 1);
+    ck_assert_uint_eq(pool.vm_rekeys, 1);
+    ck_assert_double_eq(pool.credit, 0);
+    ck_assert_int_eq(pool_generate(&pool, after, sizeof(after), 2 * S), 0);
+    ck_assert_int_eq(pool_generate(&clone, other, sizeof(other), 2 * S), 0);
+    ck_assert_int_eq(pool_generate(&twin, stale, STALE, 2 * S), 0);
+    for (size_t i = 0; i < AFTER; i += PIECE)
+        ck_assert_msg(!memmem(stale, STALE, after + i, PIECE),
+                      "bytes %zu-%zu after the rekey are the old state's output", i,
+                      i + PIECE - 1);
+    ck_assert_msg(memcmp(after, other, sizeof(after)) != 0,
+                  "two clones rekeyed after the same loss serve the same bytes");
+
+    ck_assert_uint_eq(pool.reseeds, 1);
+    a.pattern = SCRIPT_RANDOM;                          /* fresh input: reseeded at once, */
+    pool_harvest(&pool, 3 * S);                         /* not reseed_interval (60 s) later */
+    ck_assert_uint_eq(pool.reseeds, 2);
+    ck_assert(!pool.fresh_reseed_due);
+    free(stale);
+    pool_fini(&twin);
+    pool_fini(&clone);
 }
 END_TEST
 
@@ -721,6 +782,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, reseed_after_reseed_bytes_of_output);
     tcase_add_test(tc, clock_jump_forces_a_reseed_before_output);
     tcase_add_test(tc, a_vm_clone_reseeds_from_fresh_input_before_output);
+    tcase_add_test(tc, a_possible_vm_fork_rekeys_at_once_and_serves_nothing_of_the_old_state);
     tcase_add_test(tc, a_halted_pool_gives_nothing_until_resumed_and_reseeded);
     tcase_add_test(tc, kernel_material_comes_only_from_creditable_sources);
     tcase_add_test(tc, only_noise_sources_fill_the_noise_reservoir);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -141,21 +142,40 @@ static bool within_others_places(struct listener_clients *clients, const struct 
     return others < others_places(cfg);
 }
 
+/* A request already in its socket, not yet read: the connection is about to be busy, and
+ * evicting it would answer that request BUSY. (One sent after the shutdown below fails with
+ * EPIPE instead, which librandd takes as a closed connection and reconnects.) */
+static bool has_unread_input(const struct listener_conn *c)
+{
+    int pending = 0;
+
+    return ioctl(c->fd, FIONREAD, &pending) == 0 && pending > 0;
+}
+
+#define EVICT_TRIES 8
+
 /* The table is full and uid, not root, holds held of its fair share: the place of an idle
  * connection of the uid that holds most over its fair share becomes free (counted out, its
  * socket shut for reading so that its loop closes it). False: none is over its share and
  * idle. */
 static bool evict_for(struct listener_clients *clients, unsigned share, uid_t uid)
 {
-    for (int tries = 0; tries < 8; tries++) {
+    const struct listener_conn *skipped[EVICT_TRIES];
+    int nskipped = 0;
+
+    for (int tries = 0; tries < EVICT_TRIES; tries++) {
         struct listener_conn *victim = NULL;
         struct listener_uid *most = NULL;
         unsigned char idle = LISTENER_HOLD_IDLE;
 
         for (struct listener_conn *c = clients->conns; c; c = c->all_next) {
             struct listener_uid *e;
+            bool was_skipped = false;
 
-            if (c->uid == 0 || c->uid == uid || atomic_load(&c->hold) != LISTENER_HOLD_IDLE)
+            for (int i = 0; i < nskipped; i++)
+                was_skipped |= skipped[i] == c;
+            if (c->uid == 0 || c->uid == uid || was_skipped ||
+                atomic_load(&c->hold) != LISTENER_HOLD_IDLE)
                 continue;
             e = uid_entry(clients, c->uid);
             if (e && e->n > share && (!most || e->n > most->n))
@@ -163,6 +183,10 @@ static bool evict_for(struct listener_clients *clients, unsigned share, uid_t ui
         }
         if (!victim)
             return false;
+        if (has_unread_input(victim)) {
+            skipped[nskipped++] = victim;
+            continue;
+        }
         /* Its loop may take it up at this moment (an event): then it is busy, try again. */
         if (!atomic_compare_exchange_strong(&victim->hold, &idle, LISTENER_HOLD_EVICTED))
             continue;

@@ -28,6 +28,9 @@ static const struct scalar scalars[] = {
     { "randd_vm_generations_total", "counter",
       "VM generation changes seen (the VM was restored from a snapshot or cloned).",
       "pool.vm_generations" },
+    { "randd_vm_rekeys_total", "counter",
+      "Generator rekeys at once after lost kernel log records (a VM fork possible, not "
+      "confirmed): output went on under a new key.", "pool.vm_rekeys" },
     { "randd_kernel_feed_enabled", "gauge", "1 when randd feeds the kernel's pool.", "kernel.enabled" },
     { "randd_kernel_feed_configured", "gauge", "1 when the config asks for the kernel feed "
       "(kernel_topup).", "config.kernel_topup" },

@@ -102,4 +102,11 @@ word1=$(generation_word)
         "generation clients see ($word0 -> $word1): nothing served from the state before" ||
     fail "after the loss: vm_rekeys $rekeys0 -> $rekeys1, vm_generations $gen0 -> $gen1," \
         "generation word $word0 -> $word1 (each should have moved)"
+# The operator sees it: the metric and the status view's vmgenid line.
+"$RANDCTL" metrics | grep -qx "randd_vm_rekeys_total $rekeys1" &&
+    pass "randd_vm_rekeys_total reads $rekeys1" ||
+    fail "metrics: $("$RANDCTL" metrics | grep vm_rekeys)"
+"$RANDCTL" status | grep -q "the generator rekeyed at once $rekeys1 time" &&
+    pass "randctl status says the generator rekeyed at once" ||
+    fail "status view: $("$RANDCTL" status | grep vmgenid)"
 finish "$0"

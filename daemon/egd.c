@@ -218,12 +218,11 @@ static bool reply_full_entropy(struct egd_client *c, size_t n)
     struct noise *noise = &e->pool->noise;
     uint8_t blocks[256 + NOISE_BLOCK_BYTES];
     unsigned need = (unsigned)((n + NOISE_BLOCK_BYTES - 1) / NOISE_BLOCK_BYTES);
-    char why[8];
-
     if (n == 0)
         return true;
     if (!c->ticket) {
-        if (!pool_noise_able(e->pool, why, sizeof(why)) ||
+        pool_noise_recheck(e->pool);
+        if (!pool_noise_able(e->pool) ||
             noise_submit(noise, c->conn.uid, NOISE_FULL_ENTROPY, need, false,
                          &c->ticket) < 0) {
             c->ticket = NULL;

@@ -461,11 +461,12 @@ static uint64_t sooner_for_a_retry(const struct randd *r, uint64_t next)
  * source is left to give any (they are answered NO_NOISE_SOURCE, not left to wait). */
 static void release_noise_waiting(struct randd *r)
 {
-    char why[8];
     const struct noise *n = &r->pool.noise;
 
+    if (n->nwaiting)
+        pool_noise_recheck(&r->pool);
     if (n->stats.completed == r->noise_completed_seen &&
-        !(n->nwaiting && !pool_noise_able(&r->pool, why, sizeof(why))))
+        !(n->nwaiting && !pool_noise_able(&r->pool)))
         return;
     r->noise_completed_seen = n->stats.completed;
     release_waiting(r);

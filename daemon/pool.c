@@ -729,20 +729,37 @@ static bool append_reason(char *why, size_t whylen, size_t *used, bool first,
     return false;
 }
 
-bool pool_noise_able(struct pool *p, char *why, size_t whylen)
+void pool_noise_recheck(struct pool *p)
+{
+    drop_noise_after_failures(p);
+}
+
+static bool noise_source_able(const struct source *s)
+{
+    return s->noise && (s->health.state == RANDD_SOURCE_HEALTHY ||
+                        s->health.state == RANDD_SOURCE_STARTUP);
+}
+
+bool pool_noise_able(const struct pool *p)
+{
+    for (size_t i = 0; i < p->nsources; i++)
+        if (noise_source_able(p->sources[i]))
+            return true;
+    return false;
+}
+
+void pool_noise_unable_reason(const struct pool *p, char *why, size_t whylen)
 {
     size_t used = 0;
     bool any = false, room = whylen > 0, cpu_named = strcmp(source_cpu_name(), "cpu") != 0;
 
-    drop_noise_after_failures(p);     /* one induced since the last harvest, too */
+    if (whylen > 0)
+        why[0] = '\0';
     for (size_t i = 0; i < p->nsources; i++) {
         const struct source *s = p->sources[i];
-        enum randd_source_state state = s->health.state;
 
         if (!s->noise)
             continue;
-        if (state == RANDD_SOURCE_HEALTHY || state == RANDD_SOURCE_STARTUP)
-            return true;
         if (room)
             room = append_reason(why, whylen, &used, !any, s->name,
                                  randd_source_state_name(s->health.state), s->health.reason);
@@ -752,7 +769,6 @@ bool pool_noise_able(struct pool *p, char *why, size_t whylen)
         snprintf(why, whylen, "no noise source is configured (%s%s%s hwrng or jitter; "
                  "getrandom is not one)", cpu_named ? "the CPU's " : "",
                  cpu_named ? source_cpu_name() : "", cpu_named ? "," : "");
-    return false;
 }
 
 bool pool_noise_wanted(const struct pool *p)

@@ -197,11 +197,14 @@ bool pool_kernel_material_ready(const struct pool *p);
  * the NO_NOISE_SOURCE reply built of it fits the 1023 bytes librandd keeps of a message. */
 #define POOL_NOISE_WHY_BYTES 960
 
-/* Whether a noise source is healthy, or in its start-up test and about to be: else false,
- * with why naming each noise source's state and reason (or that none is configured). A why
- * too small for them all ends in "…" where it was cut. First wipes the reservoir if a
- * noise source failed a health test since the last look. */
-bool pool_noise_able(struct pool *p, char *why, size_t whylen);
+/* Wipes the reservoir if a noise source failed a health test since the last look (one
+ * induced since the last harvest too). Before pool_noise_able, wherever noise is served. */
+void pool_noise_recheck(struct pool *p);
+/* Whether a noise source is healthy, or in its start-up test and about to be. */
+bool pool_noise_able(const struct pool *p);
+/* Why not: each noise source's state and reason (or that none is configured). A why too
+ * small for them all ends in "…" where it was cut. */
+void pool_noise_unable_reason(const struct pool *p, char *why, size_t whylen);
 /* Blocks for requests are wanted, or the reserve is short: harvest soon. */
 bool pool_noise_wanted(const struct pool *p);
 

@@ -701,6 +701,13 @@ static void serve_noise(struct client *c, const struct randd_request *req)
     OPENSSL_cleanse(blocks, (size_t)blocks_for(req) * NOISE_BLOCK_BYTES);
 }
 
+/* No noise source can serve the mode: NO_NOISE_SOURCE, with each one's state and reason. */
+static int no_noise_source(const struct pool *p, char *why, size_t whylen)
+{
+    pool_noise_unable_reason(p, why, whylen);
+    return RANDD_NO_NOISE_SOURCE;
+}
+
 /* NONBLOCK and the blocks are not ready: NOT_READY, counting the bits ready before any were
  * granted to this request. Past the reserve kept ready, a NONBLOCK request can never be
  * answered at once: the message says so rather than invite retries. */
@@ -727,9 +734,10 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
     int status = RANDD_OK, rc;
     bool wanted, fresh = !c->noise_ticket;
 
+    pool_noise_recheck(p);
     if (!c->noise_ticket) {
-        if (!pool_noise_able(p, why, sizeof(why)))
-            status = RANDD_NO_NOISE_SOURCE;
+        if (!pool_noise_able(p))
+            status = no_noise_source(p, why, sizeof(why));
         else if ((req->flags & RANDD_FLAG_NONBLOCK) &&
                  !noise_ready_now(&p->noise, c->conn.uid, need))
             status = not_ready_now(p, need, why, sizeof(why));
@@ -749,8 +757,8 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
             snprintf(why, sizeof(why), "out of memory for a noise request");
             status = RANDD_INTERNAL;
         }
-    } else if (!noise_ticket_ready(c->noise_ticket) && !pool_noise_able(p, why, sizeof(why))) {
-        status = RANDD_NO_NOISE_SOURCE;   /* waiting, and the last noise source failed */
+    } else if (!noise_ticket_ready(c->noise_ticket) && !pool_noise_able(p)) {
+        status = no_noise_source(p, why, sizeof(why));  /* waiting; the last one failed */
     }
     if (status == RANDD_OK && !noise_ticket_ready(c->noise_ticket) &&
         (req->flags & RANDD_FLAG_NONBLOCK))

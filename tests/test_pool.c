@@ -36,6 +36,17 @@ static void add(struct scripted *s, const char *name, enum script_pattern patter
     pool_add_source(&pool, &s->source);
 }
 
+/* As the server asks: the failures since the last look taken into account first, then
+ * whether a noise source can serve, and why not. */
+static bool noise_able_why(struct pool *p, char *why, size_t whylen)
+{
+    pool_noise_recheck(p);
+    if (pool_noise_able(p))
+        return true;
+    pool_noise_unable_reason(p, why, whylen);
+    return false;
+}
+
 START_TEST(good_source_passes_startup_and_seeds)
 {
     uint8_t out[32];
@@ -512,7 +523,7 @@ START_TEST(only_noise_sources_fill_the_noise_reservoir)
     ck_assert(pool.seeded);
     ck_assert_uint_eq(pool.noise.stats.blocks_made, 0);
     ck_assert(!noise_ticket_ready(t));
-    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    ck_assert(!noise_able_why(&pool, why, sizeof(why)));
     ck_assert_msg(strstr(why, "no noise source is configured"), "why: %s", why);
     noise_cancel(&pool.noise, t);
 }
@@ -563,7 +574,7 @@ START_TEST(a_quarantined_noise_source_leaves_nothing_in_the_reservoir)
     made = pool.noise.stats.blocks_made;
     pool_harvest(&pool, 4 * S);
     ck_assert_uint_eq(pool.noise.stats.blocks_made, made);
-    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    ck_assert(!noise_able_why(&pool, why, sizeof(why)));
     ck_assert_msg(strstr(why, "noise quarantined"), "why: %s", why);
     noise_cancel(&pool.noise, t);
 }
@@ -581,7 +592,7 @@ START_TEST(a_disabled_noise_source_leaves_nothing_in_the_reservoir)
     t = noise_source_granting_blocks();
     source_disable(&a.source, "assessed under the floor (review28)");
     ck_assert(a.source.health.state == RANDD_SOURCE_QUARANTINED);
-    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    ck_assert(!noise_able_why(&pool, why, sizeof(why)));
     pool_harvest(&pool, 3 * S);
     ck_assert_msg(noise_ticket_granted(t) == 0 && noise_available_bits(&pool.noise) == 0,
                   "a disabled noise source's blocks were kept: %u granted, %.0f bits ready",
@@ -733,7 +744,7 @@ START_TEST(every_noise_sources_whole_reason_fits_the_no_noise_source_reply)
     int whole = 0;
 
     three_noise_sources_disabled();
-    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    ck_assert(!noise_able_why(&pool, why, sizeof(why)));
     for (int i = 0; i < 3; i++) {
         snprintf(want, sizeof(want), "%s quarantined: xxx", noise_names[i]);
         ck_assert_msg(strstr(why, want), "no \"%s\" in: %s", want, why);
@@ -751,7 +762,7 @@ START_TEST(a_noise_reason_too_long_for_its_buffer_ends_in_a_mark)
     size_t n;
 
     three_noise_sources_disabled();
-    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    ck_assert(!noise_able_why(&pool, why, sizeof(why)));
     n = strlen(why);
     ck_assert_msg(n == sizeof(why) - 1 && !strcmp(why + n - strlen(MARK), MARK),
                   "cut without the mark (%zu bytes): %s", n, why);

@@ -569,7 +569,9 @@ static void section_estimators(FILE *f, const struct assess_report *r)
     struct mark claim = { r->claim, "" };
     double assessed = credited(r);
     bool iid_failed = r->iid && !r->iid->iid && !r->non_iid;
+    bool bitstring = false;
     int count = 0;
+    char times[48] = "";
 
     if (r->non_iid) {
         const struct randd_ea_result *e = r->non_iid;
@@ -585,6 +587,7 @@ static void section_estimators(FILE *f, const struct assess_report *r)
                 snprintf(b[count].label, sizeof(b[0].label), "bitstring %s x %u",
                          randd_ea_names[i], r->bits);
                 b[count++].h = e->bitstring[i] * r->bits;
+                bitstring = true;
             }
     }
     if (r->iid) {
@@ -593,10 +596,13 @@ static void section_estimators(FILE *f, const struct assess_report *r)
         if (!isnan(r->iid->h_bitstring)) {
             snprintf(b[count].label, sizeof(b[0].label), "IID: H_bitstring x %u", r->bits);
             b[count++].h = r->iid->h_bitstring * r->bits;
+            bitstring = true;
         }
     }
     if (!count)
         return;
+    if (bitstring)
+        snprintf(times, sizeof(times), " (the bitstring figures times %u)", r->bits);
     if (isnan(r->claim)) {
         fputs("<section class=\"card\" id=\"estimates\"><h2>Entropy estimates</h2>", f);
     } else {
@@ -606,11 +612,11 @@ static void section_estimators(FILE *f, const struct assess_report *r)
     }
     bars_chart(f, b, count, r->bits, &claim, !isnan(r->claim), iid_failed ? NAN : assessed,
                iid_failed ? C_MUTED : C_BAR);
-    fprintf(f, "<p class=\"note\">Bits per sample (the bitstring figures times %u). %s%s</p>"
-               "</section>\n", r->bits, iid_failed ? "The samples failed the IID tests, so "
-               "these figures credit nothing; the non-IID estimators (randctl assess without "
-               "--iid) give the figure to use." : "The amber bar is the lowest, the figure "
-               "assessed.", isnan(r->claim) ? "" : " The dashed orange line is the claim.");
+    fprintf(f, "<p class=\"note\">Bits per sample%s. %s%s</p></section>\n", times,
+            iid_failed ? "The samples failed the IID tests, so these figures credit nothing; "
+            "the non-IID estimators (randctl assess without --iid) give the figure to use." :
+            "The amber bar is the lowest, the figure assessed.",
+            isnan(r->claim) ? "" : " The dashed orange line is the claim.");
 }
 
 /* --- the IID track ------------------------------------------------------------------------ */

@@ -66,7 +66,8 @@ check "report: the claim card only with --claim (claim-too-high has it, iid-pass
 verdict_text() { grep 'id="verdict"' "$1" | sed 's/<[^>]*>/ /g'; }
 check "report iid-fail: the verdict names the failing test and nothing in it reads as a pass" \
     'verdict_text "$work/iid-fail.html" | grep -q "Failed: chi-square independence (5.2.1)" &&
-     ! verdict_text "$work/iid-fail.html" | sed -E "s/(not |non-)IID//gi" | grep -qE "[Pp][Aa][Ss][Ss]|IID" &&
+     ! verdict_text "$work/iid-fail.html" | sed -E "s/(not |non-)IID//gi" |
+         grep -qE "[Pp][Aa][Ss][Ss]|IID" &&
      ! grep -q "class=\"chip pass\"" "$work/iid-fail.html"'
 # Digits grouped in the page's text: 1,000,000 samples, not 1000000 (the shuffles' seed, in
 # <code>, is no number).
@@ -77,12 +78,13 @@ ungrouped() {
             grep -oE '(^|[^0-9.,])[0-9]{4,}($|[^0-9-])' | sed "s/^/$n: /"
     done
 }
-check "report: numbers in the page text have their digits grouped $(ungrouped | head -3 | tr '\n' ' ')" \
-    '[ -z "$(ungrouped)" ]'
+ungrouped=$(ungrouped | head -3 | tr '\n' ' ')
+check "report: numbers in the page text have their digits grouped${ungrouped:+ (not: $ungrouped)}" \
+    '[ -z "$ungrouped" ]'
 check "report restart-pass: 1,000,000 samples, grouped, in the subtitle and histogram note" \
     '[ "$(grep -o "1,000,000 samples of 1 bit" "$work/restart-pass.html" | wc -l)" = 2 ]'
 if command -v python3 >/dev/null; then
-    for n in iid-pass iid-fail claim-too-high restart-pass; do
+    for n in iid-pass iid-fail claim-too-high restart-pass restart-fail; do
         check "report $n: every chart axis has a title and round ticks" \
             'python3 tests/report/chart_axes.py "$work/$n.html"'
     done

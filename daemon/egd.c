@@ -321,8 +321,11 @@ static void serve(struct egd_client *c)
             loop_mod_fd(c->egd->loop, c->conn.fd, EPOLLIN);
         }
         if (c->waiting) {
-            if (!execute(c))
+            if (!execute(c)) {
+                if (!c->ticket)          /* parked again, holding nothing */
+                    listener_idle_stalled(&c->conn);
                 return;
+            }
             c->waiting = false;
             c->in_len = 0;
             continue;
@@ -352,6 +355,9 @@ static void serve(struct egd_client *c)
         if (!execute(c)) {
             c->waiting = true;
             loop_mod_fd(c->egd->loop, c->conn.fd, 0);
+            if (!c->ticket)   /* parked with no place in the noise queue: on its uid's own
+                               * limits, or on the pool; it holds nothing, so evictable */
+                listener_idle_stalled(&c->conn);
             return;
         }
         c->in_len = 0;
@@ -375,7 +381,7 @@ static void serve_if_waiting(struct listener_conn *conn)
 {
     struct egd_client *c = client_of(conn);
 
-    if (c->waiting)
+    if (c->waiting && listener_take_up(conn))
         serve(c);
 }
 

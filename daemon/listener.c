@@ -190,7 +190,11 @@ static bool evict_for(struct listener_clients *clients, unsigned share, uid_t ui
         /* Its loop may take it up at this moment (an event): then it is busy, try again. */
         if (!atomic_compare_exchange_strong(&victim->hold, &idle, LISTENER_HOLD_EVICTED))
             continue;
-        shutdown(victim->fd, SHUT_RD);
+        /* Read shut: its loop sees the end and closes it, after a BUSY saying why. One cut
+         * off mid-stream, or an EGD one (no word for busy), is shut both ways: no reply
+         * goes, and the hang-up wakes its loop whatever events it waits for. */
+        shutdown(victim->fd, atomic_load(&victim->cut_off) || !victim->listener->ops->refuse ?
+                                 SHUT_RDWR : SHUT_RD);
         most->n--;                       /* over its share, so more than one: it stays */
         atomic_fetch_sub(&clients->connected, 1);
         atomic_fetch_add(&clients->evicted, 1);
@@ -411,7 +415,24 @@ void listener_idle(struct listener_conn *c)
 {
     unsigned char busy = LISTENER_HOLD_BUSY;
 
+    atomic_store(&c->cut_off, false);
     atomic_compare_exchange_strong(&c->hold, &busy, LISTENER_HOLD_IDLE);
+}
+
+void listener_idle_stalled(struct listener_conn *c)
+{
+    unsigned char busy = LISTENER_HOLD_BUSY;
+
+    atomic_store(&c->cut_off, true);
+    atomic_compare_exchange_strong(&c->hold, &busy, LISTENER_HOLD_IDLE);
+}
+
+bool listener_take_up(struct listener_conn *c)
+{
+    unsigned char idle = LISTENER_HOLD_IDLE;
+
+    return atomic_compare_exchange_strong(&c->hold, &idle, LISTENER_HOLD_BUSY) ||
+           idle != LISTENER_HOLD_EVICTED;
 }
 
 /* Every event of a connection passes here first: an idle one is busy from now on, unless
@@ -424,7 +445,7 @@ static void conn_event(void *arg, int fd, uint32_t events)
 
     if (!atomic_compare_exchange_strong(&c->hold, &idle, LISTENER_HOLD_BUSY) &&
         idle == LISTENER_HOLD_EVICTED) {
-        if (l->ops->refuse)
+        if (l->ops->refuse && !atomic_load(&c->cut_off))
             l->ops->refuse(l->ctx, c->fd, LISTENER_EVICTED, c->uid);
         listener_close_conn_gracefully(c);
         return;

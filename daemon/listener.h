@@ -69,6 +69,9 @@ struct listener_conn {
     _Atomic unsigned char hold;         /* enum listener_hold: set by the owning loop
                                          * (listener_idle, each event), and by another
                                          * loop's accept only from idle to evicted */
+    _Atomic bool cut_off;               /* idle mid-stream (a reply the peer does not
+                                         * read): evicted, it is closed with no word, since
+                                         * a BUSY frame would land inside the reply */
     struct listener_conn *all_next, **all_prevp;    /* clients->conns, under its lock */
 };
 
@@ -154,6 +157,14 @@ void listener_progress(struct listener_conn *c);
  * close it to make room (see struct listener_clients). The protocol calls it last, just
  * before it returns to the loop. */
 void listener_idle(struct listener_conn *c);
+/* c has a reply under way that waits for its peer to read it, or a read parked on its uid's
+ * own limits: its peer, not randd, holds it up, so it may be evicted as an idle one is
+ * (else one uid reading slowly could keep every place). Evicted, it is closed with no
+ * reply: the peer sees the stream end, and librandd asks again on a new connection. */
+void listener_idle_stalled(struct listener_conn *c);
+/* The protocol takes c up again outside an event of its own (a parked read let go): busy
+ * from now on. False: another loop's accept evicted it first; its hang-up closes it. */
+bool listener_take_up(struct listener_conn *c);
 
 /* The fair share of non-root places for one uid now: max_clients less root's places, over
  * the uids connected (TCP peers as one); max_clients_per_uid if that is less. */

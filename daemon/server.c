@@ -429,6 +429,8 @@ static bool flush_reply(struct client *c)
         if (w < 0) {
             if (errno == EAGAIN || errno == EINTR) {
                 want_events(c, EPOLLOUT);
+                if (!c->arena)         /* the peer holds it up: as evictable as an idle one */
+                    listener_idle_stalled(&c->conn);
                 return false;
             }
             if (r->passes_arena && errno != EPIPE && errno != ECONNRESET) {

@@ -1112,9 +1112,12 @@ int randd_iid_assess_with(const uint8_t *samples, size_t n, unsigned bits,
     randd_ea_tick(&p, 0, 1);
     if ((rc = lrs_test(sym, &d, out)) < 0)
         goto out;
-    if (shuffling && (rc = settle_early(&run, &threads, out, flags)) < 0)
-        goto out;
-    shuffling = shuffling && !out->permutations_stopped;
+    if (shuffling) {
+        rc = settle_early(&run, &threads, out, flags);
+        shuffling = !out->permutations_stopped;      /* stopped: joined, whatever rc says */
+        if (rc < 0)
+            goto out;
+    }
 
     p.what = "statistics";
     p.base = 0.02;

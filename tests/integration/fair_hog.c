@@ -1,9 +1,10 @@
 /* fair-hog: a local user holding every connection it can, for test_fairness.sh, and the
  * EGD client that test needs (bash reaches neither a Unix socket nor holds hundreds of them).
  *
- *   fair-hog hold v1|egd ADDRESS COUNT
+ *   fair-hog hold v1|egd|stall ADDRESS COUNT
  *     Opens connections until COUNT are held or one is refused: each is held once served one
- *     request (v1: BYTES of 8; egd: the entropy level), so it sits idle. Prints "holding N
+ *     request (v1: BYTES of 8; egd: the entropy level), so it sits idle; stall: once the
+ *     header of a 16 MiB BYTES reply came, whose body it never reads. Prints "holding N
  *     connections" and, until killed, keeps taking places: a held connection the daemon
  *     closes (evicted to make room for another uid) is replaced by a new one, one try each
  *     HOLD_POLL_MS. On SIGTERM prints "held N; M closed by the daemon; R refused" and exits.
@@ -115,6 +116,15 @@ static int served_connection(const char *proto, const char *address)
     if (!strcmp(proto, "egd")) {
         if (send(fd, "\x00", 1, MSG_NOSIGNAL) == 1 && read_exactly(fd, reply, 4) == 0)
             return fd;
+    } else if (!strcmp(proto, "stall")) {
+        len = randd_request_encode(frame, sizeof(frame), &(struct randd_request){
+                                       .op = RANDD_OP_BYTES, .n = RANDD_MAX_BYTES });
+        (void)!send(fd, frame, len, MSG_NOSIGNAL);
+        if (read_exactly(fd, reply, RANDD_HEADER_BYTES) == 0) {
+            randd_header_decode(reply, &h);
+            if (h.code == RANDD_OK)
+                return fd;
+        }
     } else {
         len = randd_request_encode(frame, sizeof(frame),
                                    &(struct randd_request){ .op = RANDD_OP_BYTES, .n = 8 });
@@ -134,6 +144,8 @@ static int hold(const char *proto, const char *address, long count)
 {
     static struct pollfd held[MAX_HELD];
     long n = 0, closed = 0, refused = 0;
+    /* A stalled reply is always readable: only its end (the daemon shut it) counts. */
+    short watch = strcmp(proto, "stall") ? POLLIN : POLLRDHUP;
 
     if (count < 1 || count > MAX_HELD) {
         fprintf(stderr, "fair-hog: COUNT is 1 to %d\n", MAX_HELD);
@@ -141,7 +153,7 @@ static int hold(const char *proto, const char *address, long count)
     }
     signal(SIGTERM, on_term);
     while (n < count && (held[n].fd = served_connection(proto, address)) >= 0)
-        held[n++].events = POLLIN;
+        held[n++].events = watch;
     refused += n < count;
     printf("holding %ld connections\n", n);
     fflush(stdout);
@@ -157,7 +169,7 @@ static int hold(const char *proto, const char *address, long count)
                 }
         if (n < count && !stopping) {
             if ((fd = served_connection(proto, address)) >= 0)
-                held[n++] = (struct pollfd){ fd, POLLIN, 0 };
+                held[n++] = (struct pollfd){ fd, watch, 0 };
             else
                 refused++;
         }
@@ -222,7 +234,7 @@ static int free_port(void)
 int main(int argc, char **argv)
 {
     if (argc == 5 && !strcmp(argv[1], "hold") &&
-        (!strcmp(argv[2], "v1") || !strcmp(argv[2], "egd")))
+        (!strcmp(argv[2], "v1") || !strcmp(argv[2], "egd") || !strcmp(argv[2], "stall")))
         return hold(argv[2], argv[3], strtol(argv[4], NULL, 10));
     if (argc == 4 && !strcmp(argv[1], "egd-wait"))
         egd_wait(argv[2], strtol(argv[3], NULL, 10));
@@ -230,7 +242,7 @@ int main(int argc, char **argv)
         return egd_read(argv[2], strtol(argv[3], NULL, 10));
     if (argc == 2 && !strcmp(argv[1], "free-port"))
         return free_port();
-    fprintf(stderr, "usage: fair-hog hold v1|egd ADDRESS COUNT | egd-wait ADDRESS COUNT | "
+    fprintf(stderr, "usage: fair-hog hold v1|egd|stall ADDRESS COUNT | egd-wait ADDRESS COUNT | "
                     "egd-read ADDRESS N | free-port\n");
     return 2;
 }

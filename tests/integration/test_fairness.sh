@@ -117,6 +117,27 @@ unhog
 echo "hogs at the end: $(tail -qn1 "$work/hog1" "$work/hog-$UID2" "$work/hog-$UID3" | paste -sd';')"
 wait_for "the hogs' connections closed" connected_below 1 || fail "connections still open: $(key clients.connected)"
 
+# Replies nobody never reads: a 16 MiB BYTES reply on each place, stalled by nobody, not by
+# randd. Such a connection is evictable as an idle one is (closed with no word, mid-reply),
+# or one slow reader could keep every place.
+echo "-- ${SECONDS} s: stalled replies"
+hog "$work/hog-stall" '^holding' "${NOBODY[@]}" "$FAIR_HOG" hold stall "$RANDD_SOCKET" 64
+[ "$(held "$work/hog-stall")" = $PLACES ] &&
+    pass "nobody holds every place not kept for root with a reply it never reads ($PLACES)" ||
+    fail "nobody holds $(held "$work/hog-stall") stalled replies, wanted $PLACES: $(cat "$work/hog-stall")"
+AS_ARGV $UID2
+hog "$work/hog-stall2" '^holding' "${AS[@]}" "$FAIR_HOG" hold v1 "$RANDD_SOCKET" 64
+n=$(held "$work/hog-stall2")
+[ "$n" = $((PLACES / 2)) ] &&
+    pass "stalled replies: uid $UID2 holds $n, its fair share, in place of nobody's stalled ones" ||
+    fail "stalled replies: uid $UID2 holds ${n:-?}, wanted $((PLACES / 2)) (evicted: $(key clients.evicted))"
+ms=$(probe root)
+[ -n "$ms" ] || fail "stalled replies: root not served"
+row "stalled replies" "nobody holds $(held "$work/hog-stall") of $PLACES, 16 MiB replies unread" \
+    "uid $UID2 took its fair share ($n); root served" "root ${ms:-refused} ms (bound $CONNECT_BOUND_MS ms)"
+unhog
+wait_for "the hogs' connections closed" connected_below 1 || fail "connections still open: $(key clients.connected)"
+
 # EGD over TCP: its peers have no uid, and count as one between them.
 echo "-- ${SECONDS} s: EGD over TCP"
 hog "$work/hog2" '^holding' "${NOBODY[@]}" "$FAIR_HOG" hold egd "127.0.0.1:$egd_port" 64

@@ -259,7 +259,8 @@ static void harvest_source(struct pool *p, struct source *s, uint64_t now_ns)
 static bool reseed_due(const struct pool *p, uint64_t now_ns)
 {
     return !p->seeded || p->must_reseed || p->bytes_since_reseed >= p->reseed_bytes ||
-           engine_reseed_due(p) || now_ns >= p->last_reseed_ns + (uint64_t)p->reseed_interval * 1000000000u;
+           engine_reseed_due(p) ||
+           now_ns >= p->last_reseed_ns + (uint64_t)p->reseed_interval * 1000000000u;
 }
 
 /* --- demand: sources that cost CPU run only while their credit is wanted ------------------

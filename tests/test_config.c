@@ -247,7 +247,8 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("hwrng = maybe\n", "t.conf:1: hwrng: not yes or no: \"maybe\"");
     check_error("jitter = no\nrequire_noise_source = maybe\n",
                 "t.conf:2: require_noise_source: not yes or no: \"maybe\"");
-    check_error("engine = aes\n", "t.conf:1: engine: not cymric, randen, ctr_drbg or hash_drbg: \"aes\"");
+    check_error("engine = aes\n",
+                "t.conf:1: engine: not cymric, randen, ctr_drbg or hash_drbg: \"aes\"");
     check_error("cipher = aes\n", "t.conf:1: cipher: not auto, chacha20 or aes256ctr: \"aes\"");
     check_error("cipher = ChaCha20\n",
                 "t.conf:1: cipher: not auto, chacha20 or aes256ctr: \"ChaCha20\"");

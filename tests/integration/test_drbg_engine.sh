@@ -54,7 +54,8 @@ stop_randd
 
 # --- a DRBG known answer forced wrong: output stops until a clean re-test --------------------
 halted() {
-    key_is ready false && [[ $(status_key not_ready_reason) == "self-test failed: ${mechanism%% *}"* ]]
+    key_is ready false &&
+        [[ $(status_key not_ready_reason) == "self-test failed: ${mechanism%% *}"* ]]
 }
 printf '%s\n' "${BASE[@]}" "engine = $engine" "selftest_interval = 0" >"$work/randd.conf"
 : >"$work/log"; rm -f "$work/kat-broken"

@@ -238,6 +238,11 @@ $(BUILD)/tests/memfd-hoarder: $(BUILD)/tests/integration/memfd_hoarder.o $(BUILD
 	$(call say,LD,$@)
 	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# test_fairness.sh's hog and EGD client: holds every connection it can, times EGD reads.
+$(BUILD)/tests/fair-hog: $(BUILD)/tests/integration/fair_hog.o $(BUILD)/librandd.a
+	$(call say,LD,$@)
+	$(Q)$(CC) -pie $(LINK_HARD) $(LDFLAGS) -o $@ $^ $(LIBS)
+
 # test_ordinary_latency.sh's client: times plain BYTES requests from connect to last byte.
 $(BUILD)/tests/latency-probe: $(BUILD)/tests/integration/latency_probe.o $(BUILD)/librandd.a
 	$(call say,LD,$@)
@@ -334,11 +339,11 @@ TEST_PROGRAMS = "tests/qemu/check-qemu $(BUILD)" \
 
 test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libfault.so \
       $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr $(BUILD)/tests/trust-probe $(BUILD)/tests/memfd-hoarder \
-      $(BUILD)/tests/latency-probe
+      $(BUILD)/tests/latency-probe $(BUILD)/tests/fair-hog
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
 	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder \
-	  LATENCY_PROBE=$(BUILD)/tests/latency-probe; \
+	  LATENCY_PROBE=$(BUILD)/tests/latency-probe FAIR_HOG=$(BUILD)/tests/fair-hog; \
 	TEST_JOBS=$(TEST_JOBS) tests/run-tests $(BUILD)/test-times $(TEST_PROGRAMS) && \
 	echo "all $(words $(TEST_BIN) $(E2E_BIN) $(INTEGRATION)) test programs passed"
 
@@ -348,7 +353,7 @@ test: all $(TEST_BIN) $(E2E_BIN) $(BUILD)/range-chi2 $(BUILD)/soak $(BUILD)/libf
 LOADED_RUNS ?= 2
 check-loaded: deps
 	@$(MAKE) --no-print-directory all $(E2E_BIN) $(BUILD)/libfault.so \
-	  $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe $(BUILD)/tests/latency-probe
+	  $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe $(BUILD)/tests/latency-probe $(BUILD)/tests/fair-hog
 	@stress-ng --cpu 0 --cpu-method all --timeout 3600 --quiet & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; \
 	for run in $$(seq $(LOADED_RUNS)); do \
@@ -357,11 +362,11 @@ check-loaded: deps
 	done; echo "check-loaded: $(LOADED_RUNS) runs passed under load"
 
 end-to-end: all $(E2E_BIN) $(BUILD)/libfault.so $(BUILD)/tests/provider-fork $(BUILD)/tests/provider-pr \
-            $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe $(BUILD)/tests/latency-probe
+            $(BUILD)/tests/memfd-hoarder $(BUILD)/tests/trust-probe $(BUILD)/tests/latency-probe $(BUILD)/tests/fair-hog
 	@export RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LIBFAULT=$(BUILD)/libfault.so \
 	  RANDD_PROVIDER=$(BUILD)/randd.so PROVIDER_FORK=$(BUILD)/tests/provider-fork \
 	  TRUST_PROBE=$(BUILD)/tests/trust-probe MEMFD_HOARDER=$(BUILD)/tests/memfd-hoarder \
-	  LATENCY_PROBE=$(BUILD)/tests/latency-probe; \
+	  LATENCY_PROBE=$(BUILD)/tests/latency-probe FAIR_HOG=$(BUILD)/tests/fair-hog; \
 	TEST_JOBS=$(TEST_JOBS) tests/run-tests $(BUILD)/test-times-end-to-end $(E2E_BIN) $(INTEGRATION)
 
 # A QEMU guest reading /dev/hwrng through randd's EGD socket as docs/egd.md sets it up, paused
@@ -507,10 +512,14 @@ check-units: all
 	tests/integration/test_units.sh
 
 # A kernel log record randd did not read in time may have been the VM fork line: nobody
-# overruns the ring (bridge port lines in a user namespace) while randd is stopped. Not in
-# make check: it writes tens of thousands of lines to the shared kernel log. Root only.
-check-kmsg-lost: all
+# overruns the ring (bridge port lines in a user namespace) while randd is stopped. randd
+# takes the loss as a possible new VM generation (kmsg_lost.sh) without stopping output
+# (kmsg_flood.sh). Not in make check: they write thousands of lines to the shared kernel log.
+# Root only.
+check-kmsg-lost: all $(BUILD)/tests/latency-probe
 	RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl tests/integration/kmsg_lost.sh
+	RANDD=$(BUILD)/randd RANDCTL=$(BUILD)/randctl LATENCY_PROBE=$(BUILD)/tests/latency-probe \
+	  tests/integration/kmsg_flood.sh
 
 .PHONY: check-kmsg-lost
 

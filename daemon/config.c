@@ -212,7 +212,7 @@ unsigned config_clients_per_uid(const struct config *c)
 {
     if (c->max_clients_per_uid != CONFIG_AUTO)
         return c->max_clients_per_uid;
-    return c->max_clients / 2 + c->max_clients % 2;
+    return c->max_clients;          /* no cap: max-min fairness alone (listener.c) */
 }
 
 void config_apply_live(struct config *in_effect, const struct config *reread)

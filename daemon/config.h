@@ -43,7 +43,7 @@ struct config {
     unsigned socket_mode;              /* permission bits of the socket file */
     char socket_group[64];             /* group of the socket file; empty: unchanged */
     unsigned max_clients;
-    unsigned max_clients_per_uid;      /* of max_clients; CONFIG_AUTO: half */
+    unsigned max_clients_per_uid;      /* a cap per uid; CONFIG_AUTO: none, fairness only */
     unsigned idle_timeout;             /* seconds without progress; 0 = never */
     char trusted_group[64];            /* may ADD_ENTROPY besides root; empty: root only */
     gid_t trusted_gid;                 /* trusted_group's id, looked up once as the file is
@@ -116,8 +116,9 @@ enum randd_stream_cipher config_cipher(const struct config *c);
  * however many uids it has (subordinate uids are 65536 a user), can shut root's tools out. */
 unsigned config_clients_for_root(const struct config *c);
 
-/* The connections one peer uid may hold (of max_clients, over every listener):
- * max_clients_per_uid, with auto resolved to half of max_clients, rounded up. */
+/* The most connections one peer uid may hold (of max_clients, over every listener), its
+ * fair share aside: max_clients_per_uid, with auto resolved to max_clients (no cap; the
+ * fair share is the listener's, listener_fair_share). */
 unsigned config_clients_per_uid(const struct config *c);
 
 /* Takes the keys a reload applies at once from reread; the others keep their values. */

@@ -218,12 +218,11 @@ static bool reply_full_entropy(struct egd_client *c, size_t n)
     struct noise *noise = &e->pool->noise;
     uint8_t blocks[256 + NOISE_BLOCK_BYTES];
     unsigned need = (unsigned)((n + NOISE_BLOCK_BYTES - 1) / NOISE_BLOCK_BYTES);
-    char why[8];
-
     if (n == 0)
         return true;
     if (!c->ticket) {
-        if (!pool_noise_able(e->pool, why, sizeof(why)) ||
+        pool_noise_recheck(e->pool);
+        if (!pool_noise_able(e->pool) ||
             noise_submit(noise, c->conn.uid, NOISE_FULL_ENTROPY, need, false,
                          &c->ticket) < 0) {
             c->ticket = NULL;
@@ -342,6 +341,8 @@ static void serve(struct egd_client *c)
         if (got <= 0) {
             if (got == 0 || (errno != EAGAIN && errno != EINTR))
                 client_close(c);
+            else                    /* waiting for its peer: may be evicted */
+                listener_idle(&c->conn);
             return;
         }
         c->in_len += (size_t)got;
@@ -397,7 +398,8 @@ static bool waits_for_pool(const struct listener_conn *conn)
     return client_of(conn)->waiting;
 }
 
-/* Over max_clients a client is just closed: EGD has no way to say busy (.refuse NULL). */
+/* Over max_clients or evicted, a client is just closed: EGD has no way to say busy (.refuse
+ * NULL). */
 static const struct listener_ops egd_ops = {
     .client_size = sizeof(struct egd_client),
     .conn_offset = offsetof(struct egd_client, conn),

@@ -1,12 +1,12 @@
 /* One way to accept, for both protocols, so a fix to one is a fix to the other (the EGD
  * listener once checked only a peer's primary group, and spun when accept failed with
  * EMFILE). A listener accepts up to ACCEPTS_PER_TURN connections a loop turn; a connection
- * over max_clients, into the places kept for root (config_clients_for_root), or over its
- * peer uid's share is refused; the others get their peer's credentials and go to the
- * protocol. Out of descriptors, accept() fails at once every time the level-triggered loop
- * asks: the listener stops listening for EMFILE_PAUSE_NS instead of spinning. The idle sweep
- * runs every half timeout plus a second, so an idle connection goes between one and one and
- * a half timeouts after its last progress.
+ * over max_clients, into the places kept for root (config_clients_for_root), or from a uid
+ * at its fair share of a full table is refused (see "places"); the others get their peer's
+ * credentials and go to the protocol. Out of descriptors, accept() fails at once every time
+ * the level-triggered loop asks: the listener stops listening for EMFILE_PAUSE_NS instead of
+ * spinning. The idle sweep runs every half timeout plus a second, so an idle connection goes
+ * between one and one and a half timeouts after its last progress.
  *
  * Sections: places, sockets and credentials, connections, accept, the idle sweep, up and
  * down. */
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -32,9 +33,22 @@
 /* --- places ------------------------------------------------------------------------------ */
 
 /* Every serving loop takes and gives back places, so the total and the uids' counts change
- * together under one lock, taken once per accept and once per close. A uid's entry exists
+ * together under one lock, taken twice per accept and twice per close. A uid's entry exists
  * while it has a connection: there are at most as many as connections, and a host has few
- * uids with one open, so a list searched in order does. */
+ * uids with one open, so a list searched in order does.
+ *
+ * Max-min fairness, not a fixed share (issue 42: a fixed half let two users lock out the
+ * rest). Free places go to whoever asks, so one user alone may use them all. At a full
+ * table (every place not kept for root taken), a uid holding less than its fair share (those
+ * places over the uids connected, itself and TCP peers as one included) takes the place of
+ * an idle connection (listener_idle) of the uid holding most, if that uid is over its fair
+ * share; a uid at its share is refused (over_uid_share). So every uid can always reach its
+ * fair share unless the bigger holders' connections all have work in flight, which other
+ * per-uid limits bound (noise queue places, PRIME jobs, memfd arenas) and the idle sweep
+ * ends. The evicted connection's place is handed over at once, under the lock; its own loop
+ * sees its socket shut for reading, tells the peer BUSY and closes it, so for a loop turn
+ * there are more descriptors open than places. A connection's descriptor stays open while
+ * it is in clients->conns, so shutting it from another loop never reaches a reused one. */
 
 void listener_clients_init(struct listener_clients *clients)
 {
@@ -42,6 +56,7 @@ void listener_clients_init(struct listener_clients *clients)
     pthread_mutex_init(&clients->lock, NULL);
     atomic_init(&clients->connected, 0);
     atomic_init(&clients->over_uid_share, 0);
+    atomic_init(&clients->evicted, 0);
 }
 
 void listener_clients_free(struct listener_clients *clients)
@@ -72,18 +87,48 @@ static struct listener_uid *uid_entry(struct listener_clients *clients, uid_t ui
     return NULL;
 }
 
-/* A uid's share of max_clients. TCP peers (EGD) have no uid, and any local user can be one
- * of them: their one share is half a uid's, so that a user who holds its own and theirs
- * still leaves a quarter of max_clients to everyone else (with the default, auto). */
-static unsigned share_of(const struct config *cfg, uid_t uid)
+/* An explicit max_clients_per_uid: every uid's cap. TCP peers have no uid, and any local
+ * user can be one of them: their one cap is half a uid's. auto: no cap but fairness. */
+static unsigned cap_of(const struct config *cfg, uid_t uid)
 {
-    unsigned share = config_clients_per_uid(cfg);
+    unsigned cap = config_clients_per_uid(cfg);
 
-    return uid != LISTENER_NO_UID || share < 2 ? share : share / 2;
+    if (cfg->max_clients_per_uid == CONFIG_AUTO)
+        return cap;
+    return uid != LISTENER_NO_UID || cap < 2 ? cap : cap / 2;
+}
+
+static unsigned others_places(const struct config *cfg)
+{
+    return cfg->max_clients - config_clients_for_root(cfg);
+}
+
+/* The non-root places over the non-root uids connected, and one more for a newcomer (at
+ * least 1). */
+static unsigned fair_share(const struct listener_clients *clients, const struct config *cfg,
+                           bool newcomer)
+{
+    unsigned uids = newcomer, share;
+
+    for (size_t i = 0; i < clients->nuids; i++)
+        uids += clients->uids[i].uid != 0;
+    share = uids ? others_places(cfg) / uids : others_places(cfg);
+    return share ? share : 1;
+}
+
+unsigned listener_fair_share(const struct listener_clients *clients, const struct config *cfg)
+{
+    pthread_mutex_t *lock = (pthread_mutex_t *)&clients->lock;     /* a read takes it too */
+    unsigned share, cap = cfg->max_clients_per_uid;
+
+    pthread_mutex_lock(lock);
+    share = fair_share(clients, cfg, false);
+    pthread_mutex_unlock(lock);
+    return cap != CONFIG_AUTO && cap < share ? cap : share;
 }
 
 /* Whether uid may take one more place: the places of max_clients kept for root are root's
- * alone, whatever the other uids' shares add up to. */
+ * alone, whatever the other uids hold. */
 static bool within_others_places(struct listener_clients *clients, const struct config *cfg,
                                  uid_t uid)
 {
@@ -94,27 +139,96 @@ static bool within_others_places(struct listener_clients *clients, const struct 
         return true;
     if ((root = uid_entry(clients, 0)))
         others -= root->n;
-    return others < cfg->max_clients - config_clients_for_root(cfg);
+    return others < others_places(cfg);
 }
 
-/* A place for a connection from uid, within max_clients, the places kept for root and the
- * uid's share (all read live: a reload that lowers them refuses new connections, and closes
+/* A request already in its socket, not yet read: the connection is about to be busy, and
+ * evicting it would answer that request BUSY. (One sent after the shutdown below fails with
+ * EPIPE instead, which librandd takes as a closed connection and reconnects.) */
+static bool has_unread_input(const struct listener_conn *c)
+{
+    int pending = 0;
+
+    return ioctl(c->fd, FIONREAD, &pending) == 0 && pending > 0;
+}
+
+#define EVICT_TRIES 8
+
+/* The table is full and uid, not root, holds held of its fair share: the place of an idle
+ * connection of the uid that holds most over its fair share becomes free (counted out, its
+ * socket shut for reading so that its loop closes it). False: none is over its share and
+ * idle. */
+static bool evict_for(struct listener_clients *clients, unsigned share, uid_t uid)
+{
+    const struct listener_conn *skipped[EVICT_TRIES];
+    int nskipped = 0;
+
+    for (int tries = 0; tries < EVICT_TRIES; tries++) {
+        struct listener_conn *victim = NULL;
+        struct listener_uid *most = NULL;
+        unsigned char idle = LISTENER_HOLD_IDLE;
+
+        for (struct listener_conn *c = clients->conns; c; c = c->all_next) {
+            struct listener_uid *e;
+            bool was_skipped = false;
+
+            for (int i = 0; i < nskipped; i++)
+                was_skipped |= skipped[i] == c;
+            if (c->uid == 0 || c->uid == uid || was_skipped ||
+                atomic_load(&c->hold) != LISTENER_HOLD_IDLE)
+                continue;
+            e = uid_entry(clients, c->uid);
+            if (e && e->n > share && (!most || e->n > most->n))
+                victim = c, most = e;
+        }
+        if (!victim)
+            return false;
+        if (has_unread_input(victim)) {
+            skipped[nskipped++] = victim;
+            continue;
+        }
+        /* Its loop may take it up at this moment (an event): then it is busy, try again. */
+        if (!atomic_compare_exchange_strong(&victim->hold, &idle, LISTENER_HOLD_EVICTED))
+            continue;
+        shutdown(victim->fd, SHUT_RD);
+        most->n--;                       /* over its share, so more than one: it stays */
+        atomic_fetch_sub(&clients->connected, 1);
+        atomic_fetch_add(&clients->evicted, 1);
+        return true;
+    }
+    return false;
+}
+
+/* A place for a connection from uid, within max_clients, the places kept for root and fair
+ * shares (all read live: a reload that lowers them refuses new connections, and closes
  * none). Returns 0, or -1 with why. */
 static int take_place(struct listener *l, uid_t uid, enum listener_refusal *why)
 {
     struct listener_clients *clients = l->clients;
+    const struct config *cfg = l->config;
     struct listener_uid *e;
+    unsigned held, share = 0;
+    bool full, no_room;
     int rc = -1;
 
     pthread_mutex_lock(&clients->lock);
     e = uid_entry(clients, uid);
-    if (atomic_load(&clients->connected) >= l->config->max_clients) {
+    held = e ? e->n : 0;
+    full = atomic_load(&clients->connected) >= cfg->max_clients;
+    no_room = full || !within_others_places(clients, cfg, uid);
+    if (uid != 0 && no_room)
+        share = fair_share(clients, cfg, !e);
+    if (no_room && uid == 0) {
         *why = LISTENER_FULL;
-    } else if (!within_others_places(clients, l->config, uid)) {
-        *why = LISTENER_ROOTS;
-    } else if (e && e->n >= share_of(l->config, uid)) {
+    } else if (held >= cap_of(cfg, uid)) {
         *why = LISTENER_UID_SHARE;
         atomic_fetch_add(&clients->over_uid_share, 1);
+    } else if (no_room && held >= share) {
+        *why = LISTENER_UID_SHARE;       /* a full table, and uid has its fair share */
+        atomic_fetch_add(&clients->over_uid_share, 1);
+    } else if (no_room && !evict_for(clients, share, uid)) {
+        /* Under its share, but every bigger holder is busy; or root holds the rest. */
+        *why = full ? LISTENER_FULL : LISTENER_ROOTS;
     } else if (!e && clients->nuids == clients->uids_room && !grow_uids(clients)) {
         *why = LISTENER_FULL;            /* no memory for the count: as good as full */
     } else {
@@ -226,8 +340,39 @@ static void free_client(const struct listener_ops *ops, struct listener_conn *c)
     free(client);
 }
 
+/* Into clients->conns, where another loop's accept may find it idle and evict it. */
+static void share_conn(struct listener_clients *clients, struct listener_conn *c)
+{
+    pthread_mutex_lock(&clients->lock);
+    c->all_prevp = &clients->conns;
+    c->all_next = clients->conns;
+    if (clients->conns)
+        clients->conns->all_prevp = &c->all_next;
+    clients->conns = c;
+    pthread_mutex_unlock(&clients->lock);
+}
+
+/* Out of clients->conns before its descriptor is closed, so that no accept shuts a reused
+ * one. Returns whether it still holds its place: an evicted one gave it up already. */
+static bool unshare_conn(struct listener_conn *c)
+{
+    struct listener_clients *clients = c->listener->clients;
+    bool placed;
+
+    pthread_mutex_lock(&clients->lock);
+    if (c->all_prevp) {
+        *c->all_prevp = c->all_next;
+        if (c->all_next)
+            c->all_next->all_prevp = c->all_prevp;
+        c->all_prevp = NULL;
+    }
+    placed = atomic_load(&c->hold) != LISTENER_HOLD_EVICTED;
+    pthread_mutex_unlock(&clients->lock);
+    return placed;
+}
+
 /* Out of the list and the count; the protocol lets go of what its client holds. */
-static void forget(struct listener_conn *c)
+static void forget(struct listener_conn *c, bool placed)
 {
     struct listener *l = c->listener;
     uid_t uid = c->uid;
@@ -240,21 +385,51 @@ static void forget(struct listener_conn *c)
     free_client(l->ops, c);
     /* Last: a client counts (in STATUS, against max_clients and its uid's share) until what
      * it held is freed, its BYTES_MEMFD arena included, even as seen from another loop. */
-    give_back_place(l->clients, uid);
+    if (placed)
+        give_back_place(l->clients, uid);
 }
 
 void listener_close_conn(struct listener_conn *c)
 {
+    bool placed = unshare_conn(c);
+
     loop_del_fd(c->listener->loop, c->fd);
     close(c->fd);
-    forget(c);
+    forget(c, placed);
 }
 
 void listener_close_conn_gracefully(struct listener_conn *c)
 {
+    bool placed = unshare_conn(c);
+
     loop_del_fd(c->listener->loop, c->fd);
     drain_close(c->listener->drain, c->fd);
-    forget(c);
+    forget(c, placed);
+}
+
+void listener_idle(struct listener_conn *c)
+{
+    unsigned char busy = LISTENER_HOLD_BUSY;
+
+    atomic_compare_exchange_strong(&c->hold, &busy, LISTENER_HOLD_IDLE);
+}
+
+/* Every event of a connection passes here first: an idle one is busy from now on, unless
+ * another loop's accept evicted it first; then the peer is told why and it is closed. */
+static void conn_event(void *arg, int fd, uint32_t events)
+{
+    struct listener_conn *c = arg;
+    struct listener *l = c->listener;
+    unsigned char idle = LISTENER_HOLD_IDLE;
+
+    if (!atomic_compare_exchange_strong(&c->hold, &idle, LISTENER_HOLD_BUSY) &&
+        idle == LISTENER_HOLD_EVICTED) {
+        if (l->ops->refuse)
+            l->ops->refuse(l->ctx, c->fd, LISTENER_EVICTED, c->uid);
+        listener_close_conn_gracefully(c);
+        return;
+    }
+    l->ops->event(c, fd, events);
 }
 
 void listener_each(struct listener *l, void (*fn)(struct listener_conn *c))
@@ -296,7 +471,8 @@ static void accept_one(struct listener *l, int fd, bool unix_peer)
     c->uid = cred.uid;
     c->trusted = has_cred && peer_trusted(fd, &cred, l->config);
     listener_progress(c);
-    if (loop_add_fd(l->loop, fd, EPOLLIN, l->ops->event, c) < 0) {
+    atomic_init(&c->hold, LISTENER_HOLD_BUSY);
+    if (loop_add_fd(l->loop, fd, EPOLLIN, conn_event, c) < 0) {
         give_back_place(l->clients, cred.uid);
         close(fd);
         free(client);
@@ -308,6 +484,8 @@ static void accept_one(struct listener *l, int fd, bool unix_peer)
     if (l->conns)
         l->conns->prevp = &c->next;
     l->conns = c;
+    share_conn(l->clients, c);
+    listener_idle(c);                /* nothing asked yet */
 }
 
 static void listener_event(void *arg, int lfd, uint32_t events);

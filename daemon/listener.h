@@ -1,6 +1,6 @@
 /* Accepting connections, for the protocol v1 server and the EGD listener alike: listening
  * sockets in the event loop, accept with a pause when descriptors run out, one max_clients
- * over every listener and a share of it for each peer uid, the idle sweep, the peer's
+ * over every listener shared max-min fairly among the peer uids, the idle sweep, the peer's
  * credentials (supplementary groups too), and the close, plain or graceful (drain.c). Owns
  * the listening descriptors and each connection's descriptor and place in the counts; what a
  * connection says, and its buffers, are its protocol's (server.c, egd.c). */
@@ -20,26 +20,39 @@
 #define LISTENER_MAX_FDS 2              /* EGD: a Unix and a TCP socket */
 #define LISTENER_NO_UID  ((uid_t)-1)    /* a TCP peer's: it has no credentials */
 
-/* One max_clients over every listener, whatever loop or thread it accepts on, and a share of
- * it for each peer uid (max_clients_per_uid), so that no one user can take every place:
- * each listener counts its connections here, and a connection past either is refused. TCP
- * peers have no uid: they share one share between them, half a uid's. */
+/* One max_clients over every listener, whatever loop or thread it accepts on, shared
+ * max-min fairly among the peer uids connected (listener.c, "places"): free places go to
+ * whoever asks; at a full table a uid under its fair share takes the place of an idle
+ * connection of the biggest holder, and a uid at its share is refused. TCP peers have no
+ * uid: together they count as one more uid. max_clients_per_uid, when set, caps every uid. */
 struct listener_clients {
     pthread_mutex_t lock;               /* places are taken and given back under it */
-    _Atomic unsigned connected;         /* connections open now, every listener's */
+    _Atomic unsigned connected;         /* connections holding a place now, every listener's */
     _Atomic uint64_t over_uid_share;    /* connections refused: their uid held its share */
+    _Atomic uint64_t evicted;           /* idle connections closed to make room for a uid */
     struct listener_uid {               /* each uid with a connection open, and how many */
         uid_t uid;
         unsigned n;
     } *uids;
     size_t nuids, uids_room;
+    struct listener_conn *conns;        /* every listener's connections, under lock */
 };
 
 /* Why a connection was refused. */
 enum listener_refusal {
     LISTENER_FULL,                      /* max_clients connections are open */
-    LISTENER_UID_SHARE,                 /* its uid holds max_clients_per_uid of them */
+    LISTENER_UID_SHARE,                 /* its uid holds its fair share of a full table, or
+                                         * max_clients_per_uid */
     LISTENER_ROOTS,                     /* not root's, and the rest are kept for root */
+    LISTENER_EVICTED,                   /* an idle connection, closed to make room for a
+                                         * uid under its fair share: its uid held more */
+};
+
+/* Whether a connection may be closed to make room (struct listener_conn's hold). */
+enum listener_hold {
+    LISTENER_HOLD_BUSY,                 /* a request or reply in flight, or anything held */
+    LISTENER_HOLD_IDLE,                 /* waiting for its peer, holding nothing */
+    LISTENER_HOLD_EVICTED,              /* chosen to make room: its place is already given */
 };
 
 struct listener;
@@ -53,6 +66,10 @@ struct listener_conn {
     uid_t uid;                          /* SO_PEERCRED on a Unix socket; TCP: LISTENER_NO_UID */
     bool trusted;                       /* uid 0, or in trusted_group: may add entropy */
     uint64_t last_progress_ns;          /* the idle sweep's clock: listener_progress() */
+    _Atomic unsigned char hold;         /* enum listener_hold: set by the owning loop
+                                         * (listener_idle, each event), and by another
+                                         * loop's accept only from idle to evicted */
+    struct listener_conn *all_next, **all_prevp;    /* clients->conns, under its lock */
 };
 
 /* The protocol's client struct around c, whose struct listener_conn is member. */
@@ -73,9 +90,9 @@ struct listener_ops {
     void (*release)(struct listener_conn *c);
     /* Whether the idle sweep must leave c alone: it waits for the pool, not for its peer. */
     bool (*waiting)(const struct listener_conn *c);
-    /* Over max_clients, or over the share of uid (SO_PEERCRED; over TCP LISTENER_NO_UID):
-     * tells the peer why, if the protocol can (fd is closed after). May be NULL: the peer is
-     * just closed. */
+    /* Over max_clients, or over the share of uid (SO_PEERCRED; over TCP LISTENER_NO_UID),
+     * or evicted (an idle connection of uid's, closed to make room): tells the peer why, if
+     * the protocol can (fd is closed after). May be NULL: the peer is just closed. */
     void (*refuse)(void *ctx, int fd, enum listener_refusal why, uid_t uid);
 };
 
@@ -131,6 +148,17 @@ void listener_each(struct listener *l, void (*fn)(struct listener_conn *c));
  * or a reply's bytes sent, is progress: a peer that trickles a request a byte at a time
  * would otherwise hold its place for ever. */
 void listener_progress(struct listener_conn *c);
+
+/* c waits for its peer, between requests or partway into one, and holds nothing (no request
+ * being served, no reply, no memfd arena): until its next event, another uid's accept may
+ * close it to make room (see struct listener_clients). The protocol calls it last, just
+ * before it returns to the loop. */
+void listener_idle(struct listener_conn *c);
+
+/* The fair share of non-root places for one uid now: max_clients less root's places, over
+ * the uids connected (TCP peers as one); max_clients_per_uid if that is less. */
+unsigned listener_fair_share(const struct listener_clients *clients,
+                             const struct config *cfg);
 
 /* Closes c's descriptor, and frees its client. */
 void listener_close_conn(struct listener_conn *c);

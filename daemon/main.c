@@ -461,11 +461,12 @@ static uint64_t sooner_for_a_retry(const struct randd *r, uint64_t next)
  * source is left to give any (they are answered NO_NOISE_SOURCE, not left to wait). */
 static void release_noise_waiting(struct randd *r)
 {
-    char why[8];
     const struct noise *n = &r->pool.noise;
 
+    if (n->nwaiting)
+        pool_noise_recheck(&r->pool);
     if (n->stats.completed == r->noise_completed_seen &&
-        !(n->nwaiting && !pool_noise_able(&r->pool, why, sizeof(why))))
+        !(n->nwaiting && !pool_noise_able(&r->pool)))
         return;
     r->noise_completed_seen = n->stats.completed;
     release_waiting(r);
@@ -583,14 +584,20 @@ static void source_ready(void *arg, int fd, uint32_t events)
         kernel_feed(&r->kernel, &r->pool, now);
 }
 
-/* The kernel announced a new VM generation: reseed before any output, then tell clients
- * (their in-process generators reseed before their next byte). The order matters: a client
- * that sees the new generation asks a daemon that already refuses to serve the old state. */
-static void new_vm_generation(struct randd *r)
+/* A new VM generation, confirmed by the kernel (confirmed: its log line or uevent) or possible
+ * (kernel log records lost unread): the pool stops serving the old state first, then clients
+ * are told (their in-process generators reseed before their next byte). The order matters: a
+ * client that sees the new generation asks a daemon that no longer serves the old state. A
+ * confirmed one serves nothing until a reseed from fresh input; a possible one rekeys from
+ * getrandom at once and goes on serving (pool_vm_maybe_cloned says why that is enough). */
+static void new_vm_generation(struct randd *r, bool confirmed)
 {
-    pool_vm_cloned(&r->pool, loop_now_ns());
-    /* Not reseeded at once (no source had fresh input): harvest again soon, as before the
-     * first seed, not at the timer set while ready, reseed_interval away. */
+    if (confirmed)
+        pool_vm_cloned(&r->pool, loop_now_ns());
+    else
+        pool_vm_maybe_cloned(&r->pool, loop_now_ns());
+    /* Not reseeded from fresh input at once (no source had any): harvest again soon, as
+     * before the first seed, not at the timer set while ready, reseed_interval away. */
     harvest_now(r);
     if (r->generation.word)
         randd_generation_bump(r->generation.word);
@@ -599,7 +606,7 @@ static void new_vm_generation(struct randd *r)
 static void vm_generation_announced(struct randd *r, enum vmgenid_kind kind)
 {
     if (vmgenid_is_new_change(&r->vmgenid, kind, loop_now_ns()))
-        new_vm_generation(r);
+        new_vm_generation(r, true);
 }
 
 static void vm_uevent(void *arg, int fd, uint32_t events)
@@ -621,16 +628,20 @@ static void kmsg_loss_bump(void *arg)
     r->kmsg_loss_due = false;
     r->kmsg_loss_bumped_ns = loop_now_ns();
     log_warning("kernel log records were overwritten before randd read them: a VM fork "
-                "line may be among them, so randd takes it as a new VM generation");
-    new_vm_generation(r);
+                "line may be among them, so randd takes it as a possible new VM generation "
+                "(rekeyed from getrandom, serving on)");
+    new_vm_generation(r, false);
 }
 
 /* Records overwritten unread may have held the fork line: missing a fork leaves clones with
- * one state, while a needless new generation costs one reseed. So a loss is taken as a new
- * generation, outside the uevent pairing (it must not absorb a real announcement). A local
- * user who floods the log while randd falls a ring behind can make that happen at most once
- * a second: a loss within a second of the last is served when the second is up, not
- * dropped. */
+ * one state. So a loss is taken as a possible new generation, outside the uevent pairing (it
+ * must not absorb a real announcement). A local user who floods the log while randd falls a
+ * ring behind can make that happen at most once a second (a loss within a second of the last
+ * is served when the second is up, not dropped), so a possible one must not stop output: the
+ * generator is rekeyed at once from getrandom, which by the time the fork line is logged
+ * gives each clone bytes of its own, and ordinary requests are served on from the new key
+ * (pool_vm_maybe_cloned). Only the kernel's own line or uevent stops output until fresh
+ * input comes. */
 static void kmsg_records_lost(struct randd *r)
 {
     uint64_t now = loop_now_ns(), since = now - r->kmsg_loss_bumped_ns;

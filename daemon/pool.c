@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <openssl/crypto.h>
@@ -258,8 +259,8 @@ static void harvest_source(struct pool *p, struct source *s, uint64_t now_ns)
 
 static bool reseed_due(const struct pool *p, uint64_t now_ns)
 {
-    return !p->seeded || p->must_reseed || p->bytes_since_reseed >= p->reseed_bytes ||
-           engine_reseed_due(p) ||
+    return !p->seeded || p->must_reseed || p->fresh_reseed_due ||
+           p->bytes_since_reseed >= p->reseed_bytes || engine_reseed_due(p) ||
            now_ns >= p->last_reseed_ns + (uint64_t)p->reseed_interval * 1000000000u;
 }
 
@@ -344,6 +345,7 @@ static void reseed(struct pool *p, uint64_t now_ns)
     }
     p->seeded = true;
     p->must_reseed = false;
+    p->fresh_reseed_due = false;
     note_conditioning(p);
     p->seed_noise_credited = p->noise_credit >= POOL_SEED_BITS;
     p->credit = 0;
@@ -361,10 +363,12 @@ static void publish(struct pool *p)
 {
     bool ready = pool_ready(p);
 
-    if (ready == p->published_ready && p->reseeds == p->published_reseeds)
+    if (ready == p->published_ready && p->reseeds == p->published_reseeds &&
+        p->vm_rekeys == p->published_rekeys)
         return;
     p->published_ready = ready;
     p->published_reseeds = p->reseeds;
+    p->published_rekeys = p->vm_rekeys;
     p->times_unready += !ready;
     atomic_fetch_add_explicit(&p->epoch, 1, memory_order_release);
 }
@@ -590,6 +594,66 @@ void pool_vm_cloned(struct pool *p, uint64_t now_ns)
     pool_harvest(p, now_ns);
 }
 
+/* --- a possible VM fork: rekeyed at once, never halted ------------------------------------
+ * Kernel log records lost unread (main.c) may have held the fork line, but nothing says they
+ * did, and any local user can make such losses once a second. The kernel logs that line only
+ * after add_vmfork_randomness() has mixed the new VM generation ID into its input pool and
+ * reseeded its crng, and only once that crng is initialised: so when the line could have been
+ * among the lost records, getrandom() already gives each clone bytes of its own. The
+ * generator is rekeyed from 64 bytes of its own output (never served: the old state is gone
+ * once they are taken) and 64 of getrandom's, so not one byte comes from the state every
+ * clone may share, and output goes on without a stop. What the kernel's word cannot stand in
+ * for is dropped as on a confirmed clone: the noise reservoir (full-entropy and
+ * prediction-resistant replies wait for fresh blocks), the credit gathered so far and the
+ * kernel feed's material; and a reseed from fresh source input is due at once, without
+ * holding output back. A confirmed clone (pool_vm_cloned) still serves nothing until that
+ * fresh reseed: a flood cannot forge the kernel's own line. */
+
+static int rekey_from_kernel(struct pool *p)
+{
+    static const char label[] = "randd pool: rekeyed after kernel log records were lost";
+    uint8_t material[RANDD_BLAKE2B_BYTES], own[64], kernel[64];
+    struct iovec parts[] = {
+        { (void *)label, sizeof(label) },
+        { own, sizeof(own) },
+        { kernel, sizeof(kernel) },
+    };
+    int rc = -EIO;
+
+    if (getrandom(kernel, sizeof(kernel), GRND_NONBLOCK) == (ssize_t)sizeof(kernel) &&
+        engine_read(p, own, sizeof(own)) == 0 &&
+        randd_blake2b512(p->crypto, material, parts, sizeof(parts) / sizeof(parts[0])) == 0)
+        rc = engine_seed(p, material, sizeof(material));
+    OPENSSL_cleanse(own, sizeof(own));
+    OPENSSL_cleanse(kernel, sizeof(kernel));
+    OPENSSL_cleanse(material, sizeof(material));
+    return rc;
+}
+
+void pool_vm_maybe_cloned(struct pool *p, uint64_t now_ns)
+{
+    if (!pool_ready(p)) {            /* nothing is served now anyway: the strict path costs nothing */
+        pool_vm_cloned(p, now_ns);
+        return;
+    }
+    if (rekey_from_kernel(p) < 0) {  /* getrandom refused or the engine failed: be strict */
+        log_warning("rekeying from getrandom after lost kernel log records failed: waiting "
+                    "for fresh input as after a VM clone");
+        pool_vm_cloned(p, now_ns);
+        return;
+    }
+    p->vm_generations++;
+    p->vm_rekeys++;
+    noise_drop(&p->noise);           /* blocks a clone may hold too */
+    p->credit = 0;
+    p->noise_credit = 0;
+    p->kernel_credit = 0;
+    p->fresh_reseed_due = true;
+    for (size_t i = 0; i < p->nsources; i++)
+        source_discard(p->sources[i]);
+    pool_harvest(p, now_ns);         /* publishes the rekey: serving loops reseed from it */
+}
+
 int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
 {
     int rc;
@@ -708,20 +772,37 @@ static bool append_reason(char *why, size_t whylen, size_t *used, bool first,
     return false;
 }
 
-bool pool_noise_able(struct pool *p, char *why, size_t whylen)
+void pool_noise_recheck(struct pool *p)
+{
+    drop_noise_after_failures(p);
+}
+
+static bool noise_source_able(const struct source *s)
+{
+    return s->noise && (s->health.state == RANDD_SOURCE_HEALTHY ||
+                        s->health.state == RANDD_SOURCE_STARTUP);
+}
+
+bool pool_noise_able(const struct pool *p)
+{
+    for (size_t i = 0; i < p->nsources; i++)
+        if (noise_source_able(p->sources[i]))
+            return true;
+    return false;
+}
+
+void pool_noise_unable_reason(const struct pool *p, char *why, size_t whylen)
 {
     size_t used = 0;
     bool any = false, room = whylen > 0, cpu_named = strcmp(source_cpu_name(), "cpu") != 0;
 
-    drop_noise_after_failures(p);     /* one induced since the last harvest, too */
+    if (whylen > 0)
+        why[0] = '\0';
     for (size_t i = 0; i < p->nsources; i++) {
         const struct source *s = p->sources[i];
-        enum randd_source_state state = s->health.state;
 
         if (!s->noise)
             continue;
-        if (state == RANDD_SOURCE_HEALTHY || state == RANDD_SOURCE_STARTUP)
-            return true;
         if (room)
             room = append_reason(why, whylen, &used, !any, s->name,
                                  randd_source_state_name(s->health.state), s->health.reason);
@@ -731,7 +812,6 @@ bool pool_noise_able(struct pool *p, char *why, size_t whylen)
         snprintf(why, whylen, "no noise source is configured (%s%s%s hwrng or jitter; "
                  "getrandom is not one)", cpu_named ? "the CPU's " : "",
                  cpu_named ? source_cpu_name() : "", cpu_named ? "," : "");
-    return false;
 }
 
 bool pool_noise_wanted(const struct pool *p)

@@ -59,6 +59,8 @@ struct pool {
     enum randd_stream_cipher cipher; /* every Cymric's keystream: ChaCha20 until chosen */
     bool seeded;
     bool must_reseed;                /* clock jump: no output until reseeded */
+    bool fresh_reseed_due;           /* a possible VM fork: reseed from fresh input as soon
+                                      * as it is credited, serving meanwhile */
     const char *reseed_why;          /* why must_reseed was set: not_ready_reason says it */
     char halted[192];                /* a self-test failed: why; "": not halted */
     int64_t boot_offset_ns;          /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the last check */
@@ -72,6 +74,8 @@ struct pool {
     uint64_t bytes_since_reseed;
     uint64_t bytes_served;
     uint64_t vm_generations;         /* new VM generations (clones, restores) announced */
+    uint64_t vm_rekeys;              /* of them, possible ones (kernel log records lost)
+                                      * answered by rekeying from getrandom, with no stop */
     int lock_errno;                  /* 0 when the secrets are locked in memory */
     /* Moves whenever what the pool gives changes: a reseed, or readiness gained or lost (a
      * VM clone, a clock jump, no healthy source). Serving loops' generators reseed when it
@@ -80,6 +84,7 @@ struct pool {
     uint64_t times_unready;          /* the epoch moved to not ready: requests may wait */
     bool published_ready;
     uint64_t published_reseeds;
+    uint64_t published_rekeys;
     /* Noise sources' entropy for the prediction-resistant and full-entropy modes: their bytes
      * go here, and nowhere else, while it wants blocks (after the kernel feed and a due reseed
      * of the generator have theirs). */
@@ -162,6 +167,13 @@ void pool_copy_accumulator(const struct pool *p, uint8_t out[RANDD_BLAKE2B_BYTES
  * they produced before, and no output is given until a reseed from fresh input, which a
  * harvest attempts at once. */
 void pool_vm_cloned(struct pool *p, uint64_t now_ns);
+/* A VM generation that may have changed and may not (kernel log records lost unread: the
+ * fork line may have been one of them). A ready pool rekeys its generator at once from its
+ * own output and getrandom (each clone's own by then) and goes on serving: no byte comes from
+ * the state before. The noise reservoir, the credit and the kernel feed's material are
+ * dropped as on a clone, and a reseed from fresh input is due. A pool that is not ready, or
+ * cannot rekey, takes the strict path, pool_vm_cloned. */
+void pool_vm_maybe_cloned(struct pool *p, uint64_t now_ns);
 
 /* Output a serving loop's own generator gave (branch.c) since it last said: counts toward
  * reseed_bytes and the bytes served, as if the pool's generator had given it. */
@@ -192,11 +204,14 @@ bool pool_kernel_material_ready(const struct pool *p);
  * the NO_NOISE_SOURCE reply built of it fits the 1023 bytes librandd keeps of a message. */
 #define POOL_NOISE_WHY_BYTES 960
 
-/* Whether a noise source is healthy, or in its start-up test and about to be: else false,
- * with why naming each noise source's state and reason (or that none is configured). A why
- * too small for them all ends in "…" where it was cut. First wipes the reservoir if a
- * noise source failed a health test since the last look. */
-bool pool_noise_able(struct pool *p, char *why, size_t whylen);
+/* Wipes the reservoir if a noise source failed a health test since the last look (one
+ * induced since the last harvest too). Before pool_noise_able, wherever noise is served. */
+void pool_noise_recheck(struct pool *p);
+/* Whether a noise source is healthy, or in its start-up test and about to be. */
+bool pool_noise_able(const struct pool *p);
+/* Why not: each noise source's state and reason (or that none is configured). A why too
+ * small for them all ends in "…" where it was cut. */
+void pool_noise_unable_reason(const struct pool *p, char *why, size_t whylen);
 /* Blocks for requests are wanted, or the reserve is short: harvest soon. */
 bool pool_noise_wanted(const struct pool *p);
 

@@ -701,6 +701,13 @@ static void serve_noise(struct client *c, const struct randd_request *req)
     OPENSSL_cleanse(blocks, (size_t)blocks_for(req) * NOISE_BLOCK_BYTES);
 }
 
+/* No noise source can serve the mode: NO_NOISE_SOURCE, with each one's state and reason. */
+static int no_noise_source(const struct pool *p, char *why, size_t whylen)
+{
+    pool_noise_unable_reason(p, why, whylen);
+    return RANDD_NO_NOISE_SOURCE;
+}
+
 /* NONBLOCK and the blocks are not ready: NOT_READY, counting the bits ready before any were
  * granted to this request. Past the reserve kept ready, a NONBLOCK request can never be
  * answered at once: the message says so rather than invite retries. */
@@ -727,9 +734,10 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
     int status = RANDD_OK, rc;
     bool wanted, fresh = !c->noise_ticket;
 
+    pool_noise_recheck(p);
     if (!c->noise_ticket) {
-        if (!pool_noise_able(p, why, sizeof(why)))
-            status = RANDD_NO_NOISE_SOURCE;
+        if (!pool_noise_able(p))
+            status = no_noise_source(p, why, sizeof(why));
         else if ((req->flags & RANDD_FLAG_NONBLOCK) &&
                  !noise_ready_now(&p->noise, c->conn.uid, need))
             status = not_ready_now(p, need, why, sizeof(why));
@@ -749,8 +757,8 @@ static bool handle_noise(struct client *c, const struct randd_request *req)
             snprintf(why, sizeof(why), "out of memory for a noise request");
             status = RANDD_INTERNAL;
         }
-    } else if (!noise_ticket_ready(c->noise_ticket) && !pool_noise_able(p, why, sizeof(why))) {
-        status = RANDD_NO_NOISE_SOURCE;   /* waiting, and the last noise source failed */
+    } else if (!noise_ticket_ready(c->noise_ticket) && !pool_noise_able(p)) {
+        status = no_noise_source(p, why, sizeof(why));  /* waiting; the last one failed */
     }
     if (status == RANDD_OK && !noise_ticket_ready(c->noise_ticket) &&
         (req->flags & RANDD_FLAG_NONBLOCK))
@@ -902,6 +910,9 @@ static bool read_request(struct client *c)
 gone_or_again:
     if (n == 0 || (errno != EAGAIN && errno != EINTR))
         client_close(c);
+    else if (!c->arena)              /* waiting for its peer, between requests or partway
+                                      * into one, holding nothing: may be evicted */
+        listener_idle(&c->conn);
     return false;
 }
 
@@ -1004,17 +1015,21 @@ void server_pool_ready(struct server *s)
 
 /* --- up and down --------------------------------------------------------------------- */
 
-/* Over max_clients, into root's places or over its uid's share: the peer reads BUSY and why
- * before the listener closes it. */
+/* Over max_clients, into root's places, over its uid's share, or evicted while idle: the
+ * peer reads BUSY and why before the listener closes it. */
 static void turn_away_busy(void *arg, int fd, enum listener_refusal why, uid_t uid)
 {
     struct server *s = arg;
     char msg[SEND_NOW_TEXT];
 
     if (why == LISTENER_UID_SHARE)
-        snprintf(msg, sizeof(msg), "uid %u has its share of %u connections open "
-                 "(max_clients_per_uid); close one", (unsigned)uid,
-                 config_clients_per_uid(s->config));
+        snprintf(msg, sizeof(msg), "uid %u holds its fair share of max_clients (%u now, "
+                 "max_clients_per_uid %s); close one", (unsigned)uid,
+                 listener_fair_share(s->listener.clients, s->config),
+                 s->config->max_clients_per_uid ? "set" : "auto");
+    else if (why == LISTENER_EVICTED)
+        snprintf(msg, sizeof(msg), "closed while idle to make room for another uid: uid %u "
+                 "held more than its fair share of max_clients", (unsigned)uid);
     else if (why == LISTENER_ROOTS)
         snprintf(msg, sizeof(msg), "too many clients: the last %u of max_clients are kept "
                  "for root", config_clients_for_root(s->config));

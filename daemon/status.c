@@ -158,12 +158,12 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
     fprintf(f, "\"pool\":{\"engine\":\"%s\",\"cipher\":\"%s\",\"seeded\":%s,"
                "\"reseeds\":%llu,\"last_reseed_age_seconds\":%.1f,"
                "\"credited_bits\":%.0f,\"bytes_since_reseed\":%llu,\"locked_in_memory\":%s,"
-               "\"vm_generations\":%llu,",
+               "\"vm_generations\":%llu,\"vm_rekeys\":%llu,",
             pool_engine_name(p), pool_cipher_name(p), p->seeded ? "true" : "false",
             (unsigned long long)p->reseeds,
             p->seeded ? (double)(now_ns - p->last_reseed_ns) / 1e9 : 0.0, p->credit,
             (unsigned long long)p->bytes_since_reseed, p->lock_errno ? "false" : "true",
-            (unsigned long long)p->vm_generations);
+            (unsigned long long)p->vm_generations, (unsigned long long)p->vm_rekeys);
     if (pool_engine_mechanism(p))
         fprintf(f, "\"drbg\":{\"mechanism\":\"%s\",\"requests_since_seed\":%llu},",
                 pool_engine_mechanism(p), (unsigned long long)pool_engine_requests(p));
@@ -234,14 +234,17 @@ static void write_server(FILE *f, const struct status_view *v)
     struct server_totals t;
 
     sum_loops(v, &t);
-    /* busy: protocol v1 clients turned away, for either reason; over_uid_share: any
-     * listener's, turned away because their uid held its share; per_uid: that share. */
+    /* busy: protocol v1 clients turned away, for any reason; over_uid_share: any
+     * listener's, turned away because their uid held its fair share of a full table;
+     * per_uid: that share now; evicted: idle connections closed to make room for a uid. */
     fprintf(f, "\"clients\":{\"connected\":%u,\"accepted\":%llu,\"busy\":%llu,"
-               "\"over_uid_share\":%llu,\"per_uid\":%u},\"requests\":{",
+               "\"over_uid_share\":%llu,\"per_uid\":%u,\"evicted\":%llu},\"requests\":{",
             v->clients ? (unsigned)v->clients->connected : 0, (unsigned long long)t.accepted,
             (unsigned long long)t.busy,
             v->clients ? (unsigned long long)v->clients->over_uid_share : 0ull,
-            config_clients_per_uid(v->config));
+            v->clients ? listener_fair_share(v->clients, v->config)
+                       : config_clients_per_uid(v->config),
+            v->clients ? (unsigned long long)v->clients->evicted : 0ull);
     for (int op = 0; op <= RANDD_OP_LAST; op++)
         fprintf(f, "%s\"%s\":%llu", op ? "," : "", randd_op_name(op),
                 (unsigned long long)t.requests[op]);

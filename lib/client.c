@@ -46,6 +46,9 @@ struct randd_handle {
     int timeout_ms;
     uint16_t flags;
     bool fixed_fd;                   /* given by the caller: never reconnect */
+    bool answered;                   /* fd has answered a call: closed now, it is no
+                                      * refusal at accept (idle timeout, a restart, or an
+                                      * idle connection evicted for another uid) */
     dev_t dev;                       /* fd's socket, to tell it from a reused number */
     ino_t ino;
     uint64_t deadline_ns;
@@ -225,6 +228,7 @@ static int connect_socket(randd_handle *h, bool wait)
         return rc;
     }
     h->fd = fd;
+    h->answered = false;
     h->rcvtimeo_ms = 0;
     h->process = randd_process_token();
     remember_fd(h);
@@ -494,14 +498,16 @@ static int refusal_or(randd_handle *h, int err)
     return read_reply(h, NULL, 0, NULL, true);
 }
 
-/* Sends req, encoded by protocol.c's encoder into buf (cap bytes). */
+/* Sends req, encoded by protocol.c's encoder into buf (cap bytes). On a connection that has
+ * answered before, a closed socket is only that (the call reconnects), whatever reply the
+ * daemon left on it: that was not for this request, which it never read. */
 static int send_request(randd_handle *h, const struct randd_request *req, uint8_t *buf,
                         size_t cap)
 {
     size_t len = randd_request_encode(buf, cap, req);
     int rc = len ? send_all(h, buf, len) : -EINVAL;
 
-    return rc == -EPIPE || rc == -ECONNRESET ? refusal_or(h, rc) : rc;
+    return (rc == -EPIPE || rc == -ECONNRESET) && !h->answered ? refusal_or(h, rc) : rc;
 }
 
 /* The rest of a reply whose header is in head, of which the first have bytes of the body
@@ -605,8 +611,10 @@ static int with_connection(randd_handle *h, int (*fn)(randd_handle *, void *), v
             return rc;
         arm_receive_timeout(h);
         rc = fn(h, arg);
-        if (rc != -EPIPE && rc != -ECONNRESET)
+        if (rc != -EPIPE && rc != -ECONNRESET) {
+            h->answered = h->fd >= 0 && (rc >= 0 || rc <= -RANDD_ERR_STATUS);
             break;
+        }
         disconnect(h);
     }
     if (rc < 0 && rc > -RANDD_ERR_STATUS)

@@ -37,6 +37,7 @@
 #define C_MARK  "#e16f24"   /* lines and points in charts: never a verdict colour */
 #define C_BAR2  "#8250df"
 #define C_GRID  "#d8dee4"
+#define C_BAND  "#b6e3ff"   /* the autocorrelation's significance band: light, yet seen */
 #define C_MUTED "#57606a"
 
 /* --- writing ------------------------------------------------------------------------------ */
@@ -58,6 +59,32 @@ static void put_escaped(FILE *f, const char *s)
                 fputc(*s, f);
         }
     }
+}
+
+/* printf's text of fmt with the integer part of its first number grouped by thousands
+ * (1,000,000 samples, not 1000000). Returns one of a few buffers used in turn, so that one
+ * printf may take several. */
+static const char *grouped(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static const char *grouped(const char *fmt, ...)
+{
+    static char ring[8][64];
+    static unsigned next;
+    char raw[48], *out = ring[next++ % 8];
+    size_t start, digits, o = 0;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    va_end(ap);
+    start = strcspn(raw, "0123456789");
+    digits = strspn(raw + start, "0123456789");
+    for (size_t i = 0; raw[i] && o + 2 < sizeof(ring[0]); i++) {
+        out[o++] = raw[i];
+        if (i >= start && i + 1 < start + digits && (start + digits - i - 1) % 3 == 0)
+            out[o++] = ',';
+    }
+    out[o] = '\0';
+    return out;
 }
 
 static const char *const style =
@@ -82,9 +109,11 @@ static const char *const style =
     ".chip{display:inline-block;padding:1px 9px;border-radius:10px;font-size:12px;"
     "font-weight:600;color:#fff}"
     ".pass{background:" C_PASS "}.fail{background:" C_FAIL "}.skip{background:" C_MUTED "}"
+    ".within{background:#fff;color:" C_MUTED ";box-shadow:inset 0 0 0 1px " C_MUTED "}"
     ".note{color:" C_MUTED ";font-size:13px;margin:8px 0 0}"
     "svg{display:block;width:100%;height:auto}"
     "svg text{font:12px system-ui,'DejaVu Sans',sans-serif;fill:" C_MUTED "}"
+    "svg text.axis-title{font-size:12px;font-weight:600;fill:#1f2328}"
     "footer{color:" C_MUTED ";font-size:12px;text-align:center}";
 
 /* --- the figures the page draws ----------------------------------------------------------- */
@@ -112,7 +141,7 @@ static void autocorrelation(const uint8_t *s, size_t n, double *r)
 
 struct verdict {
     const char *headline, *colour;
-    char reasons[6][200];
+    char reasons[7][240];
     int count;
 };
 
@@ -172,6 +201,75 @@ static void restart_verdict(const struct randd_ea_restart_result *d, struct verd
                d->h_restart);
 }
 
+/* The IID track's reasons when it passed or is undecided. */
+static void iid_reasons(const struct randd_iid_result *d, struct verdict *v)
+{
+    reason(v, "Chi-square tests passed (p = %.4f and %.4f, each at least 0.001)",
+           d->independence.p_value, d->goodness_of_fit.p_value);
+    reason(v, "Longest repeated substring: %s symbols, as IID data would give (Pr = %.4f)",
+           grouped("%zu", d->lrs_length), d->lrs_probability);
+    if (d->permutations_ran)
+        reason(v, "Permutation tests: 19 of 19 statistics within their shuffles (%s of at "
+               "most %s)", grouped("%u", d->shuffles), grouped("%u", RANDD_IID_PERMUTATIONS));
+    else
+        reason(v, "Permutation tests not run (--no-permutations): chi-square and LRS alone "
+               "cannot show the samples IID");
+    if (d->iid)
+        reason(v, "Credited as IID: the most common value gives %.4f bits per sample",
+               d->h_assessed);
+    else
+        reason(v, "Not creditable until the permutation tests run; or assess the samples "
+               "with the non-IID estimators (randctl assess without --iid)");
+}
+
+/* The reasons of a page whose samples failed the IID tests: the failing tests first, by
+ * name, then the rest, worded so that nothing in the verdict reads as a pass. */
+static void iid_failed_reasons(const struct randd_iid_result *d, struct verdict *v)
+{
+    char names[160] = "", within[200] = "";
+    unsigned failed = 0;
+    int len = 0;
+
+    if (d->independence.p_value < 0.001)
+        reason(v, "Failed: chi-square independence (5.2.%d), p = %.3g, below 0.001",
+               d->binary ? 3 : 1, d->independence.p_value);
+    if (d->goodness_of_fit.p_value < 0.001)
+        reason(v, "Failed: chi-square goodness of fit (5.2.%d), p = %.3g, below 0.001",
+               d->binary ? 4 : 2, d->goodness_of_fit.p_value);
+    if (!d->lrs_passed)
+        reason(v, "Failed: longest repeated substring (5.2.5), %s symbols, too long for "
+               "independent samples (Pr = %.3g)", grouped("%zu", d->lrs_length),
+               d->lrs_probability);
+    for (int i = 0; d->permutations_ran && i < RANDD_IID_STATISTICS; i++)
+        if (!randd_iid_statistic_passed(d->counts[i]) && ++failed <= 4 &&
+            len < (int)sizeof(names))
+            len += snprintf(names + len, sizeof(names) - len, "%s%s", failed > 1 ? ", " : "",
+                            randd_iid_names[i]);
+    if (failed)
+        reason(v, "Failed: %u of 19 permutation statistics (5.1): %s%s", failed, names,
+               failed > 4 ? ", ..." : "");
+    len = 0;
+    if (d->independence.p_value >= 0.001)
+        len += snprintf(within + len, sizeof(within) - len, "chi-square independence");
+    if (d->goodness_of_fit.p_value >= 0.001 && len < (int)sizeof(within))
+        len += snprintf(within + len, sizeof(within) - len, "%schi-square goodness of fit",
+                        len ? ", " : "");
+    if (d->lrs_passed && len < (int)sizeof(within))
+        len += snprintf(within + len, sizeof(within) - len, "%slongest repeated substring",
+                        len ? ", " : "");
+    if (d->permutations_ran && failed < RANDD_IID_STATISTICS && len < (int)sizeof(within))
+        snprintf(within + len, sizeof(within) - len, "%s%u permutation statistics",
+                 len ? ", " : "", RANDD_IID_STATISTICS - failed);
+    if (*within)
+        reason(v, "Within bounds: %s. One failure is enough: these do not outweigh it", within);
+    if (!d->permutations_ran)
+        reason(v, d->permutations_stopped ? "Permutation tests stopped once the verdict was "
+               "settled (--stop-when-settled)" : "Permutation tests not run "
+               "(--no-permutations)");
+    reason(v, "Not creditable: assess the samples with the non-IID estimators (randctl "
+           "assess without --iid)");
+}
+
 static void verdict(const struct assess_report *r, struct verdict *v)
 {
     double h = credited(r);
@@ -187,32 +285,10 @@ static void verdict(const struct assess_report *r, struct verdict *v)
         v->headline = d->iid ? "IID" : d->chi_square_passed && d->lrs_passed &&
                       !d->permutations_ran ? "Undecided" : "Not IID";
         v->colour = d->iid ? C_PASS : strcmp(v->headline, "Undecided") ? C_FAIL : C_WARN;
-        reason(v, d->chi_square_passed ? "Chi-square tests passed (p = %.4f and %.4f, "
-               "each at least 0.001)" : "Chi-square tests failed (p = %.4g and %.4g; "
-               "either below 0.001 fails)", d->independence.p_value,
-               d->goodness_of_fit.p_value);
-        reason(v, d->lrs_passed ? "Longest repeated substring: %.0f symbols, as IID data "
-               "would give (Pr = %.4f)" : "Longest repeated substring: %.0f symbols, too long "
-               "for IID data (Pr = %.3g)", (double)d->lrs_length, d->lrs_probability);
-        if (d->permutations_ran) {
-            unsigned ok = 0;
-
-            for (int i = 0; i < RANDD_IID_STATISTICS; i++)
-                ok += randd_iid_statistic_passed(d->counts[i]);
-            reason(v, "Permutation tests: %u of 19 statistics within their shuffles (%u of "
-                   "at most %u)", ok, d->shuffles, RANDD_IID_PERMUTATIONS);
-        } else if (d->permutations_stopped) {
-            reason(v, "Permutation tests stopped once chi-square or LRS had settled the "
-                   "verdict (--stop-when-settled)");
-        } else {
-            reason(v, "Permutation tests not run (--no-permutations)");
-        }
-        if (d->iid)
-            reason(v, "Credited as IID: the most common value gives %.4f bits per sample",
-                   d->h_assessed);
+        if (!d->iid && !strcmp(v->headline, "Not IID"))
+            iid_failed_reasons(d, v);
         else
-            reason(v, "Not creditable as IID: assess with the non-IID estimators (randctl "
-                   "assess without --iid)");
+            iid_reasons(d, v);
     } else if (r->non_iid) {
         int lowest = 0;
 
@@ -248,10 +324,10 @@ static void verdict(const struct assess_report *r, struct verdict *v)
     }
     if (!isnan(r->claim) && isnan(h))
         reason(v, "The claim of %.4f bits per sample cannot rest on this track: the samples "
-               "did not pass as IID", r->claim);
+               "are not shown IID", r->claim);
     if (r->n < RANDD_EA_MIN_SAMPLES)
-        reason(v, "Only %zu samples: SP 800-90B 3.1.1 asks for at least %u", r->n,
-               RANDD_EA_MIN_SAMPLES);
+        reason(v, "Only %s samples: SP 800-90B 3.1.1 asks for at least %s",
+               grouped("%zu", r->n), grouped("%u", RANDD_EA_MIN_SAMPLES));
 }
 
 static void section_verdict(FILE *f, const struct assess_report *r)
@@ -272,13 +348,32 @@ static void section_verdict(FILE *f, const struct assess_report *r)
 
 /* --- the samples -------------------------------------------------------------------------- */
 
-/* The step between a count axis's grid lines: 1, 2 or 5 times a power of ten, so that about
- * four steps cover top. */
-static double nice_step(double top)
+/* The step between an axis's ticks: 1, 2 or 5 times a power of ten, so that about `steps`
+ * steps cover top (ticks at 0, 200k, 400k, 600k; never at 158, 317, 475). */
+static double nice_step(double top, int steps)
 {
-    double raw = top / 4, unit = pow(10, floor(log10(raw))), f = raw / unit;
+    double raw = top / steps, unit = pow(10, floor(log10(raw))), f = raw / unit;
 
     return unit * (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10);
+}
+
+/* An axis's title: under the x axis, centred at (x, y); or up the y axis, turned. The class
+ * lets test_report.sh find every axis's title. */
+static void axis_title(FILE *f, char axis, double x, double y, const char *title)
+{
+    if (axis == 'y')
+        fprintf(f, "<text class=\"axis-title y\" text-anchor=\"middle\" "
+                   "transform=\"translate(%.1f %.1f) rotate(-90)\">%s</text>", x, y, title);
+    else
+        fprintf(f, "<text class=\"axis-title x\" x=\"%.1f\" y=\"%.1f\" "
+                   "text-anchor=\"middle\">%s</text>", x, y, title);
+}
+
+/* A tick label of the x axis: a value at x, centred under it. */
+static void x_tick(FILE *f, double x, double y, const char *label)
+{
+    fprintf(f, "<text class=\"tick x\" x=\"%.2f\" y=\"%.0f\" text-anchor=\"middle\">%s"
+               "</text>", x, y, label);
 }
 
 /* A count as a short label that fits left of the axis: 750, 12k, 1.5M. */
@@ -289,21 +384,22 @@ static void format_count(char *out, size_t len, double c)
     else if (c >= 1e4)
         snprintf(out, len, "%.*fk", fmod(c, 1e3) ? 1 : 0, c / 1e3);
     else
-        snprintf(out, len, "%.0f", c);
+        snprintf(out, len, "%s", grouped("%.0f", c));
 }
 
 static void section_histogram(FILE *f, const struct assess_report *r)
 {
-    const double W = 480, H = 240, left = 48, bottom = 28, top = 12;
+    const double W = 480, H = 260, left = 62, bottom = 46, top = 12;
     unsigned values = 1u << r->bits;
     size_t count[256] = { 0 }, most = 1;
     double expected = (double)r->n / values, bar = (W - left - 8) / values, scale, step, axis;
+    double value_step = fmax(1, nice_step(values - 1, values > 16 ? 6 : 4));
 
     for (size_t i = 0; i < r->n; i++)
         count[r->samples[i]]++;
     for (unsigned v = 0; v < values; v++)
         most = count[v] > most ? count[v] : most;
-    step = nice_step(fmax((double)most, expected) * 1.05);
+    step = nice_step(fmax((double)most, expected) * 1.05, 4);
     axis = step * ceil(fmax((double)most, expected) * 1.05 / step);
     scale = (H - bottom - top) / axis;
     fprintf(f, "<section class=\"card\"><h2>Histogram of the samples</h2>"
@@ -314,65 +410,95 @@ static void section_histogram(FILE *f, const struct assess_report *r)
 
         format_count(label, sizeof(label), c);
         fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"" C_GRID
-                   "\"/><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
-                left, W - 8, y, y, left - 6, y + 4, label);
+                   "\"/><text class=\"tick y\" x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s"
+                   "</text>", left, W - 8, y, y, left - 6, y + 4, label);
     }
     for (unsigned v = 0; v < values; v++) {
         double h = count[v] * scale;
 
         fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"" C_BAR
-                   "\"><title>value %u: %zu</title></rect>", left + v * bar + bar * 0.08,
-                H - bottom - h, fmax(bar * 0.84, 0.6), h, v, count[v]);
+                   "\"><title>value %u: %s</title></rect>", left + v * bar + bar * 0.08,
+                H - bottom - h, fmax(bar * 0.84, 0.6), h, v, grouped("%zu", count[v]));
     }
+    for (double v = 0; v <= values - 1; v += value_step) {
+        char label[16];
+
+        snprintf(label, sizeof(label), "%.0f", v);
+        x_tick(f, left + (v + 0.5) * bar, H - bottom + 16, label);
+    }
+    axis_title(f, 'x', left + (W - 8 - left) / 2, H - 6, "sample value");
+    axis_title(f, 'y', 14, top + (H - bottom - top) / 2, "samples with the value");
     fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"" C_MARK "\" "
                "stroke-dasharray=\"5 4\" stroke-width=\"1.5\"/>", left, W - 8,
             H - bottom - expected * scale, H - bottom - expected * scale);
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">0</text><text x=\"%.0f\" y=\"%.0f\" "
-               "text-anchor=\"end\">%u</text></svg>", left, H - 8, W - 8, H - 8, values - 1);
-    fprintf(f, "<p class=\"note\">%zu samples of %u bit%s; the dashed line is the count each "
-               "of the %u values would have if all were equally likely.</p></section>\n",
-            r->n, r->bits, r->bits == 1 ? "" : "s", values);
+    fprintf(f, "</svg><p class=\"note\">%s samples of %u bit%s; the dashed line is the count "
+               "each of the %u values would have if all were equally likely.</p></section>\n",
+            grouped("%zu", r->n), r->bits, r->bits == 1 ? "" : "s", values);
 }
 
+/* The y axis spans +-range, at most 4 times the band (rounded up to a round value), so the
+ * band stays a visible strip however strong the correlation: a lag beyond the axis is drawn at
+ * its edge as a triangle and labelled with its value. */
 static void section_autocorrelation(FILE *f, const struct assess_report *r)
 {
-    const double W = 480, H = 240, left = 48, bottom = 28, top = 12;
+    const double W = 480, H = 260, left = 62, bottom = 46, top = 14;
     double rk[LAGS], band = 2.0 / sqrt((double)r->n), range = band * 2.5, mid, step, scale;
+    bool clipped = false;
+    int largest = 0;
 
     autocorrelation(r->samples, r->n, rk);
-    for (int k = 0; k < LAGS; k++)
+    for (int k = 0; k < LAGS; k++) {
         range = fmax(range, fabs(rk[k]) * 1.15);
-    range = 2 * nice_step(2 * range);       /* grid lines at round values: +-range/2, +-range */
+        largest = fabs(rk[k]) > fabs(rk[largest]) ? k : largest;
+    }
+    range = fmin(range, band * 4);
+    range = 2 * nice_step(2 * range, 4);    /* grid lines at round values: +-range/2, +-range */
     scale = (H - bottom - top) / 2 / range;
     mid = top + (H - bottom - top) / 2;
     step = (W - left - 8) / LAGS;
     fprintf(f, "<section class=\"card\"><h2>Autocorrelation, lags 1 to %d</h2>"
                "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"autocorrelation\">",
             LAGS, W, H);
-    fprintf(f, "<rect x=\"%.0f\" y=\"%.2f\" width=\"%.0f\" height=\"%.2f\" fill=\"#ddf4ff\"/>",
-            left, mid - band * scale, W - 8 - left, 2 * band * scale);
+    fprintf(f, "<rect class=\"band\" x=\"%.0f\" y=\"%.2f\" width=\"%.0f\" height=\"%.2f\" "
+               "fill=\"" C_BAND "\"/>", left, mid - band * scale, W - 8 - left,
+            2 * band * scale);
     for (int g = -2; g <= 2; g++) {
         double v = range * g / 2, y = mid - v * scale;
 
         fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>"
-                   "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g</text>", left, W - 8,
-                y, y, g ? C_GRID : C_MUTED, left - 6, y + 4, v);
+                   "<text class=\"tick y\" x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g</text>",
+                left, W - 8, y, y, g ? C_GRID : C_MUTED, left - 6, y + 4, v);
     }
     for (int k = 0; k < LAGS; k++) {
-        double x = left + (k + 0.5) * step, y = mid - rk[k] * scale;
+        double x = left + (k + 0.5) * step, shown = fmax(-range, fmin(range, rk[k]));
+        double y = mid - shown * scale;
         const char *c = fabs(rk[k]) > band ? C_MARK : C_BAR2;
 
         fprintf(f, "<line x1=\"%.2f\" x2=\"%.2f\" y1=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
-                   "stroke-width=\"2\"/><circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\">"
-                   "<title>lag %d: %.5f</title></circle>", x, x, mid, y, c, x, y, c, k + 1,
-                rk[k]);
-        if ((k + 1) % 4 == 0 || k == 0)
-            fprintf(f, "<text x=\"%.2f\" y=\"%.0f\" text-anchor=\"middle\">%d</text>", x, H - 8,
-                    k + 1);
+                   "stroke-width=\"2\"/>", x, x, mid, y, c);
+        if (shown != rk[k]) {       /* off the axis: a triangle pointing on, at the edge */
+            double d = rk[k] > 0 ? -1 : 1;
+
+            clipped = true;
+            fprintf(f, "<path d=\"M%.2f %.2f l-4 %.0f h8 z\" fill=\"%s\"><title>lag %d: "
+                       "%.5f</title></path>", x, y + 6 * d, -6 * d, c, k + 1, rk[k]);
+        } else {
+            fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"><title>lag %d: "
+                       "%.5f</title></circle>", x, y, c, k + 1, rk[k]);
+        }
+        if ((k + 1) % 5 == 0)
+            fprintf(f, "<text class=\"tick x\" x=\"%.2f\" y=\"%.0f\" text-anchor=\"middle\">%d"
+                       "</text>", x, H - bottom + 16, k + 1);
     }
+    axis_title(f, 'x', left + (W - 8 - left) / 2, H - 6, "lag k (samples apart)");
+    axis_title(f, 'y', 14, mid, "autocorrelation r(k)");
     fprintf(f, "</svg><p class=\"note\">The shaded band is &plusmn;2/&radic;n = &plusmn;%.4f: "
                "about 95%% of lags of independent samples fall inside it; orange points fall "
-               "outside.</p></section>\n", band);
+               "outside.", band);
+    if (clipped)
+        fprintf(f, " Triangles at the edge are lags beyond the axis: the largest is r(%d) = "
+                   "%.4f.", largest + 1, rk[largest]);
+    fputs("</p></section>\n", f);
 }
 
 /* --- the estimators against the claim ----------------------------------------------------- */
@@ -382,19 +508,32 @@ struct bar {
     double h;           /* bits per sample */
 };
 
-static void bars_chart(FILE *f, const struct bar *b, int count, double max, double claim,
-                       double assessed)
+/* A dashed line across the bars at value v, labelled above the chart ("claimed 3.500",
+ * "H_I = 0.950"). */
+struct mark {
+    double v;
+    char label[32];
+};
+
+/* Bars of bits per sample, the one equal to `assessed` in amber (none when it is NAN), the
+ * others in `colour`; an x axis from 0 to max with round ticks. */
+static void bars_chart(FILE *f, const struct bar *b, int count, double max,
+                       const struct mark *marks, int nmarks, double assessed,
+                       const char *colour)
 {
-    const double W = 960, left = 250, right = 70, row = 26, top = 8;
-    double H = top + count * row + 48, scale = (W - left - right) / max;
+    const double W = 960, left = 250, right = 70, row = 26, top = 24;
+    double H = top + count * row + 52, scale = (W - left - right) / max;
+    double step = nice_step(max, 8), base = top + count * row + 6;
 
     fprintf(f, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"estimators\">", W, H);
-    for (int g = 0; g <= 8; g++) {
-        double v = max * g / 8, x = left + v * scale;
+    for (double v = 0; v <= max * (1 + 1e-9); v += step) {
+        double x = left + v * scale;
+        char label[16];
 
+        snprintf(label, sizeof(label), "%g", v);
         fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"" C_GRID
-                   "\"/><text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>", x, x,
-                top, H - 40, x, H - 24, v);
+                   "\"/>", x, x, top, base);
+        x_tick(f, x, base + 16, label);
     }
     for (int i = 0; i < count; i++) {
         double y = top + i * row, w = fmax(b[i].h, 0) * scale;
@@ -405,25 +544,34 @@ static void bars_chart(FILE *f, const struct bar *b, int count, double max, doub
         put_escaped(f, b[i].label);
         fprintf(f, "</text><rect x=\"%.0f\" y=\"%.0f\" width=\"%.2f\" height=\"18\" rx=\"3\" "
                    "fill=\"%s\"/><text x=\"%.2f\" y=\"%.0f\">%.4f</text>", left, y + 4, w,
-                lowest ? C_WARN : C_BAR, left + w + 6, y + 17, b[i].h);
+                lowest ? C_WARN : colour, left + w + 6, y + 17, b[i].h);
     }
-    if (!isnan(claim)) {
-        double x = left + claim * scale;
+    for (int m = 0; m < nmarks; m++) {
+        double x = left + marks[m].v * scale;
 
-        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
+        fprintf(f, "<line class=\"mark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
                    "stroke=\"" C_MARK "\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>"
-                   "<text x=\"%.1f\" y=\"%.0f\" "
-                   "text-anchor=\"middle\" style=\"fill:" C_MARK ";font-weight:600\">claimed "
-                   "%.3f</text>", x, x, top, H - 36, x, H - 4, claim);
+                   "<text class=\"mark\" x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\" "
+                   "style=\"fill:" C_MARK ";font-weight:600\">%s</text>", x, x, top - 4, base,
+                x, top - 8, marks[m].label);
     }
+    axis_title(f, 'x', left + (W - left - right) / 2, H - 6, "bits per sample");
+    axis_title(f, 'y', 14, top + count * row / 2, "estimator");
     fputs("</svg>", f);
 }
 
+/* The estimates on their own, or against the claim when one was made: without --claim the
+ * card says nothing of a claim. On samples that failed the IID tests the IID track's figures
+ * credit nothing, so they are drawn grey, none of them picked out as assessed. */
 static void section_estimators(FILE *f, const struct assess_report *r)
 {
     struct bar b[2 * RANDD_EA_ESTIMATORS + 2];
+    struct mark claim = { r->claim, "" };
     double assessed = credited(r);
+    bool iid_failed = r->iid && !r->iid->iid && !r->non_iid;
+    bool bitstring = false;
     int count = 0;
+    char times[48] = "";
 
     if (r->non_iid) {
         const struct randd_ea_result *e = r->non_iid;
@@ -439,6 +587,7 @@ static void section_estimators(FILE *f, const struct assess_report *r)
                 snprintf(b[count].label, sizeof(b[0].label), "bitstring %s x %u",
                          randd_ea_names[i], r->bits);
                 b[count++].h = e->bitstring[i] * r->bits;
+                bitstring = true;
             }
     }
     if (r->iid) {
@@ -447,26 +596,38 @@ static void section_estimators(FILE *f, const struct assess_report *r)
         if (!isnan(r->iid->h_bitstring)) {
             snprintf(b[count].label, sizeof(b[0].label), "IID: H_bitstring x %u", r->bits);
             b[count++].h = r->iid->h_bitstring * r->bits;
+            bitstring = true;
         }
-        if (!r->non_iid && !r->iid->iid)
-            assessed = r->iid->h_assessed;      /* mark the lowest all the same */
     }
     if (!count)
         return;
-    fprintf(f, "<section class=\"card\"><h2>Each estimate against the claim</h2>");
-    bars_chart(f, b, count, r->bits, r->claim, assessed);
-    fprintf(f, "<p class=\"note\">Bits per sample (the bitstring figures times %u); the amber "
-               "bar is the lowest, the figure assessed.%s</p></section>\n", r->bits,
-            isnan(r->claim) ? " No entropy was claimed (--claim H)." :
-            " The dashed orange line is the claim.");
+    if (bitstring)
+        snprintf(times, sizeof(times), " (the bitstring figures times %u)", r->bits);
+    if (isnan(r->claim)) {
+        fputs("<section class=\"card\" id=\"estimates\"><h2>Entropy estimates</h2>", f);
+    } else {
+        snprintf(claim.label, sizeof(claim.label), "claimed %.3f", r->claim);
+        fprintf(f, "<section class=\"card\" id=\"claim\"><h2>Each estimate against the "
+                   "claim of %.4g bits per sample</h2>", r->claim);
+    }
+    bars_chart(f, b, count, r->bits, &claim, !isnan(r->claim), iid_failed ? NAN : assessed,
+               iid_failed ? C_MUTED : C_BAR);
+    fprintf(f, "<p class=\"note\">Bits per sample%s. %s%s</p></section>\n", times,
+            iid_failed ? "The samples failed the IID tests, so these figures credit nothing; "
+            "the non-IID estimators (randctl assess without --iid) give the figure to use." :
+            "The amber bar is the lowest, the figure assessed.",
+            isnan(r->claim) ? "" : " The dashed orange line is the claim.");
 }
 
 /* --- the IID track ------------------------------------------------------------------------ */
 
-static void chip(FILE *f, int state)     /* 1 pass, 0 fail, -1 not run */
+/* A test's result: 1 pass, 0 fail, -1 not run. A pass is green only on a page whose samples
+ * are IID: on any other a wall of green chips would read as the verdict, so there a pass is
+ * drawn plain. */
+static void chip(FILE *f, int state, bool iid)
 {
     fprintf(f, "<span class=\"chip %s\">%s</span>",
-            state > 0 ? "pass" : state ? "skip" : "fail",
+            state > 0 ? (iid ? "pass" : "within") : state ? "skip" : "fail",
             state > 0 ? "pass" : state ? "not run" : "fail");
 }
 
@@ -479,18 +640,19 @@ static void section_iid(FILE *f, const struct assess_report *r)
     fputs("<section class=\"card\"><h2>IID tests (SP 800-90B section 5)</h2><table>"
           "<tr><th>test</th><th>statistic</th><th>degrees of freedom</th><th>p-value</th>"
           "<th>result</th></tr>", f);
-    fprintf(f, "<tr><td>chi-square independence (5.2.%d)</td><td>%.4f</td><td>%d</td>"
-               "<td>%.6f</td><td>", d->binary ? 3 : 1, d->independence.score,
-            d->independence.df, d->independence.p_value);
-    chip(f, d->independence.p_value >= 0.001);
-    fprintf(f, "</td></tr><tr><td>chi-square goodness of fit (5.2.%d)</td><td>%.4f</td>"
-               "<td>%d</td><td>%.6f</td><td>", d->binary ? 4 : 2, d->goodness_of_fit.score,
-            d->goodness_of_fit.df, d->goodness_of_fit.p_value);
-    chip(f, d->goodness_of_fit.p_value >= 0.001);
-    fprintf(f, "</td></tr><tr><td>longest repeated substring (5.2.5)</td><td>length %zu</td>"
-               "<td>P_col %.6f</td><td>%.6f</td><td>", d->lrs_length, d->lrs_p_col,
+    fprintf(f, "<tr><td>chi-square independence (5.2.%d)</td><td>%s</td><td>%s</td>"
+               "<td>%.6f</td><td>", d->binary ? 3 : 1, grouped("%.4f", d->independence.score),
+            grouped("%d", d->independence.df), d->independence.p_value);
+    chip(f, d->independence.p_value >= 0.001, d->iid);
+    fprintf(f, "</td></tr><tr><td>chi-square goodness of fit (5.2.%d)</td><td>%s</td>"
+               "<td>%s</td><td>%.6f</td><td>", d->binary ? 4 : 2,
+            grouped("%.4f", d->goodness_of_fit.score), grouped("%d", d->goodness_of_fit.df),
+            d->goodness_of_fit.p_value);
+    chip(f, d->goodness_of_fit.p_value >= 0.001, d->iid);
+    fprintf(f, "</td></tr><tr><td>longest repeated substring (5.2.5)</td><td>length %s</td>"
+               "<td>P_col %.6f</td><td>%.6f</td><td>", grouped("%zu", d->lrs_length), d->lrs_p_col,
             d->lrs_probability);
-    chip(f, d->lrs_passed);
+    chip(f, d->lrs_passed, d->iid);
     fputs("</td></tr></table>", f);
 
     fputs("<h2 style=\"margin-top:20px\">Permutation tests (5.1)</h2><table><tr>"
@@ -499,17 +661,23 @@ static void section_iid(FILE *f, const struct assess_report *r)
     for (int i = 0; i < RANDD_IID_STATISTICS; i++) {
         const unsigned *c = d->counts[i];
 
-        fprintf(f, "<tr><td>%s</td><td>%.10g</td>", randd_iid_names[i], d->statistics[i]);
+        fprintf(f, "<tr><td>%s</td><td>%s</td>", randd_iid_names[i],
+                grouped("%.10g", d->statistics[i]));
         if (d->permutations_ran)
-            fprintf(f, "<td>%u</td><td>%u</td><td>%u</td><td>", c[0], c[1], c[2]);
+            fprintf(f, "<td>%s</td><td>%s</td><td>%s</td><td>", grouped("%u", c[0]),
+                    grouped("%u", c[1]), grouped("%u", c[2]));
         else
             fputs("<td>-</td><td>-</td><td>-</td><td>", f);
-        chip(f, d->permutations_ran ? randd_iid_statistic_passed(c) : -1);
+        chip(f, d->permutations_ran ? randd_iid_statistic_passed(c) : -1, d->iid);
         fputs("</td></tr>", f);
     }
-    fprintf(f, "</table><p class=\"note\">A statistic passes once more than 5 shuffles "
-               "came out at or above it and more than 5 at or below it; %u shuffles were "
-               "needed (of at most %u).", d->shuffles, RANDD_IID_PERMUTATIONS);
+    fputs("</table><p class=\"note\">A statistic passes once more than 5 shuffles came out "
+          "at or above it and more than 5 at or below it", f);
+    if (d->permutations_ran)
+        fprintf(f, "; %s shuffles were needed (of at most %s).", grouped("%u", d->shuffles),
+                grouped("%u", RANDD_IID_PERMUTATIONS));
+    else
+        fputs("; the shuffles did not run.", f);
     if (d->permutations_ran) {     /* the seed is no secret: it only orders the shuffles */
         fputs(" The shuffles' seed, which <code>randctl assess --iid --seed</code> takes to "
               "repeat these counts: <code style=\"overflow-wrap:anywhere\">", f);
@@ -536,25 +704,31 @@ static void section_samples(FILE *f, const struct assess_report *r)
 
 /* Each of the 1,000 rows' (or columns') most common value count, as a bar, against the
  * cutoff: a bar over it is drawn in the failing colour. */
-static void sanity_chart(FILE *f, const char *what, const uint16_t *counts, unsigned x_cutoff)
+static void sanity_chart(FILE *f, const char *what, const char *x_title,
+                         const uint16_t *counts, unsigned x_cutoff)
 {
-    const double W = 480, H = 200, left = 40, bottom = 26, top = 10;
+    const double W = 480, H = 230, left = 62, right = 22, bottom = 46, top = 10;
     const unsigned N = RANDD_EA_RESTART_SAMPLES;
-    double most = x_cutoff, bar = (W - left - 8) / N, scale, cut;
+    double most = x_cutoff, bar = (W - left - right) / N, scale, cut, step, axis, index_step;
 
     for (unsigned i = 0; i < N; i++)
         most = counts[i] > most ? counts[i] : most;
-    scale = (H - bottom - top) / (most * 1.08);
+    step = nice_step(most * 1.08, 4);
+    axis = step * ceil(most * 1.08 / step);
+    index_step = nice_step(N, 5);
+    scale = (H - bottom - top) / axis;
     cut = H - bottom - x_cutoff * scale;
     fprintf(f, "<section class=\"card\"><h2>Most common value, each %s</h2>"
                "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"%s\">", what, W, H,
             what);
-    for (int g = 0; g <= 4; g++) {
-        double c = most * 1.08 * g / 4, y = H - bottom - c * scale;
+    for (double c = 0; c <= axis * (1 + 1e-9); c += step) {
+        double y = H - bottom - c * scale;
+        char label[16];
 
+        format_count(label, sizeof(label), c);
         fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"" C_GRID
-                   "\"/><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>",
-                left, W - 8, y, y, left - 6, y + 4, c);
+                   "\"/><text class=\"tick y\" x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s"
+                   "</text>", left, W - right, y, y, left - 6, y + 4, label);
     }
     for (unsigned i = 0; i < N; i++)
         fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>",
@@ -564,9 +738,16 @@ static void sanity_chart(FILE *f, const char *what, const uint16_t *counts, unsi
     fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"" C_MARK "\" "
                "stroke-dasharray=\"5 4\" stroke-width=\"1.5\"/><text x=\"%.0f\" y=\"%.1f\" "
                "text-anchor=\"end\" style=\"fill:" C_MARK ";font-weight:600\">X_cutoff %u"
-               "</text>", left, W - 8, cut, cut, W - 10, cut - 4, x_cutoff);
-    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">1</text><text x=\"%.0f\" y=\"%.0f\" "
-               "text-anchor=\"end\">%u</text></svg></section>", left, H - 8, W - 8, H - 8, N);
+               "</text>", left, W - right, cut, cut, W - right - 2, cut - 4, x_cutoff);
+    for (double i = index_step; i <= N; i += index_step) {
+        char label[16];
+
+        snprintf(label, sizeof(label), "%s", grouped("%.0f", i));
+        x_tick(f, left + (i - 0.5) * bar, H - bottom + 16, label);
+    }
+    axis_title(f, 'x', left + (W - right - left) / 2, H - 6, x_title);
+    axis_title(f, 'y', 14, top + (H - bottom - top) / 2, "most common value's count");
+    fputs("</svg></section>", f);
 }
 
 static void section_restart(FILE *f, const struct assess_report *r)
@@ -578,8 +759,9 @@ static void section_restart(FILE *f, const struct assess_report *r)
     if (!d || d->symbols < 2)
         return;
     fputs("<div class=\"grid\">", f);
-    sanity_chart(f, "row (restart)", d->row_max, d->x_cutoff);
-    sanity_chart(f, "column (i-th sample)", d->col_max, d->x_cutoff);
+    sanity_chart(f, "row (restart)", "row: the restart", d->row_max, d->x_cutoff);
+    sanity_chart(f, "column (i-th sample)", "column: the sample's place in each restart",
+                 d->col_max, d->x_cutoff);
     fputs("</div>\n", f);
     fprintf(f, "<section class=\"card\"><h2>Restart tests (SP 800-90B 3.1.4)</h2><table>"
                "<tr><th>figure</th><th>rows</th><th>columns</th></tr>"
@@ -602,15 +784,21 @@ static void section_restart(FILE *f, const struct assess_report *r)
                    "<td><strong>%.4f</strong></td></tr>", d->h_r, d->h_c);
     }
     fprintf(f, "</table><p class=\"note\">alpha = %.6g: the chance that a row or column of "
-               "data as good as H_I = %.4f claims goes over X_cutoff, so that all 2,000 pass "
+               "data with H_I = %.4f bits per sample goes over X_cutoff, so that all 2,000 pass "
                "99%% of the time. X_cutoff is the exact quantile, where NIST's ea_restart "
                "simulates it.</p>", d->alpha, d->h_initial);
     if (count) {
-        fputs("<h2>Row and column estimates against H_I</h2>", f);
-        bars_chart(f, b, count, r->bits, d->h_initial, fmin(d->h_r, d->h_c));
+        struct mark marks[2] = { { d->h_initial, "" }, { d->h_initial / 2, "" } };
+
+        snprintf(marks[0].label, sizeof(marks[0].label), "H_I = %.3f", d->h_initial);
+        snprintf(marks[1].label, sizeof(marks[1].label), "H_I/2 = %.3f", d->h_initial / 2);
+        fputs("<h2>Row and column estimates against H_I and H_I/2</h2>", f);
+        bars_chart(f, b, count, r->bits, marks, 2, fmin(d->h_r, d->h_c), C_BAR);
         fputs("<p class=\"note\">Bits per sample, the literal estimators on the matrix read "
               "by rows and by columns (no bitstring track, as in ea_restart); the amber bar "
-              "is the lowest, and the dashed line is H_I.</p>", f);
+              "is the lowest, min(H_r, H_c). The dashed lines are H_I, the initial estimate "
+              "the restarts are checked against, and H_I/2: the validation (3.1.4.2) passes "
+              "when the amber bar reaches H_I/2.</p>", f);
     }
     fputs("</section>\n", f);
 }
@@ -665,7 +853,7 @@ int assess_report_write(struct randd_output *o, const struct assess_report *r)
                "<p class=\"sub\">", style, r->iid ? ": IID track" :
             r->restart ? ": restart tests" : "");
     put_escaped(f, r->path);
-    fprintf(f, " &middot; %zu samples of %u bit%s &middot; %s</p>\n", r->n, r->bits,
+    fprintf(f, " &middot; %s samples of %u bit%s &middot; %s</p>\n", grouped("%zu", r->n), r->bits,
             r->bits == 1 ? "" : "s", when);
     for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
         sections[i](f, r);

@@ -548,8 +548,14 @@ static void vmgenid_line(struct writer *w, const struct json_flat *j)
     if (changes > 0)
         item(w, PLAIN, "from %.0f log lines and %.0f uevents",
              number(j, "vmgenid.kernel_log_lines"), number(j, "vmgenid.uevents"));
-    if (lost > 0)
+    if (lost > 0) {
+        double rekeys = number(j, "pool.vm_rekeys");
+
         item(w, YELLOW, "kernel log records lost %.0f times", lost);
+        if (rekeys > 0)     /* a fork possible, not confirmed: output went on, rekeyed */
+            item(w, PLAIN, "the generator rekeyed at once %.0f time%s", rekeys,
+                 rekeys == 1 ? "" : "s");
+    }
     line_end(w);
 }
 

@@ -406,6 +406,79 @@ static void large_call_served_despite(enum memfd_failure how)
     ck_assert_mem_eq(out, want, sizeof(want));
 }
 
+/* A "daemon" that answers one BYTES request on its first connection, then leaves a BUSY on it
+ * and closes it, as randd does to an idle connection it evicts for another uid; it tells
+ * done when it has; its next connection is answered. */
+static void serve_then_evict(int listener, int done)
+{
+    static const char evicted[] = "closed while idle to make room for another uid";
+    uint8_t req[RANDD_HEADER_BYTES + 4], head[RANDD_HEADER_BYTES], body[64];
+
+    memset(body, 0xa5, sizeof(body));
+    for (int conn = 0;; conn++) {
+        int c = accept(listener, NULL, NULL);
+
+        while (c >= 0 && recv(c, req, sizeof(req), MSG_WAITALL) == sizeof(req)) {
+            put_header(head, RANDD_OK, sizeof(body));
+            if (write(c, head, sizeof(head)) < 0 || write(c, body, sizeof(body)) < 0)
+                break;
+            if (conn == 0) {
+                put_header(head, RANDD_BUSY, sizeof(evicted));
+                if (write(c, head, sizeof(head)) < 0 || write(c, evicted, sizeof(evicted)) < 0)
+                    break;
+                shutdown(c, SHUT_RDWR);
+                if (write(done, "e", 1) < 0)
+                    break;
+                break;
+            }
+        }
+        close(c);
+    }
+}
+
+/* An idle connection the daemon closed (evicted for another uid, an idle timeout, a restart)
+ * is no refusal of the next call, whatever reply it left: that call reconnects and is served,
+ * where it once returned the BUSY left for nobody. */
+START_TEST(a_call_after_the_daemon_closed_an_idle_connection_reconnects)
+{
+    char path[] = "/tmp/randd-test-client-XXXXXX";
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    uint8_t out[64], want[64];
+    randd_handle *h;
+    int listener, done[2], rc;
+    char c;
+    pid_t child;
+
+    ck_assert_ptr_nonnull(mkdtemp(path));
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sock", path);
+    listener = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_eq(bind(listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    ck_assert_int_eq(listen(listener, 8), 0);
+    ck_assert_int_eq(pipe(done), 0);
+    if ((child = fork()) == 0) {
+        serve_then_evict(listener, done[1]);
+        _exit(0);
+    }
+    ck_assert_int_ge(child, 0);
+    close(listener);
+    ck_assert_int_eq(randd_open(&h, sa.sun_path), 0);
+    randd_set_timeout(h, 10000);
+    ck_assert_int_eq(randd_bytes(h, out, sizeof(out)), 0);
+    ck_assert_int_eq(read(done[0], &c, 1), 1);       /* the first connection is closed */
+    rc = randd_bytes(h, out, sizeof(out));
+    randd_close(h);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    close(done[0]), close(done[1]);
+    unlink(sa.sun_path);
+    rmdir(path);
+    memset(want, 0xa5, sizeof(want));
+    ck_assert_msg(rc == 0, "the call after the close returned %d (%s: %s), wanted the bytes "
+                  "from a new connection", rc, randd_strerror(rc), randd_message(NULL));
+    ck_assert_mem_eq(out, want, sizeof(want));
+}
+END_TEST
+
 START_TEST(a_reset_on_bytes_memfd_is_served_over_bytes)
 {
     large_call_served_despite(RESET);
@@ -772,6 +845,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_descriptor_closed_and_reused_by_the_program_is_neither_written_nor_closed);
     tcase_add_test(tc, a_daemon_without_bytes_memfd_is_asked_with_bytes_once_told);
     tcase_add_test(tc, an_arena_that_is_missing_unsealed_or_the_wrong_size_is_refused);
+    tcase_add_test(tc, a_call_after_the_daemon_closed_an_idle_connection_reconnects);
     tcase_add_test(tc, a_reset_on_bytes_memfd_is_served_over_bytes);
     tcase_add_test(tc, an_ok_reply_without_its_descriptor_is_served_over_bytes);
     tcase_add_test(tc, any_status_to_bytes_memfd_is_served_over_bytes);

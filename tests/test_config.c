@@ -314,8 +314,9 @@ START_TEST(workers_is_auto_or_a_count_within_its_limits)
 }
 END_TEST
 
-/* The uid's share of max_clients: auto follows max_clients (half, rounded up), a number is
- * taken as given, a reload applies it at once, and a bad one names file, line and key. */
+/* The cap on one uid's connections: auto is none but max_clients (fairness alone, issue 42),
+ * a number is taken as given, a reload applies it at once, and a bad one names file, line
+ * and key. */
 START_TEST(max_clients_per_uid_is_auto_or_a_count_and_applies_at_once)
 {
     struct config c, reread;
@@ -325,10 +326,10 @@ START_TEST(max_clients_per_uid_is_auto_or_a_count_and_applies_at_once)
 
     config_defaults(&c);
     ck_assert_uint_eq(c.max_clients_per_uid, CONFIG_AUTO);
-    ck_assert_msg(config_clients_per_uid(&c) == 512, "default share: want 512 of 1024, got "
-                  "%u", config_clients_per_uid(&c));
+    ck_assert_msg(config_clients_per_uid(&c) == 1024, "default cap: want none but the 1024 "
+                  "of max_clients, got %u", config_clients_per_uid(&c));
     ck_assert_int_eq(parse(&c, "max_clients = 7\n"), 0);
-    ck_assert_uint_eq(config_clients_per_uid(&c), 4);
+    ck_assert_uint_eq(config_clients_per_uid(&c), 7);
     ck_assert_int_eq(parse(&c, "max_clients = 1\n"), 0);
     ck_assert_uint_eq(config_clients_per_uid(&c), 1);
     ck_assert_int_eq(parse(&c, "max_clients = 64\nmax_clients_per_uid = 60\n"), 0);

@@ -1,8 +1,11 @@
 /* The listener (daemon/listener.c) in a loop of this test, with a protocol of the test's own:
  * one max_clients over two listeners, one uid's share of it, the refusals beyond them,
- * peers' credentials, the close that gives the place back, and an idle timeout that a
- * reload changes. */
+ * max-min fairness between uids (an idle connection of the biggest holder evicted for a
+ * newcomer), peers' credentials, the close that gives the place back, and an idle timeout
+ * that a reload changes. */
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -23,7 +26,7 @@ struct test_client {
 struct proto {
     struct listener listener;
     struct test_client *opened[16];
-    int nopened, refused, over_share, freed;
+    int nopened, refused, over_share, evicted, freed;
 };
 
 static struct loop *loop;
@@ -68,9 +71,11 @@ static void test_refuse(void *arg, int fd, enum listener_refusal why, uid_t uid)
     struct proto *p = arg;
 
     ck_assert_int_ge(fd, 0);
-    ck_assert(uid == geteuid() || uid == LISTENER_NO_UID);  /* this test, over Unix or TCP */
-    p->refused++;
+    /* this test, over Unix or TCP; or the uids it connects as (fairness) */
+    ck_assert(uid == geteuid() || uid == LISTENER_NO_UID || uid >= 65500);
+    p->refused += why != LISTENER_EVICTED;
     p->over_share += why == LISTENER_UID_SHARE;
+    p->evicted += why == LISTENER_EVICTED;
     count_accepted();
 }
 
@@ -238,6 +243,92 @@ START_TEST(a_uids_share_holds_over_two_listeners_and_a_close_gives_it_back)
 }
 END_TEST
 
+/* A connection to sa made as uid (a child connects, and hands it back over a socketpair):
+ * SO_PEERCRED is the connecting process's. */
+static int connect_as_uid(const struct sockaddr_un *sa, uid_t uid)
+{
+    union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } ctl;
+    char byte = 0;
+    struct iovec iov = { &byte, 1 };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                          .msg_controllen = sizeof(ctl.buf) };
+    int pair[2], fd, status;
+    pid_t child;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+    if ((child = fork()) == 0) {
+        if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+            _exit(1);
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0)
+            _exit(2);
+        ctl.h = (struct cmsghdr){ .cmsg_len = CMSG_LEN(sizeof(int)), .cmsg_level = SOL_SOCKET,
+                                  .cmsg_type = SCM_RIGHTS };
+        memcpy(CMSG_DATA(&ctl.h), &fd, sizeof(int));
+        _exit(sendmsg(pair[1], &msg, 0) == 1 ? 0 : 3);
+    }
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "connecting as uid %u: "
+                  "status %d", (unsigned)uid, status);
+    ck_assert_int_eq(recvmsg(pair[0], &msg, 0), 1);
+    memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
+    close(pair[0]);
+    close(pair[1]);
+    return fd;
+}
+
+/* Max-min fairness (issue 42), over two listeners: uid 65534 alone takes every place not
+ * kept for root (7 of 8) on a; uid 65533, on b, then gets its fair share (7 over 2 uids: 3),
+ * each place one of 65534's idle connections, evicted and closed on a; its fourth is
+ * refused over its share. The places add up all along. */
+START_TEST(a_newcomer_gets_its_fair_share_by_evicting_the_biggest_holders_idle_ones)
+{
+    struct listener_clients clients;
+    struct proto a = { 0 }, b = { 0 };
+    struct sockaddr_un sa_a, sb;
+    int hog[8], newcomer[4], closed = 0;
+    char byte;
+
+    if (geteuid() != 0) {
+        fprintf(stderr, "SKIP a_newcomer_gets_its_fair_share_by_evicting_the_biggest_holders_"
+                        "idle_ones: needs root to connect as other uids\n");
+        return;
+    }
+    config.max_clients = 8;                     /* an eighth kept for root: 7 others' */
+    start_two(&clients, &a, &sa_a, &b, &sb);
+    ck_assert_int_eq(chmod(dir, 0755), 0);
+    ck_assert_int_eq(chmod(sa_a.sun_path, 0777), 0);
+    ck_assert_int_eq(chmod(sb.sun_path, 0777), 0);
+    for (int i = 0; i < 8; i++)
+        hog[i] = connect_as_uid(&sa_a, 65534);
+    run_until_accepted(8);
+    ck_assert_msg(a.nopened == 7 && a.over_share == 1, "uid 65534 alone opened %d, %d over "
+                  "its share: wanted every place not kept for root, 7", a.nopened,
+                  a.over_share);
+    for (int i = 0; i < 4; i++)
+        newcomer[i] = connect_as_uid(&sb, 65533);
+    run_until_accepted(8 + 3 * 2 + 1);           /* 3 opened, each evicting one; 1 refused */
+    ck_assert_msg(b.nopened == 3 && b.over_share == 1 && a.evicted == 3 && a.freed == 3,
+                  "uid 65533 opened %d (%d over its share), evicting %d of 65534's (%d "
+                  "freed): wanted its fair share 3, and 1 refused", b.nopened, b.over_share,
+                  a.evicted, a.freed);
+    ck_assert_uint_eq(clients.connected, 7);
+    ck_assert_uint_eq(clients.evicted, 3);
+    ck_assert_uint_eq(listener_fair_share(&clients, &config), 3);
+    for (int i = 0; i < 7; i++)                 /* the evicted ones read end-of-file */
+        closed += recv(hog[i], &byte, 1, MSG_DONTWAIT) == 0;
+    ck_assert_int_eq(closed, 3);
+    listener_close(&a.listener);
+    listener_close(&b.listener);
+    ck_assert_uint_eq(clients.connected, 0);
+    for (int i = 0; i < 8; i++)
+        close(hog[i]);
+    for (int i = 0; i < 4; i++)
+        close(newcomer[i]);
+    listener_clients_free(&clients);
+}
+END_TEST
+
 /* TCP peers have no uid, and any user can be one: together they get half a uid's share, so a
  * user holding its own and theirs still leaves room. */
 START_TEST(tcp_peers_share_half_a_uids_share)
@@ -324,6 +415,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, two_listeners_share_one_max_clients_and_refuse_beyond_it);
     tcase_add_test(tc, a_uids_share_holds_over_two_listeners_and_a_close_gives_it_back);
     tcase_add_test(tc, tcp_peers_share_half_a_uids_share);
+    tcase_add_test(tc, a_newcomer_gets_its_fair_share_by_evicting_the_biggest_holders_idle_ones);
     tcase_add_test(tc, a_reload_rearms_the_idle_sweep_for_the_new_timeout);
     tcase_add_test(tc, a_zeroed_or_socketless_listener_closes_cleanly);
     suite_add_tcase(s, tc);

@@ -3,6 +3,7 @@
  * the kernel's separate material, and when getrandom's kind of source is all that is credited. */
 #include <errno.h>
 #include <string.h>
+#include <stdlib.h>
 
 #include <stdio.h>
 
@@ -36,6 +37,17 @@ static void add(struct scripted *s, const char *name, enum script_pattern patter
 {
     scripted_init(s, name, pattern, seed, false);
     pool_add_source(&pool, &s->source);
+}
+
+/* As the server asks: the failures since the last look taken into account first, then
+ * whether a noise source can serve, and why not. */
+static bool noise_able_why(struct pool *p, char *why, size_t whylen)
+{
+    pool_noise_recheck(p);
+    if (pool_noise_able(p))
+        return true;
+    pool_noise_unable_reason(p, why, whylen);
+    return false;
 }
 
 START_TEST(good_source_passes_startup_and_seeds)
@@ -142,6 +154,66 @@ START_TEST(a_vm_clone_reseeds_from_fresh_input_before_output)
     ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
     ck_assert_uint_eq(pool.reseeds, 2);
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 3 * S), 0);
+}
+END_TEST
+
+/* Kernel log records lost unread (a possible VM fork, which any local user can cause): the
+ * generator is rekeyed at once and serves on, with no fresh input at all, and not one byte
+ * of what it serves comes from the state before. Two twins stand for two clones of one VM:
+ * the twin left alone goes on from the shared state, and no 16-byte piece of the rekeyed
+ * pool's output is found in a megabyte of it; a second twin rekeyed too diverges (getrandom
+ * is each clone's own). What getrandom cannot replace waits for fresh input as on a clone:
+ * the credit is dropped and a reseed from fresh input is due, taken once input comes. */
+START_TEST(a_possible_vm_fork_rekeys_at_once_and_serves_nothing_of_the_old_state)
+{
+    enum { PIECE = 16, AFTER = 1024, STALE = 1u << 20 };
+    struct pool twin, clone;
+    struct scripted ta, tc;
+    uint8_t x[32], y[32], after[AFTER], other[AFTER];
+    uint8_t *stale = malloc(STALE);
+
+    ck_assert_ptr_nonnull(stale);
+    add(&a, "good", SCRIPT_RANDOM, 31);
+    ck_assert_int_eq(pool_init(&twin, 60, 1u << 30), 0);
+    ck_assert_int_eq(pool_init(&clone, 60, 1u << 30), 0);
+    scripted_init(&ta, "good", SCRIPT_RANDOM, 31, false);
+    scripted_init(&tc, "good", SCRIPT_RANDOM, 31, false);
+    pool_add_source(&twin, &ta.source);
+    pool_add_source(&clone, &tc.source);
+    pool_harvest(&pool, 1 * S);
+    pool_harvest(&twin, 1 * S);
+    pool_harvest(&clone, 1 * S);
+    ck_assert_int_eq(pool_generate(&pool, x, sizeof(x), 1 * S), 0);
+    ck_assert_int_eq(pool_generate(&twin, y, sizeof(y), 1 * S), 0);
+    ck_assert_int_eq(pool_generate(&clone, stale, sizeof(y), 1 * S), 0);
+    ck_assert_mem_eq(x, y, sizeof(x));                  /* one state, as clones have */
+
+    a.pattern = SCRIPT_EMPTY;                           /* nothing fresh: no stop anyway */
+    tc.pattern = SCRIPT_EMPTY;
+    pool_vm_maybe_cloned(&pool, 2 * S);
+    pool_vm_maybe_cloned(&clone, 2 * S);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    ck_assert_uint_eq(pool.vm_generations, 1);
+    ck_assert_uint_eq(pool.vm_rekeys, 1);
+    ck_assert_double_eq(pool.credit, 0);
+    ck_assert_int_eq(pool_generate(&pool, after, sizeof(after), 2 * S), 0);
+    ck_assert_int_eq(pool_generate(&clone, other, sizeof(other), 2 * S), 0);
+    ck_assert_int_eq(pool_generate(&twin, stale, STALE, 2 * S), 0);
+    for (size_t i = 0; i < AFTER; i += PIECE)
+        ck_assert_msg(!memmem(stale, STALE, after + i, PIECE),
+                      "bytes %zu-%zu after the rekey are the old state's output", i,
+                      i + PIECE - 1);
+    ck_assert_msg(memcmp(after, other, sizeof(after)) != 0,
+                  "two clones rekeyed after the same loss serve the same bytes");
+
+    ck_assert_uint_eq(pool.reseeds, 1);
+    a.pattern = SCRIPT_RANDOM;                          /* fresh input: reseeded at once, */
+    pool_harvest(&pool, 3 * S);                         /* not reseed_interval (60 s) later */
+    ck_assert_uint_eq(pool.reseeds, 2);
+    ck_assert(!pool.fresh_reseed_due);
+    free(stale);
+    pool_fini(&twin);
+    pool_fini(&clone);
 }
 END_TEST
 
@@ -618,7 +690,7 @@ START_TEST(only_noise_sources_fill_the_noise_reservoir)
     ck_assert(pool.seeded);
     ck_assert_uint_eq(pool.noise.stats.blocks_made, 0);
     ck_assert(!noise_ticket_ready(t));
-    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    ck_assert(!noise_able_why(&pool, why, sizeof(why)));
     ck_assert_msg(strstr(why, "no noise source is configured"), "why: %s", why);
     noise_cancel(&pool.noise, t);
 }
@@ -669,7 +741,7 @@ START_TEST(a_quarantined_noise_source_leaves_nothing_in_the_reservoir)
     made = pool.noise.stats.blocks_made;
     pool_harvest(&pool, 4 * S);
     ck_assert_uint_eq(pool.noise.stats.blocks_made, made);
-    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    ck_assert(!noise_able_why(&pool, why, sizeof(why)));
     ck_assert_msg(strstr(why, "noise quarantined"), "why: %s", why);
     noise_cancel(&pool.noise, t);
 }
@@ -687,7 +759,7 @@ START_TEST(a_disabled_noise_source_leaves_nothing_in_the_reservoir)
     t = noise_source_granting_blocks();
     source_disable(&a.source, "assessed under the floor (review28)");
     ck_assert(a.source.health.state == RANDD_SOURCE_QUARANTINED);
-    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    ck_assert(!noise_able_why(&pool, why, sizeof(why)));
     pool_harvest(&pool, 3 * S);
     ck_assert_msg(noise_ticket_granted(t) == 0 && noise_available_bits(&pool.noise) == 0,
                   "a disabled noise source's blocks were kept: %u granted, %.0f bits ready",
@@ -839,7 +911,7 @@ START_TEST(every_noise_sources_whole_reason_fits_the_no_noise_source_reply)
     int whole = 0;
 
     three_noise_sources_disabled();
-    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    ck_assert(!noise_able_why(&pool, why, sizeof(why)));
     for (int i = 0; i < 3; i++) {
         snprintf(want, sizeof(want), "%s quarantined: xxx", noise_names[i]);
         ck_assert_msg(strstr(why, want), "no \"%s\" in: %s", want, why);
@@ -857,7 +929,7 @@ START_TEST(a_noise_reason_too_long_for_its_buffer_ends_in_a_mark)
     size_t n;
 
     three_noise_sources_disabled();
-    ck_assert(!pool_noise_able(&pool, why, sizeof(why)));
+    ck_assert(!noise_able_why(&pool, why, sizeof(why)));
     n = strlen(why);
     ck_assert_msg(n == sizeof(why) - 1 && !strcmp(why + n - strlen(MARK), MARK),
                   "cut without the mark (%zu bytes): %s", n, why);
@@ -892,6 +964,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, reseed_after_reseed_bytes_of_output);
     tcase_add_test(tc, clock_jump_forces_a_reseed_before_output);
     tcase_add_test(tc, a_vm_clone_reseeds_from_fresh_input_before_output);
+    tcase_add_test(tc, a_possible_vm_fork_rekeys_at_once_and_serves_nothing_of_the_old_state);
     tcase_add_test(tc, a_halted_pool_gives_nothing_until_resumed_and_reseeded);
     tcase_add_test(tc, kernel_material_comes_only_from_creditable_sources);
     tcase_add_test(tc, only_noise_sources_fill_the_noise_reservoir);

@@ -918,18 +918,19 @@ static void check_librandd_reads_busy_though_closed_first(void)
                   "was not closed within %d s", WAIT_SECONDS);
     ck_assert_int_eq(randd_handle_from_fd(&h, pf.fd), 0);
     rc = randd_bytes(h, out, sizeof(out));
-    ck_assert_msg(rc == RANDD_ERR(RANDD_BUSY) &&
-                  strstr(randd_message(h), "max_clients_per_uid"), "librandd on a connection turned away and closed: %s (\"%s\"), wanted BUSY "
-                  "naming max_clients_per_uid", randd_strerror(rc), randd_message(h));
+    ck_assert_msg(rc == RANDD_ERR(RANDD_BUSY) && strstr(randd_message(h), "fair share"),
+                  "librandd on a connection turned away and closed: %s (\"%s\"), wanted BUSY "
+                  "naming the fair share", randd_strerror(rc), randd_message(h));
     randd_close(h);
 }
 
-/* The attack of issue 26 (4): one uid opens every place it can and keeps them. It gets its
- * share of max_clients (auto: half of 8) and BUSY for the rest, naming the share, and root is
- * served while those connections are all still open. config_text sets workers. */
+/* The attack of issue 26 (4): one uid opens every place it can and keeps them. Alone, it
+ * gets every place not kept for root (max-min fairness, issue 42: free places go to whoever
+ * asks) and BUSY for the rest, naming its fair share, and root is served while those
+ * connections are all still open. config_text sets workers. */
 static void check_a_uids_share_leaves_room_for_root(const char *config_text)
 {
-    enum { MAX = 8, SHARE = MAX / 2 };
+    enum { MAX = 8, ROOTS = 1, SHARE = MAX - ROOTS };
     int held[MAX], nheld = 0, busy = 0;
     char text[128], *json;
     uint8_t out[64], request[RANDD_HEADER_BYTES + 4];
@@ -953,13 +954,14 @@ static void check_a_uids_share_leaves_room_for_root(const char *config_text)
         }
         ck_assert_msg(status == RANDD_BUSY, "nobody's connection %d: status %s (%s), wanted "
                       "OK or BUSY", i + 1, randd_status_name(status), msg);
-        ck_assert_msg(strstr(msg, "uid 65534") && strstr(msg, "max_clients_per_uid"),
+        ck_assert_msg(strstr(msg, "uid 65534") && strstr(msg, "fair share"),
                       "BUSY over the uid's share does not say so: \"%s\"", msg);
         busy++;
         close(fd);
     }
     ck_assert_msg(nheld == SHARE && busy == MAX - SHARE, "nobody holds %d of max_clients = %d "
-                  "(%d BUSY); wanted its share of %d", nheld, MAX, busy, SHARE);
+                  "(%d BUSY); wanted every place not kept for root, %d", nheld, MAX, busy,
+                  SHARE);
     check_librandd_reads_busy_though_closed_first();
     busy++;
 
@@ -1020,43 +1022,76 @@ static int hold_as(uid_t uid, int tries, int *held, int *nheld, const char *busy
     return busy;
 }
 
-/* Review of issue 26: a user with subordinate uids (65536 of them, through newuidmap) holds a
- * share under each. Other uids together never take the places kept for root (an eighth of
- * max_clients): two uids hold all they can, and root's tools are still served. */
-START_TEST(uids_together_leave_roots_places_free)
+/* Waits for want of nobody's connections in held to be evicted: each reads BUSY saying it
+ * made room, then end-of-file. They are closed and dropped from held. */
+static void drop_evicted(int *held, int *nheld, int want)
 {
-    enum { MAX = 8, SHARE = MAX / 2, ROOTS = 1 };
-    int held[MAX], nheld = 0, busy;
+    int evicted = 0;
+
+    for (double end = seconds_now() + WAIT_SECONDS; evicted < want; usleep(10000)) {
+        for (int i = 0; i < *nheld; i++) {
+            struct pollfd pf = { held[i], POLLIN, 0 };
+            char msg[160] = "";
+            int status;
+
+            if (poll(&pf, 1, 0) != 1)
+                continue;
+            status = read_reply(held[i], msg, sizeof(msg) - 1, NULL);
+            ck_assert_msg(status == RANDD_BUSY && strstr(msg, "make room"), "an evicted "
+                          "connection read %s (\"%s\"), wanted BUSY saying it made room",
+                          randd_status_name(status), msg);
+            close(held[i]);
+            held[i--] = held[--*nheld];
+            evicted++;
+        }
+        ck_assert_msg(seconds_now() < end, "%d of nobody's connections evicted within %d s, "
+                      "wanted %d", evicted, WAIT_SECONDS, want);
+    }
+}
+
+/* Issue 42: one uid holds every place not kept for root; a second uid still gets its fair
+ * share of them (7 over 2 uids: 3), each place one of the first uid's idle connections,
+ * which reads BUSY saying why; past its share it is BUSY. Root's tools are still served. */
+START_TEST(a_second_uid_gets_its_fair_share_from_one_holding_every_place)
+{
+    enum { MAX = 8, ROOTS = 1, FAIR = (MAX - ROOTS) / 2 };
+    int held[MAX], nheld = 0, mine[MAX], nmine = 0, busy;
     uint8_t out[64];
     randd_handle *root;
     char *json;
 
     if (geteuid() != 0) {
-        fprintf(stderr, "SKIP uids_together_leave_roots_places_free: needs root to act as "
-                        "two other uids\n");
+        fprintf(stderr, "SKIP a_second_uid_gets_its_fair_share_from_one_holding_every_place: "
+                        "needs root to act as two other uids\n");
         return;
     }
     start_daemon_with("max_clients = 8\n", NULL);
-    busy = hold_as(65534, SHARE + 1, held, &nheld, "max_clients_per_uid");
-    ck_assert_msg(nheld == SHARE && busy == 1, "nobody holds %d (%d BUSY), wanted its share "
-                  "of %d", nheld, busy, SHARE);
-    busy += hold_as(100000, SHARE, held, &nheld, "kept for root");
-    ck_assert_msg(nheld == MAX - ROOTS && busy == 2, "uids 65534 and 100000 hold %d (%d BUSY): "
-                  "wanted %d, the last place of %d kept for root", nheld, busy, MAX - ROOTS,
-                  MAX);
+    busy = hold_as(65534, MAX, held, &nheld, "fair share");
+    ck_assert_msg(nheld == MAX - ROOTS && busy == 1, "nobody holds %d (%d BUSY), wanted every "
+                  "place not kept for root, %d", nheld, busy, MAX - ROOTS);
+    busy += hold_as(100000, FAIR + 1, mine, &nmine, "fair share");
+    ck_assert_msg(nmine == FAIR && busy == 2, "uid 100000 holds %d (%d BUSY in all): wanted "
+                  "its fair share, %d", nmine, busy, FAIR);
+    drop_evicted(held, &nheld, FAIR);
+    ck_assert_int_eq(nheld, MAX - ROOTS - FAIR);
 
     ck_assert_int_eq(randd_open(&root, sock), 0);
     ck_assert_msg(randd_bytes(root, out, sizeof(out)) == 0, "root was not served while two "
                   "uids held every place they could: %s", randd_message(root));
     ck_assert_int_gt(randd_status(root, &json), 0);
-    ck_assert_msg(json_number(json, "\"busy\":") == (unsigned long long)busy &&
-                  json_number(json, "\"over_uid_share\":") == 1, "STATUS does not count %d "
-                  "BUSY, 1 of them over the share: %s", busy, json);
+    ck_assert_msg(json_number(json, "\"over_uid_share\":") == 2 &&
+                  json_number(json, "\"evicted\":") == FAIR &&
+                  json_number(json, "\"per_uid\":") == FAIR, "STATUS does not count 2 over "
+                  "the share and %d evicted, with a share of %d: %s", FAIR, FAIR, json);
     free(json);
     randd_close(root);
     for (int i = 0; i < nheld; i++) {
-        check_still_usable(held[i], "a connection held by uid 65534 or 100000");
+        check_still_usable(held[i], "a connection nobody kept");
         close(held[i]);
+    }
+    for (int i = 0; i < nmine; i++) {
+        check_still_usable(mine[i], "a connection of uid 100000");
+        close(mine[i]);
     }
 }
 END_TEST
@@ -2933,7 +2968,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, clients_over_max_clients_are_told_busy);
     tcase_add_test(tc, a_uid_holding_its_share_of_connections_leaves_room_for_root);
     tcase_add_test(tc, with_two_workers_a_uids_share_holds_across_loops);
-    tcase_add_test(tc, uids_together_leave_roots_places_free);
+    tcase_add_test(tc, a_second_uid_gets_its_fair_share_from_one_holding_every_place);
     tcase_add_test(tc, a_client_trickling_a_request_is_closed_after_idle_timeout);
     tcase_add_test(tc, a_handle_reconnects_after_fork_and_after_a_daemon_restart);
     tcase_add_test(tc, a_child_of_a_raw_clone_gets_a_connection_of_its_own);

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Counts pixels in a PNG screenshot, for test_report.sh: no image library, only zlib.
 
-png_pixels.py FILE [TOP_ROWS] prints three numbers: the pixels that differ from the
-background (the top-left pixel), the pixels of the verdict's pass colour (#1a7f37) and of its
-fail colour (#cf222e), the last two counted in the first TOP_ROWS rows (default all)."""
+png_pixels.py FILE [TOP_ROWS [RRGGBB...]] prints the pixels that differ from the background
+(the top-left pixel); those of the verdict's pass colour (#1a7f37) and of its fail colour
+(#cf222e), counted in the first TOP_ROWS rows (default all); those of the pass colour in the
+whole image; then those of each RRGGBB given, in the whole image."""
 import collections
 import operator
 import struct
@@ -62,17 +63,21 @@ def rows(path):
 
 def main():
     top = int(sys.argv[2]) if len(sys.argv) > 2 else None
+    extra = [tuple(bytes.fromhex(c)) for c in sys.argv[3:]]
     pass_colour, fail_colour = (0x1a, 0x7f, 0x37), (0xcf, 0x22, 0x2e)
-    background, pixels, differ, green, red = None, 0, 0, 0, 0
+    background, differ, green, red, green_all = None, 0, 0, 0, 0
+    extra_counts = [0] * len(extra)
     for y, (r, g, b) in enumerate(rows(sys.argv[1])):
         counts = collections.Counter(zip(r, g, b))
         if background is None:
             background = (r[0], g[0], b[0])
         differ += len(r) - counts[background]
+        green_all += counts[pass_colour]
+        for i, colour in enumerate(extra):
+            extra_counts[i] += counts[colour]
         if top is None or y < top:
             green += counts[pass_colour]
             red += counts[fail_colour]
-    print(differ, green, red)
-
+    print(differ, green, red, green_all, *extra_counts)
 
 main()

@@ -110,7 +110,7 @@ DATADIR     ?= $(PREFIX)/share
 # beside the shell ones) start build/randd and drive it over its sockets.
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
-TEST_RUNNER := $(BUILD)/tests/runner.o $(BUILD)/tests/scripted_source.o
+TEST_RUNNER := $(BUILD)/tests/runner.o $(BUILD)/tests/scripted_source.o $(BUILD)/tests/drbg_direct.o
 E2E_SRC     := $(wildcard tests/integration/test_*.c)
 E2E_BIN     := $(E2E_SRC:tests/%.c=$(BUILD)/tests/%)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG_CMD) --cflags check)

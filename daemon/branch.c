@@ -8,12 +8,14 @@
 #include "branch.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include <openssl/crypto.h>
 
 #include "cymric.h"
+#include "drbg_engine.h"
 #include "log.h"
 #include "loop.h"
 #include "randen.h"
@@ -26,19 +28,28 @@
 struct branch_secrets {
     struct randd_cymric cymric;
     struct randd_randen randen;         /* with engine = randen, as the pool's */
+    struct drbg_engine drbg;            /* with engine = ctr_drbg or hash_drbg */
 };
+
+/* Numbers the loops' DRBGs' personalisation strings: "randd loop 1", "randd loop 2", ... */
+static _Atomic unsigned loops_made;
 
 /* --- the engine: the pool's, so engine = randen (and cipher) holds for every loop --------- */
 
 static int engine_seed(struct branch *b, const uint8_t *material, size_t len)
 {
+    if (RANDD_ENGINE_IS_DRBG(b->pool->engine))
+        return drbg_engine_seed(&b->secret->drbg, material, len);
     return b->pool->engine == RANDD_ENGINE_RANDEN
                ? randd_randen_seed(&b->secret->randen, material, len)
                : randd_cymric_seed(&b->secret->cymric, material, len);
 }
 
+/* -ESTALE from a DRBG: the read would pass its reseed interval, and was refused whole. */
 static int engine_read(struct branch *b, void *out, size_t n)
 {
+    if (RANDD_ENGINE_IS_DRBG(b->pool->engine))
+        return drbg_engine_read(&b->secret->drbg, out, n);
     return b->pool->engine == RANDD_ENGINE_RANDEN
                ? randd_randen_generate(&b->secret->randen, out, n)
                : randd_cymric_read(&b->secret->cymric, out, n);
@@ -48,6 +59,7 @@ static void engine_wipe(struct branch *b)
 {
     randd_cymric_wipe(&b->secret->cymric);
     randd_randen_wipe(&b->secret->randen);
+    drbg_engine_forget(&b->secret->drbg);
     if (b->pool->engine == RANDD_ENGINE_RANDEN)
         randd_randen_init(&b->secret->randen);   /* wiped is unusable: ready to seed again */
 }
@@ -84,6 +96,15 @@ int branch_init(struct branch *b, struct pool *pool, pthread_mutex_t *pool_lock)
         branch_fini(b);
         return rc;
     }
+    if (RANDD_ENGINE_IS_DRBG(pool->engine)) {
+        char who[16];
+
+        snprintf(who, sizeof(who), "loop %u", atomic_fetch_add(&loops_made, 1) + 1);
+        if ((rc = drbg_engine_init(&b->secret->drbg, pool->engine, who)) < 0) {
+            branch_fini(b);
+            return rc;
+        }
+    }
     return 0;
 }
 
@@ -94,6 +115,7 @@ void branch_fini(struct branch *b)
     if (b->secret) {
         randd_cymric_fini(&b->secret->cymric);
         randd_randen_wipe(&b->secret->randen);
+        drbg_engine_fini(&b->secret->drbg);
         randd_secure_free(b->secret, sizeof(*b->secret));
     }
     b->secret = NULL;
@@ -177,11 +199,18 @@ int branch_generate(struct branch *b, void *out, size_t n, uint64_t now_ns)
     if (!b->pool_lock)
         return pool_generate(b->pool, out, n, now_ns);
     check_clock_jump(b);
-    if (b->bytes_since_seed >= b->reseed_bytes)
+    if (b->bytes_since_seed >= b->reseed_bytes ||
+        (RANDD_ENGINE_IS_DRBG(b->pool->engine) && drbg_engine_reseed_due(&b->secret->drbg)))
         b->epoch = EPOCH_STALE;
     if (!branch_ready(b))
         return -EAGAIN;
     rc = engine_read(b, out, n);
+    if (rc == -ESTALE) {            /* the DRBG's reseed interval: reseed, never pass it */
+        b->epoch = EPOCH_STALE;
+        if (!branch_ready(b))
+            return -EAGAIN;
+        rc = engine_read(b, out, n);
+    }
     if (rc < 0) {
         log_err("generator failed (%s): this loop's output stays off until reseeded",
                 strerror(-rc));
@@ -204,6 +233,11 @@ int branch_fill(void *branch, void *buf, size_t n)
     if (rc == 0)
         b->bytes_since_seed += n;
     return rc;
+}
+
+const char *branch_drbg_personalisation(const struct branch *b)
+{
+    return b->secret && RANDD_ENGINE_IS_DRBG(b->pool->engine) ? b->secret->drbg.pers : NULL;
 }
 
 int branch_add_entropy(struct branch *b, const void *data, size_t len, unsigned bits,

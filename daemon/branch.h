@@ -52,6 +52,10 @@ int branch_cymric_init(struct branch *b, struct randd_cymric *g);
  * branch_ready (pool_fill's contract). */
 int branch_fill(void *branch, void *buf, size_t n);
 
+/* With a DRBG engine and a generator of its own: its personalisation string ("randd loop 2");
+ * else NULL. */
+const char *branch_drbg_personalisation(const struct branch *b);
+
 /* ADD_ENTROPY: into the pool, under its lock. */
 int branch_add_entropy(struct branch *b, const void *data, size_t len, unsigned bits,
                        uint64_t now_ns);

@@ -275,12 +275,16 @@ static const char *set_value(const struct key *k, struct config *c, const char *
         return parse_bool(v, (bool *)field) ? "not yes or no" : NULL;
     case KEY_ENGINE:
         if ((engine = randd_engine_from_name(v)) < 0)
-            return "not cymric or randen";
+            return "not cymric, randen, ctr_drbg or hash_drbg";
         /* Refused here, with the file and line, rather than only when the daemon starts: so
          * --check-config and a reload say it too. Randen never runs table AES. */
         if (engine == RANDD_ENGINE_RANDEN && !randd_randen_available())
             return "this CPU has no AES round instructions (x86 AES-NI, ARMv8 AES), which "
                    "Randen needs; use cymric";
+        /* CTR_DRBG's AES, like every AES randd runs, is the hardware's, never table AES. */
+        if (engine == RANDD_ENGINE_CTR_DRBG && !randd_crypto_has_hardware_aes())
+            return "this CPU does not do AES in hardware, which CTR_DRBG needs here (randd "
+                   "never runs table AES); use hash_drbg";
         *(enum randd_engine *)field = (enum randd_engine)engine;
         return NULL;
     case KEY_CIPHER:

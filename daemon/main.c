@@ -933,8 +933,7 @@ static int start(struct randd *r)
         return -1;
     }
     pool_require_noise_source(&r->pool, r->config.require_noise_source);
-    if (selfcheck_run(&r->selfcheck, &r->pool, "start") < 0)
-        return -1;
+    /* The engine before the start self-test: a DRBG engine's known answers run in it. */
     if ((rc = pool_use_engine(&r->pool, r->config.engine)) < 0) {
         log_err("engine = %s: %s", randd_engine_name(r->config.engine),
                 rc == -ENOTSUP ? "this CPU has no AES round instructions (x86 AES-NI, ARMv8 "
@@ -942,14 +941,22 @@ static int start(struct randd *r)
                                : strerror(-rc));
         return -1;
     }
+    if (selfcheck_run(&r->selfcheck, &r->pool, "start") < 0)
+        return -1;
     /* config_cipher never asks for AES the CPU lacks: aes256ctr did not parse there. */
     if ((rc = pool_use_cipher(&r->pool, config_cipher(&r->config))) < 0) {
         log_err("cipher = %s: %s", randd_stream_cipher_name(config_cipher(&r->config)),
                 strerror(-rc));
         return -1;
     }
-    log_info("generator: %s; Cymric keystream: %s", pool_engine_name(&r->pool),
-             pool_cipher_name(&r->pool));
+    if (pool_engine_mechanism(&r->pool))
+        log_info("generator: %s (SP 800-90A %s, seeded from the pool's BLAKE2b conditioning: "
+                 "not approved); Cymric keystream (prediction-resistant replies): %s",
+                 pool_engine_name(&r->pool), pool_engine_mechanism(&r->pool),
+                 pool_cipher_name(&r->pool));
+    else
+        log_info("generator: %s; Cymric keystream: %s", pool_engine_name(&r->pool),
+                 pool_cipher_name(&r->pool));
     if (r->pool.lock_errno)
         log_warning("generator state not locked in memory (mlock: %s); it may reach swap",
                     strerror(r->pool.lock_errno));

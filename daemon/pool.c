@@ -15,6 +15,7 @@
 
 #include "crypto.h"
 #include "cymric.h"
+#include "drbg_engine.h"
 #include "entropy_conditioning.h"
 #include "log.h"
 #include "randen.h"
@@ -27,6 +28,7 @@
 struct pool_secrets {
     struct randd_cymric gen;
     struct randd_randen randen;          /* used instead of gen with engine = randen */
+    struct drbg_engine drbg;             /* used instead with engine = ctr_drbg, hash_drbg */
     uint8_t acc[RANDD_BLAKE2B_BYTES];
     uint8_t kernel_acc[RANDD_BLAKE2B_BYTES];
     uint8_t raw[HARVEST_BATCH];
@@ -79,6 +81,10 @@ int pool_use_engine(struct pool *p, enum randd_engine engine)
         return -EBUSY;
     if (engine == RANDD_ENGINE_RANDEN && (rc = randd_randen_init(&p->secret->randen)) < 0)
         return rc;
+    drbg_engine_fini(&p->secret->drbg);
+    if (RANDD_ENGINE_IS_DRBG(engine) &&
+        (rc = drbg_engine_init(&p->secret->drbg, engine, "pool")) < 0)
+        return rc;
     p->engine = engine;
     return 0;
 }
@@ -117,14 +123,41 @@ int pool_cymric_init(const struct pool *p, struct randd_cymric *g)
 /* The engine's seed and output: the rest of the pool does not care which it is. */
 static int engine_seed(struct pool *p, const uint8_t *material, size_t len)
 {
+    if (RANDD_ENGINE_IS_DRBG(p->engine))
+        return drbg_engine_seed(&p->secret->drbg, material, len);
     return p->engine == RANDD_ENGINE_RANDEN ? randd_randen_seed(&p->secret->randen, material, len)
                                     : randd_cymric_seed(&p->secret->gen, material, len);
 }
 
+/* -ESTALE from a DRBG: the read would pass its reseed interval, and was refused whole. */
 static int engine_read(struct pool *p, void *out, size_t n)
 {
+    if (RANDD_ENGINE_IS_DRBG(p->engine))
+        return drbg_engine_read(&p->secret->drbg, out, n);
     return p->engine == RANDD_ENGINE_RANDEN ? randd_randen_generate(&p->secret->randen, out, n)
                                     : randd_cymric_read(&p->secret->gen, out, n);
+}
+
+/* A DRBG has used half its reseed interval: reseed long before a read is refused. */
+static bool engine_reseed_due(const struct pool *p)
+{
+    return RANDD_ENGINE_IS_DRBG(p->engine) && drbg_engine_reseed_due(&p->secret->drbg);
+}
+
+const char *pool_engine_mechanism(const struct pool *p)
+{
+    return RANDD_ENGINE_IS_DRBG(p->engine) ? drbg_engine_mechanism(&p->secret->drbg) : NULL;
+}
+
+uint64_t pool_engine_requests(const struct pool *p)
+{
+    return RANDD_ENGINE_IS_DRBG(p->engine) ? drbg_engine_requests(&p->secret->drbg) : 0;
+}
+
+int pool_drbg_set_reseed_interval(struct pool *p, uint64_t interval)
+{
+    return RANDD_ENGINE_IS_DRBG(p->engine)
+               ? drbg_engine_set_reseed_interval(&p->secret->drbg, interval) : -EINVAL;
 }
 
 void pool_fini(struct pool *p)
@@ -135,6 +168,7 @@ void pool_fini(struct pool *p)
     if (p->secret) {
         randd_cymric_fini(&p->secret->gen);
         randd_randen_wipe(&p->secret->randen);
+        drbg_engine_fini(&p->secret->drbg);
         randd_secure_free(p->secret, sizeof(*p->secret));
         p->secret = NULL;
     }
@@ -226,7 +260,7 @@ static void harvest_source(struct pool *p, struct source *s, uint64_t now_ns)
 static bool reseed_due(const struct pool *p, uint64_t now_ns)
 {
     return !p->seeded || p->must_reseed || p->fresh_reseed_due ||
-           p->bytes_since_reseed >= p->reseed_bytes ||
+           p->bytes_since_reseed >= p->reseed_bytes || engine_reseed_due(p) ||
            now_ns >= p->last_reseed_ns + (uint64_t)p->reseed_interval * 1000000000u;
 }
 
@@ -625,11 +659,20 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
     int rc;
 
     check_clock_jump(p);
-    if (p->must_reseed || p->bytes_since_reseed >= p->reseed_bytes)
+    if (p->must_reseed || p->bytes_since_reseed >= p->reseed_bytes || engine_reseed_due(p))
         pool_harvest(p, now_ns);
     if (!pool_ready(p))
         return -EAGAIN;
     rc = engine_read(p, out, n);
+    if (rc == -ESTALE) {             /* the DRBG's reseed interval: never served past */
+        must_reseed(p, "the DRBG's reseed interval is used up: waiting to reseed");
+        pool_harvest(p, now_ns);
+        if (!pool_ready(p)) {
+            publish(p);
+            return -EAGAIN;
+        }
+        rc = engine_read(p, out, n);
+    }
     if (rc < 0) {
         log_err("generator failed (%s): output stays off until reseeded", strerror(-rc));
         p->seeded = false;

@@ -54,7 +54,8 @@ struct pool {
     bool seed_noise_credited;        /* the seed in use took POOL_SEED_BITS of noise_credit */
     double kernel_credit;            /* bits credited into the kernel accumulator */
     double kernel_wanted;            /* bits the kernel feed asked for */
-    enum randd_engine engine;        /* Cymric (BLAKE2b + ChaCha20, the default) or Randen */
+    enum randd_engine engine;        /* Cymric (BLAKE2b + ChaCha20, the default), Randen, or
+                                      * an SP 800-90A DRBG (drbg_engine.h) */
     enum randd_stream_cipher cipher; /* every Cymric's keystream: ChaCha20 until chosen */
     bool seeded;
     bool must_reseed;                /* clock jump: no output until reseeded */
@@ -102,10 +103,16 @@ int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
  * reseed_bytes of output, whichever comes first. */
 void pool_set_reseed(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
 void pool_add_source(struct pool *p, struct source *s);
-/* Chooses the engine before the first seed. Returns 0, -EBUSY once seeded, or -ENOTSUP for
- * Randen on a CPU without AES-NI. */
+/* Chooses the engine before the first seed. Returns 0, -EBUSY once seeded, -ENOTSUP for
+ * Randen on a CPU without AES-NI, or -EIO when OpenSSL will not make the DRBG. */
 int pool_use_engine(struct pool *p, enum randd_engine engine);
 const char *pool_engine_name(const struct pool *p);
+/* With a DRBG engine: its mechanism ("CTR_DRBG AES-256 (df)") and the generates since it was
+ * last seeded; NULL and 0 with another engine. */
+const char *pool_engine_mechanism(const struct pool *p);
+uint64_t pool_engine_requests(const struct pool *p);
+/* For tests: the pool's DRBG's reseed interval, lowered (drbg_engine_set_reseed_interval). */
+int pool_drbg_set_reseed_interval(struct pool *p, uint64_t interval);
 /* Chooses the keystream of the pool's Cymric generator, and of every Cymric that
  * pool_cymric_init creates after it, before the first seed. Returns 0, -EBUSY once seeded,
  * or -ENOTSUP for AES-256-CTR on a CPU without hardware AES. */

@@ -7,16 +7,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "drbg.h"
 #include "health.h"
 #include "log.h"
 #include "loop.h"
 #include "selftest.h"
 
-/* The crypto known answers (BLAKE2b, ChaCha20, Cymric, Randen, RNG-BC-8), then the health
- * tests' own (their cutoffs at a known claim, each tripped by its pattern). */
-static int run_all(char *why, size_t whylen)
+/* The crypto known answers (BLAKE2b, ChaCha20, Cymric, Randen, RNG-BC-8), with a DRBG engine
+ * the SP 800-90A 11.3 known answers of the DRBGs (whose failure also puts every DRBG in its
+ * error state: internal/drbg.h), then the health tests' own (their cutoffs at a known claim,
+ * each tripped by its pattern). */
+static int run_all(const struct pool *p, char *why, size_t whylen)
 {
     if (randd_selftest(why, whylen) < 0)
+        return -1;
+    if (RANDD_ENGINE_IS_DRBG(p->engine) && randd_drbg_selftest(why, whylen) < 0)
         return -1;
     return health_selftest(why, whylen);
 }
@@ -38,7 +43,7 @@ int selfcheck_run(struct selfcheck *sc, struct pool *p, const char *trigger)
     uint64_t began = loop_now_ns();
     char why[sizeof(sc->failed)] = "", halt[sizeof(p->halted)];
     bool was_halted = p->halted[0] != '\0';
-    int rc = run_all(why, sizeof(why));
+    int rc = run_all(p, why, sizeof(why));
 
     sc->runs++;
     sc->last_time = time(NULL);

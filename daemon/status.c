@@ -164,6 +164,11 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
             p->seeded ? (double)(now_ns - p->last_reseed_ns) / 1e9 : 0.0, p->credit,
             (unsigned long long)p->bytes_since_reseed, p->lock_errno ? "false" : "true",
             (unsigned long long)p->vm_generations, (unsigned long long)p->vm_rekeys);
+    if (pool_engine_mechanism(p))
+        fprintf(f, "\"drbg\":{\"mechanism\":\"%s\",\"requests_since_seed\":%llu},",
+                pool_engine_mechanism(p), (unsigned long long)pool_engine_requests(p));
+    else
+        fputs("\"drbg\":null,", f);
     write_conditioning(f, p);
     fprintf(f, "\"kernel\":{\"enabled\":%s,\"initialised\":%s,\"topups\":%llu,\"reseeds\":%llu,"
                "\"bits_offered\":%llu,",

@@ -367,6 +367,8 @@ _Static_assert(COUNT(health_tests) == RANDD_HEALTH_TEST_COUNT, "a test without a
 static const char *const engines[] = {
     [RANDD_ENGINE_CYMRIC] = "cymric",
     [RANDD_ENGINE_RANDEN] = "randen",
+    [RANDD_ENGINE_CTR_DRBG] = "ctr_drbg",
+    [RANDD_ENGINE_HASH_DRBG] = "hash_drbg",
 };
 _Static_assert(COUNT(engines) == RANDD_ENGINE_COUNT, "an engine without a name");
 

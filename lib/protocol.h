@@ -152,8 +152,12 @@ int randd_health_test_from_name(const char *name);
 enum randd_engine {
     RANDD_ENGINE_CYMRIC,              /* the default */
     RANDD_ENGINE_RANDEN,              /* AES-NI only */
+    RANDD_ENGINE_CTR_DRBG,            /* SP 800-90A CTR_DRBG, AES-256, df (hardware AES only) */
+    RANDD_ENGINE_HASH_DRBG,           /* SP 800-90A Hash_DRBG, SHA-512 */
 };
-#define RANDD_ENGINE_COUNT (RANDD_ENGINE_RANDEN + 1)
+#define RANDD_ENGINE_COUNT (RANDD_ENGINE_HASH_DRBG + 1)
+/* The engines that are SP 800-90A DRBGs (daemon/drbg_engine.c). */
+#define RANDD_ENGINE_IS_DRBG(e) ((e) == RANDD_ENGINE_CTR_DRBG || (e) == RANDD_ENGINE_HASH_DRBG)
 const char *randd_engine_name(int engine);
 /* The engine called name, or -1. */
 int randd_engine_from_name(const char *name);

@@ -163,6 +163,24 @@ static void cpu_source(FILE *out, const struct json_flat *j)
     fprintf(out, "\"} %d\n", !strcmp(in_use, "true"));
 }
 
+/* The generator serving ordinary output, by STATUS's pool.engine, and with a DRBG engine its
+ * SP 800-90A mechanism (pool.drbg.mechanism). */
+static void engine(FILE *out, const struct json_flat *j)
+{
+    const char *name = json_get(j, "pool.engine"), *drbg = json_get(j, "pool.drbg.mechanism");
+
+    if (!name)
+        return;
+    header(out, "randd_engine", "gauge",
+           "1, labelled by the generator serving ordinary output (engine) and, for an "
+           "SP 800-90A DRBG engine, its mechanism (drbg; \"\" otherwise).");
+    fputs("randd_engine{engine=\"", out);
+    label_value(out, name);
+    fputs("\",drbg=\"", out);
+    label_value(out, drbg && strcmp(drbg, "null") ? drbg : "");
+    fputs("\"} 1\n", out);
+}
+
 /* 1 for a source whose configured credit is above what its assessment at start found
  * (STATUS's assessment_warning, a sentence or null), 0 otherwise. */
 static void assessment_warnings(FILE *out, const struct json_flat *j)
@@ -327,6 +345,7 @@ static void write_metrics(FILE *out, const struct json_flat *j)
     }
     source_states(out, j);
     cpu_source(out, j);
+    engine(out, j);
     per_source(out, j, "randd_source_read_bytes_total", "counter",
                "Raw bytes read from each entropy source and health-tested.", "bytes_read");
     per_source(out, j, "randd_source_used_bytes_total", "counter",

@@ -4,9 +4,12 @@
  * reseed_bytes. Threads are not needed to prove these: the lock is only taken. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "branch.h"
+#include "crypto.h"
+#include "drbg_direct.h"
 #include "pool.h"
 #include "runner.h"
 #include "scripted_source.h"
@@ -135,6 +138,54 @@ START_TEST(with_one_loop_the_pool_itself_serves)
 }
 END_TEST
 
+/* engine = ctr_drbg with workers > 1: a loop's DRBG is instantiated from 64 bytes of the
+ * pool's DRBG output (entropy input 48, nonce 16) with its own personalisation string, and
+ * serves exactly what OpenSSL's EVP_RAND CTR_DRBG given those gives, long reads included.
+ * The material is found by a twin pool fed the same source: its first 64 bytes. */
+START_TEST(a_loops_ctr_drbg_is_evp_rands_seeded_from_the_pools_output)
+{
+    static uint8_t got[150000], want[150000];
+    struct pool drbg_pool, twin;
+    struct scripted s1, s2;
+    struct branch loop;
+    struct drbg_direct x;
+    uint8_t material[64];
+
+    if (!randd_crypto_has_hardware_aes()) {
+        fprintf(stderr, "SKIP: a_loops_ctr_drbg_is_evp_rands_seeded_from_the_pools_output: "
+                "CTR_DRBG: this CPU does not do AES in hardware\n");
+        return;
+    }
+    ck_assert_int_eq(pool_init(&drbg_pool, 60, 1u << 20), 0);
+    ck_assert_int_eq(pool_init(&twin, 60, 1u << 20), 0);
+    ck_assert_int_eq(pool_use_engine(&drbg_pool, RANDD_ENGINE_CTR_DRBG), 0);
+    ck_assert_int_eq(pool_use_engine(&twin, RANDD_ENGINE_CTR_DRBG), 0);
+    scripted_init(&s1, "good", SCRIPT_RANDOM, 5, false);
+    scripted_init(&s2, "good", SCRIPT_RANDOM, 5, false);
+    pool_add_source(&drbg_pool, &s1.source);
+    pool_add_source(&twin, &s2.source);
+    ck_assert_int_eq(branch_init(&loop, &drbg_pool, &lock), 0);
+    ck_assert_ptr_nonnull(branch_drbg_personalisation(&loop));
+    ck_assert_msg(!strncmp(branch_drbg_personalisation(&loop), "randd loop ", 11),
+                  "personalisation %s", branch_drbg_personalisation(&loop));
+    pool_harvest(&drbg_pool, 1 * S);
+    pool_harvest(&twin, 1 * S);
+    ck_assert_int_eq(pool_generate(&twin, material, sizeof(material), 1 * S), 0);
+    ck_assert_int_eq(branch_generate(&loop, got, sizeof(got), 1 * S), 0);
+    drbg_direct_instantiate(&x, true, material, 48, material + 48, 16,
+                            branch_drbg_personalisation(&loop));
+    drbg_direct_generate(&x, want, sizeof(want));
+    ck_assert_mem_eq(got, want, sizeof(got));
+    ck_assert_int_eq(branch_generate(&loop, got, 32, 1 * S), 0);
+    drbg_direct_generate(&x, want, 32);
+    ck_assert_mem_eq(got, want, 32);
+    drbg_direct_free(&x);
+    branch_fini(&loop);
+    pool_fini(&twin);
+    pool_fini(&drbg_pool);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("branch");
@@ -147,6 +198,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_pool_reseed_reaches_the_loop_before_its_next_output);
     tcase_add_test(tc, loop_output_counts_toward_the_pools_reseed_bytes);
     tcase_add_test(tc, with_one_loop_the_pool_itself_serves);
+    tcase_add_test(tc, a_loops_ctr_drbg_is_evp_rands_seeded_from_the_pools_output);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -128,6 +128,10 @@ START_TEST(aes256ctr_without_hardware_aes_is_an_error_with_file_and_line)
     }
     ck_assert_msg(!randd_crypto_has_hardware_aes(), "hardware AES with %s set", mask);
     check_error("\ncipher = aes256ctr\n", want);
+    /* CTR_DRBG's AES likewise: hash_drbg is offered instead. */
+    check_error("engine = ctr_drbg\n", "t.conf:1: engine: this CPU does not do AES in "
+                "hardware, which CTR_DRBG needs here (randd never runs table AES); use "
+                "hash_drbg: \"ctr_drbg\"");
     ck_assert_int_eq(parse(&c, "cipher = auto\n"), 0);
     ck_assert_int_eq(config_cipher(&c), RANDD_STREAM_CHACHA20);
     if (mask)
@@ -192,6 +196,12 @@ START_TEST(values_comments_and_whitespace_are_parsed)
         ck_assert_int_eq(parse(&c, "engine = randen\n"), 0);
         ck_assert_int_eq(c.engine, RANDD_ENGINE_RANDEN);
     }
+    if (randd_crypto_has_hardware_aes()) {
+        ck_assert_int_eq(parse(&c, "engine = ctr_drbg\n"), 0);
+        ck_assert_int_eq(c.engine, RANDD_ENGINE_CTR_DRBG);
+    }
+    ck_assert_int_eq(parse(&c, "engine = hash_drbg\n"), 0);
+    ck_assert_int_eq(c.engine, RANDD_ENGINE_HASH_DRBG);
     ck_assert_int_eq(parse(&c, "engine = cymric\n"), 0);
     ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
     ck_assert_int_eq(parse(&c, "cpu_source = no\n"), 0);     /* the name rdseed became */
@@ -237,7 +247,8 @@ START_TEST(each_error_names_file_line_and_key)
     check_error("hwrng = maybe\n", "t.conf:1: hwrng: not yes or no: \"maybe\"");
     check_error("jitter = no\nrequire_noise_source = maybe\n",
                 "t.conf:2: require_noise_source: not yes or no: \"maybe\"");
-    check_error("engine = aes\n", "t.conf:1: engine: not cymric or randen: \"aes\"");
+    check_error("engine = aes\n",
+                "t.conf:1: engine: not cymric, randen, ctr_drbg or hash_drbg: \"aes\"");
     check_error("cipher = aes\n", "t.conf:1: cipher: not auto, chacha20 or aes256ctr: \"aes\"");
     check_error("cipher = ChaCha20\n",
                 "t.conf:1: cipher: not auto, chacha20 or aes256ctr: \"ChaCha20\"");

@@ -10,7 +10,10 @@
 #include <openssl/crypto.h>
 
 #include "pool.h"
+#include "crypto.h"
 #include "cymric.h"
+#include "drbg_direct.h"
+#include "drbg_engine.h"
 #include "randen.h"
 #include "runner.h"
 #include "scripted_source.h"
@@ -414,6 +417,170 @@ START_TEST(randen_engine_is_seeded_like_cymric)
 }
 END_TEST
 
+/* --- engine = ctr_drbg, hash_drbg (daemon/drbg_engine.c) -------------------------------- */
+
+static bool ctr_drbg_runs_here(const char *test)
+{
+    if (randd_crypto_has_hardware_aes())
+        return true;
+    fprintf(stderr, "SKIP: %s: CTR_DRBG: this CPU does not do AES in hardware\n", test);
+    return false;
+}
+
+static void fill_pattern(uint8_t *buf, size_t n, uint8_t start)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (uint8_t)(start + 7 * i);
+}
+
+/* Given fixed seed material, the engine is OpenSSL's EVP_RAND DRBG driven directly with
+ * entropy input = material[0..48), nonce = material[48..64) and personalisation "randd
+ * pool", byte for byte: at 32 B, at 4 KiB, at 200,000 bytes (four generates of at most
+ * 65536; EVP_RAND splits a long request the same way), and after a reseed whose entropy input
+ * is all 64 bytes of new material. Both DRBG engines. */
+static void check_engine_against_evp_rand(enum randd_engine engine)
+{
+    static uint8_t got[200000], want[200000];
+    static const size_t lengths[] = { 32, 4096, sizeof(got), 1 };
+    struct drbg_engine e;
+    struct drbg_direct x;
+    uint8_t material[DRBG_ENGINE_SEED_BYTES];
+
+    ck_assert_int_eq(drbg_engine_init(&e, engine, "pool"), 0);
+    ck_assert_uint_eq(e.max_request, 65536);
+    fill_pattern(material, sizeof(material), 3);
+    ck_assert_int_eq(drbg_engine_seed(&e, material, sizeof(material)), 0);
+    drbg_direct_instantiate(&x, engine == RANDD_ENGINE_CTR_DRBG, material, 48, material + 48,
+                            16, "randd pool");
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
+            ck_assert_int_eq(drbg_engine_read(&e, got, lengths[i]), 0);
+            drbg_direct_generate(&x, want, lengths[i]);
+            ck_assert_msg(memcmp(got, want, lengths[i]) == 0, "%s, round %d: %zu bytes differ "
+                          "from EVP_RAND's", randd_engine_name(engine), round, lengths[i]);
+        }
+        fill_pattern(material, sizeof(material), 101);    /* a pool reseed's new material */
+        ck_assert_int_eq(drbg_engine_seed(&e, material, sizeof(material)), 0);
+        drbg_direct_reseed(&x, material, sizeof(material));
+    }
+    ck_assert_uint_eq(drbg_engine_requests(&e), 0);        /* the last step was a reseed */
+    drbg_engine_fini(&e);
+    drbg_direct_free(&x);
+}
+
+START_TEST(ctr_drbg_engine_matches_evp_rand_given_the_same_seed_material)
+{
+    if (ctr_drbg_runs_here("ctr_drbg_engine_matches_evp_rand_given_the_same_seed_material"))
+        check_engine_against_evp_rand(RANDD_ENGINE_CTR_DRBG);
+}
+END_TEST
+
+START_TEST(hash_drbg_engine_matches_evp_rand_given_the_same_seed_material)
+{
+    check_engine_against_evp_rand(RANDD_ENGINE_HASH_DRBG);
+}
+END_TEST
+
+/* engine = ctr_drbg (hash_drbg where the CPU lacks AES) in the pool: same input, same
+ * output; Cymric from the same input gives other bytes; a reseed changes the stream; a read
+ * of 200,000 bytes is the same bytes as reads of 65536 at a time (one generate each); the
+ * engine cannot change once seeded. */
+START_TEST(a_drbg_engine_serves_reseeds_and_splits_long_reads)
+{
+    enum randd_engine engine = randd_crypto_has_hardware_aes() ? RANDD_ENGINE_CTR_DRBG
+                                                               : RANDD_ENGINE_HASH_DRBG;
+    static uint8_t x[200000], y[200000];
+    struct pool twin, cymric;
+    struct scripted ta, tc;
+    uint8_t z[100];
+
+    ck_assert_int_eq(pool_use_engine(&pool, engine), 0);
+    ck_assert_str_eq(pool_engine_name(&pool), randd_engine_name(engine));
+    ck_assert_str_eq(pool_engine_mechanism(&pool), engine == RANDD_ENGINE_CTR_DRBG
+                                                       ? "CTR_DRBG AES-256 (df)"
+                                                       : "Hash_DRBG SHA-512");
+    add(&a, "good", SCRIPT_RANDOM, 71);
+    ck_assert_int_eq(pool_init(&twin, 60, 1u << 30), 0);
+    ck_assert_int_eq(pool_init(&cymric, 60, 1u << 30), 0);
+    ck_assert_int_eq(pool_use_engine(&twin, engine), 0);
+    scripted_init(&ta, "good", SCRIPT_RANDOM, 71, false);
+    scripted_init(&tc, "good", SCRIPT_RANDOM, 71, false);
+    pool_add_source(&twin, &ta.source);
+    pool_add_source(&cymric, &tc.source);
+    ck_assert_int_eq(pool_generate(&pool, x, 100, 1 * S), -EAGAIN);       /* not seeded */
+    pool_harvest(&pool, 5 * S);
+    pool_harvest(&twin, 5 * S);
+    pool_harvest(&cymric, 5 * S);
+    ck_assert_int_eq(pool_generate(&pool, x, sizeof(x), 5 * S), 0);
+    for (size_t at = 0; at < sizeof(y); at += 65536)
+        ck_assert_int_eq(pool_generate(&twin, y + at, sizeof(y) - at < 65536 ? sizeof(y) - at
+                                                                             : 65536, 5 * S), 0);
+    ck_assert_mem_eq(x, y, sizeof(x));
+    ck_assert_uint_eq(pool_engine_requests(&pool), 4);
+    ck_assert_int_eq(pool_generate(&cymric, z, sizeof(z), 5 * S), 0);
+    ck_assert_msg(memcmp(x, z, sizeof(z)) != 0, "the DRBG and cymric gave the same bytes");
+    ck_assert_int_eq(pool_use_engine(&pool, RANDD_ENGINE_CYMRIC), -EBUSY);
+    pool_harvest(&twin, 70 * S);                   /* interval over: twin reseeds */
+    ck_assert_uint_eq(twin.reseeds, 2);
+    ck_assert_uint_eq(pool_engine_requests(&twin), 0);
+    ck_assert_int_eq(pool_generate(&pool, x, 100, 70 * S), 0);
+    ck_assert_int_eq(pool_generate(&twin, y, 100, 70 * S), 0);
+    ck_assert_msg(memcmp(x, y, 100) != 0, "a reseed did not change the DRBG's output");
+    pool_fini(&twin);
+    pool_fini(&cymric);
+}
+END_TEST
+
+/* The DRBG's reseed interval is never passed: the engine refuses a read that would pass it,
+ * whole, before any byte; the pool reseeds at half of it, long before; and with no fresh
+ * input to reseed from, the pool serves nothing rather than past the interval. */
+START_TEST(a_drbg_engine_never_serves_past_its_reseed_interval)
+{
+    static uint8_t out[3 * 65536];
+    struct drbg_engine e;
+    uint8_t material[DRBG_ENGINE_SEED_BYTES];
+    uint64_t reseeds;
+
+    ck_assert_int_eq(drbg_engine_init(&e, RANDD_ENGINE_HASH_DRBG, "pool"), 0);
+    ck_assert_uint_eq(e.reseed_interval, UINT64_C(1) << 48);    /* SP 800-90A table 2 */
+    ck_assert_int_eq(drbg_engine_set_reseed_interval(&e, 5), 0);
+    fill_pattern(material, sizeof(material), 9);
+    ck_assert_int_eq(drbg_engine_seed(&e, material, sizeof(material)), 0);
+    ck_assert_int_eq(drbg_engine_read(&e, out, 10), 0);                  /* 1 generate */
+    ck_assert(!drbg_engine_reseed_due(&e));
+    ck_assert_int_eq(drbg_engine_read(&e, out, 65537), 0);               /* 2: 3 of 5 */
+    ck_assert(drbg_engine_reseed_due(&e));                               /* half used */
+    memset(out, 0xa5, sizeof(out));
+    ck_assert_int_eq(drbg_engine_read(&e, out, sizeof(out)), -ESTALE);   /* 3 more: 6 > 5 */
+    for (size_t i = 0; i < sizeof(out); i++)
+        ck_assert_msg(out[i] == 0, "byte %zu of a refused read is %#x, not 0", i, out[i]);
+    ck_assert_uint_eq(drbg_engine_requests(&e), 3);
+    ck_assert_int_eq(drbg_engine_read(&e, out, 2 * 65536), 0);           /* 5: the last */
+    ck_assert_int_eq(drbg_engine_read(&e, out, 1), -ESTALE);
+    ck_assert_int_eq(drbg_engine_seed(&e, material, sizeof(material)), 0);   /* reseed */
+    ck_assert_int_eq(drbg_engine_read(&e, out, 1), 0);
+    drbg_engine_fini(&e);
+
+    ck_assert_int_eq(pool_use_engine(&pool, RANDD_ENGINE_HASH_DRBG), 0);
+    ck_assert_int_eq(pool_drbg_set_reseed_interval(&pool, 4), 0);
+    add(&a, "good", SCRIPT_RANDOM, 81);
+    pool_harvest(&pool, 1 * S);
+    reseeds = pool.reseeds;
+    for (int i = 0; i < 20; i++)
+        ck_assert_int_eq(pool_generate(&pool, out, 16, 1 * S), 0);
+    ck_assert_msg(pool.reseeds >= reseeds + 9, "20 reads at an interval of 4: %llu reseeds",
+                  (unsigned long long)(pool.reseeds - reseeds));
+    ck_assert_uint_le(pool_engine_requests(&pool), 4);
+    a.pattern = SCRIPT_EMPTY;                        /* now no fresh material */
+    for (int i = 0; i < 4; i++)
+        (void)pool_generate(&pool, out, 16, 1 * S);
+    ck_assert_int_eq(pool_generate(&pool, out, 16, 1 * S), -EAGAIN);
+    ck_assert_uint_le(pool_engine_requests(&pool), 4);
+    ck_assert_str_eq(pool_not_ready_reason(&pool),
+                     "the DRBG's reseed interval is used up: waiting to reseed");
+}
+END_TEST
+
 START_TEST(reseed_after_interval_changes_the_output)
 {
     struct pool twin;
@@ -789,6 +956,10 @@ Suite *test_suite(void)
     tcase_add_test(tc, the_accumulator_left_after_a_seed_does_not_give_back_what_was_served);
     tcase_add_test(tc, randen_engine_is_refused_without_an_aes_round);
     tcase_add_test(tc, randen_engine_is_seeded_like_cymric);
+    tcase_add_test(tc, ctr_drbg_engine_matches_evp_rand_given_the_same_seed_material);
+    tcase_add_test(tc, hash_drbg_engine_matches_evp_rand_given_the_same_seed_material);
+    tcase_add_test(tc, a_drbg_engine_serves_reseeds_and_splits_long_reads);
+    tcase_add_test(tc, a_drbg_engine_never_serves_past_its_reseed_interval);
     tcase_add_test(tc, reseed_after_interval_changes_the_output);
     tcase_add_test(tc, reseed_after_reseed_bytes_of_output);
     tcase_add_test(tc, clock_jump_forces_a_reseed_before_output);

@@ -12,6 +12,10 @@
  *   kat=blake2b           BLAKE2b of "abc" (the self-tests' known answer, RFC 7693) hashes
  *                         "abd" instead, only while the RANDD_FAULTS_SWITCH file exists, if
  *                         set: the seam that makes a self-test fail in a running daemon
+ *   kat=drbg              every EVP_RAND_generate's first output byte is flipped, only while
+ *                         the RANDD_FAULTS_SWITCH file exists, if set: the SP 800-90A
+ *                         known-answer self-test of a DRBG engine fails (so would anything
+ *                         else's EVP_RAND output: randd's own DRBGs are its only users)
  *   vmgenid=none          opening /dev/kmsg fails with EACCES (ProtectKernelLogs=yes) and a
  *                         uevent socket with EAFNOSUPPORT (no AF_NETLINK): nothing tells
  *                         randd of a VM clone
@@ -170,6 +174,27 @@ int EVP_DigestUpdate(void *ctx, const void *data, size_t n)
         (!(sw = getenv("RANDD_FAULTS_SWITCH")) || access(sw, F_OK) == 0))
         data = "abd";
     return real(ctx, data, n);
+}
+
+int EVP_RAND_generate(void *ctx, unsigned char *out, size_t outlen, unsigned int strength,
+                      int prediction_resistance, const unsigned char *addin, size_t addin_len);
+
+int EVP_RAND_generate(void *ctx, unsigned char *out, size_t outlen, unsigned int strength,
+                      int prediction_resistance, const unsigned char *addin, size_t addin_len)
+{
+    static int (*real)(void *, unsigned char *, size_t, unsigned int, int,
+                       const unsigned char *, size_t);
+    const char *sw;
+    int ok;
+
+    if (!real)
+        real = (int (*)(void *, unsigned char *, size_t, unsigned int, int,
+                        const unsigned char *, size_t))dlsym(RTLD_NEXT, "EVP_RAND_generate");
+    ok = real(ctx, out, outlen, strength, prediction_resistance, addin, addin_len);
+    if (ok && outlen > 0 && has_fault("kat=drbg") &&
+        (!(sw = getenv("RANDD_FAULTS_SWITCH")) || access(sw, F_OK) == 0))
+        out[0] ^= 0x01;
+    return ok;
 }
 
 /* Whether the calling thread is a serving loop. Its creator names it just after

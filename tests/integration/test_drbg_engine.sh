@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# engine = ctr_drbg (hash_drbg where the CPU lacks hardware AES), issue 40: the daemon starts
+# with an SP 800-90A DRBG serving ordinary output, its known-answer self-test passed first;
+# it serves short and long reads, from the pool and from serving loops (workers = 2); STATUS,
+# randctl status and the metrics name the engine and its mechanism; a DRBG self-test forced
+# to fail (libfault's kat=drbg) stops all output until a clean re-test; mode = approved is
+# still refused.
+. "$(dirname "$0")/common.sh"
+check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
+
+LIBFAULT=${LIBFAULT:-build/libfault.so}
+[ -e "$LIBFAULT" ] && LIBFAULT=$(cd "$(dirname "$LIBFAULT")" && pwd)/$(basename "$LIBFAULT")
+export RANDD_SOCKET=$work/randd.sock
+metric() { "$RANDCTL" metrics | awk -v m="$1" '$1 == m { print $2; exit }'; }
+key_is() { [ "$(status_key "$1")" = "$2" ]; }
+BASE=("hwrng_device = $work/hwrng" "kernel_topup = no" "jitter = no")
+
+engine=ctr_drbg mechanism="CTR_DRBG AES-256 (df)"
+if grep -q "does not do AES in hardware" <(printf 'engine = ctr_drbg\n' >"$work/probe.conf"
+        "$RANDD" --check-config --config "$work/probe.conf" 2>&1); then
+    echo "SKIP: engine = ctr_drbg: this CPU does not do AES in hardware; testing hash_drbg"
+    engine=hash_drbg mechanism="Hash_DRBG SHA-512"
+fi
+
+serves() {
+    local what=$1 out n
+    out=$(timeout "$WAIT" "$RANDCTL" bytes 16 --hex); rc=$?
+    check "$what: randctl bytes 16 serves ($out)" '[ $rc = 0 ] && [[ $out =~ ^[0-9a-f]{32}$ ]]'
+    n=$(timeout "$WAIT" "$RANDCTL" bytes 300000 --raw | wc -c)
+    check "$what: randctl bytes 300000 (five generates of at most 64 KiB) serves all" \
+        '[ "$n" = 300000 ]'
+}
+
+# --- a daemon serving from the DRBG ----------------------------------------------------------
+start_with_config "${BASE[@]}" "engine = $engine"
+wait_for "ready" key_is ready true || fail "not ready: $(cat "$work/log")"
+serves "engine = $engine"
+check "STATUS names the engine and its mechanism; the start self-test ran the DRBG's" \
+    'key_is pool.engine $engine && key_is pool.drbg.mechanism "$mechanism" &&
+     key_is selftest.last_result pass &&
+     [ "$(status_key pool.drbg.requests_since_seed)" -ge 1 ] 2>/dev/null'
+check "randctl status shows engine $engine" \
+    '"$RANDCTL" status | head -1 | grep -q "engine $engine "'
+check "metrics: randd_engine{engine=\"$engine\",drbg=\"$mechanism\"} 1" \
+    '"$RANDCTL" metrics | grep -qxF "randd_engine{engine=\"$engine\",drbg=\"$mechanism\"} 1"'
+check "log: the generator line says what is not approved yet" \
+    'in_log "generator: $engine \(SP 800-90A .*not approved\)" "$work/log"'
+stop_randd
+
+start_with_config "${BASE[@]}" "engine = $engine" "workers = 2"
+wait_for "ready" key_is ready true || fail "workers = 2: not ready: $(cat "$work/log")"
+serves "engine = $engine, workers = 2"
+stop_randd
+
+# --- a DRBG known answer forced wrong: output stops until a clean re-test --------------------
+halted() {
+    key_is ready false &&
+        [[ $(status_key not_ready_reason) == "self-test failed: ${mechanism%% *}"* ]]
+}
+printf '%s\n' "${BASE[@]}" "engine = $engine" "selftest_interval = 0" >"$work/randd.conf"
+: >"$work/log"; rm -f "$work/kat-broken"
+RANDD_FAULTS=kat=drbg RANDD_FAULTS_SWITCH=$work/kat-broken LD_PRELOAD=$LIBFAULT \
+    "$RANDD" --foreground --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
+pid=$!
+wait_for "randd ready" key_is ready true || fail "kat=drbg: not ready: $(cat "$work/log")"
+touch "$work/kat-broken"
+out=$("$RANDCTL" selftest 2>&1); rc=$?
+check "DRBG known answer broken: randctl selftest exits 1 and names the DRBG ($out)" \
+    '[ $rc = 1 ] && [[ $out == *"self-test failed: ${mechanism%% *}"*"self-test"* ]]'
+wait_for "output halted" halted
+check "STATUS: not ready, the failed test is the DRBG's; the log says output stopped" \
+    'halted && key_is selftest.last_result fail &&
+     in_log "self-test \(request\) failed: ${mechanism%% *}.*all output stopped" "$work/log"'
+out=$("$RANDCTL" --nonblock bytes 16 --hex 2>&1); rc=$?
+check "DRBG self-test failed: no output (NOT_READY, exit 5)" \
+    '[ $rc = 5 ] && [[ ! $out =~ [0-9a-f]{32} ]]'
+rm "$work/kat-broken"
+check "mended, but not re-tested: still halted" halted
+out=$("$RANDCTL" selftest 2>&1); rc=$?
+check "randctl selftest after the mend: passes, output resumes" \
+    '[ $rc = 0 ] && [[ $out == *"output resumes"* ]]'
+wait_for "output resumed" key_is ready true
+serves "after a clean re-test"
+stop_randd
+
+# Broken from the start: the start self-test fails before the first instantiation, and randd
+# refuses to serve at all.
+printf '%s\n' "${BASE[@]}" "engine = $engine" >"$work/randd.conf"
+: >"$work/log"
+RANDD_FAULTS=kat=drbg LD_PRELOAD=$LIBFAULT \
+    "$RANDD" --foreground --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
+pid=$!
+wait_exit "$pid"; rc=$?; pid=
+check "DRBG known answer broken at start: randd exits ($rc), refusing to serve" \
+    '[ $rc != 0 ] && in_log "self-test failed: ${mechanism%% *}.*refusing to serve" "$work/log"'
+
+# --- mode = approved: not this step ------------------------------------------------------------
+printf '%s\n' "engine = $engine" "mode = approved" >"$work/approved.conf"
+out=$("$RANDD" --check-config --config "$work/approved.conf" 2>&1); rc=$?
+check "engine = $engine does not make mode = approved accepted (exit $rc)" \
+    '[ $rc != 0 ] && [[ $out == *"approved.conf:2"* ]]'
+
+finish test_drbg_engine.sh

@@ -451,10 +451,12 @@ FUZZ_SOURCES_reply    := tests/fuzz/fuzz_reply.c lib/client.c lib/protocol.c lib
 FUZZ_SOURCES_provider := tests/fuzz/fuzz_provider.c provider/randd_provider.c lib/client.c \
                          lib/protocol.c lib/generation.c lib/path_check.c lib/process_token.c
 comma := ,
-# Its fake daemon answers in memory, in the harness's thread: the socket calls and the clock of
-# the code under test go through it at link time, so lib/client.c is compiled as shipped.
+# Its fake daemon answers in memory, in the harness's thread: the socket calls, the clock, the
+# uid, the kernel's generator (the fallback) and the log line of the code under test go through
+# it at link time, so lib/client.c and the provider are compiled as shipped.
 FUZZ_LIBS_provider    := -pthread $(patsubst %,-Wl$(comma)--wrap=%,socket connect send recv recvmsg \
-                         poll close fcntl fstat setsockopt getsockopt clock_gettime)
+                         poll close fcntl fstat setsockopt getsockopt clock_gettime \
+                         geteuid getrandom write)
 # fuzz_bzip2_length checks the count against libbz2 itself, so it links libbz2 too. Its
 # inputs are not parsed, so comparison tracing buys nothing and halves the execs a second.
 FUZZ_SOURCES_bzip2_length := tests/fuzz/fuzz_bzip2_length.c internal/bzip2_length.c

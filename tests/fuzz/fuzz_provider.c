@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -64,6 +65,9 @@ WRAPPED(int, fstat, int fd, struct stat *st);
 WRAPPED(int, setsockopt, int fd, int level, int name, const void *value, socklen_t len);
 WRAPPED(int, getsockopt, int fd, int level, int name, void *value, socklen_t *len);
 WRAPPED(int, clock_gettime, clockid_t clock, struct timespec *ts);
+WRAPPED(uid_t, geteuid, void);
+WRAPPED(ssize_t, getrandom, void *buf, size_t n, unsigned flags);
+WRAPPED(ssize_t, write, int fd, const void *buf, size_t n);
 
 #define MAX_SCRIPT   4096
 #define MAX_CALLS    64
@@ -101,6 +105,10 @@ static uint64_t now_ms(void)
  *    it would have.
  *  - fcntl's O_NONBLOCK, SO_RCVTIMEO, SO_PEERCRED (ourselves) and fstat (a socket, its inode
  *    the connection's own) answer as for a Unix socket.
+ *  - geteuid() (librandd asks at each connection whom it runs as) gives what it gave at the
+ *    start, and getrandom() (the provider's fallback) is the kernel's generator played here
+ *    (below): system calls, each costing as much as several calls into the provider.
+ *  - The provider's line on stderr is taken and checked, not written (below).
  * Each connection is served on its own: the provider's ordinary one and its modes' one may
  * both be answered. */
 
@@ -116,6 +124,9 @@ static struct {
     uint8_t script[MAX_SCRIPT];
     size_t script_len, script_at;
     uint64_t waited_ns;                 /* the waits passed: added to CLOCK_MONOTONIC */
+    uid_t euid;                         /* ours, as the kernel said at the start */
+    unsigned getrandom_calls;           /* this input's: which large read a signal cuts */
+    unsigned log_lines;                 /* this input's provider's, on stderr */
     ino_t next_ino;
     struct connection {
         bool open;                      /* the client's socket is: else the slot is free */
@@ -292,6 +303,11 @@ int __wrap_connect(int fd, const struct sockaddr *sa, socklen_t len)
     if (sa->sa_family == AF_UNIX && len >= sizeof(*un) && !strcmp(un->sun_path, fake.path)) {
         c->connected = true;
         return 0;
+    }
+    /* The harness's other path, in its own directory, where nothing is ever made. */
+    if (sa->sa_family == AF_UNIX && len >= sizeof(*un) && !strcmp(un->sun_path, fake.absent)) {
+        errno = ENOENT;
+        return -1;
     }
     if ((real = __real_socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
         abort();
@@ -504,6 +520,59 @@ int __wrap_clock_gettime(clockid_t clock, struct timespec *ts)
     return rc;
 }
 
+uid_t __wrap_geteuid(void)
+{
+    return fake.euid;
+}
+
+/* The kernel's generator, as the provider's fallback reads it, played here: the system call,
+ * and the kernel's ChaCha over as much as 12 KiB, cost more than the rest of a call. Written
+ * by this (instrumented) code, so ASan checks that all n bytes are the caller's, which it
+ * does not for the kernel's writes. As the kernel answers a reader that does not ask for
+ * GRND_NONBLOCK once its generator is ready: up to 256 bytes whole; a larger read may be cut
+ * short by a signal, and is here, every other one with EINTR and the rest halfway, so that
+ * the provider's loop must finish the seed. flags 0, as the provider promises (it
+ * waits for the kernel's generator and never takes weak bytes). The bytes are 0x5a: not
+ * 0 nor 0xa5, so a failed buffer holding them is still told from an untouched or wiped one. */
+ssize_t __wrap_getrandom(void *buf, size_t n, unsigned flags)
+{
+    if (flags != 0) {
+        fprintf(stderr, "fuzz_provider: getrandom with flags %#x, not 0\n", flags);
+        abort();
+    }
+    if (n > 256 && fake.getrandom_calls++ % 2 == 0) {
+        errno = EINTR;
+        return -1;
+    }
+    if (n > 256)
+        n = (n + 1) / 2;
+    memset(buf, 0x5a, n);
+    return (ssize_t)n;
+}
+
+static const char *setting_log;
+
+/* The provider's one line on stderr when it first falls back (log = stderr, the default),
+ * taken here: written, it is a system call and a line in the fuzzer's log for one input in
+ * six, gigabytes of them over 100M inputs. Held to what the provider promises: one line in
+ * one write, at most once per provider ("said once per process"), and none with log = none.
+ * Every other write (libFuzzer's own, in a crash too) goes through as it was. */
+ssize_t __wrap_write(int fd, const void *buf, size_t n)
+{
+    static const char prefix[] = "randd.so: ";
+
+    if (fd != STDERR_FILENO || n < sizeof(prefix) - 1 || memcmp(buf, prefix, sizeof(prefix) - 1))
+        return __real_write(fd, buf, n);
+    if (memchr(buf, '\n', n) != (const char *)buf + n - 1 || ++fake.log_lines > 1 ||
+        (setting_log && strcmp(setting_log, "stderr"))) {
+        fprintf(stderr, "fuzz_provider: line %u of the provider's log (log = %s), not one "
+                "line: %.*s\n", fake.log_lines, setting_log ? setting_log : "(default)",
+                (int)n, (const char *)buf);
+        abort();
+    }
+    return (ssize_t)n;
+}
+
 /* At the end of an input: the provider closed every connection it opened. */
 static void fake_check_all_closed(void)
 {
@@ -524,6 +593,7 @@ static void fake_start(void)
     for (size_t i = 0; i < MAX_CONNECTIONS; i++)
         if ((fake.conns[i].fd = __real_fcntl(fake.dev_null, F_DUPFD_CLOEXEC, 0)) < 0)
             abort();
+    fake.euid = __real_geteuid();
     fake.socket_stat.st_mode = S_IFSOCK | 0777;
     fake.socket_stat.st_rdev = 0;
     /* Neither is ever made: the first is answered here, the second is not there. */
@@ -1192,6 +1262,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(fake.script, in.p, script_len);
     fake.script_len = script_len;
     fake.script_at = 0;
+    fake.getrandom_calls = 0;
+    fake.log_lines = 0;
     in.p += script_len;
     in.left -= script_len;
 

@@ -623,18 +623,27 @@ static void fake_start(void)
 
 /* --- the watchdog: no call may hang -------------------------------------------------------
  * Every wait on the daemon is passed at once (above), so a call that takes WATCHDOG_S
- * seconds of real time is blocked on a lock that a failed call leaked. */
+ * seconds of real time is blocked on a lock that a failed call leaked. The harness's thread
+ * reads no clock for it (it makes some twenty calls an input): it counts the calls it begins
+ * and says whether one is in progress; the watchdog, every 100 ms, times a call it sees in
+ * progress under the same count. */
 
-static _Atomic uint64_t call_deadline_ms;      /* 0: no call in progress */
+static _Atomic uint64_t calls_begun;
+static atomic_bool in_call;
 static _Atomic(const char *) call_name;
 
 static void *watchdog(void *arg)
 {
+    uint64_t seen = 0, since = now_ms();
+
     (void)arg;
     for (;;) {
-        uint64_t d = atomic_load(&call_deadline_ms);
+        uint64_t n = atomic_load_explicit(&calls_begun, memory_order_relaxed);
 
-        if (d && now_ms() > d) {
+        if (!atomic_load_explicit(&in_call, memory_order_relaxed) || n != seen) {
+            seen = n;
+            since = now_ms();
+        } else if (now_ms() - since > WATCHDOG_S * 1000u) {
             fprintf(stderr, "fuzz_provider: %s has not returned after %d s: a leaked lock?\n",
                     atomic_load(&call_name), WATCHDOG_S);
             abort();
@@ -651,8 +660,11 @@ static uint64_t timeout_ns(void);
 
 static void call_begin(const char *name)
 {
-    atomic_store(&call_name, name);
-    atomic_store(&call_deadline_ms, now_ms() + WATCHDOG_S * 1000u);
+    /* Relaxed: only this thread writes them, and the watchdog needs them within seconds. */
+    atomic_store_explicit(&call_name, name, memory_order_relaxed);
+    atomic_store_explicit(&calls_begun, atomic_load_explicit(&calls_begun, memory_order_relaxed)
+                          + 1, memory_order_relaxed);
+    atomic_store_explicit(&in_call, true, memory_order_relaxed);
     call_waits_from = fake.waited_ns;
 }
 
@@ -660,7 +672,7 @@ static void call_end(void)
 {
     uint64_t waited = fake.waited_ns - call_waits_from;
 
-    atomic_store(&call_deadline_ms, 0);
+    atomic_store_explicit(&in_call, false, memory_order_relaxed);
     if (waited > timeout_ns() + 1000000u) {
         fprintf(stderr, "fuzz_provider: %s waited %.3f ms on the daemon, past the timeout of "
                 "%.3f ms\n", atomic_load(&call_name), (double)waited / 1e6,

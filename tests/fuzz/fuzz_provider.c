@@ -90,7 +90,7 @@ WRAPPED(ssize_t, write, int fd, const void *buf, size_t n);
 #define MAX_OUT      (3 * RANDD_MAX_SEED + 100)   /* several SEED requests, pipelined */
 #define WATCHDOG_S   20       /* real seconds: waits on the daemon take none, only a hang */
 
-/* The harness's own clock: real time, whatever the fake daemon's waits passed (below). */
+/* The harness's own clock, for the watchdog: real time, not the fake daemon's (below). */
 static uint64_t now_ms(void)
 {
     struct timespec ts;
@@ -117,7 +117,7 @@ static uint64_t now_ms(void)
  *    then ECONNRESET if the daemon closed on bytes it did not read, 0 at the end once it
  *    closed; EPIPE for a send after). One that would wait finds the daemon done: nothing
  *    more will come. So the wait is not slept but passed on the monotonic clock the client
- *    and the provider read (real time plus the waits passed), by the poll timeout or the
+ *    and the provider read (the fake's own, below), by the poll timeout or the
  *    SO_RCVTIMEO the client waits with (as late as the kernel may end that one), and ends as
  *    it would have.
  *  - fcntl's O_NONBLOCK, SO_RCVTIMEO, SO_PEERCRED (ourselves) and fstat (a socket, its inode
@@ -140,7 +140,8 @@ static struct {
     struct stat socket_stat;            /* what fstat says of a connection, but its inode */
     uint8_t script[MAX_SCRIPT];
     size_t script_len, script_at;
-    uint64_t waited_ns;                 /* the waits passed: added to CLOCK_MONOTONIC */
+    uint64_t waited_ns;                 /* the waits passed, all told */
+    uint64_t clock_ns;                  /* CLOCK_MONOTONIC, as the code under test reads it */
     uid_t euid;                         /* ours, as the kernel said at the start */
     unsigned getrandom_calls;           /* this input's: which large read a signal cuts */
     unsigned log_lines;                 /* this input's provider's, on stderr */
@@ -281,6 +282,7 @@ static bool has_unread(const struct connection *c)
 static void pass_wait(uint64_t ns)
 {
     fake.waited_ns += ns;
+    fake.clock_ns += ns;
 }
 
 /* A Unix stream socket is a slot here, its descriptor one of the slots' own. */
@@ -524,17 +526,23 @@ int __wrap_getsockopt(int fd, int level, int name, void *value, socklen_t *len)
     return -1;
 }
 
+/* CLOCK_MONOTONIC as the code under test reads it: the fake's own, which starts every input
+ * at CLOCK_START_NS and moves only by the waits passed, and by CLOCK_TICK_NS at each read
+ * (the code's own time between two reads). Real time does not show in it, so an input runs
+ * the same however loaded the machine is (on the real clock, a 1 ms timeout ran out while
+ * the harness was descheduled), and what it finds is found again when it is run alone; and
+ * reading it is not a call into the vDSO. Other clocks are the real ones. */
+#define CLOCK_START_NS (86400ull * 1000000000u)    /* a day after boot: any value will do */
+#define CLOCK_TICK_NS  1000u
+
 int __wrap_clock_gettime(clockid_t clock, struct timespec *ts)
 {
-    int rc = __real_clock_gettime(clock, ts);
-    uint64_t ns;
-
-    if (rc == 0 && clock == CLOCK_MONOTONIC && fake.waited_ns) {
-        ns = (uint64_t)ts->tv_nsec + fake.waited_ns;
-        ts->tv_sec += (time_t)(ns / 1000000000u);
-        ts->tv_nsec = (long)(ns % 1000000000u);
-    }
-    return rc;
+    if (clock != CLOCK_MONOTONIC)
+        return __real_clock_gettime(clock, ts);
+    fake.clock_ns += CLOCK_TICK_NS;
+    ts->tv_sec = (time_t)(fake.clock_ns / 1000000000u);
+    ts->tv_nsec = (long)(fake.clock_ns % 1000000000u);
+    return 0;
 }
 
 uid_t __wrap_geteuid(void)
@@ -1295,6 +1303,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fake.script_len = script_len;
     fake.script_at = 0;
     fake.getrandom_calls = 0;
+    fake.clock_ns = CLOCK_START_NS;
     fake.log_lines = 0;
     in.p += script_len;
     in.left -= script_len;

@@ -42,29 +42,7 @@
 #include "runner.h"
 #include "syscall_count.h"
 
-/* A daemon that never seeds: its one source, an hwrng that reads end-of-file. (A config with
- * every source off is refused: it could never be ready.) */
-#define NEVER_SEEDS "cpu_source = no\ngetrandom = no\njitter = no\nhwrng_device = /dev/null\n"
-
 /* --- raw frames ---------------------------------------------------------------------- */
-
-static void send_frame(int fd, uint8_t version, uint8_t op, uint16_t flags, uint32_t length,
-                       const void *body, size_t body_len)
-{
-    uint8_t buf[RANDD_HEADER_BYTES + 2048];
-    struct randd_header h = { version, op, flags, length };
-
-    randd_header_encode(buf, &h);
-    if (body_len)
-        memcpy(buf + RANDD_HEADER_BYTES, body, body_len);
-    ck_assert_int_eq(send(fd, buf, RANDD_HEADER_BYTES + body_len, 0),
-                     (ssize_t)(RANDD_HEADER_BYTES + body_len));
-}
-
-static void send_prime(int fd, uint16_t bits)
-{
-    send_request(fd, &(struct randd_request){ .op = RANDD_OP_PRIME, .bits = bits });
-}
 
 static uint32_t be32toh_(const uint8_t *p)
 {
@@ -145,19 +123,6 @@ START_TEST(every_malformed_request_gets_its_status_and_the_connection_lives)
     close(fd);
 }
 END_TEST
-
-/* Waits for what a graceful close gives: end-of-file, not ECONNRESET. */
-static void check_end_of_file(int fd, const char *after)
-{
-    struct pollfd pf = { fd, POLLIN, 0 };
-    uint8_t byte;
-    ssize_t got;
-
-    ck_assert_msg(poll(&pf, 1, 30000) == 1, "%s: no end-of-file within 30 s", after);
-    got = recv(fd, &byte, 1, 0);
-    ck_assert_msg(got == 0, "%s: wanted end-of-file, got %s", after,
-                  got > 0 ? "a byte" : strerror(errno));
-}
 
 /* The request bytes the daemon never reads (the body after a bad version, the start of a
  * huge body) must not turn its close into a reset: the client reads the reply, then EOF. */
@@ -469,11 +434,6 @@ START_TEST(two_hundred_concurrent_clients_are_served)
 }
 END_TEST
 
-static bool one_bytes_request_taken(const char *json)
-{
-    return json_number(json, "\"bytes\":") >= 1;
-}
-
 /* A client that asks for 16 MiB and never reads holds one buffer; others are served. */
 START_TEST(a_reader_that_stops_does_not_delay_others)
 {
@@ -483,7 +443,7 @@ START_TEST(a_reader_that_stops_does_not_delay_others)
     start_daemon_with("", NULL);
     stalled = connect_raw();
     send_bytes(stalled, RANDD_MAX_BYTES);
-    free(wait_status(one_bytes_request_taken, "the stalled client's request to be taken"));
+    free(wait_count("\"bytes\":", 1, "the stalled client's request to be taken"));
     fast = connect_raw();
     /* Liveness, not speed: a blocked server would not answer at all (read_reply fails). */
     for (int i = 0; i < 50; i++) {
@@ -526,11 +486,6 @@ START_TEST(add_entropy_needs_root_or_the_trusted_group)
 }
 END_TEST
 
-static int connect_as_nobody(void)
-{
-    return connect_as(65534);
-}
-
 /* Waits (up to a generous deadline) for one of fds[0..n) still open (>= 0) to become
  * readable; returns its index. */
 static int wait_readable(const int *fds, int n, const char *awaited)
@@ -547,27 +502,10 @@ static int wait_readable(const int *fds, int n, const char *awaited)
     return -1;
 }
 
-/* STATUS, until it counts n PRIME requests read: the daemon has queued (or refused) them. */
+/* Until STATUS counts n PRIME requests read: the daemon has queued (or refused) them. */
 static void wait_prime_requests_read(unsigned long n)
 {
-    unsigned long counted = 0;
-    randd_handle *h;
-
-    ck_assert_int_eq(randd_open(&h, sock), 0);
-    for (int i = 0; i < 2400; i++) {
-        char *json, *prime;
-
-        ck_assert_int_gt(randd_status(h, &json), 0);
-        prime = strstr(json, "\"prime\":");
-        counted = prime ? strtoul(prime + 8, NULL, 10) : 0;
-        free(json);
-        if (counted >= n)
-            break;
-        usleep(25000);
-    }
-    randd_close(h);
-    ck_assert_msg(counted >= n, "STATUS counts %lu PRIME requests after 60 s, wanted %lu",
-                  counted, n);
+    free(wait_count("\"prime\":", n, "PRIME requests to be read"));
 }
 
 enum { MINE = RANDD_PRIME_PER_UID + 2 };    /* uid 0's PRIME requests: 2 beyond its share */
@@ -856,35 +794,12 @@ START_TEST(seed_requests_are_served_and_counted_apart_from_bytes)
     check_status(fd, RANDD_MALFORMED, "SEED with a 2-byte body");
     check_still_usable(fd, "SEED errors");
     close(fd);
-    json = wait_status(one_bytes_request_taken, "the BYTES request to be counted");
+    json = wait_count("\"bytes\":", 1, "the BYTES request to be counted");
     ck_assert_msg(json_number(json, "\"seed\":") == 5 && json_number(json, "\"bytes\":") == 1,
                   "STATUS should count 5 SEED requests and 1 BYTES: %s", json);
     free(json);
 }
 END_TEST
-
-/* A client that got a place: one BUSY while the daemon has yet to see an earlier client
- * (STATUS's) go tries again. */
-static int connect_when_room(void)
-{
-    uint8_t body[64];
-
-    uint8_t request[RANDD_HEADER_BYTES + 4];
-    size_t n = randd_request_encode(request, sizeof(request),
-                                    &(struct randd_request){ .op = RANDD_OP_BYTES, .n = 8 });
-
-    for (double end = seconds_now() + WAIT_SECONDS;; usleep(20000)) {
-        int fd = connect_raw(), status = RANDD_BUSY;
-
-        /* Turned away, the daemon may have closed before the request is sent (EPIPE). */
-        if (send(fd, request, n, MSG_NOSIGNAL) == (ssize_t)n &&
-            (status = read_reply(fd, body, sizeof(body), NULL)) == RANDD_OK)
-            return fd;
-        close(fd);
-        ck_assert_msg(status == RANDD_BUSY && seconds_now() < end, "a client under "
-                      "max_clients: %s after %d s", randd_status_name(status), WAIT_SECONDS);
-    }
-}
 
 START_TEST(clients_over_max_clients_are_told_busy)
 {
@@ -1475,42 +1390,6 @@ START_TEST(an_error_reply_mid_pipeline_leaves_the_handle_usable)
 }
 END_TEST
 
-/* The daemon's resident memory in KiB, from /proc/PID/status. */
-static long daemon_rss_kib(void)
-{
-    char path[64], line[256];
-    long kib = -1;
-    FILE *f;
-
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)daemon_pid);
-    f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %ld", &kib) == 1)
-            break;
-    fclose(f);
-    return kib;
-}
-
-/* Asserts the daemon's RSS grew by less than 8 MiB since before, except in a sanitized
- * build: AddressSanitizer keeps freed memory in quarantine, so RSS says nothing there. */
-static void check_rss_growth(long before, const char *what)
-{
-    long after = daemon_rss_kib();
-
-    if (getenv("RANDD_SANITIZED")) {
-        fprintf(stderr, "RSS not judged for %s: AddressSanitizer holds freed memory in "
-                        "quarantine (grew by %ld KiB)\n", what, after - before);
-        return;
-    }
-    ck_assert_msg(after - before < 8 * 1024, "RSS grew by %ld KiB for %s", after - before, what);
-}
-
-static bool fifty_bytes_requests_taken(const char *json)
-{
-    return json_number(json, "\"bytes\":") >= 50;
-}
-
 /* 50 clients each ask for 16 MiB and never read: replies are made as sockets drain, so
  * the daemon holds a 16 KiB chunk per client, not 800 MiB. */
 START_TEST(stalled_large_replies_keep_memory_small)
@@ -1525,51 +1404,13 @@ START_TEST(stalled_large_replies_keep_memory_small)
         fds[i] = connect_raw();
         send_bytes(fds[i], RANDD_MAX_BYTES);
     }
-    free(wait_status(fifty_bytes_requests_taken, "all 50 stalled requests to be taken"));
+    free(wait_count("\"bytes\":", 50, "all 50 stalled requests to be taken"));
     check_rss_growth(before, "50 stalled 16 MiB replies");
     check_still_usable(connect_raw(), "a new client while 50 replies are stalled");
     for (int i = 0; i < CLIENTS; i++)
         close(fds[i]);
 }
 END_TEST
-
-/* CPU seconds the daemon's serving threads have used: utime + stime from each thread's
- * /proc/PID/task/TID/stat, less the threads that name themselves as work beside the loops
- * (start-up assessments, jitter, PRIME searches), which are busy for their own reasons. */
-static double serving_cpu_seconds(void)
-{
-    static const char *const beside[] = { "(randd-assess)", "(randd-jitter)", "(randd-prime)" };
-    char path[300], buf[1024], *p;
-    unsigned long utime, stime, ticks = 0;
-    struct dirent *e;
-    DIR *d;
-
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)daemon_pid);
-    ck_assert_ptr_nonnull(d = opendir(path));
-    while ((e = readdir(d))) {
-        bool counted = true;
-        FILE *f;
-
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)daemon_pid, e->d_name);
-        if (!(f = fopen(path, "r")))
-            continue;                          /* the thread ended since readdir */
-        p = fgets(buf, sizeof(buf), f);
-        fclose(f);
-        if (!p || !(p = strrchr(buf, ')')))
-            continue;
-        for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++)
-            if (strstr(buf, beside[i]))
-                counted = false;
-        ck_assert_int_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-                                &utime, &stime), 2);
-        if (counted)
-            ticks += utime + stime;
-    }
-    closedir(d);
-    return (double)ticks / (double)sysconf(_SC_CLK_TCK);
-}
 
 /* Out of descriptors, accept() fails with EMFILE: the daemon must pause accepting rather
  * than spin on the level-triggered listener, and serve again once descriptors free up. */
@@ -1599,50 +1440,6 @@ START_TEST(running_out_of_descriptors_pauses_accept_without_spinning)
     close(fds[0]);
 }
 END_TEST
-
-/* Open descriptors of the daemon under test once it has closed every earlier client: counted
- * while our STATUS connection is the only one it has (clients.connected 1), less that one.
- * Its passing reads of /proc (footprint.c's smaps, after a burst of work) are not counted:
- * beside busy cores one was open at a baseline and gone at the end (19, then 18). */
-static int daemon_fd_count(void)
-{
-    char path[64], *json = NULL;
-    struct dirent *e;
-    randd_handle *h;
-    DIR *d;
-    int n = 0;
-
-    ck_assert_int_eq(randd_open(&h, sock), 0);
-    for (double end = seconds_now() + WAIT_SECONDS;; usleep(50000)) {
-        free(json);
-        ck_assert_int_gt(randd_status(h, &json), 0);
-        if (strstr(json, "\"clients\":{\"connected\":1,"))
-            break;
-        ck_assert_msg(seconds_now() < end, "earlier clients not closed within %d s: %s",
-                      WAIT_SECONDS, json);
-    }
-    free(json);
-    snprintf(path, sizeof(path), "/proc/%d/fd", (int)daemon_pid);
-    d = opendir(path);
-    ck_assert_ptr_nonnull(d);
-    while ((e = readdir(d))) {
-        char target[PATH_MAX];
-        ssize_t len;
-
-        if (e->d_name[0] == '.')
-            continue;
-        len = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
-        if (len >= 0) {
-            target[len] = '\0';
-            if (!strncmp(target, "/proc/", 6))
-                continue;
-        }
-        n++;
-    }
-    closedir(d);
-    randd_close(h);
-    return n - 1;
-}
 
 /* Clients that hang up half-way through a header, half-way through a body, or a few KiB into
  * a 16 MiB reply (the daemon's next write fails with EPIPE): each costs nothing that stays.
@@ -1905,22 +1702,12 @@ END_TEST
 
 #define BLOCK (256u << 10)
 
-static unsigned long long memfd_requests_wanted;
-
-static bool memfd_requests_reached(const char *json)
-{
-    return json_number(json, "\"bytes_memfd\":") >= memfd_requests_wanted;
-}
-
 /* Waits until the daemon has read at least n BYTES_MEMFD requests; returns how many. */
 static unsigned long long memfd_requests(unsigned long long n)
 {
-    unsigned long long got;
-    char *json;
+    char *json = wait_count("\"bytes_memfd\":", n, "BYTES_MEMFD requests");
+    unsigned long long got = json_number(json, "\"bytes_memfd\":");
 
-    memfd_requests_wanted = n;
-    json = wait_status(memfd_requests_reached, "BYTES_MEMFD requests");
-    got = json_number(json, "\"bytes_memfd\":");
     free(json);
     return got;
 }
@@ -2053,11 +1840,6 @@ START_TEST(a_forked_child_never_gets_the_parents_blocks_read_ahead)
 }
 END_TEST
 
-static bool a_busy_memfd_request_answered(const char *json)
-{
-    return json_number(json, "\"BUSY\":") >= 1;
-}
-
 /* A BYTES_MEMFD request on fd answered BUSY saying why; BYTES still serves it. */
 static void check_memfd_busy(int fd, const char *why)
 {
@@ -2105,7 +1887,7 @@ START_TEST(memfd_hoarders_hit_the_arena_caps_and_leave_nothing_behind)
         fprintf(stderr, "SKIP memfd_hoarders...: the cap over every uid needs root to act "
                         "as four uids\n");
     }
-    free(wait_status(a_busy_memfd_request_answered, "the BUSY reply counted"));
+    free(wait_count("\"BUSY\":", 1, "the BUSY reply counted"));
     wait_no_arena_fds("arenas handed out");
     ck_assert_int_eq(daemon_arena_mappings(), hoard);
     for (int i = 0; i < hoard; i++)
@@ -2130,11 +1912,6 @@ START_TEST(memfd_hoarders_hit_the_arena_caps_and_leave_nothing_behind)
         close(memfds[i]);
 }
 END_TEST
-
-static bool a_mebibyte_served(const char *json)
-{
-    return json_number(json, "\"bytes_served\":") >= 1 << 20;
-}
 
 /* SIGKILL in the middle of a stream: the socket file stays behind, a call while the daemon is
  * down fails cleanly, and once a new daemon replaces the stale socket the same librandd handle
@@ -2417,7 +2194,8 @@ START_TEST(a_handle_outlives_a_sigkilled_daemon)
             ;
         _exit(0);
     }
-    free(wait_status(a_mebibyte_served, "the streaming child to get its first 1 MiB"));
+    free(wait_count("\"bytes_served\":", 1 << 20,
+                    "the streaming child to get its first 1 MiB"));
     ck_assert_int_eq(kill(daemon_pid, SIGKILL), 0);
     ck_assert_int_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
     daemon_pid = 0;

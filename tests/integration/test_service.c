@@ -42,13 +42,6 @@
 #include "runner.h"
 #include "syscall_count.h"
 
-/* --- raw frames ---------------------------------------------------------------------- */
-
-static uint32_t be32toh_(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static uint8_t *be32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
@@ -1477,9 +1470,10 @@ END_TEST
 
 /* --- BYTES_MEMFD ------------------------------------------------------------------------ */
 
-/* Reads a BYTES_MEMFD reply: its status, and for OK the offset, n, and the memfd that came
- * with it (-1 if none did). */
-static int read_memfd_reply(int fd, uint32_t *offset, uint32_t *n, int *memfd)
+/* Reads the reply to a BYTES_MEMFD request for want bytes: its status, and for OK the offset
+ * of the bytes in the arena (the reply must place want bytes inside it), and the memfd that
+ * came with it (-1 if none did). */
+static int read_memfd_reply(int fd, uint32_t want, uint32_t *offset, int *memfd)
 {
     union {
         struct cmsghdr align;
@@ -1506,9 +1500,9 @@ static int read_memfd_reply(int fd, uint32_t *offset, uint32_t *n, int *memfd)
     read_exact(fd, body, h.length);
     if (h.code == RANDD_OK) {
         ck_assert_uint_eq(h.length, RANDD_MEMFD_REPLY_BODY);
-        ck_assert_int_eq(randd_memfd_reply_decode(body, be32toh_(body + 4),
-                                                  RANDD_MEMFD_ARENA_BYTES, offset), 0);
-        *n = be32toh_(body + 4);
+        ck_assert_msg(randd_memfd_reply_decode(body, want, RANDD_MEMFD_ARENA_BYTES,
+                                               offset) == 0,
+                      "a BYTES_MEMFD reply that does not place %u bytes in the arena", want);
     }
     return h.code;
 }
@@ -1581,7 +1575,7 @@ static size_t zero_bytes(const uint8_t *p, size_t n)
  * its slots filled in turn with fresh bytes; the limits of the op answered like BYTES's. */
 START_TEST(bytes_memfd_hands_over_one_sealed_memfd_filled_slot_by_slot)
 {
-    uint32_t offset[3], n;
+    uint32_t offset[3];
     uint8_t body[4] = { 0 };
     const uint8_t *map;
     struct stat st;
@@ -1590,7 +1584,8 @@ START_TEST(bytes_memfd_hands_over_one_sealed_memfd_filled_slot_by_slot)
     start_daemon_with("", NULL);
     fd = connect_raw();
     send_bytes_memfd(fd, RANDD_MEMFD_SLOT_BYTES);
-    ck_assert_int_eq(read_memfd_reply(fd, &offset[0], &n, &memfd), RANDD_OK);
+    ck_assert_int_eq(read_memfd_reply(fd, RANDD_MEMFD_SLOT_BYTES, &offset[0], &memfd),
+                     RANDD_OK);
     ck_assert_msg(memfd >= 0, "the first BYTES_MEMFD reply came without the memfd");
     ck_assert_int_eq(fcntl(memfd, F_GET_SEALS),
                      F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
@@ -1599,17 +1594,17 @@ START_TEST(bytes_memfd_hands_over_one_sealed_memfd_filled_slot_by_slot)
     ck_assert_int_lt(ftruncate(memfd, 4096), 0);            /* sealed: SIGBUS is not ours */
     map = mmap(NULL, RANDD_MEMFD_ARENA_BYTES, PROT_READ, MAP_SHARED, memfd, 0);
     ck_assert_ptr_ne(map, MAP_FAILED);
-    ck_assert_uint_eq(n, RANDD_MEMFD_SLOT_BYTES);
     /* Random: about 1 in 256 bytes is zero, never a page of them. */
-    ck_assert_uint_lt(zero_bytes(map + offset[0], n), n / 128);
+    ck_assert_uint_lt(zero_bytes(map + offset[0], RANDD_MEMFD_SLOT_BYTES),
+                      RANDD_MEMFD_SLOT_BYTES / 128);
 
     send_bytes_memfd(fd, 1000);
-    ck_assert_int_eq(read_memfd_reply(fd, &offset[1], &n, &again), RANDD_OK);
+    ck_assert_int_eq(read_memfd_reply(fd, 1000, &offset[1], &again), RANDD_OK);
     ck_assert_msg(again < 0, "a second memfd came on the same connection");
     ck_assert_msg(offset[1] != offset[0], "the next reply overwrote the slot just handed out");
     ck_assert_uint_lt(zero_bytes(map + offset[1], 1000), 50);
     send_bytes_memfd(fd, 32);
-    ck_assert_int_eq(read_memfd_reply(fd, &offset[2], &n, &again), RANDD_OK);
+    ck_assert_int_eq(read_memfd_reply(fd, 32, &offset[2], &again), RANDD_OK);
     ck_assert_uint_eq(offset[2], offset[0]);                   /* two slots, in turn */
     ck_assert_msg(memcmp(map + offset[2], map + offset[1], 32) != 0, "the same bytes twice");
 
@@ -1662,7 +1657,7 @@ static size_t daemon_arena_nonzero(void)
 START_TEST(memfd_pages_are_wiped_after_use_and_unmapped_when_the_client_goes)
 {
     uint8_t *buf = malloc(3 * RANDD_MEMFD_SLOT_BYTES), *seen = malloc(RANDD_MEMFD_ARENA_BYTES);
-    uint32_t offset, n;
+    uint32_t offset;
     randd_handle *h;
     struct stat st;
     size_t left;
@@ -1681,7 +1676,7 @@ START_TEST(memfd_pages_are_wiped_after_use_and_unmapped_when_the_client_goes)
 
     fd = connect_raw();                        /* a client that keeps its memfd */
     send_bytes_memfd(fd, RANDD_MEMFD_SLOT_BYTES);
-    ck_assert_int_eq(read_memfd_reply(fd, &offset, &n, &memfd), RANDD_OK);
+    ck_assert_int_eq(read_memfd_reply(fd, RANDD_MEMFD_SLOT_BYTES, &offset, &memfd), RANDD_OK);
     ck_assert_int_ge(memfd, 0);
     close(fd);
     daemon_fd_count();                          /* waits until the daemon closed both */
@@ -1863,7 +1858,7 @@ START_TEST(memfd_hoarders_hit_the_arena_caps_and_leave_nothing_behind)
     static const uid_t uids[UIDS] = { 0, 65531, 65532, 65533 };
     int socks[MEMFD_ARENA_MAX], memfds[MEMFD_ARENA_MAX], extra, baseline, fresh, hoard = 0;
     bool root = geteuid() == 0;
-    uint32_t offset, n;
+    uint32_t offset;
     long rss;
 
     _Static_assert(UIDS * MEMFD_ARENA_PER_UID == MEMFD_ARENA_MAX, "four uids fill the cap");
@@ -1874,8 +1869,8 @@ START_TEST(memfd_hoarders_hit_the_arena_caps_and_leave_nothing_behind)
         for (int i = 0; i < MEMFD_ARENA_PER_UID; i++, hoard++) {
             socks[hoard] = root ? connect_as(uids[u]) : connect_raw();
             send_bytes_memfd(socks[hoard], RANDD_MEMFD_SLOT_BYTES);
-            ck_assert_int_eq(read_memfd_reply(socks[hoard], &offset, &n, &memfds[hoard]),
-                             RANDD_OK);
+            ck_assert_int_eq(read_memfd_reply(socks[hoard], RANDD_MEMFD_SLOT_BYTES, &offset,
+                                              &memfds[hoard]), RANDD_OK);
             ck_assert_int_ge(memfds[hoard], 0);
         }
         if (u == 0)                           /* our uid's share is taken, the cap is not */
@@ -1904,7 +1899,7 @@ START_TEST(memfd_hoarders_hit_the_arena_caps_and_leave_nothing_behind)
     }
     extra = connect_raw();                    /* the caps count live arenas only */
     send_bytes_memfd(extra, 64);
-    ck_assert_int_eq(read_memfd_reply(extra, &offset, &n, &fresh), RANDD_OK);
+    ck_assert_int_eq(read_memfd_reply(extra, 64, &offset, &fresh), RANDD_OK);
     ck_assert_int_ge(fresh, 0);
     close(fresh);
     close(extra);

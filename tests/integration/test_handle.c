@@ -50,6 +50,20 @@ static unsigned long long only_socket_inode(void)
     return ino;
 }
 
+/* A handle to a daemon of the test's own, connected (one call served), and the inode of its
+ * socket, which a child must not share. */
+static randd_handle *connected_handle(unsigned long long *inode)
+{
+    randd_handle *h;
+    uint8_t buf[32];
+
+    start_daemon_with("", NULL);
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
+    *inode = only_socket_inode();
+    return h;
+}
+
 /* qemu-user's madvise(): MADV_WIPEONFORK accepted and ignored, while ignore_wipeonfork is
  * set. librandd.a is linked into this program, so its calls come here; every other advice,
  * and this one otherwise, goes to the kernel. */
@@ -67,16 +81,12 @@ int madvise(void *addr, size_t len, int advice)
  * its parent. It must connect anew, never speak on the parent's socket. */
 static void a_raw_clone_child_connects_anew(void)
 {
-    randd_handle *h;
-    uint8_t buf[32];
     unsigned long long parents;
+    randd_handle *h = connected_handle(&parents);
+    uint8_t buf[32];
     pid_t child;
     int status;
 
-    start_daemon_with("", NULL);
-    ck_assert_int_eq(randd_open(&h, sock), 0);
-    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
-    parents = only_socket_inode();
     child = (pid_t)runner_raw_clone();
     if (child == 0)
         _exit(randd_bytes(h, buf, sizeof(buf)) != 0 ? 1 : only_socket_inode() == parents ? 2 : 0);
@@ -168,18 +178,14 @@ static int as_pid_in_a_new_namespace(pid_t pid, randd_handle *h, unsigned long l
 
 START_TEST(a_child_with_its_parents_pid_in_a_new_namespace_gets_a_connection_of_its_own)
 {
-    randd_handle *h;
-    uint8_t buf[32];
     unsigned long long parents;
+    randd_handle *h = connected_handle(&parents);
+    uint8_t buf[32];
     char why[256] = "";
     int report[2], status;
     ssize_t n;
     pid_t child;
 
-    start_daemon_with("", NULL);
-    ck_assert_int_eq(randd_open(&h, sock), 0);
-    ck_assert_int_eq(randd_bytes(h, buf, sizeof(buf)), 0);
-    parents = only_socket_inode();
     ck_assert_int_eq(pipe(report), 0);
     child = fork();
     if (child == 0) {

@@ -492,7 +492,7 @@ static void handle_add_entropy(struct client *c, const struct randd_request *req
  * has no uid). They can stop all output, or quarantine a source. */
 static void handle_admin(struct client *c, const struct randd_request *req)
 {
-    const char *op = req->op == RANDD_OP_SELFTEST ? "SELFTEST" : "INJECT_FAILURE";
+    const char *op = randd_op_wire_name(req->op);
     char msg[384], why[64];
     struct reply *r;
     int status;

@@ -215,4 +215,50 @@ void pool_noise_unable_reason(const struct pool *p, char *why, size_t whylen);
 /* Blocks for requests are wanted, or the reserve is short: harvest soon. */
 bool pool_noise_wanted(const struct pool *p);
 
+/* --- the noise modes' requests (pool_noise.c), under the pool's lock too ------------------ */
+
+/* A full-entropy or prediction-resistant request, as the reservoir sees it. */
+struct pool_noise_request {
+    uid_t uid;
+    enum noise_mode mode;
+    size_t bytes;                    /* asked for: full entropy takes a block per 32 */
+    bool nonblock;                   /* NOT_READY now rather than a wait */
+};
+
+/* Admits a request to the reservoir's fair queue, after the failures since the last look
+ * (pool_noise_recheck). RANDD_OK with *ticket, its blocks granted at once or to come in turn
+ * (noise_ticket_ready); or a refusal with why and *ticket NULL: NO_NOISE_SOURCE, NOT_READY
+ * (nonblock, and not ready now), BUSY (its uid's share of the queue, or the whole queue, is
+ * taken) or INTERNAL (out of memory); why may be NULL with whylen 0. A refusal is not counted
+ * here: a caller that answers with it says so with pool_noise_refuse; EGD, which has no error
+ * to send, waits instead. */
+int pool_noise_submit(struct pool *p, const struct pool_noise_request *rq,
+                      struct noise_ticket **ticket, char *why, size_t whylen);
+/* A request waiting in the queue, looked at again: RANDD_OK while its blocks may still come
+ * (granted all, or some to come); NO_NOISE_SOURCE with why once no noise source can give
+ * them. The ticket stays: refused, it is given up with pool_noise_refuse. */
+int pool_noise_wait_status(struct pool *p, const struct noise_ticket *ticket, char *why,
+                           size_t whylen);
+/* A request answered with status rather than served: counted by it (NOT_READY, BUSY,
+ * NO_NOISE_SOURCE), and its ticket, if any, given up (its blocks go to the others waiting,
+ * never spent). *ticket is NULL after. */
+void pool_noise_refuse(struct pool *p, struct noise_ticket **ticket, int status);
+/* The client went away while it had a ticket: given up as above, counted cancelled. */
+void pool_noise_cancel(struct pool *p, struct noise_ticket **ticket);
+
+/* The answers take the blocks under the lock they are checked under: a serving loop that saw
+ * them all granted, then let go of the pool's lock to generate, may find them dropped since
+ * (noise_drop: a noise source failed). Then -EAGAIN, nothing taken: the request waits on. */
+
+/* A prediction-resistant ticket's one block into out, counted spent, with served bytes of
+ * output; *ticket is NULL after. The caller wipes out. 0 or -EAGAIN. */
+int pool_noise_take_block(struct pool *p, struct noise_ticket **ticket,
+                          uint8_t out[NOISE_BLOCK_BYTES], uint64_t served);
+/* SP 800-90C RBG3(XOR): out holds n bytes of generator output; each is XORed with a byte of
+ * the full-entropy ticket's blocks, so the n bytes are full entropy if the noise is, and no
+ * worse than the generator if not. The blocks are counted spent and wiped; no copy of them
+ * is left anywhere. *ticket is NULL after. 0, or -EAGAIN with out untouched. */
+int pool_full_entropy_xor(struct pool *p, struct noise_ticket **ticket, uint8_t *out,
+                          size_t n);
+
 #endif

@@ -980,9 +980,9 @@ static int start(struct randd *r)
         log_err("event loop: %s", strerror(-rc));
         return -1;
     }
-    if (!(r->primes = primes_new(r->pool.cipher))) {     /* its thread: signals now blocked */
+    if (!(r->primes = primes_new(pool_cipher(&r->pool)))) {     /* its thread: signals now blocked */
         log_err("prime finder: its generator (%s) or thread: %s",
-                randd_stream_cipher_name(r->pool.cipher), strerror(errno));
+                pool_cipher_name(&r->pool), strerror(errno));
         return -1;
     }
     if ((r->workers.n == 0 && (rc = serve_here(r)) < 0) ||

@@ -9,52 +9,37 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include <openssl/crypto.h>
 
 #include "crypto.h"
-#include "cymric.h"
-#include "drbg_engine.h"
+#include "engine.h"
 #include "entropy_conditioning.h"
 #include "log.h"
-#include "randen.h"
+#include "loop.h"
 #include "secmem.h"
 
 #define HARVEST_BATCH      512    /* bytes per read */
 #define HARVEST_ROUNDS     32     /* reads per source per harvest: bounds a harvest's cost */
-#define CLOCK_JUMP_NS      1000000000   /* BOOTTIME ahead of MONOTONIC by this: resumed */
 
 struct pool_secrets {
-    struct randd_cymric gen;
-    struct randd_randen randen;          /* used instead of gen with engine = randen */
-    struct drbg_engine drbg;             /* used instead with engine = ctr_drbg, hash_drbg */
+    struct engine engine;                /* the generator */
     uint8_t acc[RANDD_BLAKE2B_BYTES];
     uint8_t kernel_acc[RANDD_BLAKE2B_BYTES];
     uint8_t raw[HARVEST_BATCH];
 };
 
-static int64_t boot_offset_now(void)
-{
-    struct timespec boot, mono;
-
-    clock_gettime(CLOCK_BOOTTIME, &boot);
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    return (int64_t)(boot.tv_sec - mono.tv_sec) * 1000000000 + (boot.tv_nsec - mono.tv_nsec);
-}
-
 int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
 {
     memset(p, 0, sizeof(*p));
     pool_set_reseed(p, reseed_interval, reseed_bytes);
-    p->boot_offset_ns = boot_offset_now();
+    p->boot_offset_ns = loop_boot_offset_ns();
     p->conditioned_in_bits = 8 * RANDD_BLAKE2B_BYTES;
-    p->cipher = RANDD_STREAM_CHACHA20;
     p->secret = randd_secure_alloc(sizeof(*p->secret), &p->lock_errno);
     if (!p->secret)
         return -ENOMEM;
     p->crypto = randd_crypto_new();
-    if (!p->crypto || randd_cymric_init(&p->secret->gen, 0) < 0 || noise_init(&p->noise) < 0) {
+    if (!p->crypto || engine_init(&p->secret->engine) < 0 || noise_init(&p->noise) < 0) {
         pool_fini(p);
         return -ENOMEM;
     }
@@ -75,89 +60,60 @@ void pool_add_source(struct pool *p, struct source *s)
 
 int pool_use_engine(struct pool *p, enum randd_engine engine)
 {
-    int rc;
-
     if (p->seeded)
         return -EBUSY;
-    if (engine == RANDD_ENGINE_RANDEN && (rc = randd_randen_init(&p->secret->randen)) < 0)
-        return rc;
-    drbg_engine_fini(&p->secret->drbg);
-    if (RANDD_ENGINE_IS_DRBG(engine) &&
-        (rc = drbg_engine_init(&p->secret->drbg, engine, "pool")) < 0)
-        return rc;
-    p->engine = engine;
-    return 0;
+    return engine_choose(&p->secret->engine, engine, "pool");
+}
+
+enum randd_engine pool_engine(const struct pool *p)
+{
+    return p->secret->engine.which;
 }
 
 const char *pool_engine_name(const struct pool *p)
 {
-    return randd_engine_name(p->engine);
+    return randd_engine_name(pool_engine(p));
 }
 
 int pool_use_cipher(struct pool *p, enum randd_stream_cipher which)
 {
-    int rc;
-
     if (p->seeded)
         return -EBUSY;
-    if ((rc = randd_cymric_use_stream(&p->secret->gen, which)) < 0)
-        return rc;
-    p->cipher = which;
-    return 0;
+    return engine_use_cipher(&p->secret->engine, which);
+}
+
+enum randd_stream_cipher pool_cipher(const struct pool *p)
+{
+    return engine_cipher(&p->secret->engine);
 }
 
 const char *pool_cipher_name(const struct pool *p)
 {
-    return randd_stream_cipher_name(p->cipher);
+    return randd_stream_cipher_name(pool_cipher(p));
 }
 
 int pool_cymric_init(const struct pool *p, struct randd_cymric *g)
 {
     int rc = randd_cymric_init(g, 0);
 
-    if (rc == 0 && (rc = randd_cymric_use_stream(g, p->cipher)) < 0)
+    if (rc == 0 && (rc = randd_cymric_use_stream(g, pool_cipher(p))) < 0)
         randd_cymric_fini(g);
     return rc;
 }
 
-/* The engine's seed and output: the rest of the pool does not care which it is. */
-static int engine_seed(struct pool *p, const uint8_t *material, size_t len)
-{
-    if (RANDD_ENGINE_IS_DRBG(p->engine))
-        return drbg_engine_seed(&p->secret->drbg, material, len);
-    return p->engine == RANDD_ENGINE_RANDEN ? randd_randen_seed(&p->secret->randen, material, len)
-                                    : randd_cymric_seed(&p->secret->gen, material, len);
-}
-
-/* -ESTALE from a DRBG: the read would pass its reseed interval, and was refused whole. */
-static int engine_read(struct pool *p, void *out, size_t n)
-{
-    if (RANDD_ENGINE_IS_DRBG(p->engine))
-        return drbg_engine_read(&p->secret->drbg, out, n);
-    return p->engine == RANDD_ENGINE_RANDEN ? randd_randen_generate(&p->secret->randen, out, n)
-                                    : randd_cymric_read(&p->secret->gen, out, n);
-}
-
-/* A DRBG has used half its reseed interval: reseed long before a read is refused. */
-static bool engine_reseed_due(const struct pool *p)
-{
-    return RANDD_ENGINE_IS_DRBG(p->engine) && drbg_engine_reseed_due(&p->secret->drbg);
-}
-
 const char *pool_engine_mechanism(const struct pool *p)
 {
-    return RANDD_ENGINE_IS_DRBG(p->engine) ? drbg_engine_mechanism(&p->secret->drbg) : NULL;
+    return engine_drbg_mechanism(&p->secret->engine);
 }
 
 uint64_t pool_engine_requests(const struct pool *p)
 {
-    return RANDD_ENGINE_IS_DRBG(p->engine) ? drbg_engine_requests(&p->secret->drbg) : 0;
+    return engine_drbg_requests(&p->secret->engine);
 }
 
 int pool_drbg_set_reseed_interval(struct pool *p, uint64_t interval)
 {
-    return RANDD_ENGINE_IS_DRBG(p->engine)
-               ? drbg_engine_set_reseed_interval(&p->secret->drbg, interval) : -EINVAL;
+    return engine_drbg_set_reseed_interval(&p->secret->engine, interval);
 }
 
 void pool_fini(struct pool *p)
@@ -166,9 +122,7 @@ void pool_fini(struct pool *p)
         source_close(p->sources[i]);
     p->nsources = 0;
     if (p->secret) {
-        randd_cymric_fini(&p->secret->gen);
-        randd_randen_wipe(&p->secret->randen);
-        drbg_engine_fini(&p->secret->drbg);
+        engine_fini(&p->secret->engine);
         randd_secure_free(p->secret, sizeof(*p->secret));
         p->secret = NULL;
     }
@@ -260,8 +214,8 @@ static void harvest_source(struct pool *p, struct source *s, uint64_t now_ns)
 static bool reseed_due(const struct pool *p, uint64_t now_ns)
 {
     return !p->seeded || p->must_reseed || p->fresh_reseed_due ||
-           p->bytes_since_reseed >= p->reseed_bytes || engine_reseed_due(p) ||
-           now_ns >= p->last_reseed_ns + (uint64_t)p->reseed_interval * 1000000000u;
+           p->bytes_since_reseed >= p->reseed_bytes || engine_reseed_due(&p->secret->engine) ||
+           now_ns >= p->last_reseed_ns + (uint64_t)p->reseed_interval * NS_PER_S;
 }
 
 /* --- demand: sources that cost CPU run only while their credit is wanted ------------------
@@ -338,7 +292,8 @@ static void reseed(struct pool *p, uint64_t now_ns)
     struct pool_secrets *sec = p->secret;
     bool first = !p->seeded;
 
-    if (engine_seed(p, sec->acc, sizeof(sec->acc)) < 0 || step_accumulator_forward(p) < 0) {
+    if (engine_seed(&sec->engine, sec->acc, sizeof(sec->acc)) < 0 ||
+        step_accumulator_forward(p) < 0) {
         log_err("seeding the %s generator failed; output stays off", pool_engine_name(p));
         p->seeded = false;
         return;
@@ -568,15 +523,14 @@ void pool_require_noise_source(struct pool *p, bool require)
 /* A resumed suspend or restored snapshot can replay a generator state: reseed first. */
 static void check_clock_jump(struct pool *p)
 {
-    int64_t offset = boot_offset_now();
+    int64_t ahead;
 
-    if (offset - p->boot_offset_ns > CLOCK_JUMP_NS && p->seeded && !p->must_reseed) {
+    if (loop_clock_jumped(&p->boot_offset_ns, &ahead) && p->seeded && !p->must_reseed) {
         log_notice("clock jump of %.1f s (suspend or snapshot restore): reseeding before output",
-                   (double)(offset - p->boot_offset_ns) / 1e9);
+                   (double)ahead / 1e9);
         must_reseed(p, "clock jump (suspend or snapshot restore): waiting to reseed");
         publish(p);
     }
-    p->boot_offset_ns = offset;
 }
 
 void pool_vm_cloned(struct pool *p, uint64_t now_ns)
@@ -621,9 +575,9 @@ static int rekey_from_kernel(struct pool *p)
     int rc = -EIO;
 
     if (getrandom(kernel, sizeof(kernel), GRND_NONBLOCK) == (ssize_t)sizeof(kernel) &&
-        engine_read(p, own, sizeof(own)) == 0 &&
+        engine_read(&p->secret->engine, own, sizeof(own)) == 0 &&
         randd_blake2b512(p->crypto, material, parts, sizeof(parts) / sizeof(parts[0])) == 0)
-        rc = engine_seed(p, material, sizeof(material));
+        rc = engine_seed(&p->secret->engine, material, sizeof(material));
     OPENSSL_cleanse(own, sizeof(own));
     OPENSSL_cleanse(kernel, sizeof(kernel));
     OPENSSL_cleanse(material, sizeof(material));
@@ -659,11 +613,12 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
     int rc;
 
     check_clock_jump(p);
-    if (p->must_reseed || p->bytes_since_reseed >= p->reseed_bytes || engine_reseed_due(p))
+    if (p->must_reseed || p->bytes_since_reseed >= p->reseed_bytes ||
+        engine_reseed_due(&p->secret->engine))
         pool_harvest(p, now_ns);
     if (!pool_ready(p))
         return -EAGAIN;
-    rc = engine_read(p, out, n);
+    rc = engine_read(&p->secret->engine, out, n);
     if (rc == -ESTALE) {             /* the DRBG's reseed interval: never served past */
         must_reseed(p, "the DRBG's reseed interval is used up: waiting to reseed");
         pool_harvest(p, now_ns);
@@ -671,7 +626,7 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
             publish(p);
             return -EAGAIN;
         }
-        rc = engine_read(p, out, n);
+        rc = engine_read(&p->secret->engine, out, n);
     }
     if (rc < 0) {
         log_err("generator failed (%s): output stays off until reseeded", strerror(-rc));
@@ -698,7 +653,7 @@ void pool_note_output(struct pool *p, uint64_t n)
 int pool_fill(void *pool, void *buf, size_t n)
 {
     struct pool *p = pool;
-    int rc = engine_read(p, buf, n);
+    int rc = engine_read(&p->secret->engine, buf, n);
 
     if (rc == 0) {
         p->bytes_since_reseed += n;

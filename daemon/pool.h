@@ -54,9 +54,6 @@ struct pool {
     bool seed_noise_credited;        /* the seed in use took POOL_SEED_BITS of noise_credit */
     double kernel_credit;            /* bits credited into the kernel accumulator */
     double kernel_wanted;            /* bits the kernel feed asked for */
-    enum randd_engine engine;        /* Cymric (BLAKE2b + ChaCha20, the default), Randen, or
-                                      * an SP 800-90A DRBG (drbg_engine.h) */
-    enum randd_stream_cipher cipher; /* every Cymric's keystream: ChaCha20 until chosen */
     bool seeded;
     bool must_reseed;                /* clock jump: no output until reseeded */
     bool fresh_reseed_due;           /* a possible VM fork: reseed from fresh input as soon
@@ -106,6 +103,8 @@ void pool_add_source(struct pool *p, struct source *s);
 /* Chooses the engine before the first seed. Returns 0, -EBUSY once seeded, -ENOTSUP for
  * Randen on a CPU without AES-NI, or -EIO when OpenSSL will not make the DRBG. */
 int pool_use_engine(struct pool *p, enum randd_engine engine);
+/* Cymric (BLAKE2b + ChaCha20, the default) until chosen, Randen, or an SP 800-90A DRBG. */
+enum randd_engine pool_engine(const struct pool *p);
 const char *pool_engine_name(const struct pool *p);
 /* With a DRBG engine: its mechanism ("CTR_DRBG AES-256 (df)") and the generates since it was
  * last seeded; NULL and 0 with another engine. */
@@ -117,6 +116,8 @@ int pool_drbg_set_reseed_interval(struct pool *p, uint64_t interval);
  * pool_cymric_init creates after it, before the first seed. Returns 0, -EBUSY once seeded,
  * or -ENOTSUP for AES-256-CTR on a CPU without hardware AES. */
 int pool_use_cipher(struct pool *p, enum randd_stream_cipher which);
+/* Every Cymric's keystream: ChaCha20 until chosen. */
+enum randd_stream_cipher pool_cipher(const struct pool *p);
 const char *pool_cipher_name(const struct pool *p);
 /* Creates a Cymric generator (randd_cymric_init) running the pool's keystream: the loops'
  * generators, the prediction-resistant ones and the prime finder's all follow the config.

@@ -49,7 +49,6 @@
 #define STARTUP_RETRY_NS       100000000ull    /* while a source's start-up test runs */
 #define NOISE_HARVEST_NS       20000000ull     /* while noise requests wait for blocks */
 #define KERNEL_EARLY_NS        1000000000ull   /* feed period until the kernel is initialised */
-#define NS_PER_S               1000000000ull
 
 struct randd {
     struct config config;           /* in effect: restart-only keys as randd started */

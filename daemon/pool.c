@@ -160,16 +160,17 @@ static double seed_credit(const struct pool *p)
 /* Each byte goes to one place only: the kernel's accumulator while the feed wants it, else
  * the noise reservoir (a noise source's, while the reservoir wants blocks and no reseed of
  * the generator waits for credit), else the generator's. */
-static void credit_batch(struct pool *p, struct source *s, size_t n, uint64_t now_ns)
+static void credit_batch(struct pool *p, size_t i, size_t n, uint64_t now_ns)
 {
     struct pool_secrets *sec = p->secret;
+    struct source *s = p->sources[i];
     bool for_kernel = s->kernel_creditable && p->kernel_credit < p->kernel_wanted;
     size_t off = 0;
     double bits;
 
     if (!for_kernel && s->noise && !p->halted[0] && !generator_wants_credit(p, now_ns)) {
         off = noise_absorb(&p->noise, sec->raw, n, s->entropy_per_byte);
-        s->noise_bits += s->entropy_per_byte * (double)off;
+        p->noise_bits[i] += s->entropy_per_byte * (double)off;
         if (off == n)
             return;
     }
@@ -194,19 +195,21 @@ static void credit_batch(struct pool *p, struct source *s, size_t n, uint64_t no
  * usable batch; a source that gives nothing or fails is left for the next harvest. A noise
  * source is read on, up to HARVEST_ROUNDS batches, while requests wait for noise blocks:
  * at a batch a harvest, rdseed gave full entropy at 10 KiB/s, at 32 it keeps up with them. */
-static void harvest_source(struct pool *p, struct source *s, uint64_t now_ns)
+static void harvest_source(struct pool *p, size_t i, uint64_t now_ns)
 {
+    struct source *s = p->sources[i];
+
     for (int round = 0; round < HARVEST_ROUNDS; round++) {
         uint64_t read_before = s->bytes_read;
         ssize_t got = source_harvest(s, p->secret->raw, sizeof(p->secret->raw), now_ns);
         bool more = got > 0 && s->noise && noise_wanted_blocks(&p->noise) > 0;
 
         if (got > 0)
-            credit_batch(p, s, (size_t)got, now_ns);
+            credit_batch(p, i, (size_t)got, now_ns);
         OPENSSL_cleanse(p->secret->raw, sizeof(p->secret->raw));
         more = more && noise_wanted_blocks(&p->noise) > 0;
         if ((got != 0 && !more) || s->bytes_read == read_before ||
-            s->health.state == RANDD_SOURCE_QUARANTINED)
+            source_state(s) == RANDD_SOURCE_QUARANTINED)
             break;
     }
 }
@@ -237,7 +240,7 @@ static void update_demand(struct pool *p, uint64_t now_ns)
 {
     for (size_t i = 0; i < p->nsources; i++) {
         struct source *s = p->sources[i];
-        enum randd_source_state state = s->health.state;
+        enum randd_source_state state = source_state(s);
         bool credit_wanted = generator_wants_credit(p, now_ns) || kernel_wants_credit(p, s) ||
                              (s->noise && pool_noise_wanted(p));
 
@@ -349,7 +352,7 @@ void pool_harvest(struct pool *p, uint64_t now_ns)
 {
     drop_noise_after_failures(p);
     for (size_t i = 0; i < p->nsources; i++) {
-        harvest_source(p, p->sources[i], now_ns);
+        harvest_source(p, i, now_ns);
         drop_noise_after_failures(p);
     }
     if (!p->halted[0] && seed_credit(p) >= POOL_SEED_BITS && reseed_due(p, now_ns))
@@ -361,7 +364,7 @@ void pool_harvest(struct pool *p, uint64_t now_ns)
 bool pool_any_starting(const struct pool *p)
 {
     for (size_t i = 0; i < p->nsources; i++)
-        if (p->sources[i]->health.state == RANDD_SOURCE_STARTUP)
+        if (source_state(p->sources[i]) == RANDD_SOURCE_STARTUP)
             return true;
     return false;
 }
@@ -371,10 +374,10 @@ uint64_t pool_next_retry_ns(const struct pool *p)
     uint64_t soonest = UINT64_MAX;
 
     for (size_t i = 0; i < p->nsources; i++) {
-        const struct health *h = &p->sources[i]->health;
+        uint64_t retry = source_retry_at_ns(p->sources[i]);
 
-        if (h->state == RANDD_SOURCE_QUARANTINED && h->retry_at_ns < soonest)
-            soonest = h->retry_at_ns;
+        if (retry < soonest)
+            soonest = retry;
     }
     return soonest;
 }
@@ -426,12 +429,12 @@ bool pool_kernel_only(const struct pool *p, char *why, size_t whylen)
         if (source_healthy(s))         /* healthy, crediting nothing: its reason is empty */
             room = append_reason(why, whylen, &used, used == 0, s->name, "healthy",
                                  "credits 0 bits a byte until its samples are assessed");
-        else if (s->health.state == RANDD_SOURCE_STARTUP && !s->health.reason[0])
+        else if (source_state(s) == RANDD_SOURCE_STARTUP && !source_reason(s)[0])
             room = append_reason(why, whylen, &used, used == 0, s->name, "startup",
                                  "its start-up test has not passed yet");
         else
             room = append_reason(why, whylen, &used, used == 0, s->name,
-                                 randd_source_state_name(s->health.state), s->health.reason);
+                                 randd_source_state_name(source_state(s)), source_reason(s));
     }
     cpu_named = strcmp(source_cpu_name(), "cpu") != 0;
     if (!any_noise)
@@ -448,7 +451,7 @@ bool pool_noise_credit_pending(const struct pool *p)
 
         if (!s->noise)
             continue;
-        if (s->health.state == RANDD_SOURCE_STARTUP)
+        if (source_state(s) == RANDD_SOURCE_STARTUP)
             return true;
         if (source_healthy(s) && s->entropy_per_byte <= 0 && s->ops->assess &&
             s->assessments == 0)
@@ -734,8 +737,8 @@ void pool_noise_recheck(struct pool *p)
 
 static bool noise_source_able(const struct source *s)
 {
-    return s->noise && (s->health.state == RANDD_SOURCE_HEALTHY ||
-                        s->health.state == RANDD_SOURCE_STARTUP);
+    return s->noise && (source_state(s) == RANDD_SOURCE_HEALTHY ||
+                        source_state(s) == RANDD_SOURCE_STARTUP);
 }
 
 bool pool_noise_able(const struct pool *p)
@@ -760,7 +763,7 @@ void pool_noise_unable_reason(const struct pool *p, char *why, size_t whylen)
             continue;
         if (room)
             room = append_reason(why, whylen, &used, !any, s->name,
-                                 randd_source_state_name(s->health.state), s->health.reason);
+                                 randd_source_state_name(source_state(s)), source_reason(s));
         any = true;
     }
     if (!any)

@@ -87,6 +87,8 @@ struct pool {
      * of the generator have theirs). */
     struct noise noise;
     uint64_t noise_failures_seen;    /* noise sources' source_distrusts, summed, last look */
+    double noise_bits[POOL_MAX_SOURCES];   /* of sources[i]'s credited bits, those that went
+                                            * to the noise reservoir */
 };
 
 /* require_noise_source (randd.conf): from now on, a seed counts only noise sources' credit,

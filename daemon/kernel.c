@@ -167,6 +167,21 @@ bool kernel_check_initialised(struct kernel *k, uint64_t now_ns)
     return true;
 }
 
+bool kernel_enabled(const struct kernel *k)
+{
+    return k->enabled;
+}
+
+bool kernel_initialised(const struct kernel *k)
+{
+    return k->initialised;
+}
+
+int kernel_initialised_fd(const struct kernel *k)
+{
+    return k->initialised ? -1 : k->fd;
+}
+
 static void switch_off(struct kernel *k, int err)
 {
     k->enabled = false;

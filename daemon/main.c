@@ -57,7 +57,8 @@ struct randd {
     bool config_given;
     const char *socket_override;
     pid_t reload_pid;               /* --reload: the randd to signal; 0: run a daemon */
-    struct source sources[4];
+    struct source sources[POOL_MAX_SOURCES];   /* those open_sources opened, in the pool */
+    size_t nsources;
     char cpu_source_absent[256];    /* why the CPU source is not among them; "": it is */
     struct pool pool;
     struct kernel kernel;
@@ -81,9 +82,9 @@ struct randd {
     bool kernel_only_said;          /* the log last said getrandom alone was credited */
     int admin_fd;                   /* eventfd: a worker ran SELFTEST or INJECT_FAILURE */
     int noise_fd;                   /* eventfd: a request waits for noise blocks: harvest */
-    uint64_t noise_completed_seen;  /* pool.noise.stats.completed when waiters were let go */
+    uint64_t noise_completed_seen;  /* pool_noise_completed when waiters were let go */
     bool was_ready;
-    uint64_t released_at_unready;     /* pool.times_unready when waiting clients were let go */
+    uint64_t released_at_unready;     /* pool_times_unready when waiting clients were let go */
     bool notified_ready;
     uint64_t started_ns;
     uint64_t watchdog_ns;           /* half the systemd watchdog interval; 0: none */
@@ -281,8 +282,9 @@ static int run_capture(const struct randd *r)
 }
 
 /* jitter = auto runs it only where it is needed: when no other open source may be credited
- * to the kernel (with the feed on), or when there is no other source at all. */
-static void open_jitter(struct randd *r, size_t n)
+ * to the kernel (with the feed on), or when there is no other source at all. n sources are
+ * open; returns how many are now. */
+static size_t open_jitter(struct randd *r, size_t n)
 {
     bool creditable = false, needed;
     char why[256];
@@ -297,10 +299,11 @@ static void open_jitter(struct randd *r, size_t n)
     else if (source_jitter_open(&r->sources[n], r->config.jitter_oversampling, why,
                                 sizeof(why)) == 0) {
         log_info("source jitter: on, crediting nothing until its samples are assessed");
-        pool_add_source(&r->pool, &r->sources[n]);
+        pool_add_source(&r->pool, &r->sources[n++]);
     }
     else
         log_warning("source jitter: disabled: %s", why);
+    return n;
 }
 
 static void open_sources(struct randd *r)
@@ -328,9 +331,9 @@ static void open_sources(struct randd *r)
         pool_add_source(&r->pool, &r->sources[n++]);
     else
         log_info("source hwrng: not available: %s", why);
-    open_jitter(r, n);
-    for (size_t i = 0; i < r->pool.nsources; i++)   /* off the event loop; in with harvests */
-        source_assess(r->pool.sources[i]);
+    r->nsources = open_jitter(r, n);
+    for (size_t i = 0; i < r->nsources; i++)   /* off the event loop; in with harvests */
+        source_assess(&r->sources[i]);
 }
 
 /* --- status ------------------------------------------------------------------------ */
@@ -377,7 +380,7 @@ static void log_status(const struct randd *r)
 /* Requests that wait for the pool are served: on this loop, the workers' and EGD's. */
 static void release_waiting(struct randd *r)
 {
-    r->released_at_unready = r->pool.times_unready;
+    r->released_at_unready = pool_times_unready(&r->pool);
     server_pool_ready(&r->server);
     workers_pool_ready(&r->workers);
     egd_pool_ready(&r->egd);
@@ -414,7 +417,7 @@ static void note_readiness(struct randd *r)
     note_kernel_only(r);
 
     if (ready == r->was_ready) {
-        if (ready && r->pool.times_unready != r->released_at_unready)
+        if (ready && pool_times_unready(&r->pool) != r->released_at_unready)
             release_waiting(r);
         return;
     }
@@ -460,14 +463,15 @@ static uint64_t sooner_for_a_retry(const struct randd *r, uint64_t next)
  * source is left to give any (they are answered NO_NOISE_SOURCE, not left to wait). */
 static void release_noise_waiting(struct randd *r)
 {
-    const struct noise *n = &r->pool.noise;
+    uint64_t completed;
 
-    if (n->nwaiting)
+    if (pool_noise_waiting(&r->pool))
         pool_noise_recheck(&r->pool);
-    if (n->stats.completed == r->noise_completed_seen &&
-        !(n->nwaiting && !pool_noise_able(&r->pool)))
+    completed = pool_noise_completed(&r->pool);
+    if (completed == r->noise_completed_seen &&
+        !(pool_noise_waiting(&r->pool) && !pool_noise_able(&r->pool)))
         return;
-    r->noise_completed_seen = n->stats.completed;
+    r->noise_completed_seen = completed;
     release_waiting(r);
 }
 
@@ -508,10 +512,10 @@ static void selftest_timer(void *arg)
     unsigned interval = r->config.selftest_interval;   /* live: 0 looks again in a minute */
 
     if (interval) {
-        bool halted = r->pool.halted[0] != '\0';
+        bool halted = pool_halted(&r->pool);
 
         selfcheck_run(&r->selfcheck, &r->pool, "periodic");
-        if (halted != (r->pool.halted[0] != '\0'))
+        if (halted != pool_halted(&r->pool))
             harvest_now(r);
     }
     loop_add_timer(r->loop, (interval ? interval : 60) * NS_PER_S, selftest_timer, r);
@@ -701,19 +705,17 @@ static int watch_sources(struct randd *r)
 {
     int rc = 0;
 
-    for (size_t i = 0; i < r->pool.nsources && rc == 0; i++)
-        if (r->pool.sources[i]->wake_fd >= 0)
-            rc = loop_add_fd(r->loop, r->pool.sources[i]->wake_fd, EPOLLIN, source_ready, r);
+    for (size_t i = 0; i < r->nsources && rc == 0; i++)
+        if (r->sources[i].wake_fd >= 0)
+            rc = loop_add_fd(r->loop, r->sources[i].wake_fd, EPOLLIN, source_ready, r);
     return rc;
 }
 
 static void schedule_kernel_feed(struct randd *r)
 {
-    struct kernel *k = &r->kernel;
-
-    if (!k->enabled)
+    if (!kernel_enabled(&r->kernel))
         return;
-    if (!k->initialised)
+    if (!kernel_initialised(&r->kernel))
         loop_add_timer(r->loop, KERNEL_EARLY_NS, kernel_timer, r);
     else if (r->config.kernel_topup_interval)
         loop_add_timer(r->loop, r->config.kernel_topup_interval * NS_PER_S, kernel_timer, r);
@@ -912,7 +914,7 @@ static int start(struct randd *r)
     char why[256];
     uint64_t now, usec = 0;
     unsigned workers = config_workers(&r->config);
-    int rc, client_fd, egd_fds[2], negd;
+    int rc, client_fd, egd_fds[2], negd, fd;
 
     r->started_ns = loop_now_ns();
     privileges_plan(r->config.user[0] != '\0');      /* before any thread starts */
@@ -956,9 +958,9 @@ static int start(struct randd *r)
     else
         log_info("generator: %s; Cymric keystream: %s", pool_engine_name(&r->pool),
                  pool_cipher_name(&r->pool));
-    if (r->pool.lock_errno)
+    if (pool_lock_errno(&r->pool))
         log_warning("generator state not locked in memory (mlock: %s); it may reach swap",
-                    strerror(r->pool.lock_errno));
+                    strerror(pool_lock_errno(&r->pool)));
     /* OpenSSL's set-up and the self-test are done: their pages go before the sources'
      * assessments add their megabytes (footprint.h). */
     footprint_release_code();
@@ -998,7 +1000,7 @@ static int start(struct randd *r)
     now = loop_now_ns();
     kernel_init(&r->kernel, r->config.kernel_topup, NULL, now);
     /* Everything privileged is open: sources, /dev/random, the socket, locked memory. */
-    if (privileges_drop(r->kernel.enabled, r->config.user, why, sizeof(why)) < 0) {
+    if (privileges_drop(kernel_enabled(&r->kernel), r->config.user, why, sizeof(why)) < 0) {
         log_err("dropping privileges failed: %s; refusing to run half-privileged", why);
         return -1;
     }
@@ -1015,10 +1017,10 @@ static int start(struct randd *r)
                    NS_PER_S, selftest_timer, r);
     /* Feed at once; until the kernel is initialised, /dev/random turning readable tells
      * us when it is, and a short timer keeps feeding meanwhile. */
-    if (r->kernel.enabled) {
+    if (kernel_enabled(&r->kernel)) {
         kernel_feed(&r->kernel, &r->pool, loop_now_ns());
-        if (!r->kernel.initialised)
-            loop_add_fd(r->loop, r->kernel.fd, EPOLLIN, kernel_readable, r);
+        if ((fd = kernel_initialised_fd(&r->kernel)) >= 0)
+            loop_add_fd(r->loop, fd, EPOLLIN, kernel_readable, r);
     }
     schedule_kernel_feed(r);
     log_status(r);

@@ -46,6 +46,11 @@ int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
     return 0;
 }
 
+int pool_lock_errno(const struct pool *p)
+{
+    return p->lock_errno;
+}
+
 void pool_set_reseed(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
 {
     p->reseed_interval = reseed_interval;
@@ -483,6 +488,11 @@ bool pool_ready(const struct pool *p)
     return pool_not_ready_reason(p) == NULL;
 }
 
+uint64_t pool_times_unready(const struct pool *p)
+{
+    return p->times_unready;
+}
+
 /* No output from the current seed: a seeded generator waits for a new one. */
 static void must_reseed(struct pool *p, const char *why)
 {
@@ -501,6 +511,11 @@ void pool_halt(struct pool *p, const char *why)
     p->kernel_credit = 0;
     must_reseed(p, "halted: waiting to reseed");
     publish(p);
+}
+
+bool pool_halted(const struct pool *p)
+{
+    return p->halted[0] != '\0';
 }
 
 void pool_resume(struct pool *p)
@@ -747,6 +762,16 @@ bool pool_noise_able(const struct pool *p)
         if (noise_source_able(p->sources[i]))
             return true;
     return false;
+}
+
+unsigned pool_noise_waiting(const struct pool *p)
+{
+    return p->noise.nwaiting;
+}
+
+uint64_t pool_noise_completed(const struct pool *p)
+{
+    return p->noise.stats.completed;
 }
 
 void pool_noise_unable_reason(const struct pool *p, char *why, size_t whylen)

@@ -98,6 +98,8 @@ void pool_require_noise_source(struct pool *p, bool require);
 
 /* Returns 0 or a negative errno. Sources are added afterwards with pool_add_source. */
 int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
+/* 0 when the secrets are locked in memory, else mlock's errno: they may reach swap. */
+int pool_lock_errno(const struct pool *p);
 /* The reseed policy from now on (a reload): every reseed_interval seconds, or after
  * reseed_bytes of output, whichever comes first. */
 void pool_set_reseed(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
@@ -137,11 +139,16 @@ void pool_harvest(struct pool *p, uint64_t now_ns);
  * output resumes only after a reseed from material conditioned after the clean re-test. */
 void pool_halt(struct pool *p, const char *why);
 void pool_resume(struct pool *p);
+bool pool_halted(const struct pool *p);
 
 /* Seeded, not halted, not waiting for a forced reseed, and at least one source healthy. */
 bool pool_ready(const struct pool *p);
 /* Why not ready, for logs and status; NULL when ready. */
 const char *pool_not_ready_reason(const struct pool *p);
+/* Times the pool stopped being ready. It can stop and be ready again between two looks (a
+ * clock jump seen while serving, reseeded at once): requests that waited meanwhile are
+ * released when it moves. */
+uint64_t pool_times_unready(const struct pool *p);
 bool pool_any_healthy(const struct pool *p);
 /* Only the kernel's word: a source that is not noise (getrandom) is credited now and no noise
  * source is (none configured, or each absent, quarantined, disabled, in its start-up test, or
@@ -212,6 +219,10 @@ bool pool_kernel_material_ready(const struct pool *p);
 void pool_noise_recheck(struct pool *p);
 /* Whether a noise source is healthy, or in its start-up test and about to be. */
 bool pool_noise_able(const struct pool *p);
+/* Requests waiting for noise blocks now, and how many requests have had all their blocks
+ * granted so far: when it moves, waiting ones can be answered. */
+unsigned pool_noise_waiting(const struct pool *p);
+uint64_t pool_noise_completed(const struct pool *p);
 /* Why not: each noise source's state and reason (or that none is configured). A why too
  * small for them all ends in "…" where it was cut. */
 void pool_noise_unable_reason(const struct pool *p, char *why, size_t whylen);

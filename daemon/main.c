@@ -49,6 +49,7 @@
 #define STARTUP_RETRY_NS       100000000ull    /* while a source's start-up test runs */
 #define NOISE_HARVEST_NS       20000000ull     /* while noise requests wait for blocks */
 #define KERNEL_EARLY_NS        1000000000ull   /* feed period until the kernel is initialised */
+#define SELFTEST_OFF_LOOK_AGAIN_S 60u          /* selftest_interval = 0: look again after */
 
 struct randd {
     struct config config;           /* in effect: restart-only keys as randd started */
@@ -506,19 +507,26 @@ static void harvest_now(struct randd *r)
     harvest_timer(r);
 }
 
+/* selftest_interval is live: at 0 no self-test runs, and the timer looks again in a minute. */
+static uint64_t selftest_delay_ns(const struct randd *r)
+{
+    unsigned interval = r->config.selftest_interval;
+
+    return (interval ? interval : SELFTEST_OFF_LOOK_AGAIN_S) * NS_PER_S;
+}
+
 static void selftest_timer(void *arg)
 {
     struct randd *r = arg;
-    unsigned interval = r->config.selftest_interval;   /* live: 0 looks again in a minute */
 
-    if (interval) {
+    if (r->config.selftest_interval) {
         bool halted = pool_halted(&r->pool);
 
         selfcheck_run(&r->selfcheck, &r->pool, "periodic");
         if (halted != pool_halted(&r->pool))
             harvest_now(r);
     }
-    loop_add_timer(r->loop, (interval ? interval : 60) * NS_PER_S, selftest_timer, r);
+    loop_add_timer(r->loop, selftest_delay_ns(r), selftest_timer, r);
 }
 
 /* Root's SELFTEST and INJECT_FAILURE on this loop (workers = 1). */
@@ -909,17 +917,14 @@ static int start_workers(struct randd *r)
     return rc;
 }
 
-static int start(struct randd *r)
+/* The sockets first: a second randd is refused before it does anything else. Returns 0,
+ * or -1 with the reason logged. */
+static int open_sockets(struct randd *r)
 {
     char why[256];
-    uint64_t now, usec = 0;
     unsigned workers = config_workers(&r->config);
-    int rc, client_fd, egd_fds[2], negd, fd;
+    int client_fd, egd_fds[2], negd;
 
-    r->started_ns = loop_now_ns();
-    privileges_plan(r->config.user[0] != '\0');      /* before any thread starts */
-    raise_fd_limit(r->config.max_clients);
-    /* The sockets first: a second randd is refused before it does anything else. */
     if (take_activated(&client_fd, egd_fds, &negd, why, sizeof(why)) < 0 ||
         server_open(&r->server, &r->config, client_fd, why, sizeof(why)) < 0 ||
         (workers > 1 &&
@@ -928,7 +933,15 @@ static int start(struct randd *r)
         log_err("%s", why);
         return -1;
     }
-    rc = pool_init(&r->pool, r->config.reseed_interval, r->config.reseed_bytes);
+    return 0;
+}
+
+/* The pool and its generator as the config chose them, the start self-test passed. Returns
+ * 0, or -1 with the reason logged. */
+static int start_generator(struct randd *r)
+{
+    int rc = pool_init(&r->pool, r->config.reseed_interval, r->config.reseed_bytes);
+
     if (rc < 0) {
         log_err("pool: %s", strerror(-rc));
         return -1;
@@ -961,17 +974,21 @@ static int start(struct randd *r)
     if (pool_lock_errno(&r->pool))
         log_warning("generator state not locked in memory (mlock: %s); it may reach swap",
                     strerror(pool_lock_errno(&r->pool)));
-    /* OpenSSL's set-up and the self-test are done: their pages go before the sources'
-     * assessments add their megabytes (footprint.h). */
-    footprint_release_code();
-    open_sources(r);
-    r->loop = loop_new();
+    return 0;
+}
+
+/* The event loop, and what it watches from the first turn: noise requests' wake-ups,
+ * signals (blocked here: the threads started from here on inherit the mask, and signals must
+ * come to signal_fd) and the sources that produce on demand. Returns 0, or -1 logged. */
+static int open_event_loop(struct randd *r)
+{
+    int rc;
+
     listener_clients_init(&r->clients);
-    if (!r->loop) {
+    if (!(r->loop = loop_new())) {
         log_err("event loop: %s", strerror(errno));
         return -1;
     }
-    /* Signals blocked first: threads inherit the mask, and signals must come to signal_fd. */
     if ((r->noise_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
         loop_add_fd(r->loop, r->noise_fd, EPOLLIN, noise_wanted_event, r) < 0) {
         log_err("event loop: eventfd: %s", strerror(errno));
@@ -981,7 +998,16 @@ static int start(struct randd *r)
         log_err("event loop: %s", strerror(-rc));
         return -1;
     }
-    if (!(r->primes = primes_new(pool_cipher(&r->pool)))) {     /* its thread: signals now blocked */
+    return 0;
+}
+
+/* The PRIME search thread every loop shares, protocol v1 on this loop (workers = 1) and EGD.
+ * Returns 0, or -1 logged. */
+static int start_serving(struct randd *r)
+{
+    int rc;
+
+    if (!(r->primes = primes_new(pool_cipher(&r->pool)))) {
         log_err("prime finder: its generator (%s) or thread: %s",
                 pool_cipher_name(&r->pool), strerror(errno));
         return -1;
@@ -992,13 +1018,29 @@ static int start(struct randd *r)
         return -1;
     }
     egd_set_noise_wanted(&r->egd, noise_wanted, r);
+    return 0;
+}
+
+/* What randd watches besides its clients: new VM generations and systemd's watchdog. */
+static void start_watchers(struct randd *r)
+{
+    uint64_t usec = 0;
+
     watch_vm_generation(r);
     if (sd_watchdog_enabled(0, &usec) > 0) {
         r->watchdog_ns = usec * 1000 / 2;
         watchdog_timer(r);
     }
-    now = loop_now_ns();
-    kernel_init(&r->kernel, r->config.kernel_topup, NULL, now);
+}
+
+/* /dev/random for the kernel feed is the last privileged thing opened; then privileges go,
+ * CAP_SYS_ADMIN with the kernel feed's thread alone. Returns 0, or -1 logged: randd never
+ * runs half-privileged. */
+static int drop_privileges(struct randd *r)
+{
+    char why[256];
+
+    kernel_init(&r->kernel, r->config.kernel_topup, NULL, loop_now_ns());
     /* Everything privileged is open: sources, /dev/random, the socket, locked memory. */
     if (privileges_drop(kernel_enabled(&r->kernel), r->config.user, why, sizeof(why)) < 0) {
         log_err("dropping privileges failed: %s; refusing to run half-privileged", why);
@@ -1012,9 +1054,16 @@ static int start(struct randd *r)
                 "half-privileged", why);
         return -1;
     }
+    return 0;
+}
+
+/* The first harvest, then the periodic ones, the self-tests and the kernel feed. */
+static void start_timers(struct randd *r)
+{
+    int fd;
+
     harvest_timer(r);
-    loop_add_timer(r->loop, (r->config.selftest_interval ? r->config.selftest_interval : 60) *
-                   NS_PER_S, selftest_timer, r);
+    loop_add_timer(r->loop, selftest_delay_ns(r), selftest_timer, r);
     /* Feed at once; until the kernel is initialised, /dev/random turning readable tells
      * us when it is, and a short timer keeps feeding meanwhile. */
     if (kernel_enabled(&r->kernel)) {
@@ -1023,6 +1072,25 @@ static int start(struct randd *r)
             loop_add_fd(r->loop, fd, EPOLLIN, kernel_readable, r);
     }
     schedule_kernel_feed(r);
+}
+
+static int start(struct randd *r)
+{
+    r->started_ns = loop_now_ns();
+    privileges_plan(r->config.user[0] != '\0');      /* before any thread starts */
+    raise_fd_limit(r->config.max_clients);
+    if (open_sockets(r) < 0 || start_generator(r) < 0)
+        return -1;
+    /* OpenSSL's set-up and the self-test are done: their pages go before the sources'
+     * assessments add their megabytes (footprint.h). */
+    footprint_release_code();
+    open_sources(r);
+    if (open_event_loop(r) < 0 || start_serving(r) < 0)
+        return -1;
+    start_watchers(r);
+    if (drop_privileges(r) < 0)
+        return -1;
+    start_timers(r);
     log_status(r);
     return start_workers(r);
 }

@@ -77,7 +77,7 @@ struct randd {
     bool kmsg_loss_due;                   /* a loss came within a second of it: one more due */
     struct randd_generation generation;   /* the word beside the socket, for librandd */
     struct loop *loop;
-    int signal_fd;
+    int signal_fd;                  /* -1 until opened, as admin_fd and noise_fd */
     struct selfcheck selfcheck;     /* the self-tests' runs and the last one's outcome */
     int harvest_timer;              /* the next harvest's timer id */
     bool kernel_only_said;          /* the log last said getrandom alone was credited */
@@ -1118,11 +1118,11 @@ static void stop(struct randd *r)
     pool_fini(&r->pool);     /* wipes the generator and accumulators */
     if (r->loop)
         loop_free(r->loop);
-    if (r->signal_fd > 0)
+    if (r->signal_fd >= 0)
         close(r->signal_fd);
-    if (r->admin_fd > 0)
+    if (r->admin_fd >= 0)
         close(r->admin_fd);
-    if (r->noise_fd > 0)
+    if (r->noise_fd >= 0)
         close(r->noise_fd);
 }
 
@@ -1163,6 +1163,7 @@ int main(int argc, char **argv)
     log_info("randd %s starting", RANDD_VERSION);
     pthread_mutex_init(&r.pool_lock, NULL);
     vmgenid_init(&r.vmgenid);
+    r.signal_fd = r.admin_fd = r.noise_fd = -1;   /* none open until start opens it */
     if (start(&r) < 0 || loop_run(r.loop) < 0)
         rc = EXIT_FAILURE;
     else

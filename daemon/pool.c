@@ -21,6 +21,8 @@
 
 #define HARVEST_BATCH      512    /* bytes per read */
 #define HARVEST_ROUNDS     32     /* reads per source per harvest: bounds a harvest's cost */
+#define TEXT_OF(x)         #x
+#define TEXT(x)            TEXT_OF(x)   /* TEXT(POOL_SEED_BITS): "256", for messages */
 
 struct pool_secrets {
     struct engine engine;                /* the generator */
@@ -154,6 +156,7 @@ static int absorb(struct pool *p, uint8_t acc[RANDD_BLAKE2B_BYTES], const char *
 }
 
 static bool generator_wants_credit(const struct pool *p, uint64_t now_ns);
+static bool kernel_wants_credit(const struct pool *p, const struct source *s);
 
 /* The credit that counts toward the next seed: with require_noise_source, noise sources' only
  * (getrandom's bytes are still absorbed: they cannot make the seed weaker). */
@@ -169,7 +172,7 @@ static void credit_batch(struct pool *p, size_t i, size_t n, uint64_t now_ns)
 {
     struct pool_secrets *sec = p->secret;
     struct source *s = p->sources[i];
-    bool for_kernel = s->kernel_creditable && p->kernel_credit < p->kernel_wanted;
+    bool for_kernel = kernel_wants_credit(p, s);
     size_t off = 0;
     double bits;
 
@@ -475,9 +478,10 @@ const char *pool_not_ready_reason(const struct pool *p)
         return "only the kernel's getrandom is credited, and require_noise_source = yes: "
                "waiting for a noise source (the CPU's, hwrng or jitter)";
     if (!p->seeded)
-        return p->require_noise_source ? "not yet seeded with 256 bits credited by noise "
-                                         "sources (require_noise_source = yes)"
-                                       : "not yet seeded with 256 credited bits";
+        return p->require_noise_source ? "not yet seeded with " TEXT(POOL_SEED_BITS) " bits "
+                                         "credited by noise sources (require_noise_source = yes)"
+                                       : "not yet seeded with " TEXT(POOL_SEED_BITS)
+                                         " credited bits";
     if (p->must_reseed)
         return p->reseed_why;
     return NULL;
@@ -532,8 +536,9 @@ void pool_require_noise_source(struct pool *p, bool require)
 {
     p->require_noise_source = require;
     if (require && p->seeded && !p->seed_noise_credited) {
-        must_reseed(p, "require_noise_source = yes, and the seed in use did not take 256 bits "
-                       "from noise sources: waiting to reseed from them");
+        must_reseed(p, "require_noise_source = yes, and the seed in use did not take "
+                       TEXT(POOL_SEED_BITS) " bits from noise sources: waiting to reseed from "
+                       "them");
         publish(p);
     }
 }
@@ -652,8 +657,7 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
         publish(p);
         return rc;
     }
-    p->bytes_since_reseed += n;
-    p->bytes_served += n;
+    pool_note_output(p, n);
     return 0;
 }
 
@@ -673,10 +677,8 @@ int pool_fill(void *pool, void *buf, size_t n)
     struct pool *p = pool;
     int rc = engine_read(&p->secret->engine, buf, n);
 
-    if (rc == 0) {
-        p->bytes_since_reseed += n;
-        p->bytes_served += n;
-    }
+    if (rc == 0)
+        pool_note_output(p, n);
     return rc;
 }
 

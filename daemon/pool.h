@@ -16,7 +16,8 @@
 
 struct randd_cymric;
 
-#define POOL_SEED_BITS     256     /* credited bits before the first output and each reseed */
+#define POOL_SEED_BITS     256     /* credited bits before the first output and each reseed
+                                    * (a plain number: messages quote it, pool.c) */
 #define POOL_MAX_SOURCES   8
 #define POOL_KERNEL_BYTES  64      /* conditioned bytes per kernel top-up */
 

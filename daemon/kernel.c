@@ -155,7 +155,7 @@ void kernel_fini(struct kernel *k)
     k->fd = -1;
 }
 
-bool kernel_check_initialised(struct kernel *k, uint64_t now_ns)
+bool kernel_became_initialised(struct kernel *k, uint64_t now_ns)
 {
     if (k->initialised || !k->is_initialised())
         return false;
@@ -214,7 +214,7 @@ int kernel_feed(struct kernel *k, struct pool *p, uint64_t now_ns)
 
     if (!k->enabled)
         return -ENOTCONN;
-    kernel_check_initialised(k, now_ns);
+    kernel_became_initialised(k, now_ns);
     bits = pool_take_kernel_material(p, req.data, now_ns);
     if (bits == 0 && pool_kernel_pending(p))
         return -EINPROGRESS;         /* jitter is at it; the caller feeds when it is ready */

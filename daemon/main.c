@@ -743,7 +743,7 @@ static void kernel_readable(void *arg, int fd, uint32_t events)
     struct randd *r = arg;
 
     (void)events;
-    if (kernel_check_initialised(&r->kernel, loop_now_ns()))
+    if (kernel_became_initialised(&r->kernel, loop_now_ns()))
         loop_del_fd(r->loop, fd);
 }
 

@@ -79,6 +79,15 @@
 #define JITTER_REASSESS_S    3600        /* while it runs: an idle worker never wakes for it */
 /* Measurements one assessment may take to keep SOURCE_ASSESS_SAMPLES unstuck samples. */
 #define JITTER_ASSESS_TRIES  (4 * SOURCE_ASSESS_SAMPLES)
+/* Measurements an assessment runs and throws away before its sample. After a start, or any
+ * sleep, the buffer is out of the caches and each measurement is a run of memory misses:
+ * deltas about ten times the steady ones and spread over every 8-bit value. The loop pulls
+ * the buffer in as it goes, and by 4,000-6,000 measurements the deltas have narrowed to the
+ * steady state of a worker that runs on (an Intel Xeon VM: first 2,000 after a wake, mean
+ * delta 160 clock steps; from 6,000 on, 16; docs/assessment.md). The daemon credits both
+ * kinds, and the steady kind assesses lower (2.3 against 3.7 bits a sample, medians of five
+ * 8,192-sample assessments), so the sample is taken from it: the credit follows the lower. */
+#define JITTER_ASSESS_WARMUP (SOURCE_ASSESS_SAMPLES)
 
 struct jitter_batch {
     uint8_t sample[JITTER_BATCH];
@@ -237,7 +246,8 @@ static bool assessment_due(struct jitter *j)
 }
 
 /* A sample of its own, measured as batches are (stuck deltas dropped) and never handed out:
- * the estimators' unlocked working memory holds nothing the pool was given. A clock stuck
+ * the estimators' unlocked working memory holds nothing the pool was given. It follows
+ * JITTER_ASSESS_WARMUP measurements thrown away, so it is the steady state's. A clock stuck
  * through most of it gives no sample (-ENODATA). */
 static int assess_own_samples(struct jitter *j, double *min_entropy)
 {
@@ -247,6 +257,11 @@ static int assess_own_samples(struct jitter *j, double *min_entropy)
 
     if (!sample)
         return -ENOMEM;
+    for (unsigned i = 0; i < JITTER_ASSESS_WARMUP && !stopping(j); i++) {
+        bool stuck;
+
+        measure(j, &stuck);
+    }
     for (unsigned i = 0; i < JITTER_ASSESS_TRIES && kept < SOURCE_ASSESS_SAMPLES; i++) {
         bool stuck;
         uint64_t delta;

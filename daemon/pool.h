@@ -16,7 +16,8 @@
 
 struct randd_cymric;
 
-#define POOL_SEED_BITS     256     /* credited bits before the first output and each reseed */
+#define POOL_SEED_BITS     256     /* credited bits before the first output and each reseed
+                                    * (a plain number: messages quote it, pool.c) */
 #define POOL_MAX_SOURCES   8
 #define POOL_KERNEL_BYTES  64      /* conditioned bytes per kernel top-up */
 
@@ -54,9 +55,6 @@ struct pool {
     bool seed_noise_credited;        /* the seed in use took POOL_SEED_BITS of noise_credit */
     double kernel_credit;            /* bits credited into the kernel accumulator */
     double kernel_wanted;            /* bits the kernel feed asked for */
-    enum randd_engine engine;        /* Cymric (BLAKE2b + ChaCha20, the default), Randen, or
-                                      * an SP 800-90A DRBG (drbg_engine.h) */
-    enum randd_stream_cipher cipher; /* every Cymric's keystream: ChaCha20 until chosen */
     bool seeded;
     bool must_reseed;                /* clock jump: no output until reseeded */
     bool fresh_reseed_due;           /* a possible VM fork: reseed from fresh input as soon
@@ -90,6 +88,8 @@ struct pool {
      * of the generator have theirs). */
     struct noise noise;
     uint64_t noise_failures_seen;    /* noise sources' source_distrusts, summed, last look */
+    double noise_bits[POOL_MAX_SOURCES];   /* of sources[i]'s credited bits, those that went
+                                            * to the noise reservoir */
 };
 
 /* require_noise_source (randd.conf): from now on, a seed counts only noise sources' credit,
@@ -99,6 +99,8 @@ void pool_require_noise_source(struct pool *p, bool require);
 
 /* Returns 0 or a negative errno. Sources are added afterwards with pool_add_source. */
 int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
+/* 0 when the secrets are locked in memory, else mlock's errno: they may reach swap. */
+int pool_lock_errno(const struct pool *p);
 /* The reseed policy from now on (a reload): every reseed_interval seconds, or after
  * reseed_bytes of output, whichever comes first. */
 void pool_set_reseed(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
@@ -106,6 +108,8 @@ void pool_add_source(struct pool *p, struct source *s);
 /* Chooses the engine before the first seed. Returns 0, -EBUSY once seeded, -ENOTSUP for
  * Randen on a CPU without AES-NI, or -EIO when OpenSSL will not make the DRBG. */
 int pool_use_engine(struct pool *p, enum randd_engine engine);
+/* Cymric (BLAKE2b + ChaCha20, the default) until chosen, Randen, or an SP 800-90A DRBG. */
+enum randd_engine pool_engine(const struct pool *p);
 const char *pool_engine_name(const struct pool *p);
 /* With a DRBG engine: its mechanism ("CTR_DRBG AES-256 (df)") and the generates since it was
  * last seeded; NULL and 0 with another engine. */
@@ -117,6 +121,8 @@ int pool_drbg_set_reseed_interval(struct pool *p, uint64_t interval);
  * pool_cymric_init creates after it, before the first seed. Returns 0, -EBUSY once seeded,
  * or -ENOTSUP for AES-256-CTR on a CPU without hardware AES. */
 int pool_use_cipher(struct pool *p, enum randd_stream_cipher which);
+/* Every Cymric's keystream: ChaCha20 until chosen. */
+enum randd_stream_cipher pool_cipher(const struct pool *p);
 const char *pool_cipher_name(const struct pool *p);
 /* Creates a Cymric generator (randd_cymric_init) running the pool's keystream: the loops'
  * generators, the prediction-resistant ones and the prime finder's all follow the config.
@@ -134,11 +140,16 @@ void pool_harvest(struct pool *p, uint64_t now_ns);
  * output resumes only after a reseed from material conditioned after the clean re-test. */
 void pool_halt(struct pool *p, const char *why);
 void pool_resume(struct pool *p);
+bool pool_halted(const struct pool *p);
 
 /* Seeded, not halted, not waiting for a forced reseed, and at least one source healthy. */
 bool pool_ready(const struct pool *p);
 /* Why not ready, for logs and status; NULL when ready. */
 const char *pool_not_ready_reason(const struct pool *p);
+/* Times the pool stopped being ready. It can stop and be ready again between two looks (a
+ * clock jump seen while serving, reseeded at once): requests that waited meanwhile are
+ * released when it moves. */
+uint64_t pool_times_unready(const struct pool *p);
 bool pool_any_healthy(const struct pool *p);
 /* Only the kernel's word: a source that is not noise (getrandom) is credited now and no noise
  * source is (none configured, or each absent, quarantined, disabled, in its start-up test, or
@@ -209,6 +220,10 @@ bool pool_kernel_material_ready(const struct pool *p);
 void pool_noise_recheck(struct pool *p);
 /* Whether a noise source is healthy, or in its start-up test and about to be. */
 bool pool_noise_able(const struct pool *p);
+/* Requests waiting for noise blocks now, and how many requests have had all their blocks
+ * granted so far: when it moves, waiting ones can be answered. */
+unsigned pool_noise_waiting(const struct pool *p);
+uint64_t pool_noise_completed(const struct pool *p);
 /* Why not: each noise source's state and reason (or that none is configured). A why too
  * small for them all ends in "…" where it was cut. */
 void pool_noise_unable_reason(const struct pool *p, char *why, size_t whylen);

@@ -56,6 +56,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "loop.h"
 #include "secmem.h"
 
 #define JITTER_MEMORY_WORDS  (1u << 17)  /* 1 MiB: beyond a core's L2 on most x86 servers */
@@ -87,7 +88,6 @@
  * kinds, and the steady kind assesses lower (2.3 against 3.7 bits a sample, medians of five
  * 8,192-sample assessments), so the sample is taken from it: the credit follows the lower. */
 #define JITTER_ASSESS_WARMUP (SOURCE_ASSESS_SAMPLES)
-#define NS_PER_S             1000000000ull
 
 struct jitter_batch {
     uint8_t sample[JITTER_BATCH];
@@ -236,21 +236,13 @@ static void fill_batch(struct jitter *j, struct jitter_batch *b)
 
 /* --- assessing its own samples ----------------------------------------------------------- */
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 /* The hourly one only while the worker runs anyway: it is asked before a batch, never on a
  * timer of its own. Takes the request: one the loop makes from here on comes again. */
 static bool assessment_due(struct jitter *j)
 {
     return atomic_exchange(&j->assess_due, false) ||
            (atomic_load(&j->assess_on) &&
-            monotonic_ns() - j->assessed_at_ns >= JITTER_REASSESS_S * NS_PER_S);
+            loop_now_ns() - j->assessed_at_ns >= JITTER_REASSESS_S * NS_PER_S);
 }
 
 /* A sample of its own, measured as batches are (stuck deltas dropped) and never handed out:
@@ -357,7 +349,7 @@ static void assess(struct jitter *j)
     j->last_time = j->clock();
     j->memory_touched = true;
     rc = assess_own_samples(j, &min_entropy);
-    j->assessed_at_ns = monotonic_ns();
+    j->assessed_at_ns = loop_now_ns();
     post_assessment(j, rc, min_entropy);
     atomic_store(&j->cpu_seconds, thread_cpu_seconds());
     wake_loop(j);

@@ -214,6 +214,7 @@ static bool reply_full_entropy(struct egd_client *c, size_t n)
     struct egd *e = c->egd;
     const struct pool_noise_request rq = { .uid = c->conn.uid, .mode = NOISE_FULL_ENTROPY,
                                            .bytes = n };
+    int rc;
 
     if (n == 0)
         return true;
@@ -227,8 +228,10 @@ static bool reply_full_entropy(struct egd_client *c, size_t n)
         return false;
     if (pool_generate(e->pool, c->out, n, loop_now_ns()) < 0)
         return false;                /* a clock jump: the blocks stay granted, waiting */
-    if (pool_full_entropy_xor(e->pool, &c->ticket, c->out, n) < 0) {
+    if ((rc = pool_full_entropy_xor(e->pool, &c->ticket, c->out, n)) < 0) {
         OPENSSL_cleanse(c->out, n);  /* dropped meanwhile (a noise source failed): waits */
+        if (rc == -EINVAL)           /* a ticket for fewer bytes: given up, asked for anew */
+            pool_noise_cancel(e->pool, &c->ticket);
         return false;
     }
     c->out_len = n;
@@ -262,6 +265,10 @@ static bool execute(struct egd_client *c)
                 return false;
             break;
         }
+        /* egd_full_entropy turned off by a reload while it waited: its place in the noise
+         * queue goes, or it would take blocks no answer spends. */
+        if (c->ticket && !e->config->egd_full_entropy)
+            pool_noise_cancel(e->pool, &c->ticket);
         if (!ready || !reply_bytes(c, c->in[1], false))
             return false;                              /* exactly n bytes, or wait */
         break;

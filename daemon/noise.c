@@ -425,14 +425,15 @@ void noise_take(struct noise *n, struct noise_ticket *t, uint8_t *out, uint64_t 
     free_ticket(t);
 }
 
-void noise_take_xor(struct noise *n, struct noise_ticket *t, uint8_t *out, size_t len)
+int noise_take_xor(struct noise *n, struct noise_ticket *t, uint8_t *out, size_t len)
 {
     if (len > t->blocks_len)
-        len = t->blocks_len;         /* never read past the blocks (callers ask for fewer) */
+        return -EINVAL;
     spend_ticket(n, t, len);
     for (size_t i = 0; i < len; i++)
         out[i] ^= t->blocks[i];
     free_ticket(t);                  /* wipes the blocks: each is handed out once */
+    return 0;
 }
 
 void noise_note_refusal(struct noise *n, int status)

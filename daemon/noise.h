@@ -122,10 +122,11 @@ unsigned noise_grant(struct noise *n);
 /* A complete ticket's blocks into out (blocks * NOISE_BLOCK_BYTES), counted as spent by its
  * mode with served bytes; the ticket is freed and its copy wiped. */
 void noise_take(struct noise *n, struct noise_ticket *t, uint8_t *out, uint64_t served);
-/* As noise_take, but the blocks are XORed into out's len bytes (at most blocks *
- * NOISE_BLOCK_BYTES; len served), straight from the ticket's locked memory: no copy is made
- * that would need wiping (SP 800-90C RBG3(XOR), pool_full_entropy_xor). */
-void noise_take_xor(struct noise *n, struct noise_ticket *t, uint8_t *out, size_t len);
+/* As noise_take, but the blocks are XORed into out's len bytes (len served), straight from
+ * the ticket's locked memory: no copy is made that would need wiping (SP 800-90C RBG3(XOR),
+ * pool_full_entropy_xor). More bytes than the ticket's blocks cover: -EINVAL, nothing taken
+ * (bytes past them would be the generator's alone, served as full entropy). */
+int noise_take_xor(struct noise *n, struct noise_ticket *t, uint8_t *out, size_t len);
 /* A request refused before it was queued, or given up: counted by its status (NOT_READY,
  * BUSY, NO_NOISE_SOURCE). */
 void noise_note_refusal(struct noise *n, int status);

@@ -150,6 +150,11 @@ const char *pool_not_ready_reason(const struct pool *p);
  * clock jump seen while serving, reseeded at once): requests that waited meanwhile are
  * released when it moves. */
 uint64_t pool_times_unready(const struct pool *p);
+/* A mark that moves whenever the generator's continuity breaks: the pool stopped being ready
+ * (a halt, a failed self-test, a VM clone, a clock jump, which it checks for first) or it
+ * rekeyed for a possible clone. A prediction-resistant reply's own generator goes on only
+ * while the mark stays as it was when the reply began. */
+uint64_t pool_continuity(struct pool *p);
 bool pool_any_healthy(const struct pool *p);
 /* Only the kernel's word: a source that is not noise (getrandom) is credited now and no noise
  * source is (none configured, or each absent, quarantined, disabled, in its start-up test, or
@@ -272,7 +277,8 @@ int pool_noise_take_block(struct pool *p, struct noise_ticket **ticket,
 /* SP 800-90C RBG3(XOR): out holds n bytes of generator output; each is XORed with a byte of
  * the full-entropy ticket's blocks, so the n bytes are full entropy if the noise is, and no
  * worse than the generator if not. The blocks are counted spent and wiped; no copy of them
- * is left anywhere. *ticket is NULL after. 0, or -EAGAIN with out untouched. */
+ * is left anywhere. *ticket is NULL after. 0, or -EAGAIN with out untouched, or -EINVAL
+ * (nothing taken) for more bytes than the ticket was for. */
 int pool_full_entropy_xor(struct pool *p, struct noise_ticket **ticket, uint8_t *out,
                           size_t n);
 

@@ -108,6 +108,7 @@ void pool_noise_cancel(struct pool *p, struct noise_ticket **ticket)
 int pool_noise_take_block(struct pool *p, struct noise_ticket **ticket,
                           uint8_t out[NOISE_BLOCK_BYTES], uint64_t served)
 {
+    pool_noise_recheck(p);           /* a failure induced on another loop since it was seen */
     if (!noise_ticket_ready(*ticket))
         return -EAGAIN;
     noise_take(&p->noise, *ticket, out, served);
@@ -117,9 +118,13 @@ int pool_noise_take_block(struct pool *p, struct noise_ticket **ticket,
 
 int pool_full_entropy_xor(struct pool *p, struct noise_ticket **ticket, uint8_t *out, size_t n)
 {
+    int rc;
+
+    pool_noise_recheck(p);           /* a failure induced on another loop since it was seen */
     if (!noise_ticket_ready(*ticket))
         return -EAGAIN;
-    noise_take_xor(&p->noise, *ticket, out, n);
+    if ((rc = noise_take_xor(&p->noise, *ticket, out, n)) < 0)
+        return rc;
     *ticket = NULL;
     return 0;
 }

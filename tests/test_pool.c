@@ -1004,6 +1004,29 @@ START_TEST(full_entropy_xor_mixes_the_blocks_into_the_generators_bytes_once)
 }
 END_TEST
 
+/* A ticket asked for fewer bytes than the answer (EGD's, kept across a reload): refused
+ * whole, nothing spent, so no byte past the blocks goes out as full entropy; the ticket
+ * still answers what it was for. */
+START_TEST(full_entropy_xor_refuses_more_bytes_than_its_ticket_covers)
+{
+    uint8_t out[2 * FE_BYTES + NOISE_BLOCK_BYTES], before[sizeof(out)];
+    struct noise_ticket *t;
+    uint64_t now = 100 * S;
+
+    add_noise(&a, "noise", SCRIPT_RANDOM, 1);
+    pool_harvest(&pool, now);
+    t = full_entropy_granted(0, FE_BYTES, &now);
+    memset(out, 0x5a, sizeof(out));
+    memcpy(before, out, sizeof(out));
+    ck_assert_int_eq(pool_full_entropy_xor(&pool, &t, out, sizeof(out)), -EINVAL);
+    ck_assert_msg(t != NULL && !memcmp(out, before, sizeof(out)),
+                  "bytes past the ticket's blocks were served, or the ticket was spent");
+    ck_assert_uint_eq(pool.noise.stats.served_bytes[NOISE_FULL_ENTROPY], 0);
+    ck_assert_int_eq(pool_full_entropy_xor(&pool, &t, out, FE_BYTES), 0);
+    ck_assert_uint_eq(pool.noise.stats.served_bytes[NOISE_FULL_ENTROPY], FE_BYTES);
+}
+END_TEST
+
 /* A serving loop saw a ticket complete and let go of the pool's lock to generate; meanwhile a
  * noise source failed and the reservoir was dropped. The answer takes nothing and serves
  * nothing as full entropy: the request waits on, for new blocks. */
@@ -1127,6 +1150,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_noise_reason_too_long_for_its_buffer_ends_in_a_mark);
     tcase_add_test(tc, full_entropy_xor_mixes_the_blocks_into_the_generators_bytes_once);
     tcase_add_test(tc, blocks_dropped_after_they_were_seen_granted_are_not_served);
+    tcase_add_test(tc, full_entropy_xor_refuses_more_bytes_than_its_ticket_covers);
     tcase_add_test(tc, a_cancelled_ticket_is_counted_once_and_its_blocks_go_to_the_next);
     tcase_add_test(tc, a_refused_request_holds_no_ticket_and_is_counted_when_answered);
     tcase_add_test(tc, kernel_only_when_no_noise_source_is_credited);

@@ -137,6 +137,19 @@ static void check_clock_jump(struct branch *b)
 
 /* --- output ------------------------------------------------------------------------------- */
 
+uint64_t branch_continuity(struct branch *b)
+{
+    uint64_t mark;
+
+    if (!b->pool_lock)
+        return pool_continuity(b->pool);
+    check_clock_jump(b);
+    pthread_mutex_lock(b->pool_lock);
+    mark = pool_continuity(b->pool);
+    pthread_mutex_unlock(b->pool_lock);
+    return mark;
+}
+
 int branch_generate(struct branch *b, void *out, size_t n, uint64_t now_ns)
 {
     int rc;

@@ -497,6 +497,7 @@ uint64_t pool_times_unready(const struct pool *p)
     return p->times_unready;
 }
 
+
 /* No output from the current seed: a seeded generator waits for a new one. */
 static void must_reseed(struct pool *p, const char *why)
 {
@@ -554,6 +555,13 @@ static void check_clock_jump(struct pool *p)
         must_reseed(p, "clock jump (suspend or snapshot restore): waiting to reseed");
         publish(p);
     }
+}
+
+uint64_t pool_continuity(struct pool *p)
+{
+    check_clock_jump(p);
+    publish(p);
+    return p->times_unready + p->vm_rekeys;
 }
 
 void pool_vm_cloned(struct pool *p, uint64_t now_ns)

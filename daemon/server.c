@@ -63,6 +63,8 @@ struct reply {
     bool counted;                     /* in stats.replies: once its first bytes were sent */
     struct randd_cymric *pr;          /* prediction resistance: BYTES from this generator,
                                        * reseeded with a noise block for this reply alone */
+    uint64_t pr_continuity;           /* branch_continuity when pr began: it goes on only
+                                       * while nothing broke the pool's (a halt, a clone) */
     uint8_t buf[REPLY_CHUNK];         /* last, so a new reply clears only the fields above */
 };
 
@@ -328,6 +330,9 @@ static int generate_more(struct client *c, struct reply *r)
     if (r->op == RANDD_OP_BYTES) {
         size_t n = r->left < room ? (size_t)r->left : room;
 
+        if (r->pr && (!branch_ready(s->branch) ||
+                      branch_continuity(s->branch) != r->pr_continuity))
+            return -1;                /* a failed self-test, a clone: not one byte more */
         if (r->pr ? randd_cymric_read(r->pr, r->buf + r->len, n) < 0
                   : branch_generate(s->branch, r->buf + r->len, n, loop_now_ns()) < 0)
             return -1;
@@ -654,9 +659,10 @@ static bool reply_full_entropy(struct client *c, const struct randd_request *req
     if (taken < 0) {
         explicit_bzero(body, req->n);    /* past r->len: free_reply would not wipe it */
         free_reply(c);
-        if (!generated)
-            refuse_noise(c, RANDD_INTERNAL, "generator failed");
-        return !generated;
+        if (!generated || taken == -EINVAL)
+            refuse_noise(c, RANDD_INTERNAL, generated ? "full-entropy blocks for fewer bytes "
+                         "than asked" : "generator failed");
+        return !generated || taken == -EINVAL;
     }
     r->len += req->n;
     SERVER_STAT_ADD(c->srv->stats.bytes_served, req->n);
@@ -672,6 +678,7 @@ static void reply_prediction_resistant(struct client *c, const struct randd_requ
     struct randd_cymric *g;
     struct reply *r;
     int lock_errno, rc = -ENOMEM;
+    uint64_t mark = branch_continuity(c->srv->branch);   /* before its seed is drawn */
 
     if ((g = randd_secure_alloc(sizeof(*g), &lock_errno)) &&
         (rc = branch_cymric_init(c->srv->branch, g)) == 0) {
@@ -695,6 +702,7 @@ static void reply_prediction_resistant(struct client *c, const struct randd_requ
         return;
     }
     r->pr = g;
+    r->pr_continuity = mark;
     r->op = RANDD_OP_BYTES;
     r->left = req->n;
 }

@@ -22,6 +22,7 @@ int engine_choose(struct engine *e, enum randd_engine which, const char *who)
     if (RANDD_ENGINE_IS_DRBG(which) && (rc = drbg_engine_init(&e->drbg, which, who)) < 0)
         return rc;
     e->which = which;
+    e->seeded = false;
     return 0;
 }
 
@@ -37,14 +38,21 @@ enum randd_stream_cipher engine_cipher(const struct engine *e)
 
 int engine_seed(struct engine *e, const uint8_t *material, size_t len)
 {
+    int rc;
+
     if (RANDD_ENGINE_IS_DRBG(e->which))
-        return drbg_engine_seed(&e->drbg, material, len);
-    return e->which == RANDD_ENGINE_RANDEN ? randd_randen_seed(&e->randen, material, len)
-                                           : randd_cymric_seed(&e->cymric, material, len);
+        rc = drbg_engine_seed(&e->drbg, material, len);
+    else
+        rc = e->which == RANDD_ENGINE_RANDEN ? randd_randen_seed(&e->randen, material, len)
+                                             : randd_cymric_seed(&e->cymric, material, len);
+    e->seeded = rc == 0;
+    return rc;
 }
 
 int engine_read(struct engine *e, void *out, size_t n)
 {
+    if (!e->seeded)
+        return -EAGAIN;
     if (RANDD_ENGINE_IS_DRBG(e->which))
         return drbg_engine_read(&e->drbg, out, n);
     return e->which == RANDD_ENGINE_RANDEN ? randd_randen_generate(&e->randen, out, n)
@@ -58,6 +66,7 @@ bool engine_reseed_due(const struct engine *e)
 
 void engine_forget(struct engine *e)
 {
+    e->seeded = false;
     randd_cymric_wipe(&e->cymric);
     randd_randen_wipe(&e->randen);
     drbg_engine_forget(&e->drbg);

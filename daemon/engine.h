@@ -22,6 +22,8 @@ struct engine {
                                      * config's even when another engine serves */
     struct randd_randen randen;     /* which = randen */
     struct drbg_engine drbg;        /* which = ctr_drbg or hash_drbg */
+    bool seeded;                    /* since the last engine_seed, no forget or choice: every
+                                     * engine's unseeded state is public (Randen's too) */
 };
 
 /* Cymric with ChaCha20, not yet seeded. Returns 0 or -ENOMEM; engine_fini either way. */
@@ -37,8 +39,9 @@ enum randd_stream_cipher engine_cipher(const struct engine *e);
 
 /* Seeds from material (a DRBG takes DRBG_ENGINE_SEED_BYTES). Returns 0 or a negative errno. */
 int engine_seed(struct engine *e, const uint8_t *material, size_t len);
-/* n bytes. -ESTALE from a DRBG: the read would pass its reseed interval, and was refused
- * whole (reseed and ask again); another negative errno: the engine failed. */
+/* n bytes. -EAGAIN: not seeded (never, or forgotten since); -ESTALE from a DRBG: the read
+ * would pass its reseed interval, and was refused whole (reseed and ask again); another
+ * negative errno: the engine failed. */
 int engine_read(struct engine *e, void *out, size_t n);
 /* A DRBG has used half its reseed interval: reseed long before a read is refused. */
 bool engine_reseed_due(const struct engine *e);

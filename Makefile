@@ -540,10 +540,45 @@ check-systemd: deb
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="debootstrap systemd-container"
 	tests/system/check-systemd.sh $(BUILD)
 
+# The image docs/containers.md's recipe names, from Containerfile, with no registry: a Debian
+# 12 minbase root with openssl (debootstrapped from the archive once, cached in
+# $(BUILD)/containers) and make install under /usr, put in the build context $(BUILD)/image.
+# Units go under /usr too: the Containerfile's COPY would replace the base's /lib symlink
+# with a directory. Root only (debootstrap; the image is rootful podman's).
+IMAGE ?= localhost/randd:latest
+IMAGE_SUITE := bookworm
+IMAGE_BASE := $(BUILD)/containers/$(IMAGE_SUITE)-minbase-openssl.tar
+DEBIAN_MIRROR ?= http://deb.debian.org/debian
+IMAGE_MULTIARCH = $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || $(CC) -print-multiarch)
+.PHONY: image
+image: all
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="debootstrap podman"
+	@$(MAKE) --no-print-directory $(IMAGE_BASE)
+	$(call say,IMAGE,$(IMAGE))
+	$(Q)rm -rf $(BUILD)/image && mkdir -p $(BUILD)/image && \
+	  { ln -f $(IMAGE_BASE) $(BUILD)/image/base.tar 2>/dev/null || cp $(IMAGE_BASE) $(BUILD)/image/base.tar; }
+	$(Q)$(MAKE) --no-print-directory -s install DESTDIR=$(abspath $(BUILD))/image/install \
+	  PREFIX=/usr LIBDIR=/usr/lib/$(IMAGE_MULTIARCH) MODULESDIR=/usr/lib/$(IMAGE_MULTIARCH)/ossl-modules \
+	  UNITDIR=/usr/lib/systemd/system SYSCONFDIR=/etc >$(BUILD)/image/install.log 2>&1 || \
+	  { cat $(BUILD)/image/install.log; exit 1; }
+	$(Q)outside=$$(ls $(BUILD)/image/install | grep -vxE 'usr|etc|var'); [ -z "$$outside" ] || \
+	  { echo "make image: the install tree has $$outside outside usr, etc and var"; exit 1; }
+	$(Q)podman build -q -f Containerfile -t $(IMAGE) $(BUILD)/image >/dev/null
+	@echo "make image: $(IMAGE) (Debian $(IMAGE_SUITE) minbase, openssl, make install under /usr)"
+
+$(IMAGE_BASE): | $(BUILD)/containers/
+	$(call say,DEBOOTSTRAP,$(IMAGE_SUITE) minbase with openssl from $(DEBIAN_MIRROR))
+	$(Q)rm -rf $(BUILD)/containers/debootstrap
+	$(Q)debootstrap --variant=minbase --include=openssl $(IMAGE_SUITE) $(BUILD)/containers/debootstrap \
+	  $(DEBIAN_MIRROR) >$(BUILD)/containers/debootstrap.log 2>&1 || \
+	  { echo "debootstrap failed:"; tail -20 $(BUILD)/containers/debootstrap.log; exit 1; }
+	$(Q)tar -C $(BUILD)/containers/debootstrap -cf $@.tmp . && mv $@.tmp $@ && \
+	  rm -rf $(BUILD)/containers/debootstrap
+
 # docs/containers.md's recipe, tested: a randd on the host, its socket's directory mounted
-# read-only into podman containers, rootful and rootless (run by nobody), from an image built
-# here with no registry (a debootstrapped Debian 12 minbase root, cached in build/containers,
-# plus make install). Root only; skipped with one line where podman cannot run.
+# read-only into podman containers, rootful and rootless (run by nobody), from the image
+# make image builds (tagged apart, so a developer's localhost/randd is left alone). Root
+# only; skipped with one line where podman cannot run.
 .PHONY: check-containers
 check-containers: all
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="debootstrap podman runc busybox-static file"
@@ -685,5 +720,7 @@ clean:
 
 # Not under build/systemd: check-systemd's container root has directories named *.d.
 # Nor under build/cross: other architectures' roots and builds, each with a make of its own.
--include $(shell find $(BUILD) \( -path $(BUILD)/systemd -o -path $(BUILD)/cross \) -prune -o \
+# Nor under build/containers and build/image: make image's Debian root and install tree.
+-include $(shell find $(BUILD) \( -path $(BUILD)/systemd -o -path $(BUILD)/cross -o \
+                 -path $(BUILD)/containers -o -path $(BUILD)/image \) -prune -o \
                  -name '*.d' -type f -print 2>/dev/null)

@@ -4,106 +4,56 @@
  * suspend or a restored snapshot may replay its state, as it may the pool's). Seeding takes
  * 64 bytes of pool output, which never leave locked memory but on the stack, wiped at once.
  *
- * Sections: the engine, seeding, output. */
+ * Sections: set-up, seeding, output. */
 #include "branch.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <openssl/crypto.h>
 
-#include "cymric.h"
-#include "drbg_engine.h"
+#include "engine.h"
 #include "log.h"
 #include "loop.h"
-#include "randen.h"
 #include "secmem.h"
 
 #define BRANCH_SEED_BYTES 64
-#define CLOCK_JUMP_NS     1000000000    /* as the pool's: BOOTTIME ran ahead of MONOTONIC */
 #define EPOCH_STALE       UINT64_MAX    /* equals no epoch the pool ever publishes */
 
 struct branch_secrets {
-    struct randd_cymric cymric;
-    struct randd_randen randen;         /* with engine = randen, as the pool's */
-    struct drbg_engine drbg;            /* with engine = ctr_drbg or hash_drbg */
+    struct engine engine;
 };
 
 /* Numbers the loops' DRBGs' personalisation strings: "randd loop 1", "randd loop 2", ... */
 static _Atomic unsigned loops_made;
 
-/* --- the engine: the pool's, so engine = randen (and cipher) holds for every loop --------- */
-
-static int engine_seed(struct branch *b, const uint8_t *material, size_t len)
-{
-    if (RANDD_ENGINE_IS_DRBG(b->pool->engine))
-        return drbg_engine_seed(&b->secret->drbg, material, len);
-    return b->pool->engine == RANDD_ENGINE_RANDEN
-               ? randd_randen_seed(&b->secret->randen, material, len)
-               : randd_cymric_seed(&b->secret->cymric, material, len);
-}
-
-/* -ESTALE from a DRBG: the read would pass its reseed interval, and was refused whole. */
-static int engine_read(struct branch *b, void *out, size_t n)
-{
-    if (RANDD_ENGINE_IS_DRBG(b->pool->engine))
-        return drbg_engine_read(&b->secret->drbg, out, n);
-    return b->pool->engine == RANDD_ENGINE_RANDEN
-               ? randd_randen_generate(&b->secret->randen, out, n)
-               : randd_cymric_read(&b->secret->cymric, out, n);
-}
-
-static void engine_wipe(struct branch *b)
-{
-    randd_cymric_wipe(&b->secret->cymric);
-    randd_randen_wipe(&b->secret->randen);
-    drbg_engine_forget(&b->secret->drbg);
-    if (b->pool->engine == RANDD_ENGINE_RANDEN)
-        randd_randen_init(&b->secret->randen);   /* wiped is unusable: ready to seed again */
-}
-
-static int64_t boot_offset_now(void)
-{
-    struct timespec boot, mono;
-
-    clock_gettime(CLOCK_BOOTTIME, &boot);
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    return (int64_t)(boot.tv_sec - mono.tv_sec) * 1000000000 + (boot.tv_nsec - mono.tv_nsec);
-}
+/* --- set-up: the pool's engine, so engine = randen (and cipher) holds for every loop ------ */
 
 int branch_init(struct branch *b, struct pool *pool, pthread_mutex_t *pool_lock)
 {
+    enum randd_engine engine;
+    char who[16] = "";
     int lock_errno, rc;
 
     memset(b, 0, sizeof(*b));
     b->pool = pool;
     b->pool_lock = pool_lock;
     b->epoch = EPOCH_STALE;
-    b->boot_offset_ns = boot_offset_now();
+    b->boot_offset_ns = loop_boot_offset_ns();
     if (!pool_lock)
         return 0;
     b->secret = randd_secure_alloc(sizeof(*b->secret), &lock_errno);
     if (!b->secret)
         return -ENOMEM;
-    if ((rc = pool_cymric_init(pool, &b->secret->cymric)) < 0) {
-        branch_fini(b);
-        return rc;
-    }
-    if (pool->engine == RANDD_ENGINE_RANDEN &&
-        (rc = randd_randen_init(&b->secret->randen)) < 0) {
-        branch_fini(b);
-        return rc;
-    }
-    if (RANDD_ENGINE_IS_DRBG(pool->engine)) {
-        char who[16];
-
+    engine = pool_engine(pool);
+    if (RANDD_ENGINE_IS_DRBG(engine))
         snprintf(who, sizeof(who), "loop %u", atomic_fetch_add(&loops_made, 1) + 1);
-        if ((rc = drbg_engine_init(&b->secret->drbg, pool->engine, who)) < 0) {
-            branch_fini(b);
-            return rc;
-        }
+    if ((rc = engine_init(&b->secret->engine)) < 0 ||
+        (rc = engine_use_cipher(&b->secret->engine, pool_cipher(pool))) < 0 ||
+        (rc = engine_choose(&b->secret->engine, engine, who)) < 0) {
+        branch_fini(b);
+        return rc;
     }
     return 0;
 }
@@ -113,9 +63,7 @@ void branch_fini(struct branch *b)
     randd_crypto_free(b->pr_crypto);     /* every reply's generator on it is gone */
     b->pr_crypto = NULL;
     if (b->secret) {
-        randd_cymric_fini(&b->secret->cymric);
-        randd_randen_wipe(&b->secret->randen);
-        drbg_engine_fini(&b->secret->drbg);
+        engine_fini(&b->secret->engine);
         randd_secure_free(b->secret, sizeof(*b->secret));
     }
     b->secret = NULL;
@@ -126,7 +74,7 @@ int branch_cymric_init(struct branch *b, struct randd_cymric *g)
 {
     if (!b->pr_crypto) {
         struct randd_crypto *c = randd_crypto_new();
-        int rc = c ? randd_crypto_use_stream(c, b->pool->cipher) : -ENOMEM;
+        int rc = c ? randd_crypto_use_stream(c, pool_cipher(b->pool)) : -ENOMEM;
 
         if (rc < 0) {
             randd_crypto_free(c);
@@ -148,14 +96,14 @@ static void seed_from_pool(struct branch *b, uint64_t now_ns)
     pthread_mutex_lock(b->pool_lock);
     pool_note_output(b->pool, b->bytes_since_seed);
     b->seeded = pool_generate(b->pool, material, sizeof(material), now_ns) == 0 &&
-                engine_seed(b, material, sizeof(material)) == 0;
+                engine_seed(&b->secret->engine, material, sizeof(material)) == 0;
     b->epoch = atomic_load_explicit(&b->pool->epoch, memory_order_acquire);
     b->reseed_bytes = b->pool->reseed_bytes;
     pthread_mutex_unlock(b->pool_lock);
     OPENSSL_cleanse(material, sizeof(material));
     b->bytes_since_seed = 0;
     if (!b->seeded)
-        engine_wipe(b);
+        engine_forget(&b->secret->engine);
 }
 
 bool branch_ready(struct branch *b)
@@ -183,14 +131,24 @@ const char *branch_not_ready_reason(struct branch *b)
  * until it has reseeded from fresh input). */
 static void check_clock_jump(struct branch *b)
 {
-    int64_t offset = boot_offset_now();
-
-    if (offset - b->boot_offset_ns > CLOCK_JUMP_NS)
+    if (loop_clock_jumped(&b->boot_offset_ns, NULL))
         b->epoch = EPOCH_STALE;
-    b->boot_offset_ns = offset;
 }
 
 /* --- output ------------------------------------------------------------------------------- */
+
+uint64_t branch_continuity(struct branch *b)
+{
+    uint64_t mark;
+
+    if (!b->pool_lock)
+        return pool_continuity(b->pool);
+    check_clock_jump(b);
+    pthread_mutex_lock(b->pool_lock);
+    mark = pool_continuity(b->pool);
+    pthread_mutex_unlock(b->pool_lock);
+    return mark;
+}
 
 int branch_generate(struct branch *b, void *out, size_t n, uint64_t now_ns)
 {
@@ -199,17 +157,16 @@ int branch_generate(struct branch *b, void *out, size_t n, uint64_t now_ns)
     if (!b->pool_lock)
         return pool_generate(b->pool, out, n, now_ns);
     check_clock_jump(b);
-    if (b->bytes_since_seed >= b->reseed_bytes ||
-        (RANDD_ENGINE_IS_DRBG(b->pool->engine) && drbg_engine_reseed_due(&b->secret->drbg)))
+    if (b->bytes_since_seed >= b->reseed_bytes || engine_reseed_due(&b->secret->engine))
         b->epoch = EPOCH_STALE;
     if (!branch_ready(b))
         return -EAGAIN;
-    rc = engine_read(b, out, n);
+    rc = engine_read(&b->secret->engine, out, n);
     if (rc == -ESTALE) {            /* the DRBG's reseed interval: reseed, never pass it */
         b->epoch = EPOCH_STALE;
         if (!branch_ready(b))
             return -EAGAIN;
-        rc = engine_read(b, out, n);
+        rc = engine_read(&b->secret->engine, out, n);
     }
     if (rc < 0) {
         log_err("generator failed (%s): this loop's output stays off until reseeded",
@@ -229,7 +186,7 @@ int branch_fill(void *branch, void *buf, size_t n)
 
     if (!b->pool_lock)
         return pool_fill(b->pool, buf, n);
-    rc = engine_read(b, buf, n);
+    rc = engine_read(&b->secret->engine, buf, n);
     if (rc == 0)
         b->bytes_since_seed += n;
     return rc;
@@ -237,7 +194,7 @@ int branch_fill(void *branch, void *buf, size_t n)
 
 const char *branch_drbg_personalisation(const struct branch *b)
 {
-    return b->secret && RANDD_ENGINE_IS_DRBG(b->pool->engine) ? b->secret->drbg.pers : NULL;
+    return b->secret ? engine_drbg_personalisation(&b->secret->engine) : NULL;
 }
 
 int branch_add_entropy(struct branch *b, const void *data, size_t len, unsigned bits,

@@ -48,6 +48,9 @@ int branch_generate(struct branch *b, void *out, size_t n, uint64_t now_ns);
  * calls): a request sets none up. The loop's thread only; branch_fini after the last. */
 int branch_cymric_init(struct branch *b, struct randd_cymric *g);
 
+/* pool_continuity, taken under the pool's lock, after this loop's own clock check. */
+uint64_t branch_continuity(struct branch *b);
+
 /* A byte source over the generator for a reply already cleared by branch_generate or
  * branch_ready (pool_fill's contract). */
 int branch_fill(void *branch, void *buf, size_t n);

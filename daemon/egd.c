@@ -161,11 +161,8 @@ static void client_release(struct listener_conn *conn)
 {
     struct egd_client *c = client_of(conn);
 
-    if (c->ticket) {                 /* gone while waiting: its blocks go to the next */
-        noise_cancel(&c->egd->pool->noise, c->ticket);
-        c->egd->pool->noise.stats.cancelled++;
-        c->ticket = NULL;
-    }
+    if (c->ticket)                   /* gone while waiting: its blocks go to the next */
+        pool_noise_cancel(c->egd->pool, &c->ticket);
 }
 
 static void client_close(struct egd_client *c)
@@ -215,19 +212,15 @@ static bool reply_bytes(struct egd_client *c, size_t n, bool counted)
 static bool reply_full_entropy(struct egd_client *c, size_t n)
 {
     struct egd *e = c->egd;
-    struct noise *noise = &e->pool->noise;
-    uint8_t blocks[256 + NOISE_BLOCK_BYTES];
-    unsigned need = (unsigned)((n + NOISE_BLOCK_BYTES - 1) / NOISE_BLOCK_BYTES);
+    const struct pool_noise_request rq = { .uid = c->conn.uid, .mode = NOISE_FULL_ENTROPY,
+                                           .bytes = n };
+    int rc;
+
     if (n == 0)
         return true;
     if (!c->ticket) {
-        pool_noise_recheck(e->pool);
-        if (!pool_noise_able(e->pool) ||
-            noise_submit(noise, c->conn.uid, NOISE_FULL_ENTROPY, need, false,
-                         &c->ticket) < 0) {
-            c->ticket = NULL;
-            return false;
-        }
+        if (pool_noise_submit(e->pool, &rq, &c->ticket, NULL, 0) != RANDD_OK)
+            return false;            /* refused: waits, not counted, and is asked again */
         if (pool_noise_wanted(e->pool) && e->noise_wanted)
             e->noise_wanted(e->noise_ctx);
     }
@@ -235,11 +228,12 @@ static bool reply_full_entropy(struct egd_client *c, size_t n)
         return false;
     if (pool_generate(e->pool, c->out, n, loop_now_ns()) < 0)
         return false;                /* a clock jump: the blocks stay granted, waiting */
-    noise_take(noise, c->ticket, blocks, n);
-    c->ticket = NULL;
-    for (size_t i = 0; i < n; i++)
-        c->out[i] ^= blocks[i];
-    OPENSSL_cleanse(blocks, sizeof(blocks));
+    if ((rc = pool_full_entropy_xor(e->pool, &c->ticket, c->out, n)) < 0) {
+        OPENSSL_cleanse(c->out, n);  /* dropped meanwhile (a noise source failed): waits */
+        if (rc == -EINVAL)           /* a ticket for fewer bytes: given up, asked for anew */
+            pool_noise_cancel(e->pool, &c->ticket);
+        return false;
+    }
     c->out_len = n;
     e->stats.bytes_served += n;
     e->stats.full_entropy_bytes += n;
@@ -271,6 +265,10 @@ static bool execute(struct egd_client *c)
                 return false;
             break;
         }
+        /* egd_full_entropy turned off by a reload while it waited: its place in the noise
+         * queue goes, or it would take blocks no answer spends. */
+        if (c->ticket && !e->config->egd_full_entropy)
+            pool_noise_cancel(e->pool, &c->ticket);
         if (!ready || !reply_bytes(c, c->in[1], false))
             return false;                              /* exactly n bytes, or wait */
         break;

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define NS_PER_S 1000000000ull
+#include "loop.h"
 
 static unsigned rct_cutoff(double h)
 {

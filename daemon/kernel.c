@@ -155,7 +155,7 @@ void kernel_fini(struct kernel *k)
     k->fd = -1;
 }
 
-bool kernel_check_initialised(struct kernel *k, uint64_t now_ns)
+bool kernel_became_initialised(struct kernel *k, uint64_t now_ns)
 {
     if (k->initialised || !k->is_initialised())
         return false;
@@ -165,6 +165,21 @@ bool kernel_check_initialised(struct kernel *k, uint64_t now_ns)
     log_notice("kernel random generator initialised %.3f s after randd started",
                (double)k->init_after_ns / 1e9);
     return true;
+}
+
+bool kernel_enabled(const struct kernel *k)
+{
+    return k->enabled;
+}
+
+bool kernel_initialised(const struct kernel *k)
+{
+    return k->initialised;
+}
+
+int kernel_initialised_fd(const struct kernel *k)
+{
+    return k->initialised ? -1 : k->fd;
 }
 
 static void switch_off(struct kernel *k, int err)
@@ -199,7 +214,7 @@ int kernel_feed(struct kernel *k, struct pool *p, uint64_t now_ns)
 
     if (!k->enabled)
         return -ENOTCONN;
-    kernel_check_initialised(k, now_ns);
+    kernel_became_initialised(k, now_ns);
     bits = pool_take_kernel_material(p, req.data, now_ns);
     if (bits == 0 && pool_kernel_pending(p))
         return -EINPROGRESS;         /* jitter is at it; the caller feeds when it is ready */

@@ -49,7 +49,17 @@ int kernel_start_thread(struct kernel *k);
 int kernel_feed(struct kernel *k, struct pool *p, uint64_t now_ns);
 
 /* Re-reads the probe; returns true on the transition to initialised. */
-bool kernel_check_initialised(struct kernel *k, uint64_t now_ns);
+bool kernel_became_initialised(struct kernel *k, uint64_t now_ns);
+
+/* The feed is on: configured, /dev/random open, and not switched off since (EPERM, no
+ * thread). */
+bool kernel_enabled(const struct kernel *k);
+/* The kernel's generator was initialised at the last look. */
+bool kernel_initialised(const struct kernel *k);
+/* /dev/random, readable once the kernel's generator is initialised (then call
+ * kernel_became_initialised); -1 when there is nothing to wait on: not open, or initialised
+ * already. */
+int kernel_initialised_fd(const struct kernel *k);
 
 /* getrandom(GRND_NONBLOCK) fails with EAGAIN until the kernel is initialised. */
 bool kernel_probe_initialised(void);

@@ -28,7 +28,6 @@
 
 #define ACCEPTS_PER_TURN 64           /* then the loop serves the connections it has */
 #define EMFILE_PAUSE_NS  100000000ull
-#define NS_PER_S         1000000000ull
 
 /* --- places ------------------------------------------------------------------------------ */
 

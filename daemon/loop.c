@@ -1,9 +1,9 @@
 /* epoll plus a small fixed timer table. File handlers are kept in a table indexed by fd,
- * so a handler removed while a batch of events is being dispatched is simply skipped. */
+ * so a handler removed while a batch of events is being dispatched is simply skipped. The
+ * clock: CLOCK_MONOTONIC, and BOOTTIME's lead over it for suspends. */
 #include "loop.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -12,6 +12,7 @@
 
 #define LOOP_TIMERS 32
 #define LOOP_BATCH  64
+#define CLOCK_JUMP_NS ((int64_t)NS_PER_S)   /* BOOTTIME ahead of MONOTONIC by this: resumed */
 
 struct fd_handler {
     loop_fd_fn *fn;
@@ -40,7 +41,27 @@ uint64_t loop_now_ns(void)
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+int64_t loop_boot_offset_ns(void)
+{
+    struct timespec boot, mono;
+
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    return (int64_t)(boot.tv_sec - mono.tv_sec) * (int64_t)NS_PER_S +
+           (boot.tv_nsec - mono.tv_nsec);
+}
+
+bool loop_clock_jumped(int64_t *boot_offset_ns, int64_t *ahead_ns)
+{
+    int64_t offset = loop_boot_offset_ns(), ahead = offset - *boot_offset_ns;
+
+    *boot_offset_ns = offset;
+    if (ahead_ns)
+        *ahead_ns = ahead;
+    return ahead > CLOCK_JUMP_NS;
 }
 
 struct loop *loop_new(void)

@@ -1,11 +1,13 @@
-/* The event loop: file descriptors through epoll and a handful of one-shot timers. The only
- * module that calls epoll; everything else registers callbacks. A loop belongs to one thread;
+/* The event loop: file descriptors through epoll and a handful of one-shot timers, and the
+ * daemon's clock (its time base, and whether the machine was suspended). The only module
+ * that calls epoll; everything else registers callbacks. A loop belongs to one thread;
  * a thread that shares state with other threads' loops can have its callbacks run under a
  * lock (loop_set_dispatch_lock), released only while it waits. */
 #ifndef RANDD_LOOP_H
 #define RANDD_LOOP_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct loop;
@@ -34,7 +36,17 @@ void loop_set_dispatch_lock(struct loop *l, pthread_mutex_t *lock);
 int loop_run(struct loop *l);
 void loop_stop(struct loop *l);
 
+#define NS_PER_S 1000000000ull
+
 /* CLOCK_MONOTONIC in nanoseconds: the loop's time base. */
 uint64_t loop_now_ns(void);
+
+/* CLOCK_BOOTTIME - CLOCK_MONOTONIC: grows by the time the machine spent suspended. */
+int64_t loop_boot_offset_ns(void);
+/* The machine resumed from a suspend (or a snapshot restore made CLOCK_BOOTTIME jump) since
+ * *boot_offset_ns was taken: BOOTTIME ran more than a second ahead of MONOTONIC, and a
+ * generator's state may be replayed. Takes the offset now into *boot_offset_ns; *ahead_ns,
+ * when not NULL, says how far BOOTTIME ran ahead. */
+bool loop_clock_jumped(int64_t *boot_offset_ns, int64_t *ahead_ns);
 
 #endif

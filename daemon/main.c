@@ -49,7 +49,7 @@
 #define STARTUP_RETRY_NS       100000000ull    /* while a source's start-up test runs */
 #define NOISE_HARVEST_NS       20000000ull     /* while noise requests wait for blocks */
 #define KERNEL_EARLY_NS        1000000000ull   /* feed period until the kernel is initialised */
-#define NS_PER_S               1000000000ull
+#define SELFTEST_OFF_LOOK_AGAIN_S 60u          /* selftest_interval = 0: look again after */
 
 struct randd {
     struct config config;           /* in effect: restart-only keys as randd started */
@@ -58,7 +58,8 @@ struct randd {
     bool config_given;
     const char *socket_override;
     pid_t reload_pid;               /* --reload: the randd to signal; 0: run a daemon */
-    struct source sources[4];
+    struct source sources[POOL_MAX_SOURCES];   /* those open_sources opened, in the pool */
+    size_t nsources;
     char cpu_source_absent[256];    /* why the CPU source is not among them; "": it is */
     struct pool pool;
     struct kernel kernel;
@@ -76,15 +77,15 @@ struct randd {
     bool kmsg_loss_due;                   /* a loss came within a second of it: one more due */
     struct randd_generation generation;   /* the word beside the socket, for librandd */
     struct loop *loop;
-    int signal_fd;
+    int signal_fd;                  /* -1 until opened, as admin_fd and noise_fd */
     struct selfcheck selfcheck;     /* the self-tests' runs and the last one's outcome */
     int harvest_timer;              /* the next harvest's timer id */
     bool kernel_only_said;          /* the log last said getrandom alone was credited */
     int admin_fd;                   /* eventfd: a worker ran SELFTEST or INJECT_FAILURE */
     int noise_fd;                   /* eventfd: a request waits for noise blocks: harvest */
-    uint64_t noise_completed_seen;  /* pool.noise.stats.completed when waiters were let go */
+    uint64_t noise_completed_seen;  /* pool_noise_completed when waiters were let go */
     bool was_ready;
-    uint64_t released_at_unready;     /* pool.times_unready when waiting clients were let go */
+    uint64_t released_at_unready;     /* pool_times_unready when waiting clients were let go */
     bool notified_ready;
     uint64_t started_ns;
     uint64_t watchdog_ns;           /* half the systemd watchdog interval; 0: none */
@@ -282,8 +283,9 @@ static int run_capture(const struct randd *r)
 }
 
 /* jitter = auto runs it only where it is needed: when no other open source may be credited
- * to the kernel (with the feed on), or when there is no other source at all. */
-static void open_jitter(struct randd *r, size_t n)
+ * to the kernel (with the feed on), or when there is no other source at all. n sources are
+ * open; returns how many are now. */
+static size_t open_jitter(struct randd *r, size_t n)
 {
     bool creditable = false, needed;
     char why[256];
@@ -298,10 +300,11 @@ static void open_jitter(struct randd *r, size_t n)
     else if (source_jitter_open(&r->sources[n], r->config.jitter_oversampling, why,
                                 sizeof(why)) == 0) {
         log_info("source jitter: on, crediting nothing until its samples are assessed");
-        pool_add_source(&r->pool, &r->sources[n]);
+        pool_add_source(&r->pool, &r->sources[n++]);
     }
     else
         log_warning("source jitter: disabled: %s", why);
+    return n;
 }
 
 static void open_sources(struct randd *r)
@@ -329,9 +332,9 @@ static void open_sources(struct randd *r)
         pool_add_source(&r->pool, &r->sources[n++]);
     else
         log_info("source hwrng: not available: %s", why);
-    open_jitter(r, n);
-    for (size_t i = 0; i < r->pool.nsources; i++)   /* off the event loop; in with harvests */
-        source_assess(r->pool.sources[i]);
+    r->nsources = open_jitter(r, n);
+    for (size_t i = 0; i < r->nsources; i++)   /* off the event loop; in with harvests */
+        source_assess(&r->sources[i]);
 }
 
 /* --- status ------------------------------------------------------------------------ */
@@ -378,7 +381,7 @@ static void log_status(const struct randd *r)
 /* Requests that wait for the pool are served: on this loop, the workers' and EGD's. */
 static void release_waiting(struct randd *r)
 {
-    r->released_at_unready = r->pool.times_unready;
+    r->released_at_unready = pool_times_unready(&r->pool);
     server_pool_ready(&r->server);
     workers_pool_ready(&r->workers);
     egd_pool_ready(&r->egd);
@@ -415,7 +418,7 @@ static void note_readiness(struct randd *r)
     note_kernel_only(r);
 
     if (ready == r->was_ready) {
-        if (ready && r->pool.times_unready != r->released_at_unready)
+        if (ready && pool_times_unready(&r->pool) != r->released_at_unready)
             release_waiting(r);
         return;
     }
@@ -461,14 +464,15 @@ static uint64_t sooner_for_a_retry(const struct randd *r, uint64_t next)
  * source is left to give any (they are answered NO_NOISE_SOURCE, not left to wait). */
 static void release_noise_waiting(struct randd *r)
 {
-    const struct noise *n = &r->pool.noise;
+    uint64_t completed;
 
-    if (n->nwaiting)
+    if (pool_noise_waiting(&r->pool))
         pool_noise_recheck(&r->pool);
-    if (n->stats.completed == r->noise_completed_seen &&
-        !(n->nwaiting && !pool_noise_able(&r->pool)))
+    completed = pool_noise_completed(&r->pool);
+    if (completed == r->noise_completed_seen &&
+        !(pool_noise_waiting(&r->pool) && !pool_noise_able(&r->pool)))
         return;
-    r->noise_completed_seen = n->stats.completed;
+    r->noise_completed_seen = completed;
     release_waiting(r);
 }
 
@@ -503,19 +507,26 @@ static void harvest_now(struct randd *r)
     harvest_timer(r);
 }
 
+/* selftest_interval is live: at 0 no self-test runs, and the timer looks again in a minute. */
+static uint64_t selftest_delay_ns(const struct randd *r)
+{
+    unsigned interval = r->config.selftest_interval;
+
+    return (interval ? interval : SELFTEST_OFF_LOOK_AGAIN_S) * NS_PER_S;
+}
+
 static void selftest_timer(void *arg)
 {
     struct randd *r = arg;
-    unsigned interval = r->config.selftest_interval;   /* live: 0 looks again in a minute */
 
-    if (interval) {
-        bool halted = r->pool.halted[0] != '\0';
+    if (r->config.selftest_interval) {
+        bool halted = pool_halted(&r->pool);
 
         selfcheck_run(&r->selfcheck, &r->pool, "periodic");
-        if (halted != (r->pool.halted[0] != '\0'))
+        if (halted != pool_halted(&r->pool))
             harvest_now(r);
     }
-    loop_add_timer(r->loop, (interval ? interval : 60) * NS_PER_S, selftest_timer, r);
+    loop_add_timer(r->loop, selftest_delay_ns(r), selftest_timer, r);
 }
 
 /* Root's SELFTEST and INJECT_FAILURE on this loop (workers = 1). */
@@ -702,19 +713,17 @@ static int watch_sources(struct randd *r)
 {
     int rc = 0;
 
-    for (size_t i = 0; i < r->pool.nsources && rc == 0; i++)
-        if (r->pool.sources[i]->wake_fd >= 0)
-            rc = loop_add_fd(r->loop, r->pool.sources[i]->wake_fd, EPOLLIN, source_ready, r);
+    for (size_t i = 0; i < r->nsources && rc == 0; i++)
+        if (r->sources[i].wake_fd >= 0)
+            rc = loop_add_fd(r->loop, r->sources[i].wake_fd, EPOLLIN, source_ready, r);
     return rc;
 }
 
 static void schedule_kernel_feed(struct randd *r)
 {
-    struct kernel *k = &r->kernel;
-
-    if (!k->enabled)
+    if (!kernel_enabled(&r->kernel))
         return;
-    if (!k->initialised)
+    if (!kernel_initialised(&r->kernel))
         loop_add_timer(r->loop, KERNEL_EARLY_NS, kernel_timer, r);
     else if (r->config.kernel_topup_interval)
         loop_add_timer(r->loop, r->config.kernel_topup_interval * NS_PER_S, kernel_timer, r);
@@ -734,7 +743,7 @@ static void kernel_readable(void *arg, int fd, uint32_t events)
     struct randd *r = arg;
 
     (void)events;
-    if (kernel_check_initialised(&r->kernel, loop_now_ns()))
+    if (kernel_became_initialised(&r->kernel, loop_now_ns()))
         loop_del_fd(r->loop, fd);
 }
 
@@ -908,17 +917,14 @@ static int start_workers(struct randd *r)
     return rc;
 }
 
-static int start(struct randd *r)
+/* The sockets first: a second randd is refused before it does anything else. Returns 0,
+ * or -1 with the reason logged. */
+static int open_sockets(struct randd *r)
 {
     char why[256];
-    uint64_t now, usec = 0;
     unsigned workers = config_workers(&r->config);
-    int rc, client_fd, egd_fds[2], negd;
+    int client_fd, egd_fds[2], negd;
 
-    r->started_ns = loop_now_ns();
-    privileges_plan(r->config.user[0] != '\0');      /* before any thread starts */
-    raise_fd_limit(r->config.max_clients);
-    /* The sockets first: a second randd is refused before it does anything else. */
     if (take_activated(&client_fd, egd_fds, &negd, why, sizeof(why)) < 0 ||
         server_open(&r->server, &r->config, client_fd, why, sizeof(why)) < 0 ||
         (workers > 1 &&
@@ -927,7 +933,15 @@ static int start(struct randd *r)
         log_err("%s", why);
         return -1;
     }
-    rc = pool_init(&r->pool, r->config.reseed_interval, r->config.reseed_bytes);
+    return 0;
+}
+
+/* The pool and its generator as the config chose them, the start self-test passed. Returns
+ * 0, or -1 with the reason logged. */
+static int start_generator(struct randd *r)
+{
+    int rc = pool_init(&r->pool, r->config.reseed_interval, r->config.reseed_bytes);
+
     if (rc < 0) {
         log_err("pool: %s", strerror(-rc));
         return -1;
@@ -957,20 +971,24 @@ static int start(struct randd *r)
     else
         log_info("generator: %s; Cymric keystream: %s", pool_engine_name(&r->pool),
                  pool_cipher_name(&r->pool));
-    if (r->pool.lock_errno)
+    if (pool_lock_errno(&r->pool))
         log_warning("generator state not locked in memory (mlock: %s); it may reach swap",
-                    strerror(r->pool.lock_errno));
-    /* OpenSSL's set-up and the self-test are done: their pages go before the sources'
-     * assessments add their megabytes (footprint.h). */
-    footprint_release_code();
-    open_sources(r);
-    r->loop = loop_new();
+                    strerror(pool_lock_errno(&r->pool)));
+    return 0;
+}
+
+/* The event loop, and what it watches from the first turn: noise requests' wake-ups,
+ * signals (blocked here: the threads started from here on inherit the mask, and signals must
+ * come to signal_fd) and the sources that produce on demand. Returns 0, or -1 logged. */
+static int open_event_loop(struct randd *r)
+{
+    int rc;
+
     listener_clients_init(&r->clients);
-    if (!r->loop) {
+    if (!(r->loop = loop_new())) {
         log_err("event loop: %s", strerror(errno));
         return -1;
     }
-    /* Signals blocked first: threads inherit the mask, and signals must come to signal_fd. */
     if ((r->noise_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
         loop_add_fd(r->loop, r->noise_fd, EPOLLIN, noise_wanted_event, r) < 0) {
         log_err("event loop: eventfd: %s", strerror(errno));
@@ -980,9 +998,18 @@ static int start(struct randd *r)
         log_err("event loop: %s", strerror(-rc));
         return -1;
     }
-    if (!(r->primes = primes_new(r->pool.cipher))) {     /* its thread: signals now blocked */
+    return 0;
+}
+
+/* The PRIME search thread every loop shares, protocol v1 on this loop (workers = 1) and EGD.
+ * Returns 0, or -1 logged. */
+static int start_serving(struct randd *r)
+{
+    int rc;
+
+    if (!(r->primes = primes_new(pool_cipher(&r->pool)))) {
         log_err("prime finder: its generator (%s) or thread: %s",
-                randd_stream_cipher_name(r->pool.cipher), strerror(errno));
+                pool_cipher_name(&r->pool), strerror(errno));
         return -1;
     }
     if ((r->workers.n == 0 && (rc = serve_here(r)) < 0) ||
@@ -991,15 +1018,31 @@ static int start(struct randd *r)
         return -1;
     }
     egd_set_noise_wanted(&r->egd, noise_wanted, r);
+    return 0;
+}
+
+/* What randd watches besides its clients: new VM generations and systemd's watchdog. */
+static void start_watchers(struct randd *r)
+{
+    uint64_t usec = 0;
+
     watch_vm_generation(r);
     if (sd_watchdog_enabled(0, &usec) > 0) {
         r->watchdog_ns = usec * 1000 / 2;
         watchdog_timer(r);
     }
-    now = loop_now_ns();
-    kernel_init(&r->kernel, r->config.kernel_topup, NULL, now);
+}
+
+/* /dev/random for the kernel feed is the last privileged thing opened; then privileges go,
+ * CAP_SYS_ADMIN with the kernel feed's thread alone. Returns 0, or -1 logged: randd never
+ * runs half-privileged. */
+static int drop_privileges(struct randd *r)
+{
+    char why[256];
+
+    kernel_init(&r->kernel, r->config.kernel_topup, NULL, loop_now_ns());
     /* Everything privileged is open: sources, /dev/random, the socket, locked memory. */
-    if (privileges_drop(r->kernel.enabled, r->config.user, why, sizeof(why)) < 0) {
+    if (privileges_drop(kernel_enabled(&r->kernel), r->config.user, why, sizeof(why)) < 0) {
         log_err("dropping privileges failed: %s; refusing to run half-privileged", why);
         return -1;
     }
@@ -1011,17 +1054,43 @@ static int start(struct randd *r)
                 "half-privileged", why);
         return -1;
     }
+    return 0;
+}
+
+/* The first harvest, then the periodic ones, the self-tests and the kernel feed. */
+static void start_timers(struct randd *r)
+{
+    int fd;
+
     harvest_timer(r);
-    loop_add_timer(r->loop, (r->config.selftest_interval ? r->config.selftest_interval : 60) *
-                   NS_PER_S, selftest_timer, r);
+    loop_add_timer(r->loop, selftest_delay_ns(r), selftest_timer, r);
     /* Feed at once; until the kernel is initialised, /dev/random turning readable tells
      * us when it is, and a short timer keeps feeding meanwhile. */
-    if (r->kernel.enabled) {
+    if (kernel_enabled(&r->kernel)) {
         kernel_feed(&r->kernel, &r->pool, loop_now_ns());
-        if (!r->kernel.initialised)
-            loop_add_fd(r->loop, r->kernel.fd, EPOLLIN, kernel_readable, r);
+        if ((fd = kernel_initialised_fd(&r->kernel)) >= 0)
+            loop_add_fd(r->loop, fd, EPOLLIN, kernel_readable, r);
     }
     schedule_kernel_feed(r);
+}
+
+static int start(struct randd *r)
+{
+    r->started_ns = loop_now_ns();
+    privileges_plan(r->config.user[0] != '\0');      /* before any thread starts */
+    raise_fd_limit(r->config.max_clients);
+    if (open_sockets(r) < 0 || start_generator(r) < 0)
+        return -1;
+    /* OpenSSL's set-up and the self-test are done: their pages go before the sources'
+     * assessments add their megabytes (footprint.h). */
+    footprint_release_code();
+    open_sources(r);
+    if (open_event_loop(r) < 0 || start_serving(r) < 0)
+        return -1;
+    start_watchers(r);
+    if (drop_privileges(r) < 0)
+        return -1;
+    start_timers(r);
     log_status(r);
     return start_workers(r);
 }
@@ -1049,11 +1118,11 @@ static void stop(struct randd *r)
     pool_fini(&r->pool);     /* wipes the generator and accumulators */
     if (r->loop)
         loop_free(r->loop);
-    if (r->signal_fd > 0)
+    if (r->signal_fd >= 0)
         close(r->signal_fd);
-    if (r->admin_fd > 0)
+    if (r->admin_fd >= 0)
         close(r->admin_fd);
-    if (r->noise_fd > 0)
+    if (r->noise_fd >= 0)
         close(r->noise_fd);
 }
 
@@ -1094,6 +1163,7 @@ int main(int argc, char **argv)
     log_info("randd %s starting", RANDD_VERSION);
     pthread_mutex_init(&r.pool_lock, NULL);
     vmgenid_init(&r.vmgenid);
+    r.signal_fd = r.admin_fd = r.noise_fd = -1;   /* none open until start opens it */
     if (start(&r) < 0 || loop_run(r.loop) < 0)
         rc = EXIT_FAILURE;
     else

@@ -394,7 +394,7 @@ static void place_block(struct noise *n, uint8_t *block)
     noise_grant(n);
 }
 
-static void unlink_ticket(struct noise *n, struct noise_ticket *t)
+static void unlink_ticket(struct noise *n, const struct noise_ticket *t)
 {
     for (struct noise_ticket **p = &n->waiting; *p; p = &(*p)->next)
         if (*p == t) {
@@ -407,16 +407,33 @@ static void unlink_ticket(struct noise *n, struct noise_ticket *t)
         }
 }
 
-void noise_take(struct noise *n, struct noise_ticket *t, uint8_t *out, uint64_t served)
+/* A complete ticket leaves the queue, its blocks counted as spent by its mode. */
+static void spend_ticket(struct noise *n, const struct noise_ticket *t, uint64_t served)
 {
     unlink_ticket(n, t);
-    memcpy(out, t->blocks, t->blocks_len);
     n->stats.consumed_bits[t->mode] += (uint64_t)t->need * NOISE_BLOCK_CREDIT;
     n->stats.served_bytes[t->mode] += served;
     n->stats.requests[t->mode]++;
     if (t->mode == NOISE_PREDICTION_RESISTANT)
         n->stats.reseeds++;
+}
+
+void noise_take(struct noise *n, struct noise_ticket *t, uint8_t *out, uint64_t served)
+{
+    spend_ticket(n, t, served);
+    memcpy(out, t->blocks, t->blocks_len);
     free_ticket(t);
+}
+
+int noise_take_xor(struct noise *n, struct noise_ticket *t, uint8_t *out, size_t len)
+{
+    if (len > t->blocks_len)
+        return -EINVAL;
+    spend_ticket(n, t, len);
+    for (size_t i = 0; i < len; i++)
+        out[i] ^= t->blocks[i];
+    free_ticket(t);                  /* wipes the blocks: each is handed out once */
+    return 0;
 }
 
 void noise_note_refusal(struct noise *n, int status)

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "protocol.h"               /* RANDD_MAX_FULL_ENTROPY */
+
 /* One block: SHA-256 (a vetted conditioning function, SP 800-90B 3.1.5.1.1) over raw noise
  * credited with at least n_out + 64 bits, which SP 800-90C (its full-entropy condition; 90B
  * 3.1.5.1.2 for the output-entropy bound) takes as full entropy. Each block is handed out
@@ -19,7 +21,7 @@
 #define NOISE_BLOCK_BITS    (8 * NOISE_BLOCK_BYTES)
 #define NOISE_MARGIN_BITS   64
 #define NOISE_BLOCK_CREDIT  (NOISE_BLOCK_BITS + NOISE_MARGIN_BITS)   /* 320 credited bits */
-#define NOISE_MAX_BLOCKS    128    /* one request: RANDD_MAX_FULL_ENTROPY / 32 */
+#define NOISE_MAX_BLOCKS    (RANDD_MAX_FULL_ENTROPY / NOISE_BLOCK_BYTES)   /* one request */
 #define NOISE_RESERVE       16     /* blocks kept ready once the modes have been asked for */
 #define NOISE_PER_UID       4      /* requests waiting per uid; more: BUSY */
 #define NOISE_MAX_WAITING   64     /* in all, for a uid's second and later ones */
@@ -29,6 +31,16 @@ enum noise_mode {
     NOISE_FULL_ENTROPY,            /* a block per 32 bytes, XORed into generator output */
 };
 #define NOISE_MODES 2
+_Static_assert(RANDD_MAX_FULL_ENTROPY % NOISE_BLOCK_BYTES == 0,
+               "a full-entropy request's largest answer is whole blocks");
+
+/* Blocks a request of mode for bytes of output takes: full entropy a block per 32 bytes,
+ * prediction resistance one block to reseed its generator, whatever it asks for. */
+static inline unsigned noise_blocks_for(enum noise_mode mode, size_t bytes)
+{
+    return mode == NOISE_FULL_ENTROPY
+               ? (unsigned)((bytes + NOISE_BLOCK_BYTES - 1) / NOISE_BLOCK_BYTES) : 1;
+}
 
 struct noise_ticket;
 struct noise_secrets;
@@ -110,12 +122,18 @@ unsigned noise_grant(struct noise *n);
 /* A complete ticket's blocks into out (blocks * NOISE_BLOCK_BYTES), counted as spent by its
  * mode with served bytes; the ticket is freed and its copy wiped. */
 void noise_take(struct noise *n, struct noise_ticket *t, uint8_t *out, uint64_t served);
+/* As noise_take, but the blocks are XORed into out's len bytes (len served), straight from
+ * the ticket's locked memory: no copy is made that would need wiping (SP 800-90C RBG3(XOR),
+ * pool_full_entropy_xor). More bytes than the ticket's blocks cover: -EINVAL, nothing taken
+ * (bytes past them would be the generator's alone, served as full entropy). */
+int noise_take_xor(struct noise *n, struct noise_ticket *t, uint8_t *out, size_t len);
 /* A request refused before it was queued, or given up: counted by its status (NOT_READY,
  * BUSY, NO_NOISE_SOURCE). */
 void noise_note_refusal(struct noise *n, int status);
 /* The client went away (or was answered otherwise): its granted blocks (never handed to
  * anyone, so never spent) go to the requests waiting, in turn, then to the reserve; the
- * rest is wiped. The ticket is freed. */
+ * rest is wiped. The ticket is freed. Counts nothing: pool_noise_cancel counts a client
+ * gone, pool_noise_refuse a refusal. */
 void noise_cancel(struct noise *n, struct noise_ticket *t);
 
 #endif

@@ -9,56 +9,48 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include <openssl/crypto.h>
 
 #include "crypto.h"
-#include "cymric.h"
-#include "drbg_engine.h"
+#include "engine.h"
 #include "entropy_conditioning.h"
 #include "log.h"
-#include "randen.h"
+#include "loop.h"
 #include "secmem.h"
 
 #define HARVEST_BATCH      512    /* bytes per read */
 #define HARVEST_ROUNDS     32     /* reads per source per harvest: bounds a harvest's cost */
-#define CLOCK_JUMP_NS      1000000000   /* BOOTTIME ahead of MONOTONIC by this: resumed */
+#define TEXT_OF(x)         #x
+#define TEXT(x)            TEXT_OF(x)   /* TEXT(POOL_SEED_BITS): "256", for messages */
 
 struct pool_secrets {
-    struct randd_cymric gen;
-    struct randd_randen randen;          /* used instead of gen with engine = randen */
-    struct drbg_engine drbg;             /* used instead with engine = ctr_drbg, hash_drbg */
+    struct engine engine;                /* the generator */
     uint8_t acc[RANDD_BLAKE2B_BYTES];
     uint8_t kernel_acc[RANDD_BLAKE2B_BYTES];
     uint8_t raw[HARVEST_BATCH];
 };
 
-static int64_t boot_offset_now(void)
-{
-    struct timespec boot, mono;
-
-    clock_gettime(CLOCK_BOOTTIME, &boot);
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    return (int64_t)(boot.tv_sec - mono.tv_sec) * 1000000000 + (boot.tv_nsec - mono.tv_nsec);
-}
-
 int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
 {
     memset(p, 0, sizeof(*p));
     pool_set_reseed(p, reseed_interval, reseed_bytes);
-    p->boot_offset_ns = boot_offset_now();
+    p->boot_offset_ns = loop_boot_offset_ns();
     p->conditioned_in_bits = 8 * RANDD_BLAKE2B_BYTES;
-    p->cipher = RANDD_STREAM_CHACHA20;
     p->secret = randd_secure_alloc(sizeof(*p->secret), &p->lock_errno);
     if (!p->secret)
         return -ENOMEM;
     p->crypto = randd_crypto_new();
-    if (!p->crypto || randd_cymric_init(&p->secret->gen, 0) < 0 || noise_init(&p->noise) < 0) {
+    if (!p->crypto || engine_init(&p->secret->engine) < 0 || noise_init(&p->noise) < 0) {
         pool_fini(p);
         return -ENOMEM;
     }
     return 0;
+}
+
+int pool_lock_errno(const struct pool *p)
+{
+    return p->lock_errno;
 }
 
 void pool_set_reseed(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
@@ -75,89 +67,60 @@ void pool_add_source(struct pool *p, struct source *s)
 
 int pool_use_engine(struct pool *p, enum randd_engine engine)
 {
-    int rc;
-
     if (p->seeded)
         return -EBUSY;
-    if (engine == RANDD_ENGINE_RANDEN && (rc = randd_randen_init(&p->secret->randen)) < 0)
-        return rc;
-    drbg_engine_fini(&p->secret->drbg);
-    if (RANDD_ENGINE_IS_DRBG(engine) &&
-        (rc = drbg_engine_init(&p->secret->drbg, engine, "pool")) < 0)
-        return rc;
-    p->engine = engine;
-    return 0;
+    return engine_choose(&p->secret->engine, engine, "pool");
+}
+
+enum randd_engine pool_engine(const struct pool *p)
+{
+    return p->secret->engine.which;
 }
 
 const char *pool_engine_name(const struct pool *p)
 {
-    return randd_engine_name(p->engine);
+    return randd_engine_name(pool_engine(p));
 }
 
 int pool_use_cipher(struct pool *p, enum randd_stream_cipher which)
 {
-    int rc;
-
     if (p->seeded)
         return -EBUSY;
-    if ((rc = randd_cymric_use_stream(&p->secret->gen, which)) < 0)
-        return rc;
-    p->cipher = which;
-    return 0;
+    return engine_use_cipher(&p->secret->engine, which);
+}
+
+enum randd_stream_cipher pool_cipher(const struct pool *p)
+{
+    return engine_cipher(&p->secret->engine);
 }
 
 const char *pool_cipher_name(const struct pool *p)
 {
-    return randd_stream_cipher_name(p->cipher);
+    return randd_stream_cipher_name(pool_cipher(p));
 }
 
 int pool_cymric_init(const struct pool *p, struct randd_cymric *g)
 {
     int rc = randd_cymric_init(g, 0);
 
-    if (rc == 0 && (rc = randd_cymric_use_stream(g, p->cipher)) < 0)
+    if (rc == 0 && (rc = randd_cymric_use_stream(g, pool_cipher(p))) < 0)
         randd_cymric_fini(g);
     return rc;
 }
 
-/* The engine's seed and output: the rest of the pool does not care which it is. */
-static int engine_seed(struct pool *p, const uint8_t *material, size_t len)
-{
-    if (RANDD_ENGINE_IS_DRBG(p->engine))
-        return drbg_engine_seed(&p->secret->drbg, material, len);
-    return p->engine == RANDD_ENGINE_RANDEN ? randd_randen_seed(&p->secret->randen, material, len)
-                                    : randd_cymric_seed(&p->secret->gen, material, len);
-}
-
-/* -ESTALE from a DRBG: the read would pass its reseed interval, and was refused whole. */
-static int engine_read(struct pool *p, void *out, size_t n)
-{
-    if (RANDD_ENGINE_IS_DRBG(p->engine))
-        return drbg_engine_read(&p->secret->drbg, out, n);
-    return p->engine == RANDD_ENGINE_RANDEN ? randd_randen_generate(&p->secret->randen, out, n)
-                                    : randd_cymric_read(&p->secret->gen, out, n);
-}
-
-/* A DRBG has used half its reseed interval: reseed long before a read is refused. */
-static bool engine_reseed_due(const struct pool *p)
-{
-    return RANDD_ENGINE_IS_DRBG(p->engine) && drbg_engine_reseed_due(&p->secret->drbg);
-}
-
 const char *pool_engine_mechanism(const struct pool *p)
 {
-    return RANDD_ENGINE_IS_DRBG(p->engine) ? drbg_engine_mechanism(&p->secret->drbg) : NULL;
+    return engine_drbg_mechanism(&p->secret->engine);
 }
 
 uint64_t pool_engine_requests(const struct pool *p)
 {
-    return RANDD_ENGINE_IS_DRBG(p->engine) ? drbg_engine_requests(&p->secret->drbg) : 0;
+    return engine_drbg_requests(&p->secret->engine);
 }
 
 int pool_drbg_set_reseed_interval(struct pool *p, uint64_t interval)
 {
-    return RANDD_ENGINE_IS_DRBG(p->engine)
-               ? drbg_engine_set_reseed_interval(&p->secret->drbg, interval) : -EINVAL;
+    return engine_drbg_set_reseed_interval(&p->secret->engine, interval);
 }
 
 void pool_fini(struct pool *p)
@@ -166,9 +129,7 @@ void pool_fini(struct pool *p)
         source_close(p->sources[i]);
     p->nsources = 0;
     if (p->secret) {
-        randd_cymric_fini(&p->secret->gen);
-        randd_randen_wipe(&p->secret->randen);
-        drbg_engine_fini(&p->secret->drbg);
+        engine_fini(&p->secret->engine);
         randd_secure_free(p->secret, sizeof(*p->secret));
         p->secret = NULL;
     }
@@ -195,6 +156,7 @@ static int absorb(struct pool *p, uint8_t acc[RANDD_BLAKE2B_BYTES], const char *
 }
 
 static bool generator_wants_credit(const struct pool *p, uint64_t now_ns);
+static bool kernel_wants_credit(const struct pool *p, const struct source *s);
 
 /* The credit that counts toward the next seed: with require_noise_source, noise sources' only
  * (getrandom's bytes are still absorbed: they cannot make the seed weaker). */
@@ -206,16 +168,17 @@ static double seed_credit(const struct pool *p)
 /* Each byte goes to one place only: the kernel's accumulator while the feed wants it, else
  * the noise reservoir (a noise source's, while the reservoir wants blocks and no reseed of
  * the generator waits for credit), else the generator's. */
-static void credit_batch(struct pool *p, struct source *s, size_t n, uint64_t now_ns)
+static void credit_batch(struct pool *p, size_t i, size_t n, uint64_t now_ns)
 {
     struct pool_secrets *sec = p->secret;
-    bool for_kernel = s->kernel_creditable && p->kernel_credit < p->kernel_wanted;
+    struct source *s = p->sources[i];
+    bool for_kernel = kernel_wants_credit(p, s);
     size_t off = 0;
     double bits;
 
     if (!for_kernel && s->noise && !p->halted[0] && !generator_wants_credit(p, now_ns)) {
         off = noise_absorb(&p->noise, sec->raw, n, s->entropy_per_byte);
-        s->noise_bits += s->entropy_per_byte * (double)off;
+        p->noise_bits[i] += s->entropy_per_byte * (double)off;
         if (off == n)
             return;
     }
@@ -240,19 +203,21 @@ static void credit_batch(struct pool *p, struct source *s, size_t n, uint64_t no
  * usable batch; a source that gives nothing or fails is left for the next harvest. A noise
  * source is read on, up to HARVEST_ROUNDS batches, while requests wait for noise blocks:
  * at a batch a harvest, rdseed gave full entropy at 10 KiB/s, at 32 it keeps up with them. */
-static void harvest_source(struct pool *p, struct source *s, uint64_t now_ns)
+static void harvest_source(struct pool *p, size_t i, uint64_t now_ns)
 {
+    struct source *s = p->sources[i];
+
     for (int round = 0; round < HARVEST_ROUNDS; round++) {
         uint64_t read_before = s->bytes_read;
         ssize_t got = source_harvest(s, p->secret->raw, sizeof(p->secret->raw), now_ns);
         bool more = got > 0 && s->noise && noise_wanted_blocks(&p->noise) > 0;
 
         if (got > 0)
-            credit_batch(p, s, (size_t)got, now_ns);
+            credit_batch(p, i, (size_t)got, now_ns);
         OPENSSL_cleanse(p->secret->raw, sizeof(p->secret->raw));
         more = more && noise_wanted_blocks(&p->noise) > 0;
         if ((got != 0 && !more) || s->bytes_read == read_before ||
-            s->health.state == RANDD_SOURCE_QUARANTINED)
+            source_state(s) == RANDD_SOURCE_QUARANTINED)
             break;
     }
 }
@@ -260,8 +225,8 @@ static void harvest_source(struct pool *p, struct source *s, uint64_t now_ns)
 static bool reseed_due(const struct pool *p, uint64_t now_ns)
 {
     return !p->seeded || p->must_reseed || p->fresh_reseed_due ||
-           p->bytes_since_reseed >= p->reseed_bytes || engine_reseed_due(p) ||
-           now_ns >= p->last_reseed_ns + (uint64_t)p->reseed_interval * 1000000000u;
+           p->bytes_since_reseed >= p->reseed_bytes || engine_reseed_due(&p->secret->engine) ||
+           now_ns >= p->last_reseed_ns + (uint64_t)p->reseed_interval * NS_PER_S;
 }
 
 /* --- demand: sources that cost CPU run only while their credit is wanted ------------------
@@ -283,7 +248,7 @@ static void update_demand(struct pool *p, uint64_t now_ns)
 {
     for (size_t i = 0; i < p->nsources; i++) {
         struct source *s = p->sources[i];
-        enum randd_source_state state = s->health.state;
+        enum randd_source_state state = source_state(s);
         bool credit_wanted = generator_wants_credit(p, now_ns) || kernel_wants_credit(p, s) ||
                              (s->noise && pool_noise_wanted(p));
 
@@ -338,7 +303,8 @@ static void reseed(struct pool *p, uint64_t now_ns)
     struct pool_secrets *sec = p->secret;
     bool first = !p->seeded;
 
-    if (engine_seed(p, sec->acc, sizeof(sec->acc)) < 0 || step_accumulator_forward(p) < 0) {
+    if (engine_seed(&sec->engine, sec->acc, sizeof(sec->acc)) < 0 ||
+        step_accumulator_forward(p) < 0) {
         log_err("seeding the %s generator failed; output stays off", pool_engine_name(p));
         p->seeded = false;
         return;
@@ -394,7 +360,7 @@ void pool_harvest(struct pool *p, uint64_t now_ns)
 {
     drop_noise_after_failures(p);
     for (size_t i = 0; i < p->nsources; i++) {
-        harvest_source(p, p->sources[i], now_ns);
+        harvest_source(p, i, now_ns);
         drop_noise_after_failures(p);
     }
     if (!p->halted[0] && seed_credit(p) >= POOL_SEED_BITS && reseed_due(p, now_ns))
@@ -406,7 +372,7 @@ void pool_harvest(struct pool *p, uint64_t now_ns)
 bool pool_any_starting(const struct pool *p)
 {
     for (size_t i = 0; i < p->nsources; i++)
-        if (p->sources[i]->health.state == RANDD_SOURCE_STARTUP)
+        if (source_state(p->sources[i]) == RANDD_SOURCE_STARTUP)
             return true;
     return false;
 }
@@ -416,10 +382,10 @@ uint64_t pool_next_retry_ns(const struct pool *p)
     uint64_t soonest = UINT64_MAX;
 
     for (size_t i = 0; i < p->nsources; i++) {
-        const struct health *h = &p->sources[i]->health;
+        uint64_t retry = source_retry_at_ns(p->sources[i]);
 
-        if (h->state == RANDD_SOURCE_QUARANTINED && h->retry_at_ns < soonest)
-            soonest = h->retry_at_ns;
+        if (retry < soonest)
+            soonest = retry;
     }
     return soonest;
 }
@@ -471,12 +437,12 @@ bool pool_kernel_only(const struct pool *p, char *why, size_t whylen)
         if (source_healthy(s))         /* healthy, crediting nothing: its reason is empty */
             room = append_reason(why, whylen, &used, used == 0, s->name, "healthy",
                                  "credits 0 bits a byte until its samples are assessed");
-        else if (s->health.state == RANDD_SOURCE_STARTUP && !s->health.reason[0])
+        else if (source_state(s) == RANDD_SOURCE_STARTUP && !source_reason(s)[0])
             room = append_reason(why, whylen, &used, used == 0, s->name, "startup",
                                  "its start-up test has not passed yet");
         else
             room = append_reason(why, whylen, &used, used == 0, s->name,
-                                 randd_source_state_name(s->health.state), s->health.reason);
+                                 randd_source_state_name(source_state(s)), source_reason(s));
     }
     cpu_named = strcmp(source_cpu_name(), "cpu") != 0;
     if (!any_noise)
@@ -493,7 +459,7 @@ bool pool_noise_credit_pending(const struct pool *p)
 
         if (!s->noise)
             continue;
-        if (s->health.state == RANDD_SOURCE_STARTUP)
+        if (source_state(s) == RANDD_SOURCE_STARTUP)
             return true;
         if (source_healthy(s) && s->entropy_per_byte <= 0 && s->ops->assess &&
             s->assessments == 0)
@@ -512,9 +478,10 @@ const char *pool_not_ready_reason(const struct pool *p)
         return "only the kernel's getrandom is credited, and require_noise_source = yes: "
                "waiting for a noise source (the CPU's, hwrng or jitter)";
     if (!p->seeded)
-        return p->require_noise_source ? "not yet seeded with 256 bits credited by noise "
-                                         "sources (require_noise_source = yes)"
-                                       : "not yet seeded with 256 credited bits";
+        return p->require_noise_source ? "not yet seeded with " TEXT(POOL_SEED_BITS) " bits "
+                                         "credited by noise sources (require_noise_source = yes)"
+                                       : "not yet seeded with " TEXT(POOL_SEED_BITS)
+                                         " credited bits";
     if (p->must_reseed)
         return p->reseed_why;
     return NULL;
@@ -524,6 +491,12 @@ bool pool_ready(const struct pool *p)
 {
     return pool_not_ready_reason(p) == NULL;
 }
+
+uint64_t pool_times_unready(const struct pool *p)
+{
+    return p->times_unready;
+}
+
 
 /* No output from the current seed: a seeded generator waits for a new one. */
 static void must_reseed(struct pool *p, const char *why)
@@ -545,6 +518,11 @@ void pool_halt(struct pool *p, const char *why)
     publish(p);
 }
 
+bool pool_halted(const struct pool *p)
+{
+    return p->halted[0] != '\0';
+}
+
 void pool_resume(struct pool *p)
 {
     p->halted[0] = '\0';
@@ -559,8 +537,9 @@ void pool_require_noise_source(struct pool *p, bool require)
 {
     p->require_noise_source = require;
     if (require && p->seeded && !p->seed_noise_credited) {
-        must_reseed(p, "require_noise_source = yes, and the seed in use did not take 256 bits "
-                       "from noise sources: waiting to reseed from them");
+        must_reseed(p, "require_noise_source = yes, and the seed in use did not take "
+                       TEXT(POOL_SEED_BITS) " bits from noise sources: waiting to reseed from "
+                       "them");
         publish(p);
     }
 }
@@ -568,15 +547,21 @@ void pool_require_noise_source(struct pool *p, bool require)
 /* A resumed suspend or restored snapshot can replay a generator state: reseed first. */
 static void check_clock_jump(struct pool *p)
 {
-    int64_t offset = boot_offset_now();
+    int64_t ahead;
 
-    if (offset - p->boot_offset_ns > CLOCK_JUMP_NS && p->seeded && !p->must_reseed) {
+    if (loop_clock_jumped(&p->boot_offset_ns, &ahead) && p->seeded && !p->must_reseed) {
         log_notice("clock jump of %.1f s (suspend or snapshot restore): reseeding before output",
-                   (double)(offset - p->boot_offset_ns) / 1e9);
+                   (double)ahead / 1e9);
         must_reseed(p, "clock jump (suspend or snapshot restore): waiting to reseed");
         publish(p);
     }
-    p->boot_offset_ns = offset;
+}
+
+uint64_t pool_continuity(struct pool *p)
+{
+    check_clock_jump(p);
+    publish(p);
+    return p->times_unready + p->vm_rekeys;
 }
 
 void pool_vm_cloned(struct pool *p, uint64_t now_ns)
@@ -621,9 +606,9 @@ static int rekey_from_kernel(struct pool *p)
     int rc = -EIO;
 
     if (getrandom(kernel, sizeof(kernel), GRND_NONBLOCK) == (ssize_t)sizeof(kernel) &&
-        engine_read(p, own, sizeof(own)) == 0 &&
+        engine_read(&p->secret->engine, own, sizeof(own)) == 0 &&
         randd_blake2b512(p->crypto, material, parts, sizeof(parts) / sizeof(parts[0])) == 0)
-        rc = engine_seed(p, material, sizeof(material));
+        rc = engine_seed(&p->secret->engine, material, sizeof(material));
     OPENSSL_cleanse(own, sizeof(own));
     OPENSSL_cleanse(kernel, sizeof(kernel));
     OPENSSL_cleanse(material, sizeof(material));
@@ -659,11 +644,12 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
     int rc;
 
     check_clock_jump(p);
-    if (p->must_reseed || p->bytes_since_reseed >= p->reseed_bytes || engine_reseed_due(p))
+    if (p->must_reseed || p->bytes_since_reseed >= p->reseed_bytes ||
+        engine_reseed_due(&p->secret->engine))
         pool_harvest(p, now_ns);
     if (!pool_ready(p))
         return -EAGAIN;
-    rc = engine_read(p, out, n);
+    rc = engine_read(&p->secret->engine, out, n);
     if (rc == -ESTALE) {             /* the DRBG's reseed interval: never served past */
         must_reseed(p, "the DRBG's reseed interval is used up: waiting to reseed");
         pool_harvest(p, now_ns);
@@ -671,7 +657,7 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
             publish(p);
             return -EAGAIN;
         }
-        rc = engine_read(p, out, n);
+        rc = engine_read(&p->secret->engine, out, n);
     }
     if (rc < 0) {
         log_err("generator failed (%s): output stays off until reseeded", strerror(-rc));
@@ -679,8 +665,7 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
         publish(p);
         return rc;
     }
-    p->bytes_since_reseed += n;
-    p->bytes_served += n;
+    pool_note_output(p, n);
     return 0;
 }
 
@@ -698,12 +683,10 @@ void pool_note_output(struct pool *p, uint64_t n)
 int pool_fill(void *pool, void *buf, size_t n)
 {
     struct pool *p = pool;
-    int rc = engine_read(p, buf, n);
+    int rc = engine_read(&p->secret->engine, buf, n);
 
-    if (rc == 0) {
-        p->bytes_since_reseed += n;
-        p->bytes_served += n;
-    }
+    if (rc == 0)
+        pool_note_output(p, n);
     return rc;
 }
 
@@ -779,8 +762,8 @@ void pool_noise_recheck(struct pool *p)
 
 static bool noise_source_able(const struct source *s)
 {
-    return s->noise && (s->health.state == RANDD_SOURCE_HEALTHY ||
-                        s->health.state == RANDD_SOURCE_STARTUP);
+    return s->noise && (source_state(s) == RANDD_SOURCE_HEALTHY ||
+                        source_state(s) == RANDD_SOURCE_STARTUP);
 }
 
 bool pool_noise_able(const struct pool *p)
@@ -789,6 +772,16 @@ bool pool_noise_able(const struct pool *p)
         if (noise_source_able(p->sources[i]))
             return true;
     return false;
+}
+
+unsigned pool_noise_waiting(const struct pool *p)
+{
+    return p->noise.nwaiting;
+}
+
+uint64_t pool_noise_completed(const struct pool *p)
+{
+    return p->noise.stats.completed;
 }
 
 void pool_noise_unable_reason(const struct pool *p, char *why, size_t whylen)
@@ -805,7 +798,7 @@ void pool_noise_unable_reason(const struct pool *p, char *why, size_t whylen)
             continue;
         if (room)
             room = append_reason(why, whylen, &used, !any, s->name,
-                                 randd_source_state_name(s->health.state), s->health.reason);
+                                 randd_source_state_name(source_state(s)), source_reason(s));
         any = true;
     }
     if (!any)

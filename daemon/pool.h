@@ -16,7 +16,8 @@
 
 struct randd_cymric;
 
-#define POOL_SEED_BITS     256     /* credited bits before the first output and each reseed */
+#define POOL_SEED_BITS     256     /* credited bits before the first output and each reseed
+                                    * (a plain number: messages quote it, pool.c) */
 #define POOL_MAX_SOURCES   8
 #define POOL_KERNEL_BYTES  64      /* conditioned bytes per kernel top-up */
 
@@ -54,9 +55,6 @@ struct pool {
     bool seed_noise_credited;        /* the seed in use took POOL_SEED_BITS of noise_credit */
     double kernel_credit;            /* bits credited into the kernel accumulator */
     double kernel_wanted;            /* bits the kernel feed asked for */
-    enum randd_engine engine;        /* Cymric (BLAKE2b + ChaCha20, the default), Randen, or
-                                      * an SP 800-90A DRBG (drbg_engine.h) */
-    enum randd_stream_cipher cipher; /* every Cymric's keystream: ChaCha20 until chosen */
     bool seeded;
     bool must_reseed;                /* clock jump: no output until reseeded */
     bool fresh_reseed_due;           /* a possible VM fork: reseed from fresh input as soon
@@ -90,6 +88,8 @@ struct pool {
      * of the generator have theirs). */
     struct noise noise;
     uint64_t noise_failures_seen;    /* noise sources' source_distrusts, summed, last look */
+    double noise_bits[POOL_MAX_SOURCES];   /* of sources[i]'s credited bits, those that went
+                                            * to the noise reservoir */
 };
 
 /* require_noise_source (randd.conf): from now on, a seed counts only noise sources' credit,
@@ -99,6 +99,8 @@ void pool_require_noise_source(struct pool *p, bool require);
 
 /* Returns 0 or a negative errno. Sources are added afterwards with pool_add_source. */
 int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
+/* 0 when the secrets are locked in memory, else mlock's errno: they may reach swap. */
+int pool_lock_errno(const struct pool *p);
 /* The reseed policy from now on (a reload): every reseed_interval seconds, or after
  * reseed_bytes of output, whichever comes first. */
 void pool_set_reseed(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);
@@ -106,6 +108,8 @@ void pool_add_source(struct pool *p, struct source *s);
 /* Chooses the engine before the first seed. Returns 0, -EBUSY once seeded, -ENOTSUP for
  * Randen on a CPU without AES-NI, or -EIO when OpenSSL will not make the DRBG. */
 int pool_use_engine(struct pool *p, enum randd_engine engine);
+/* Cymric (BLAKE2b + ChaCha20, the default) until chosen, Randen, or an SP 800-90A DRBG. */
+enum randd_engine pool_engine(const struct pool *p);
 const char *pool_engine_name(const struct pool *p);
 /* With a DRBG engine: its mechanism ("CTR_DRBG AES-256 (df)") and the generates since it was
  * last seeded; NULL and 0 with another engine. */
@@ -117,6 +121,8 @@ int pool_drbg_set_reseed_interval(struct pool *p, uint64_t interval);
  * pool_cymric_init creates after it, before the first seed. Returns 0, -EBUSY once seeded,
  * or -ENOTSUP for AES-256-CTR on a CPU without hardware AES. */
 int pool_use_cipher(struct pool *p, enum randd_stream_cipher which);
+/* Every Cymric's keystream: ChaCha20 until chosen. */
+enum randd_stream_cipher pool_cipher(const struct pool *p);
 const char *pool_cipher_name(const struct pool *p);
 /* Creates a Cymric generator (randd_cymric_init) running the pool's keystream: the loops'
  * generators, the prediction-resistant ones and the prime finder's all follow the config.
@@ -134,11 +140,21 @@ void pool_harvest(struct pool *p, uint64_t now_ns);
  * output resumes only after a reseed from material conditioned after the clean re-test. */
 void pool_halt(struct pool *p, const char *why);
 void pool_resume(struct pool *p);
+bool pool_halted(const struct pool *p);
 
 /* Seeded, not halted, not waiting for a forced reseed, and at least one source healthy. */
 bool pool_ready(const struct pool *p);
 /* Why not ready, for logs and status; NULL when ready. */
 const char *pool_not_ready_reason(const struct pool *p);
+/* Times the pool stopped being ready. It can stop and be ready again between two looks (a
+ * clock jump seen while serving, reseeded at once): requests that waited meanwhile are
+ * released when it moves. */
+uint64_t pool_times_unready(const struct pool *p);
+/* A mark that moves whenever the generator's continuity breaks: the pool stopped being ready
+ * (a halt, a failed self-test, a VM clone, a clock jump, which it checks for first) or it
+ * rekeyed for a possible clone. A prediction-resistant reply's own generator goes on only
+ * while the mark stays as it was when the reply began. */
+uint64_t pool_continuity(struct pool *p);
 bool pool_any_healthy(const struct pool *p);
 /* Only the kernel's word: a source that is not noise (getrandom) is credited now and no noise
  * source is (none configured, or each absent, quarantined, disabled, in its start-up test, or
@@ -209,10 +225,61 @@ bool pool_kernel_material_ready(const struct pool *p);
 void pool_noise_recheck(struct pool *p);
 /* Whether a noise source is healthy, or in its start-up test and about to be. */
 bool pool_noise_able(const struct pool *p);
+/* Requests waiting for noise blocks now, and how many requests have had all their blocks
+ * granted so far: when it moves, waiting ones can be answered. */
+unsigned pool_noise_waiting(const struct pool *p);
+uint64_t pool_noise_completed(const struct pool *p);
 /* Why not: each noise source's state and reason (or that none is configured). A why too
  * small for them all ends in "…" where it was cut. */
 void pool_noise_unable_reason(const struct pool *p, char *why, size_t whylen);
 /* Blocks for requests are wanted, or the reserve is short: harvest soon. */
 bool pool_noise_wanted(const struct pool *p);
+
+/* --- the noise modes' requests (pool_noise.c), under the pool's lock too ------------------ */
+
+/* A full-entropy or prediction-resistant request, as the reservoir sees it. */
+struct pool_noise_request {
+    uid_t uid;
+    enum noise_mode mode;
+    size_t bytes;                    /* asked for: full entropy takes a block per 32 */
+    bool nonblock;                   /* NOT_READY now rather than a wait */
+};
+
+/* Admits a request to the reservoir's fair queue, after the failures since the last look
+ * (pool_noise_recheck). RANDD_OK with *ticket, its blocks granted at once or to come in turn
+ * (noise_ticket_ready); or a refusal with why and *ticket NULL: NO_NOISE_SOURCE, NOT_READY
+ * (nonblock, and not ready now), BUSY (its uid's share of the queue, or the whole queue, is
+ * taken) or INTERNAL (out of memory); why may be NULL with whylen 0. A refusal is not counted
+ * here: a caller that answers with it says so with pool_noise_refuse; EGD, which has no error
+ * to send, waits instead. */
+int pool_noise_submit(struct pool *p, const struct pool_noise_request *rq,
+                      struct noise_ticket **ticket, char *why, size_t whylen);
+/* A request waiting in the queue, looked at again: RANDD_OK while its blocks may still come
+ * (granted all, or some to come); NO_NOISE_SOURCE with why once no noise source can give
+ * them. The ticket stays: refused, it is given up with pool_noise_refuse. */
+int pool_noise_wait_status(struct pool *p, const struct noise_ticket *ticket, char *why,
+                           size_t whylen);
+/* A request answered with status rather than served: counted by it (NOT_READY, BUSY,
+ * NO_NOISE_SOURCE), and its ticket, if any, given up (its blocks go to the others waiting,
+ * never spent). *ticket is NULL after. */
+void pool_noise_refuse(struct pool *p, struct noise_ticket **ticket, int status);
+/* The client went away while it had a ticket: given up as above, counted cancelled. */
+void pool_noise_cancel(struct pool *p, struct noise_ticket **ticket);
+
+/* The answers take the blocks under the lock they are checked under: a serving loop that saw
+ * them all granted, then let go of the pool's lock to generate, may find them dropped since
+ * (noise_drop: a noise source failed). Then -EAGAIN, nothing taken: the request waits on. */
+
+/* A prediction-resistant ticket's one block into out, counted spent, with served bytes of
+ * output; *ticket is NULL after. The caller wipes out. 0 or -EAGAIN. */
+int pool_noise_take_block(struct pool *p, struct noise_ticket **ticket,
+                          uint8_t out[NOISE_BLOCK_BYTES], uint64_t served);
+/* SP 800-90C RBG3(XOR): out holds n bytes of generator output; each is XORed with a byte of
+ * the full-entropy ticket's blocks, so the n bytes are full entropy if the noise is, and no
+ * worse than the generator if not. The blocks are counted spent and wiped; no copy of them
+ * is left anywhere. *ticket is NULL after. 0, or -EAGAIN with out untouched, or -EINVAL
+ * (nothing taken) for more bytes than the ticket was for. */
+int pool_full_entropy_xor(struct pool *p, struct noise_ticket **ticket, uint8_t *out,
+                          size_t n);
 
 #endif

@@ -21,7 +21,7 @@ static int run_all(const struct pool *p, char *why, size_t whylen)
 {
     if (randd_selftest(why, whylen) < 0)
         return -1;
-    if (RANDD_ENGINE_IS_DRBG(p->engine) && randd_drbg_selftest(why, whylen) < 0)
+    if (RANDD_ENGINE_IS_DRBG(pool_engine(p)) && randd_drbg_selftest(why, whylen) < 0)
         return -1;
     return health_selftest(why, whylen);
 }

@@ -63,6 +63,8 @@ struct reply {
     bool counted;                     /* in stats.replies: once its first bytes were sent */
     struct randd_cymric *pr;          /* prediction resistance: BYTES from this generator,
                                        * reseeded with a noise block for this reply alone */
+    uint64_t pr_continuity;           /* branch_continuity when pr began: it goes on only
+                                       * while nothing broke the pool's (a halt, a clone) */
     uint8_t buf[REPLY_CHUNK];         /* last, so a new reply clears only the fields above */
 };
 
@@ -232,12 +234,8 @@ static void client_release(struct listener_conn *conn)
     if (c->prime_job)
         primes_cancel(c->srv->primes, c->prime_job);
     if (c->noise_ticket) {           /* gone while waiting: its blocks go to the next */
-        struct pool *p = branch_lock_pool(c->srv->branch);
-
-        noise_cancel(&p->noise, c->noise_ticket);
-        p->noise.stats.cancelled++;
+        pool_noise_cancel(branch_lock_pool(c->srv->branch), &c->noise_ticket);
         branch_unlock_pool(c->srv->branch);
-        c->noise_ticket = NULL;
     }
     free_reply(c);
     free_body(c);
@@ -332,6 +330,9 @@ static int generate_more(struct client *c, struct reply *r)
     if (r->op == RANDD_OP_BYTES) {
         size_t n = r->left < room ? (size_t)r->left : room;
 
+        if (r->pr && (!branch_ready(s->branch) ||
+                      branch_continuity(s->branch) != r->pr_continuity))
+            return -1;                /* a failed self-test, a clone: not one byte more */
         if (r->pr ? randd_cymric_read(r->pr, r->buf + r->len, n) < 0
                   : branch_generate(s->branch, r->buf + r->len, n, loop_now_ns()) < 0)
             return -1;
@@ -496,7 +497,7 @@ static void handle_add_entropy(struct client *c, const struct randd_request *req
  * has no uid). They can stop all output, or quarantine a source. */
 static void handle_admin(struct client *c, const struct randd_request *req)
 {
-    const char *op = req->op == RANDD_OP_SELFTEST ? "SELFTEST" : "INJECT_FAILURE";
+    const char *op = randd_op_wire_name(req->op);
     char msg[384], why[64];
     struct reply *r;
     int status;
@@ -617,7 +618,9 @@ static void handle_bytes_memfd(struct client *c, const struct randd_request *req
 /* --- the noise-source modes (lib/PROTOCOL.md: prediction resistance, full entropy) ------
  * The request takes its blocks from the pool's reservoir (noise.c) at once, or waits in its
  * fair queue (WAITING_NOISE) until they are granted, or is refused: NO_NOISE_SOURCE when no
- * noise source can give any, NOT_READY with NONBLOCK, BUSY over the uid's share. */
+ * noise source can give any, NOT_READY with NONBLOCK, BUSY over the uid's share. The pool
+ * admits, refuses, serves and counts (pool.h: the noise modes' requests); here are the
+ * replies, and the pool's lock around each call. */
 
 static enum noise_mode mode_of(const struct randd_request *req)
 {
@@ -625,30 +628,45 @@ static enum noise_mode mode_of(const struct randd_request *req)
                                                 : NOISE_PREDICTION_RESISTANT;
 }
 
-static unsigned blocks_for(const struct randd_request *req)
+/* Refused: the ticket, if any, given up and the refusal counted (pool_noise_refuse), then
+ * the reply. NO_NOISE_SOURCE's message is the why alone: the status already says "no healthy
+ * noise source", and clients print the two together. */
+static void refuse_noise(struct client *c, int status, const char *why)
 {
-    return mode_of(req) == NOISE_FULL_ENTROPY
-               ? (req->n + NOISE_BLOCK_BYTES - 1) / NOISE_BLOCK_BYTES : 1;
+    pool_noise_refuse(branch_lock_pool(c->srv->branch), &c->noise_ticket, status);
+    branch_unlock_pool(c->srv->branch);
+    reply_error(c, status, why);
 }
 
-/* SP 800-90C RBG3(XOR): each full-entropy block XORed with as many generator bytes, so that
- * the output is full entropy if the noise is, and no worse than the generator if not. */
-static void reply_full_entropy(struct client *c, const struct randd_request *req,
-                               uint8_t *blocks)
+/* The loop's generator output with the blocks XORed in (pool_full_entropy_xor: RBG3(XOR)).
+ * False: the blocks were dropped since they were seen granted (a noise source failed). */
+static bool reply_full_entropy(struct client *c, const struct randd_request *req)
 {
+    struct branch *b = c->srv->branch;
     struct reply *r;
+    uint8_t *body;
+    bool generated;
+    int taken = -EAGAIN;
 
     if (!(r = start_reply(c, RANDD_OK, req->n)))
-        return;
-    if (branch_generate(c->srv->branch, r->buf + r->len, req->n, loop_now_ns()) < 0) {
-        free_reply(c);
-        reply_error(c, RANDD_INTERNAL, "generator failed");
-        return;
+        return true;                 /* closing: client_release gives the blocks back */
+    body = r->buf + r->len;
+    generated = branch_generate(b, body, req->n, loop_now_ns()) == 0;
+    if (generated) {
+        taken = pool_full_entropy_xor(branch_lock_pool(b), &c->noise_ticket, body, req->n);
+        branch_unlock_pool(b);
     }
-    for (uint32_t i = 0; i < req->n; i++)
-        r->buf[r->len + i] ^= blocks[i];
+    if (taken < 0) {
+        explicit_bzero(body, req->n);    /* past r->len: free_reply would not wipe it */
+        free_reply(c);
+        if (!generated || taken == -EINVAL)
+            refuse_noise(c, RANDD_INTERNAL, generated ? "full-entropy blocks for fewer bytes "
+                         "than asked" : "generator failed");
+        return !generated || taken == -EINVAL;
+    }
     r->len += req->n;
     SERVER_STAT_ADD(c->srv->stats.bytes_served, req->n);
+    return true;
 }
 
 /* SP 800-90C RBG2(P): a generator for this reply alone, seeded from the loop's generator and
@@ -660,6 +678,7 @@ static void reply_prediction_resistant(struct client *c, const struct randd_requ
     struct randd_cymric *g;
     struct reply *r;
     int lock_errno, rc = -ENOMEM;
+    uint64_t mark = branch_continuity(c->srv->branch);   /* before its seed is drawn */
 
     if ((g = randd_secure_alloc(sizeof(*g), &lock_errno)) &&
         (rc = branch_cymric_init(c->srv->branch, g)) == 0) {
@@ -683,108 +702,91 @@ static void reply_prediction_resistant(struct client *c, const struct randd_requ
         return;
     }
     r->pr = g;
+    r->pr_continuity = mark;
     r->op = RANDD_OP_BYTES;
     r->left = req->n;
 }
 
-/* The blocks are all granted: take them and answer. Under no lock. */
-static void serve_noise(struct client *c, const struct randd_request *req)
+/* The blocks are all granted: answer. False: dropped since (a noise source failed). */
+static bool serve_noise(struct client *c, const struct randd_request *req)
 {
-    uint8_t blocks[NOISE_MAX_BLOCKS * NOISE_BLOCK_BYTES];
-    struct pool *p = branch_lock_pool(c->srv->branch);
+    uint8_t block[NOISE_BLOCK_BYTES];
+    int rc;
 
-    noise_take(&p->noise, c->noise_ticket, blocks, req->n);
-    branch_unlock_pool(c->srv->branch);
-    c->noise_ticket = NULL;
     if (mode_of(req) == NOISE_FULL_ENTROPY)
-        reply_full_entropy(c, req, blocks);
-    else
-        reply_prediction_resistant(c, req, blocks);
-    OPENSSL_cleanse(blocks, (size_t)blocks_for(req) * NOISE_BLOCK_BYTES);
+        return reply_full_entropy(c, req);
+    rc = pool_noise_take_block(branch_lock_pool(c->srv->branch), &c->noise_ticket, block,
+                               req->n);
+    branch_unlock_pool(c->srv->branch);
+    if (rc < 0)
+        return false;
+    reply_prediction_resistant(c, req, block);
+    OPENSSL_cleanse(block, sizeof(block));
+    return true;
 }
 
-/* No noise source can serve the mode: NO_NOISE_SOURCE, with each one's state and reason. */
-static int no_noise_source(const struct pool *p, char *why, size_t whylen)
+/* What the pool said, as the reply: refused, served, or left to wait (false). */
+static bool answer_noise(struct client *c, const struct randd_request *req, int status,
+                         bool ready, const char *why)
 {
-    pool_noise_unable_reason(p, why, whylen);
-    return RANDD_NO_NOISE_SOURCE;
+    if (status != RANDD_OK) {
+        refuse_noise(c, status, why);
+        return true;
+    }
+    if (!ready)
+        return false;
+    if (serve_noise(c, req))
+        return true;
+    /* The blocks seen granted were dropped before they were taken: the pool's loop found a
+     * noise source failed meanwhile. A request that may wait waits for new ones. */
+    if (!(req->flags & RANDD_FLAG_NONBLOCK))
+        return false;
+    refuse_noise(c, RANDD_NOT_READY, "the noise blocks granted were dropped: a noise source "
+                 "failed; try again");
+    return true;
 }
 
-/* NONBLOCK and the blocks are not ready: NOT_READY, counting the bits ready before any were
- * granted to this request. Past the reserve kept ready, a NONBLOCK request can never be
- * answered at once: the message says so rather than invite retries. */
-static int not_ready_now(struct pool *p, unsigned need, char *why, size_t whylen)
+/* A new request: a place in the queue, or a refusal. Either way the modes were asked for,
+ * so the owner's harvests are woken if blocks are wanted now. */
+static bool admit_noise_request(struct client *c, const struct randd_request *req)
 {
-    int len = snprintf(why, whylen, "not enough noise-source entropy: %u bits needed, %.0f "
-                       "ready; asking the noise sources for more", need * NOISE_BLOCK_CREDIT,
-                       noise_available_bits(&p->noise));
+    struct server *s = c->srv;
+    const struct pool_noise_request rq = {
+        .uid = c->conn.uid,
+        .mode = mode_of(req),
+        .bytes = req->n,
+        .nonblock = (req->flags & RANDD_FLAG_NONBLOCK) != 0,
+    };
+    char why[POOL_NOISE_WHY_BYTES];
+    struct pool *p = branch_lock_pool(s->branch);
+    int status = pool_noise_submit(p, &rq, &c->noise_ticket, why, sizeof(why));
+    bool ready = status == RANDD_OK && noise_ticket_ready(c->noise_ticket);
+    bool wanted = pool_noise_wanted(p);
 
-    if (need > NOISE_RESERVE && len > 0 && (size_t)len < whylen)
-        snprintf(why + len, whylen - (size_t)len, " (with NONBLOCK, at most %d bytes of full "
-                 "entropy: the %d blocks kept ready; ask without NONBLOCK)",
-                 NOISE_RESERVE * NOISE_BLOCK_BYTES, NOISE_RESERVE);
-    return RANDD_NOT_READY;
+    branch_unlock_pool(s->branch);
+    if (wanted && s->noise_wanted)
+        s->noise_wanted(s->noise_ctx);
+    return answer_noise(c, req, status, ready, why);
+}
+
+/* A request waiting in the queue, let go (its blocks came, or a noise source failed): served,
+ * refused NO_NOISE_SOURCE when none is left to give them, or left waiting. It wakes no
+ * harvest: the owner's harvests go on while blocks are wanted. */
+static bool recheck_noise_wait(struct client *c, const struct randd_request *req)
+{
+    char why[POOL_NOISE_WHY_BYTES];
+    struct pool *p = branch_lock_pool(c->srv->branch);
+    int status = pool_noise_wait_status(p, c->noise_ticket, why, sizeof(why));
+    bool ready = noise_ticket_ready(c->noise_ticket);
+
+    branch_unlock_pool(c->srv->branch);
+    return answer_noise(c, req, status, ready, why);
 }
 
 /* True if answered now (served or refused); false: it waits in the queue. */
 static bool handle_noise(struct client *c, const struct randd_request *req)
 {
-    struct server *s = c->srv;
-    struct pool *p = branch_lock_pool(s->branch);
-    unsigned need = blocks_for(req);
-    char why[POOL_NOISE_WHY_BYTES];
-    int status = RANDD_OK, rc;
-    bool wanted, fresh = !c->noise_ticket;
-
-    pool_noise_recheck(p);
-    if (!c->noise_ticket) {
-        if (!pool_noise_able(p))
-            status = no_noise_source(p, why, sizeof(why));
-        else if ((req->flags & RANDD_FLAG_NONBLOCK) &&
-                 !noise_ready_now(&p->noise, c->conn.uid, need))
-            status = not_ready_now(p, need, why, sizeof(why));
-        else if ((rc = noise_submit(&p->noise, c->conn.uid, mode_of(req), need,
-                                    (req->flags & RANDD_FLAG_NONBLOCK) != 0,
-                                    &c->noise_ticket)) == -EBUSY) {
-            snprintf(why, sizeof(why), "uid %u has %d full-entropy or prediction-resistant "
-                     "requests waiting already; try again when one is answered",
-                     (unsigned)c->conn.uid, NOISE_PER_UID);
-            status = RANDD_BUSY;
-        } else if (rc == -EAGAIN) {
-            snprintf(why, sizeof(why), "%d full-entropy or prediction-resistant requests "
-                     "wait already, and this uid has one of them; try again",
-                     NOISE_MAX_WAITING);
-            status = RANDD_BUSY;
-        } else if (rc < 0) {
-            snprintf(why, sizeof(why), "out of memory for a noise request");
-            status = RANDD_INTERNAL;
-        }
-    } else if (!noise_ticket_ready(c->noise_ticket) && !pool_noise_able(p)) {
-        status = no_noise_source(p, why, sizeof(why));  /* waiting; the last one failed */
-    }
-    if (status == RANDD_OK && !noise_ticket_ready(c->noise_ticket) &&
-        (req->flags & RANDD_FLAG_NONBLOCK))
-        status = not_ready_now(p, need, why, sizeof(why));   /* not met: ready was checked */
-    if (status != RANDD_OK) {
-        if (c->noise_ticket)
-            noise_cancel(&p->noise, c->noise_ticket);
-        c->noise_ticket = NULL;
-        noise_note_refusal(&p->noise, status);
-    }
-    wanted = fresh && pool_noise_wanted(p);   /* later, the owner's harvests go on */
-    branch_unlock_pool(s->branch);
-    if (wanted && s->noise_wanted)
-        s->noise_wanted(s->noise_ctx);
-    /* NO_NOISE_SOURCE's message is the why alone: the status already says "no healthy noise
-     * source", and clients print the two together. */
-    if (status != RANDD_OK) {
-        reply_error(c, status, why);
-        return true;
-    }
-    if (!noise_ticket_ready(c->noise_ticket))
-        return false;
-    serve_noise(c, req);
-    return true;
+    return c->noise_ticket ? recheck_noise_wait(c, req) : admit_noise_request(c, req);
 }
 
 /* Output ops wait for readiness (or get NOT_READY with NONBLOCK). True if handled now. */

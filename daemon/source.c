@@ -39,6 +39,21 @@ bool source_healthy(const struct source *s)
     return s->health.state == RANDD_SOURCE_HEALTHY;
 }
 
+enum randd_source_state source_state(const struct source *s)
+{
+    return s->health.state;
+}
+
+const char *source_reason(const struct source *s)
+{
+    return s->health.reason;
+}
+
+uint64_t source_retry_at_ns(const struct source *s)
+{
+    return s->health.state == RANDD_SOURCE_QUARANTINED ? s->health.retry_at_ns : UINT64_MAX;
+}
+
 /* A device fed from user space (a FIFO, a pty, a USB TRNG's tty) keeps what its writer
  * produced while randd was not reading, and that may be the very output that failed. The
  * retry's start-up test must judge what the device gives from now on, so what was queued

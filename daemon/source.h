@@ -79,7 +79,6 @@ struct source {
     uint64_t injected_failures; /* health test failures induced (randctl inject-failure) */
     unsigned stuck_run;         /* set by read: the longest run of stuck samples it saw */
     double credited_bits;       /* bits of credit in the bytes passed on */
-    double noise_bits;          /* of those, credited to the noise reservoir (pool.c) */
     uint64_t credit_falls;      /* times entropy_per_byte fell (an assessment): what was
                                  * credited before is judged too high (pool.c wipes it) */
     double cpu_seconds;         /* CPU time spent producing them (jitter's worker) */
@@ -172,6 +171,12 @@ void source_init(struct source *s, const char *name, const struct source_ops *op
 ssize_t source_harvest(struct source *s, uint8_t *buf, size_t n, uint64_t now_ns);
 
 bool source_healthy(const struct source *s);
+/* Its health state, and why it was last quarantined or disabled ("": never). */
+enum randd_source_state source_state(const struct source *s);
+const char *source_reason(const struct source *s);
+/* When a quarantined source's back-off ends (its retry is due at a harvest), in
+ * loop_now_ns() time; UINT64_MAX when it is not quarantined. */
+uint64_t source_retry_at_ns(const struct source *s);
 void source_close(struct source *s);
 
 /* A thread a source runs besides the event loop (jitter's worker, an assessment's reader):

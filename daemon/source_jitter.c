@@ -56,6 +56,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "loop.h"
 #include "secmem.h"
 
 #define JITTER_MEMORY_WORDS  (1u << 17)  /* 1 MiB: beyond a core's L2 on most x86 servers */
@@ -78,7 +79,15 @@
 #define JITTER_REASSESS_S    3600        /* while it runs: an idle worker never wakes for it */
 /* Measurements one assessment may take to keep SOURCE_ASSESS_SAMPLES unstuck samples. */
 #define JITTER_ASSESS_TRIES  (4 * SOURCE_ASSESS_SAMPLES)
-#define NS_PER_S             1000000000ull
+/* Measurements an assessment runs and throws away before its sample. After a start, or any
+ * sleep, the buffer is out of the caches and each measurement is a run of memory misses:
+ * deltas about ten times the steady ones and spread over every 8-bit value. The loop pulls
+ * the buffer in as it goes, and by 4,000-6,000 measurements the deltas have narrowed to the
+ * steady state of a worker that runs on (an Intel Xeon VM: first 2,000 after a wake, mean
+ * delta 160 clock steps; from 6,000 on, 16; docs/assessment.md). The daemon credits both
+ * kinds, and the steady kind assesses lower (2.3 against 3.7 bits a sample, medians of five
+ * 8,192-sample assessments), so the sample is taken from it: the credit follows the lower. */
+#define JITTER_ASSESS_WARMUP (SOURCE_ASSESS_SAMPLES)
 
 struct jitter_batch {
     uint8_t sample[JITTER_BATCH];
@@ -227,25 +236,18 @@ static void fill_batch(struct jitter *j, struct jitter_batch *b)
 
 /* --- assessing its own samples ----------------------------------------------------------- */
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 /* The hourly one only while the worker runs anyway: it is asked before a batch, never on a
  * timer of its own. Takes the request: one the loop makes from here on comes again. */
 static bool assessment_due(struct jitter *j)
 {
     return atomic_exchange(&j->assess_due, false) ||
            (atomic_load(&j->assess_on) &&
-            monotonic_ns() - j->assessed_at_ns >= JITTER_REASSESS_S * NS_PER_S);
+            loop_now_ns() - j->assessed_at_ns >= JITTER_REASSESS_S * NS_PER_S);
 }
 
 /* A sample of its own, measured as batches are (stuck deltas dropped) and never handed out:
- * the estimators' unlocked working memory holds nothing the pool was given. A clock stuck
+ * the estimators' unlocked working memory holds nothing the pool was given. It follows
+ * JITTER_ASSESS_WARMUP measurements thrown away, so it is the steady state's. A clock stuck
  * through most of it gives no sample (-ENODATA). */
 static int assess_own_samples(struct jitter *j, double *min_entropy)
 {
@@ -255,6 +257,11 @@ static int assess_own_samples(struct jitter *j, double *min_entropy)
 
     if (!sample)
         return -ENOMEM;
+    for (unsigned i = 0; i < JITTER_ASSESS_WARMUP && !stopping(j); i++) {
+        bool stuck;
+
+        measure(j, &stuck);
+    }
     for (unsigned i = 0; i < JITTER_ASSESS_TRIES && kept < SOURCE_ASSESS_SAMPLES; i++) {
         bool stuck;
         uint64_t delta;
@@ -342,7 +349,7 @@ static void assess(struct jitter *j)
     j->last_time = j->clock();
     j->memory_touched = true;
     rc = assess_own_samples(j, &min_entropy);
-    j->assessed_at_ns = monotonic_ns();
+    j->assessed_at_ns = loop_now_ns();
     post_assessment(j, rc, min_entropy);
     atomic_store(&j->cpu_seconds, thread_cpu_seconds());
     wake_loop(j);

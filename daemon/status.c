@@ -97,7 +97,7 @@ static void write_sources(FILE *f, const struct pool *p)
         write_assessment(f, s);
         fprintf(f, ",\"credited_bits\":%.0f,\"noise_bits\":%.0f,\"noise_source\":%s,"
                    "\"cpu_seconds\":%.6f,\"stuck_discarded\":%llu,\"running\":%s",
-                s->credited_bits, s->noise_bits, s->noise ? "true" : "false", s->cpu_seconds,
+                s->credited_bits, p->noise_bits[i], s->noise ? "true" : "false", s->cpu_seconds,
                 (unsigned long long)s->stuck_discarded, s->wanted ? "true" : "false");
         write_health_tests(f, s);
         fputc('}', f);

@@ -348,7 +348,7 @@ const char *randd_message(const randd_handle *h)
  * a receive that SO_RCVTIMEO cut short, and a caller's own descriptor, whose options are not
  * ours to set, try without waiting and poll() for what is left, to the millisecond as before. */
 
-#define RCVTIMEO_MARGIN_MS 20u      /* SO_RCVTIMEO this far, and an eighth, short of it... */
+#define RCVTIMEO_MARGIN_MS 20u      /* SO_RCVTIMEO this far, and a quarter, short of it... */
 #define RCVTIMEO_SLACK_MS  10u      /* ...of which a jiffy at HZ=100 may eat this much */
 
 /* A peer that trickles a byte at a time never makes a read block: the deadline is checked
@@ -386,8 +386,11 @@ static void arm_receive_timeout(randd_handle *h)
 {
     /* The kernel's timer wheel ends a longer wait later, by up to an eighth of it (its
      * coarser levels: 256 ms of a 5 s wait at HZ=250), not just a jiffy: the margin grows
-     * with the timeout so that the receive still returns by the deadline. */
-    unsigned margin = RCVTIMEO_MARGIN_MS + (unsigned)h->timeout_ms / 8;
+     * with the timeout so that the receive still returns by the deadline. It is a quarter:
+     * that eighth, and as much again for the time between the call's start and its receive.
+     * With an eighth alone, a caller descheduled for 13 ms of a 30 s call (a loaded machine)
+     * found its receive could no longer block, and paid an EAGAIN and a poll() for it. */
+    unsigned margin = RCVTIMEO_MARGIN_MS + (unsigned)h->timeout_ms / 4;
     unsigned want = h->timeout_ms >= 2 * (int)RCVTIMEO_MARGIN_MS
                         ? (unsigned)h->timeout_ms - margin : 0;
     struct timeval tv = { (time_t)(want / 1000), (suseconds_t)(want % 1000 * 1000) };

@@ -180,8 +180,7 @@ int randd_check_header(const struct randd_header *h, char *why, size_t whylen)
 static int parse_count(const struct randd_header *h, const uint8_t *body,
                        struct randd_request *req, uint32_t max, char *why, size_t whylen)
 {
-    const char *name = h->code == RANDD_OP_SEED ? "SEED"
-                     : h->code == RANDD_OP_BYTES_MEMFD ? "BYTES_MEMFD" : "BYTES";
+    const char *name = randd_op_wire_name(h->code);
 
     if (h->length != 4)
         return reject(RANDD_MALFORMED, why, whylen, "%s body is %u bytes, not 4", name,
@@ -301,7 +300,7 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
     default:
         if (h->length != 0)
             return reject(RANDD_MALFORMED, why, whylen, "%s body is %u bytes, not 0",
-                          h->code == RANDD_OP_SELFTEST ? "SELFTEST" : "STATUS", h->length);
+                          randd_op_wire_name(h->code), h->length);
         return RANDD_OK;
     }
 }
@@ -312,17 +311,19 @@ int randd_parse_request(const struct randd_header *h, const uint8_t *body,
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const op_names[] = {
-    [0] = "unknown",
-    [RANDD_OP_BYTES] = "bytes",
-    [RANDD_OP_RANGE] = "range",
-    [RANDD_OP_STATUS] = "status",
-    [RANDD_OP_ADD_ENTROPY] = "add_entropy",
-    [RANDD_OP_PRIME] = "prime",
-    [RANDD_OP_SEED] = "seed",
-    [RANDD_OP_BYTES_MEMFD] = "bytes_memfd",
-    [RANDD_OP_SELFTEST] = "selftest",
-    [RANDD_OP_INJECT_FAILURE] = "inject_failure",
+static const struct {
+    const char *key, *wire;     /* STATUS's key; the op as lib/PROTOCOL.md and messages say it */
+} op_names[] = {
+    [0] = { "unknown", "UNKNOWN_OP" },
+    [RANDD_OP_BYTES] = { "bytes", "BYTES" },
+    [RANDD_OP_RANGE] = { "range", "RANGE" },
+    [RANDD_OP_STATUS] = { "status", "STATUS" },
+    [RANDD_OP_ADD_ENTROPY] = { "add_entropy", "ADD_ENTROPY" },
+    [RANDD_OP_PRIME] = { "prime", "PRIME" },
+    [RANDD_OP_SEED] = { "seed", "SEED" },
+    [RANDD_OP_BYTES_MEMFD] = { "bytes_memfd", "BYTES_MEMFD" },
+    [RANDD_OP_SELFTEST] = { "selftest", "SELFTEST" },
+    [RANDD_OP_INJECT_FAILURE] = { "inject_failure", "INJECT_FAILURE" },
 };
 _Static_assert(COUNT(op_names) == RANDD_OP_LAST + 1, "an op without a name");
 
@@ -374,7 +375,12 @@ _Static_assert(COUNT(engines) == RANDD_ENGINE_COUNT, "an engine without a name")
 
 const char *randd_op_name(int op)
 {
-    return op > 0 && op <= RANDD_OP_LAST ? op_names[op] : op_names[0];
+    return op_names[op > 0 && op <= RANDD_OP_LAST ? op : 0].key;
+}
+
+const char *randd_op_wire_name(int op)
+{
+    return op_names[op > 0 && op <= RANDD_OP_LAST ? op : 0].wire;
 }
 
 int randd_mode_request_index(uint8_t op, uint16_t flags)

@@ -114,6 +114,8 @@ int randd_header_closes(const struct randd_header *h);
 /* STATUS's key for requests of op ("bytes", ...), as counted by op; op 0 stands for the
  * unknown ops (RANDD_OP_LAST + 1 keys in all). */
 const char *randd_op_name(int op);
+/* The op as the protocol names it in messages ("BYTES_MEMFD"); "UNKNOWN_OP" outside the set. */
+const char *randd_op_wire_name(int op);
 
 /* BYTES and SEED asked with a mode, counted apart from requests.bytes and requests.seed:
  * index (op == SEED) * 2 + (FULL_ENTROPY set): "bytes_pr", "bytes_full", "seed_pr",

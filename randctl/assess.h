@@ -70,4 +70,10 @@ int assess_report_open(struct randd_output *o, const char *out, bool force);
  * having said why (the path is left as it was). */
 int assess_report_write(struct randd_output *o, const struct assess_report *r);
 
+/* The restarts assessed well above H_I (a bit a sample or more, validation passed): a source
+ * that warms up as it runs gives richer samples just after a start. The note that says so,
+ * once for the text output and the report. */
+bool assess_restart_above_steady(const struct randd_ea_restart_result *r);
+extern const char assess_restart_above_note[];
+
 #endif

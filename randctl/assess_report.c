@@ -800,6 +800,9 @@ static void section_restart(FILE *f, const struct assess_report *r)
               "the restarts are checked against, and H_I/2: the validation (3.1.4.2) passes "
               "when the amber bar reaches H_I/2.</p>", f);
     }
+    if (assess_restart_above_steady(d))
+        fprintf(f, "<p class=\"note\">The restarts assess %.2f bits a sample above H_I. %s</p>",
+                fmin(d->h_r, d->h_c) - d->h_initial, assess_restart_above_note);
     fputs("</section>\n", f);
 }
 

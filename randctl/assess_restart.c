@@ -96,7 +96,21 @@ static void print_restart(const char *path, const struct randd_ea_restart_result
            r->validation_passed ? "passed" : "FAILED");
     if (r->validation_passed)
         printf("min(H_r, H_c, H_I): %.8f bits per sample\n", r->h_restart);
+    if (assess_restart_above_steady(r))
+        printf("note: the restarts assess %.2f bits a sample above H_I. %s\n",
+               fmin(r->h_r, r->h_c) - r->h_initial, assess_restart_above_note);
 }
+
+bool assess_restart_above_steady(const struct randd_ea_restart_result *r)
+{
+    return r->sanity_passed && r->validation_passed && fmin(r->h_r, r->h_c) >= r->h_initial + 1;
+}
+
+const char assess_restart_above_note[] =
+    "A source that warms up as it runs (jitter's buffer coming into the caches) gives richer "
+    "samples just after a start, and after a pause, than in its steady state: that passes, and "
+    "H_I must come from a long capture of one start, not from restart data (randd(8), "
+    "--restarts; docs/assessment.md).";
 
 static int parse_entropy(const char *s, double *h)
 {

@@ -104,10 +104,10 @@ START_TEST(uninitialised_kernel_is_fed_without_reseed_until_it_is_ready)
     ck_assert_uint_eq(k.topups, 1);
     ck_assert_uint_eq(k.reseeds, 0);                 /* credit counts; no reseed asked */
     initialised_now = true;
-    ck_assert(kernel_check_initialised(&k, 5000));
+    ck_assert(kernel_became_initialised(&k, 5000));
     ck_assert(k.init_seen);
     ck_assert_uint_eq(k.init_after_ns, 4000);
-    ck_assert(!kernel_check_initialised(&k, 6000));  /* the transition is reported once */
+    ck_assert(!kernel_became_initialised(&k, 6000));  /* the transition is reported once */
     ck_assert_int_eq(kernel_feed(&k, &pool, 7000), 0);
     ck_assert_uint_eq(k.reseeds, 1);
 }

@@ -286,7 +286,7 @@ START_TEST(the_accumulator_left_after_a_seed_does_not_give_back_what_was_served)
     /* The attacker's generator, as the pool's was before its first seed, keyed by what they
      * found, with the pool's cipher. */
     ck_assert_int_eq(randd_cymric_init(&attacker, RANDD_CYMRIC_DETERMINISTIC), 0);
-    ck_assert_int_eq(randd_cymric_use_stream(&attacker, pool.cipher), 0);
+    ck_assert_int_eq(randd_cymric_use_stream(&attacker, pool_cipher(&pool)), 0);
     ck_assert_int_eq(randd_cymric_seed(&attacker, acc, sizeof(acc)), 0);
     ck_assert_int_eq(randd_cymric_generate(&attacker, rebuilt, sizeof(rebuilt), NULL, 0), 0);
     ck_assert_msg(memcmp(rebuilt, served, sizeof(served)) != 0,
@@ -713,12 +713,12 @@ START_TEST(noise_bits_are_credited_to_the_reservoir_once)
     pool_harvest(&pool, 2 * S);
     ck_assert_msg(pool.noise.stats.blocks_made > 0, "no block made from a noise source");
     ck_assert_msg((double)pool.noise.stats.blocks_made * NOISE_BLOCK_CREDIT +
-                      pool.noise.partial_credit <= a.source.noise_bits + 1e-9,
+                      pool.noise.partial_credit <= pool.noise_bits[0] + 1e-9,
                   "%llu blocks of 320 bits from %.0f noise bits",
-                  (unsigned long long)pool.noise.stats.blocks_made, a.source.noise_bits);
-    ck_assert_msg(pool.credit - before + a.source.noise_bits <= a.source.credited_bits,
+                  (unsigned long long)pool.noise.stats.blocks_made, pool.noise_bits[0]);
+    ck_assert_msg(pool.credit - before + pool.noise_bits[0] <= a.source.credited_bits,
                   "generator credit %.0f and noise %.0f exceed the %.0f the source gave",
-                  pool.credit, a.source.noise_bits, a.source.credited_bits);
+                  pool.credit, pool.noise_bits[0], a.source.credited_bits);
     noise_cancel(&pool.noise, t);
 }
 END_TEST
@@ -937,6 +937,181 @@ START_TEST(a_noise_reason_too_long_for_its_buffer_ends_in_a_mark)
 }
 END_TEST
 
+/* --- the noise modes' requests: admitted, refused, served, each counted once --------------- */
+
+#define FE_BYTES 70                  /* three blocks, the last one cut */
+
+/* A full-entropy request of uid for bytes, admitted and harvested for until granted whole. */
+static struct noise_ticket *full_entropy_granted(uid_t uid, size_t bytes, uint64_t *now)
+{
+    const struct pool_noise_request rq = { .uid = uid, .mode = NOISE_FULL_ENTROPY,
+                                           .bytes = bytes };
+    struct noise_ticket *t;
+    char why[POOL_NOISE_WHY_BYTES];
+    int status = pool_noise_submit(&pool, &rq, &t, why, sizeof(why));
+
+    ck_assert_msg(status == RANDD_OK, "refused %s: %s", randd_status_name(status), why);
+    for (int i = 0; i < 50 && !noise_ticket_ready(t); i++)
+        pool_harvest(&pool, *now += S);
+    ck_assert_msg(noise_ticket_ready(t), "%u of %u blocks after 50 harvests",
+                  noise_ticket_granted(t), noise_blocks_for(NOISE_FULL_ENTROPY, bytes));
+    return t;
+}
+
+/* A fresh pool with one noise source (seed 7), its first full-entropy answer XORed into out,
+ * FE_BYTES of it filled with fill and the rest with 0xee: the same blocks every time. */
+static void first_full_entropy_answer(uint8_t fill, uint8_t out[128])
+{
+    struct noise_ticket *t;
+    uint64_t now = 1 * S;
+
+    pool_fini(&pool);
+    ck_assert_int_eq(pool_init(&pool, 60, 1u << 30), 0);
+    add_noise(&a, "noise", SCRIPT_RANDOM, 7);
+    pool_harvest(&pool, now);
+    t = full_entropy_granted(0, FE_BYTES, &now);
+    memset(out, 0xee, 128);
+    memset(out, fill, FE_BYTES);
+    pool_full_entropy_xor(&pool, &t, out, FE_BYTES);
+    ck_assert_msg(t == NULL, "the ticket outlived its answer");
+}
+
+/* RBG3(XOR): what was in out (the generator's bytes), XORed with the blocks, byte for byte and
+ * no further; the blocks counted spent once, and handed to no one after. */
+START_TEST(full_entropy_xor_mixes_the_blocks_into_the_generators_bytes_once)
+{
+    uint8_t blocks[128], mixed[128], again[FE_BYTES];
+    struct noise_ticket *t;
+    uint64_t now = 100 * S;
+
+    first_full_entropy_answer(0x00, blocks);
+    first_full_entropy_answer(0x5a, mixed);
+    for (size_t i = 0; i < FE_BYTES; i++)
+        ck_assert_msg(mixed[i] == (blocks[i] ^ 0x5a), "byte %zu: 0x%02x, not the block's "
+                      "0x%02x XOR 0x5a", i, mixed[i], blocks[i]);
+    ck_assert_msg(blocks[FE_BYTES] == 0xee && mixed[127] == 0xee,
+                  "written past the %d bytes asked for", FE_BYTES);
+    ck_assert_uint_eq(pool.noise.stats.requests[NOISE_FULL_ENTROPY], 1);
+    ck_assert_uint_eq(pool.noise.stats.served_bytes[NOISE_FULL_ENTROPY], FE_BYTES);
+    ck_assert_uint_eq(pool.noise.stats.consumed_bits[NOISE_FULL_ENTROPY],
+                      3 * NOISE_BLOCK_CREDIT);
+    t = full_entropy_granted(0, FE_BYTES, &now);
+    memset(again, 0, sizeof(again));
+    pool_full_entropy_xor(&pool, &t, again, sizeof(again));
+    ck_assert_msg(memcmp(again, mixed, NOISE_BLOCK_BYTES) != 0 &&
+                      memcmp(again, blocks, NOISE_BLOCK_BYTES) != 0,
+                  "a block was handed out twice");
+}
+END_TEST
+
+/* A ticket asked for fewer bytes than the answer (EGD's, kept across a reload): refused
+ * whole, nothing spent, so no byte past the blocks goes out as full entropy; the ticket
+ * still answers what it was for. */
+START_TEST(full_entropy_xor_refuses_more_bytes_than_its_ticket_covers)
+{
+    uint8_t out[2 * FE_BYTES + NOISE_BLOCK_BYTES], before[sizeof(out)];
+    struct noise_ticket *t;
+    uint64_t now = 100 * S;
+
+    add_noise(&a, "noise", SCRIPT_RANDOM, 1);
+    pool_harvest(&pool, now);
+    t = full_entropy_granted(0, FE_BYTES, &now);
+    memset(out, 0x5a, sizeof(out));
+    memcpy(before, out, sizeof(out));
+    ck_assert_int_eq(pool_full_entropy_xor(&pool, &t, out, sizeof(out)), -EINVAL);
+    ck_assert_msg(t != NULL && !memcmp(out, before, sizeof(out)),
+                  "bytes past the ticket's blocks were served, or the ticket was spent");
+    ck_assert_uint_eq(pool.noise.stats.served_bytes[NOISE_FULL_ENTROPY], 0);
+    ck_assert_int_eq(pool_full_entropy_xor(&pool, &t, out, FE_BYTES), 0);
+    ck_assert_uint_eq(pool.noise.stats.served_bytes[NOISE_FULL_ENTROPY], FE_BYTES);
+}
+END_TEST
+
+/* A serving loop saw a ticket complete and let go of the pool's lock to generate; meanwhile a
+ * noise source failed and the reservoir was dropped. The answer takes nothing and serves
+ * nothing as full entropy: the request waits on, for new blocks. */
+START_TEST(blocks_dropped_after_they_were_seen_granted_are_not_served)
+{
+    uint8_t out[FE_BYTES], before[FE_BYTES];
+    struct noise_ticket *t;
+    uint64_t now = 1 * S;
+
+    add_noise(&a, "noise", SCRIPT_RANDOM, 1);
+    pool_harvest(&pool, now);
+    t = full_entropy_granted(0, FE_BYTES, &now);
+    a.pattern = SCRIPT_STUCK_ZERO;
+    pool_harvest(&pool, now += S);
+    ck_assert(a.source.health.state == RANDD_SOURCE_QUARANTINED);
+    memset(out, 0x5a, sizeof(out));
+    memcpy(before, out, sizeof(out));
+    ck_assert_int_eq(pool_full_entropy_xor(&pool, &t, out, sizeof(out)), -EAGAIN);
+    ck_assert_msg(t != NULL && !memcmp(out, before, sizeof(out)),
+                  "dropped blocks were served (or the request was let go)");
+    ck_assert_uint_eq(pool.noise.stats.requests[NOISE_FULL_ENTROPY], 0);
+    pool_noise_cancel(&pool, &t);
+}
+END_TEST
+
+/* A client gone: pool_noise_cancel counts it, once, and its blocks go to the next waiting. A
+ * request answered with a refusal is counted by its status, not as a client gone. */
+START_TEST(a_cancelled_ticket_is_counted_once_and_its_blocks_go_to_the_next)
+{
+    struct pool_noise_request rq = { .uid = 1, .mode = NOISE_FULL_ENTROPY,
+                                     .bytes = RANDD_MAX_FULL_ENTROPY };
+    struct noise_ticket *gone, *next;
+    unsigned before;
+    char why[POOL_NOISE_WHY_BYTES];
+
+    add_noise(&a, "noise", SCRIPT_RANDOM, 1);
+    pool_harvest(&pool, 1 * S);
+    ck_assert_int_eq(pool_noise_submit(&pool, &rq, &gone, why, sizeof(why)), RANDD_OK);
+    pool_harvest(&pool, 2 * S);
+    ck_assert_uint_gt(noise_ticket_granted(gone), 0);
+    rq.uid = 2;                      /* the next, waiting: the reserve holds fewer blocks */
+    ck_assert_int_eq(pool_noise_submit(&pool, &rq, &next, why, sizeof(why)), RANDD_OK);
+    ck_assert(!noise_ticket_ready(next));
+    before = noise_ticket_granted(next);
+    pool_noise_cancel(&pool, &gone);
+    ck_assert_msg(gone == NULL && pool.noise.stats.cancelled == 1,
+                  "cancelled %llu", (unsigned long long)pool.noise.stats.cancelled);
+    ck_assert_msg(noise_ticket_granted(next) > before, "the blocks of the client gone went "
+                  "nowhere: %u granted before, %u after", before, noise_ticket_granted(next));
+    pool_noise_cancel(&pool, &gone);
+    ck_assert_uint_eq(pool.noise.stats.cancelled, 1);
+    pool_noise_refuse(&pool, &next, RANDD_NO_NOISE_SOURCE);
+    ck_assert_msg(next == NULL && pool.noise.stats.cancelled == 1 &&
+                      pool.noise.stats.no_source == 1,
+                  "refused: cancelled %llu, no_source %llu",
+                  (unsigned long long)pool.noise.stats.cancelled,
+                  (unsigned long long)pool.noise.stats.no_source);
+}
+END_TEST
+
+/* pool_noise_submit says why it refuses and queues nothing; the refusal is counted when it is
+ * answered (pool_noise_refuse), once: EGD, which waits instead, counts none. */
+START_TEST(a_refused_request_holds_no_ticket_and_is_counted_when_answered)
+{
+    struct pool_noise_request rq = { .uid = 1, .mode = NOISE_FULL_ENTROPY,
+                                     .bytes = RANDD_MAX_FULL_ENTROPY, .nonblock = true };
+    struct noise_ticket *t = (struct noise_ticket *)&rq;     /* not NULL: must be reset */
+    char why[POOL_NOISE_WHY_BYTES];
+
+    add(&b, "kernel-like", SCRIPT_RANDOM, 3);
+    pool_harvest(&pool, 1 * S);
+    ck_assert_int_eq(pool_noise_submit(&pool, &rq, &t, why, sizeof(why)),
+                     RANDD_NO_NOISE_SOURCE);
+    ck_assert_msg(t == NULL && strstr(why, "no noise source is configured"), "why: %s", why);
+    add_noise(&a, "noise", SCRIPT_RANDOM, 1);
+    pool_harvest(&pool, 2 * S);
+    ck_assert_int_eq(pool_noise_submit(&pool, &rq, &t, why, sizeof(why)), RANDD_NOT_READY);
+    ck_assert_msg(t == NULL && strstr(why, "with NONBLOCK, at most 512 bytes"), "why: %s", why);
+    ck_assert_uint_eq(pool.noise.stats.not_ready + pool.noise.stats.no_source, 0);
+    ck_assert_uint_eq(pool.noise.nwaiting, 0);
+    pool_noise_refuse(&pool, &t, RANDD_NOT_READY);
+    ck_assert_uint_eq(pool.noise.stats.not_ready, 1);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("pool");
@@ -973,6 +1148,11 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_disabled_noise_source_leaves_nothing_in_the_reservoir);
     tcase_add_test(tc, every_noise_sources_whole_reason_fits_the_no_noise_source_reply);
     tcase_add_test(tc, a_noise_reason_too_long_for_its_buffer_ends_in_a_mark);
+    tcase_add_test(tc, full_entropy_xor_mixes_the_blocks_into_the_generators_bytes_once);
+    tcase_add_test(tc, blocks_dropped_after_they_were_seen_granted_are_not_served);
+    tcase_add_test(tc, full_entropy_xor_refuses_more_bytes_than_its_ticket_covers);
+    tcase_add_test(tc, a_cancelled_ticket_is_counted_once_and_its_blocks_go_to_the_next);
+    tcase_add_test(tc, a_refused_request_holds_no_ticket_and_is_counted_when_answered);
     tcase_add_test(tc, kernel_only_when_no_noise_source_is_credited);
     tcase_add_test(tc, a_noise_source_crediting_nothing_leaves_the_kernel_alone);
     tcase_add_test(tc, a_noise_source_alone_is_not_kernel_only);

@@ -1,6 +1,7 @@
 /* The protocol codec (lib/protocol.c): the one request encoder against PROTOCOL.md's example
  * and against its own decoder, replies' headers as clients judge them, and the tables of
  * names STATUS, randctl and strerror read. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -284,9 +285,26 @@ START_TEST(every_name_table_names_each_value_once)
     check_names("source state", randd_source_state_name, 0, RANDD_SOURCE_STATE_COUNT,
                 "unknown");
     check_names("engine", randd_engine_name, 0, RANDD_ENGINE_COUNT, "unknown");
+    check_names("op on the wire", randd_op_wire_name, 1, RANDD_OP_LAST + 1, "UNKNOWN_OP");
     ck_assert_str_eq(randd_op_name(RANDD_OP_PRIME), "prime");
     ck_assert_str_eq(randd_status_name(RANDD_BUSY), "BUSY");
     ck_assert_str_eq(randd_source_state_name(RANDD_SOURCE_QUARANTINED), "quarantined");
+}
+END_TEST
+
+/* Messages name an op as the protocol does: its STATUS key in capitals, from the one table. */
+START_TEST(an_ops_wire_name_is_its_status_key_in_capitals)
+{
+    for (int op = 1; op <= RANDD_OP_LAST; op++) {
+        const char *key = randd_op_name(op), *wire = randd_op_wire_name(op);
+        size_t i;
+
+        for (i = 0; key[i] && toupper((unsigned char)key[i]) == wire[i]; i++)
+            ;
+        ck_assert_msg(!key[i] && !wire[i], "op %d: key \"%s\", wire name \"%s\"", op, key,
+                      wire);
+    }
+    ck_assert_str_eq(randd_op_wire_name(RANDD_OP_BYTES_MEMFD), "BYTES_MEMFD");
 }
 END_TEST
 
@@ -313,6 +331,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, bytes_memfd_asks_for_one_slot_at_most);
     tcase_add_test(tc, memfd_replies_outside_the_arena_are_refused);
     tcase_add_test(tc, every_name_table_names_each_value_once);
+    tcase_add_test(tc, an_ops_wire_name_is_its_status_key_in_capitals);
     tcase_add_test(tc, engines_are_found_by_their_names_only);
     tcase_add_test(tc, inject_failure_and_selftest_bodies_are_checked);
     tcase_add_test(tc, mode_flags_are_for_bytes_and_seed_and_full_entropy_is_capped);

@@ -440,8 +440,9 @@ END_TEST
 
 /* The scripted clock: the worker thread reads it, the test switches its mode. */
 static enum { CLOCK_GOOD, CLOCK_COARSE, CLOCK_CONSTANT, CLOCK_PERIODIC, CLOCK_24MHZ_NS,
-              CLOCK_24MHZ_NS_SLOW, CLOCK_1GHZ } clock_mode;
+              CLOCK_24MHZ_NS_SLOW, CLOCK_1GHZ, CLOCK_WARMING } clock_mode;
 static uint64_t clock_now, clock_state, clock_calls, clock_true_ns;
+#define WARMING_CALLS 4096     /* about how long a 1 MiB buffer takes to come in (x86 VM) */
 
 /* An Arm generic timer read through CLOCK_MONOTONIC_RAW: true time advances by a measurement
  * of base..base+spread ns a call; the clock shows it in ns, counted at hz. */
@@ -463,6 +464,13 @@ static uint64_t scripted_clock(void)
     case CLOCK_COARSE: step = 1000000 * (1 + splitmix64(&clock_state) % 3); break;
     case CLOCK_CONSTANT: step = 1000; break;
     case CLOCK_PERIODIC: step = cycle[clock_calls % 5]; break;
+    /* A buffer coming into the caches, on a clock counting in 16s: the first WARMING_CALLS
+     * deltas after restart_clock give samples 128-255, the steady ones after 0-127. */
+    case CLOCK_WARMING:
+        step = splitmix64(&clock_state);
+        step = 16 * (256 + (step >> 8) % 16 * 256 + step % 128 +
+                     (clock_calls < WARMING_CALLS ? 128 : 0));
+        break;
     default: step = 1000 + splitmix64(&clock_state) % 4096; break;
     }
     clock_calls++;
@@ -482,6 +490,13 @@ static void set_clock(int mode)
     __atomic_store_n(&clock_mode, mode, __ATOMIC_RELAXED);
 }
 
+/* Before the worker reads it: the worker must not be running (not wanted, not assessing). */
+static void restart_clock(int mode)
+{
+    clock_calls = 0;
+    set_clock(mode);
+}
+
 /* The scripted estimator: the figures it returns in turn (the last one again after), or an
  * error. It runs on the worker; what it records is read after the harvest that took the
  * result in, under the worker's lock. */
@@ -490,10 +505,15 @@ static unsigned script_figures, script_calls;
 static int script_error;
 static size_t script_samples;
 
+static uint8_t script_highest_sample;
+
 static int scripted_estimator(const uint8_t *samples, size_t n, double *min_entropy)
 {
-    (void)samples;
     script_samples = n;
+    script_highest_sample = 0;
+    for (size_t i = 0; i < n; i++)
+        if (samples[i] > script_highest_sample)
+            script_highest_sample = samples[i];
     if (script_error)
         return script_error;
     *min_entropy = script_figure[script_calls < script_figures ? script_calls
@@ -652,6 +672,25 @@ START_TEST(jitter_credit_is_a_margin_below_the_assessment)
     ck_assert_uint_eq(script_samples, SOURCE_ASSESS_SAMPLES);
     ck_assert_double_eq_tol(src.assessed_entropy_per_byte, 1.2, 1e-12);
     ck_assert_double_eq_tol(src.entropy_per_byte, 0.7 / 4, 1e-12);
+}
+END_TEST
+
+/* The assessment samples the steady state, not the warm-up after a start or a sleep, whose
+ * deltas are wider and assess higher: none of the scripted warm-up's samples (128-255)
+ * reaches the estimator, though a start's assessment is the first thing the worker does. */
+START_TEST(jitter_assesses_the_steady_state_not_the_warm_up)
+{
+    char why[256];
+
+    ck_assert_int_eq(open_scripted_jitter(CLOCK_WARMING, why, sizeof(why)), 0);
+    restart_clock(CLOCK_WARMING);
+    script_assessments(0, 1, (double[]){ 1.2 });
+    source_want(&src, true);
+    source_assess(&src);
+    harvest_until_assessed(1, 1);
+    ck_assert_uint_eq(script_samples, SOURCE_ASSESS_SAMPLES);
+    ck_assert_msg(script_highest_sample < 128, "a warm-up sample (%u) was assessed",
+                  script_highest_sample);
 }
 END_TEST
 
@@ -1013,6 +1052,7 @@ Suite *test_suite(void)
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_set_timeout(tc, 150);          /* waits of a minute at most */
     tcase_add_test(tc, jitter_credit_is_a_margin_below_the_assessment);
+    tcase_add_test(tc, jitter_assesses_the_steady_state_not_the_warm_up);
     tcase_add_test(tc, jitter_credit_is_capped_by_the_claim);
     tcase_add_test(tc, jitter_lower_reassessment_lowers_credit_and_a_higher_one_does_not_raise_it);
     tcase_add_test(tc, jitter_assessed_below_the_floor_is_disabled_with_the_reason);

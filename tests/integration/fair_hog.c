@@ -14,6 +14,11 @@
  *   fair-hog egd-read ADDRESS N
  *     One blocking EGD read of N bytes on a new connection, timed from connect to its last
  *     byte: prints "MILLISECONDS". Exits 1, saying why, if it is closed or takes a minute.
+ *   fair-hog slow-read ADDRESS FLAGS N MARK
+ *     One BYTES request of N with FLAGS (2: prediction-resistant) on a small receive buffer;
+ *     reads the header and the first piece, prints "reading", then waits until the file
+ *     MARK exists before it reads on, to the end or until the daemon closes. Prints
+ *     "received R of N". For test_selftest.sh: what a reply begun before a halt sends after.
  *   fair-hog free-port
  *     Prints a loopback TCP port free at this moment.
  *
@@ -215,6 +220,49 @@ static int egd_read(const char *address, long n)
     return 0;
 }
 
+static int slow_read(const char *address, long flags, long n, const char *mark)
+{
+    uint8_t frame[RANDD_HEADER_BYTES + 8], buf[65536];
+    int fd = dial(address), small = 4096;
+    struct randd_header h;
+    long received = 0;
+    size_t len;
+    ssize_t got;
+
+    if (fd < 0 || n < 1 || n > RANDD_MAX_BYTES) {
+        fprintf(stderr, "fair-hog: slow-read: %s\n", fd < 0 ? "no connection" : "N out of range");
+        return 2;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    len = randd_request_encode(frame, sizeof(frame), &(struct randd_request){
+                                   .op = RANDD_OP_BYTES, .flags = (uint16_t)flags,
+                                   .n = (uint32_t)n });
+    if (send(fd, frame, len, MSG_NOSIGNAL) != (ssize_t)len ||
+        read_exactly(fd, buf, RANDD_HEADER_BYTES) < 0) {
+        fprintf(stderr, "fair-hog: slow-read: no reply\n");
+        return 1;
+    }
+    randd_header_decode(buf, &h);
+    if (h.code != RANDD_OK || (got = recv(fd, buf, 4096, 0)) <= 0) {
+        fprintf(stderr, "fair-hog: slow-read: status %u, or nothing after it\n", h.code);
+        return 1;
+    }
+    received = got;
+    printf("reading\n");
+    fflush(stdout);
+    while (access(mark, F_OK) != 0)
+        poll(NULL, 0, 20);
+    while (received < n && read_exactly(fd, buf, 1) == 0) {
+        received++;
+        if ((got = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+            received += got;
+    }
+    explicit_bzero(buf, sizeof(buf));
+    printf("received %ld of %ld\n", received, n);
+    close(fd);
+    return 0;
+}
+
 static int free_port(void)
 {
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -240,9 +288,12 @@ int main(int argc, char **argv)
         egd_wait(argv[2], strtol(argv[3], NULL, 10));
     if (argc == 4 && !strcmp(argv[1], "egd-read"))
         return egd_read(argv[2], strtol(argv[3], NULL, 10));
+    if (argc == 6 && !strcmp(argv[1], "slow-read"))
+        return slow_read(argv[2], strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10),
+                         argv[5]);
     if (argc == 2 && !strcmp(argv[1], "free-port"))
         return free_port();
     fprintf(stderr, "usage: fair-hog hold v1|egd|stall ADDRESS COUNT | egd-wait ADDRESS COUNT | "
-                    "egd-read ADDRESS N | free-port\n");
+                    "egd-read ADDRESS N | slow-read ADDRESS FLAGS N MARK | free-port\n");
     return 2;
 }

@@ -1,9 +1,13 @@
 /* The harness the end-to-end test programs share (tests/integration/test_*.c): one
  * build/randd per test in a temporary directory (its config, socket and log), the waits for
- * its states, and the raw protocol frames and connections the tests drive it with. What a
- * test program owns is its tests; what every daemon-driving test needs is here, once. */
+ * its states, the raw protocol frames and connections the tests drive it with, and the
+ * daemon's memory, CPU time and descriptors as /proc shows them. What a test program owns is
+ * its tests; what more than one daemon-driving program needs is here, once. */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -123,6 +127,20 @@ char *wait_status(bool (*accept)(const char *json), const char *what)
     }
     randd_close(h);
     return json;
+}
+
+static const char *count_key;
+static unsigned long long count_wanted;
+
+static bool count_reached(const char *json)
+{
+    return json_number(json, count_key) >= count_wanted;
+}
+
+char *wait_count(const char *key, unsigned long long n, const char *what)
+{
+    count_key = key, count_wanted = n;
+    return wait_status(count_reached, what);
 }
 
 unsigned long long json_number(const char *json, const char *key)
@@ -295,6 +313,60 @@ void check_still_usable(int fd, const char *after)
     check_status(fd, RANDD_OK, after);
 }
 
+/* A frame built by hand, for what the codec will not encode: a wrong version, an unknown op
+ * or flag, a body that disagrees with its op. */
+void send_frame(int fd, uint8_t version, uint8_t op, uint16_t flags, uint32_t length,
+                const void *body, size_t body_len)
+{
+    uint8_t buf[RANDD_HEADER_BYTES + 2048];
+    struct randd_header h = { version, op, flags, length };
+
+    randd_header_encode(buf, &h);
+    if (body_len)
+        memcpy(buf + RANDD_HEADER_BYTES, body, body_len);
+    ck_assert_int_eq(send(fd, buf, RANDD_HEADER_BYTES + body_len, 0),
+                     (ssize_t)(RANDD_HEADER_BYTES + body_len));
+}
+
+void send_prime(int fd, uint16_t bits)
+{
+    send_request(fd, &(struct randd_request){ .op = RANDD_OP_PRIME, .bits = bits });
+}
+
+/* Waits for what a graceful close gives: end-of-file, not ECONNRESET. */
+void check_end_of_file(int fd, const char *after)
+{
+    struct pollfd pf = { fd, POLLIN, 0 };
+    uint8_t byte;
+    ssize_t got;
+
+    ck_assert_msg(poll(&pf, 1, 30000) == 1, "%s: no end-of-file within 30 s", after);
+    got = recv(fd, &byte, 1, 0);
+    ck_assert_msg(got == 0, "%s: wanted end-of-file, got %s", after,
+                  got > 0 ? "a byte" : strerror(errno));
+}
+
+/* A client that got a place: one BUSY while the daemon has yet to see an earlier client
+ * (STATUS's) go tries again. */
+int connect_when_room(void)
+{
+    uint8_t body[64], request[RANDD_HEADER_BYTES + 4];
+    size_t n = randd_request_encode(request, sizeof(request),
+                                    &(struct randd_request){ .op = RANDD_OP_BYTES, .n = 8 });
+
+    for (double end = seconds_now() + WAIT_SECONDS;; usleep(20000)) {
+        int fd = connect_raw(), status = RANDD_BUSY;
+
+        /* Turned away, the daemon may have closed before the request is sent (EPIPE). */
+        if (send(fd, request, n, MSG_NOSIGNAL) == (ssize_t)n &&
+            (status = read_reply(fd, body, sizeof(body), NULL)) == RANDD_OK)
+            return fd;
+        close(fd);
+        ck_assert_msg(status == RANDD_BUSY && seconds_now() < end, "a client under "
+                      "max_clients: %s after %d s", randd_status_name(status), WAIT_SECONDS);
+    }
+}
+
 /* A connection the daemon sees as uid: a child drops to it, connects, and hands the socket
  * back over SCM_RIGHTS (SO_PEERCRED names whoever connected). Needs root. */
 int connect_as(uid_t uid)
@@ -343,6 +415,11 @@ int connect_as(uid_t uid)
     return fd;
 }
 
+int connect_as_nobody(void)
+{
+    return connect_as(65534);
+}
+
 char *status_now(void)
 {
     randd_handle *h;
@@ -354,3 +431,117 @@ char *status_now(void)
     return json;
 }
 
+/* --- the daemon's resources, as /proc shows them ------------------------------------- */
+
+/* The daemon's resident memory in KiB, from /proc/PID/status. */
+long daemon_rss_kib(void)
+{
+    char path[64], line[256];
+    long kib = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)daemon_pid);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+/* Asserts the daemon's RSS grew by less than 8 MiB since before, except in a sanitized
+ * build: AddressSanitizer keeps freed memory in quarantine, so RSS says nothing there. */
+void check_rss_growth(long before, const char *what)
+{
+    long after = daemon_rss_kib();
+
+    if (getenv("RANDD_SANITIZED")) {
+        fprintf(stderr, "RSS not judged for %s: AddressSanitizer holds freed memory in "
+                        "quarantine (grew by %ld KiB)\n", what, after - before);
+        return;
+    }
+    ck_assert_msg(after - before < 8 * 1024, "RSS grew by %ld KiB for %s", after - before, what);
+}
+
+/* CPU seconds the daemon's serving threads have used: utime + stime from each thread's
+ * /proc/PID/task/TID/stat, less the threads that name themselves as work beside the loops
+ * (start-up assessments, jitter, PRIME searches), which are busy for their own reasons. */
+double serving_cpu_seconds(void)
+{
+    static const char *const beside[] = { "(randd-assess)", "(randd-jitter)", "(randd-prime)" };
+    char path[300], buf[1024], *p;
+    unsigned long utime, stime, ticks = 0;
+    struct dirent *e;
+    DIR *d;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)daemon_pid);
+    ck_assert_ptr_nonnull(d = opendir(path));
+    while ((e = readdir(d))) {
+        bool counted = true;
+        FILE *f;
+
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)daemon_pid, e->d_name);
+        if (!(f = fopen(path, "r")))
+            continue;                          /* the thread ended since readdir */
+        p = fgets(buf, sizeof(buf), f);
+        fclose(f);
+        if (!p || !(p = strrchr(buf, ')')))
+            continue;
+        for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++)
+            if (strstr(buf, beside[i]))
+                counted = false;
+        ck_assert_int_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+                                &utime, &stime), 2);
+        if (counted)
+            ticks += utime + stime;
+    }
+    closedir(d);
+    return (double)ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Open descriptors of the daemon under test once it has closed every earlier client: counted
+ * while our STATUS connection is the only one it has (clients.connected 1), less that one.
+ * Its passing reads of /proc (footprint.c's smaps, after a burst of work) are not counted:
+ * beside busy cores one was open at a baseline and gone at the end (19, then 18). */
+int daemon_fd_count(void)
+{
+    char path[64], *json = NULL;
+    struct dirent *e;
+    randd_handle *h;
+    DIR *d;
+    int n = 0;
+
+    ck_assert_int_eq(randd_open(&h, sock), 0);
+    for (double end = seconds_now() + WAIT_SECONDS;; usleep(50000)) {
+        free(json);
+        ck_assert_int_gt(randd_status(h, &json), 0);
+        if (strstr(json, "\"clients\":{\"connected\":1,"))
+            break;
+        ck_assert_msg(seconds_now() < end, "earlier clients not closed within %d s: %s",
+                      WAIT_SECONDS, json);
+    }
+    free(json);
+    snprintf(path, sizeof(path), "/proc/%d/fd", (int)daemon_pid);
+    d = opendir(path);
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d))) {
+        char target[PATH_MAX];
+        ssize_t len;
+
+        if (e->d_name[0] == '.')
+            continue;
+        len = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
+        if (len >= 0) {
+            target[len] = '\0';
+            if (!strncmp(target, "/proc/", 6))
+                continue;
+        }
+        n++;
+    }
+    closedir(d);
+    randd_close(h);
+    return n - 1;
+}

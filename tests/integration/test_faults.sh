@@ -177,7 +177,7 @@ memfd_faults() {
 }
 
 # SIGKILL under load: the socket file stays behind; a new daemon replaces it and serves (a
-# librandd handle that lives through it: test_service.c).
+# librandd handle that lives through it: test_lifecycle.c).
 signal_faults() {
     start '' ''
     "$RANDCTL" stream >/dev/null 2>&1 &

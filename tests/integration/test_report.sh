@@ -37,6 +37,15 @@ check "report iid-fail: the permutation counts are on the page" \
     'grep -q "numDirectionalRuns</td>" "$work/iid-fail.html"'
 page restart-pass "$vectors/restart/restart_pass_1bit.bin" --restart --h-initial 0.95
 page restart-fail "$vectors/restart/restart_fail_4bit.bin" --restart --h-initial 3.9
+# Restart rows far richer than H_I (a source that warms up as it runs, as jitter does): a
+# pass, with a note that says why and where H_I must come from; restart-pass has none.
+head -c 1000000 /dev/urandom >"$work/rich-restarts.bin"
+page restart-rich "$work/rich-restarts.bin" --restart --h-initial 2.5 --bits 8
+check "report restart-rich: the page and the text say the restarts assess above H_I, and why" \
+    'grep -q "The restarts assess [0-9.]* bits a sample above H_I. A source that warms up" \
+        "$work/restart-rich.html" &&
+     grep -q "^note: the restarts assess [0-9.]* bits a sample above H_I" "$work/restart-rich.out" &&
+     ! grep -q "above H_I" "$work/restart-pass.html" "$work/restart-pass.out"'
 check "report restart-pass: the sanity counts, H_r and H_c are on the page" \
     'grep -q "X_cutoff 587)</td><td>556</td><td>555</td>" "$work/restart-pass.html" &&
      grep -q "H_r, H_c</strong></td><td><strong>0.8297</strong></td><td><strong>0.8497<" \

@@ -34,7 +34,7 @@ old_key=$(grep -o '{0x[^}]*}' "$work/gdb1" | tail -1 | hexbytes)
 # memory dumped are of one moment: a reseed in between (its timer, a source coming online on a
 # slow machine) would otherwise move the state the positive control looks for.
 kill -STOP "$pid"
-gdb -q -batch -p "$pid" -ex 'output/x main::r.pool.secret->gen.state' -ex detach \
+gdb -q -batch -p "$pid" -ex 'output/x main::r.pool.secret->engine.cymric.state' -ex detach \
     >"$work/gdb2" 2>&1
 now_state=$(grep -o '{0x[^}]*}' "$work/gdb2" | tail -1 | hexbytes)
 [ ${#now_state} = 128 ] || { kill -CONT "$pid"; fail "could not read the current state: $(tail -3 "$work/gdb2")"; exit 1; }

@@ -87,6 +87,15 @@ forced_failure() {
     if ! wait_for "randd ready" key_is ready true; then
         fail "not ready: $(cat "$work/log")"; stop_randd; return
     fi
+    # A prediction-resistant reply of 16 MiB begun before the failure, read slowly: its own
+    # generator must stop with the pool's, not send the rest after output stopped.
+    if [ "$1" = 0 ]; then
+        rm -f "$work/read-on"
+        "$FAIR_HOG" slow-read "$RANDD_SOCKET" 2 16777216 "$work/read-on" >"$work/slow" 2>&1 &
+        reader=$!
+        wait_for "a prediction-resistant reply begun" grep -q '^reading' "$work/slow" ||
+            fail "slow-read: $(cat "$work/slow")"
+    fi
     touch "$work/kat-broken"
     if [ "$1" = 0 ]; then
         out=$("$RANDCTL" selftest 2>&1); rc=$?
@@ -94,6 +103,13 @@ forced_failure() {
             '[ $rc = 1 ] && [[ $out == *"self-test failed: BLAKE2b-512 known answer"* ]]'
     fi
     wait_for "output halted" halted
+    if [ "$1" = 0 ]; then
+        touch "$work/read-on"
+        wait_exit "$reader"
+        check "failed self-test: a prediction-resistant reply begun before it is cut, not sent on ($(tail -1 "$work/slow"))" \
+            '[[ $(cat "$work/slow") =~ received\ ([0-9]+)\ of\ 16777216 ]] &&
+             [ "${BASH_REMATCH[1]}" -lt 4194304 ]'
+    fi
     kat="BLAKE2b-512 known answer (RFC 7693) does not match"
     check "failed self-test ($1): STATUS names the test, the log says output stopped" \
         'key_is selftest.last_result fail && key_is selftest.failed_test "$kat" &&

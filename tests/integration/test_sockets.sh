@@ -2,7 +2,7 @@
 # The socket paths randd binds (socket, egd_socket): a path that is not a socket (a file, a
 # symlink) is refused and left as it was, a socket another daemon listens on is refused and
 # left to it, and on exit a daemon removes a path only while it is still the socket it bound.
-# (A stale socket left by a killed daemon is replaced: test_faults.sh, test_service.c.) EGD
+# (A stale socket left by a killed daemon is replaced: test_faults.sh, test_lifecycle.c.) EGD
 # sockets systemd passes are held to egd_listen's rule: Unix or loopback TCP, else refused.
 . "$(dirname "$0")/common.sh"
 check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # randd served into containers, as docs/containers.md's recipe has it: a randd on the host, its socket's
 # directory bind-mounted read-only at /run/randd in podman containers, rootful and rootless.
-# The image is built here with no registry: a debootstrapped Debian 12 minbase root (with
-# openssl; cached under BUILD/containers) plus `make install`, through `podman import`. From
-# inside it checks randctl bytes, range and prime, a 1 MiB randd_bytes (BYTES_MEMFD), the
-# OpenSSL provider (openssl rand), the generation word, ADD_ENTROPY refused to an
-# unprivileged user, and, run by an unprivileged user, a rootless container: the daemon seen
-# through the user namespace (SO_PEERCRED gives the overflow uid) is trusted only as
-# librandd's rule allows.
+# The image is `make image`'s, from the Containerfile, with no registry (a debootstrapped
+# Debian 12 minbase root with openssl, cached under BUILD/containers, plus `make install`).
+# docs/containers.md's podman commands run as written; then from inside it checks randctl
+# bytes, range and prime, a 1 MiB randd_bytes (BYTES_MEMFD), the OpenSSL provider (openssl
+# rand), the generation word, ADD_ENTROPY refused to an unprivileged user, and, run by an
+# unprivileged user, a rootless container: the daemon seen through the user namespace
+# (SO_PEERCRED gives the overflow uid) is trusted only as librandd's rule allows.
 # Needs root.
 #
 # usage: check-containers.sh BUILD       (make check-containers)
 #        check-containers.sh --can-run   exit 0 if this machine can run it, else say why, exit 1
 set -u
+# The Makefile's IMAGE_SUITE and DEBIAN_MIRROR: what make image debootstraps, and from where.
 SUITE=bookworm
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 IMAGE=localhost/randd-check-containers:latest
@@ -121,31 +122,14 @@ trap 'if [ "$BASHPID" = "$test_shell" ]; then cleanup; fi' EXIT
 # --- the image -------------------------------------------------------------------------------
 
 section "image"
-tarball=$cache/$SUITE-minbase-openssl.tar
-if [ -f "$tarball" ]; then
-    echo "reusing the cached $SUITE minbase root with openssl ($tarball)"
-else
-    t=$SECONDS
-    rm -rf "$cache/debootstrap"
-    debootstrap --variant=minbase --include=openssl "$SUITE" "$cache/debootstrap" "$MIRROR" \
-        >"$cache/debootstrap.log" 2>&1 ||
-        die "debootstrap failed: $(tail -20 "$cache/debootstrap.log")"
-    tar -C "$cache/debootstrap" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball" ||
-        die "could not write $tarball"
-    rm -rf "$cache/debootstrap"
-    echo "debootstrapped and cached in $((SECONDS - t)) s: $tarball"
-fi
-multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
-root=$work/root
-mkdir "$root" && tar -C "$root" -xf "$tarball" || die "cannot unpack $tarball"
-make --no-print-directory -s -C "$top" BUILD="$build" install DESTDIR="$root" PREFIX=/usr \
-    LIBDIR=/usr/lib/"$multiarch" MODULESDIR=/usr/lib/"$multiarch"/ossl-modules \
-    UNITDIR=/lib/systemd/system >"$work/install.log" 2>&1 ||
-    die "make install into the image's root failed: $(tail "$work/install.log")"
-tar -C "$root" -cf "$work/image.tar" . && chmod 644 "$work/image.tar" && rm -rf "$root" ||
-    die "cannot pack the image's root"
-podman import -q "$work/image.tar" "$IMAGE" >/dev/null || die "podman import failed"
-echo "imported $IMAGE (Debian $SUITE minbase, openssl, randd's make install)"
+# make image: the Containerfile, from its cached Debian root (debootstrapped the first time).
+t=$SECONDS
+make --no-print-directory -s -C "$top" BUILD="$build" image IMAGE="$IMAGE" >"$work/image.log" 2>&1 ||
+    die "make image failed: $(tail -20 "$work/image.log")"
+echo "make image: $IMAGE in $((SECONDS - t)) s"
+# The same image for the rootless user, saved once rather than built twice.
+podman save -q --format oci-archive -o "$work/image.tar" "$IMAGE" && chmod 644 "$work/image.tar" ||
+    die "podman save $IMAGE failed"
 
 # --- the daemon on the host ------------------------------------------------------------------
 # Its socket in a directory of its own under /run, as randd.service has it (/run/randd): only
@@ -213,6 +197,23 @@ grep -q 'add-entropy: not permitted' <<<"$out" && grep -q '^nobody: 4$' <<<"$out
     pass "rootful: ADD_ENTROPY refused to the container's nobody (exit 4); its root is root" ||
     fail "rootful ADD_ENTROPY: $out"
 
+# docs/containers.md's commands as written, but for this test's tag in place of
+# localhost/randd, its directory in place of the host's /run/randd, and the options podman
+# needs here: each exits 0 and prints randd's bytes, through randctl or randd.so, in hex.
+recipe=$(awk -v format=md -f "$top/tests/integration/doc_examples.awk" "$top/docs/containers.md" |
+         awk '/^@@block .* skip: runs a container/ { on = 1; next } /^@@end/ { on = 0 } on' |
+         sed -e ':a' -e '/\\$/{N; s/\\\n//; ta' -e '}')
+[ -n "$recipe" ] || fail "docs/containers.md: no block marked 'example skip: runs a container'"
+while IFS= read -r cmd; do
+    [ -n "$cmd" ] || continue
+    run=${cmd//localhost\/randd/$IMAGE}
+    run=${run//-v \/run\/randd:/-v $rundir\/randd:}
+    run=${run/podman run/podman ${pm_global[*]} run --network none ${pm_run[*]}}
+    out=$(timeout "$WAIT" bash -c "$run" 2>&1) && [[ $out =~ ^[0-9a-f]+$ ]] &&
+        pass "docs/containers.md as written: $cmd" ||
+        fail "docs/containers.md as written: $cmd (run as: $run): $out"
+done <<<"$recipe"
+
 # --- rootless --------------------------------------------------------------------------------
 section "rootless podman, run by nobody"
 # nobody has no subordinate uids (/etc/subuid, left alone): its user namespace maps its own
@@ -224,8 +225,8 @@ chown -R nobody:nogroup "$rootless_home" && chmod 700 "$rootless_home/run"
 tar=$(probe_image) && find_podman_way "$tar" "${as_user[@]}" >"$work/why" ||
     die "rootless podman cannot run here: $(cat "$work/why")"
 rm -f "$tar"
-"${as_user[@]}" podman import -q "$work/image.tar" "$IMAGE" >/dev/null ||
-    die "rootless podman import failed"
+"${as_user[@]}" podman load -q -i "$work/image.tar" >/dev/null ||
+    die "rootless podman load failed"
 served_inside rootless
 # The container's root is nobody on the host: randd refuses it ADD_ENTROPY.
 # (podman carries stdout and stderr apart: their lines may come in either order.)

@@ -7,7 +7,8 @@
  * error raised with every failed seed, generate never writing past outlen and leaving a
  * failed buffer untouched or wiped, get_seed within [min_len, max_len], lock and unlock
  * balanced, no call waiting on the daemon past the timeout (nor hanging: the watchdog),
- * and nothing leaked once everything is freed (LeakSanitizer).
+ * the fallback's line on stderr said at most once (none with log = none), and nothing
+ * leaked once everything is freed (LeakSanitizer).
  *
  * Input: 4 bytes choosing the settings, 2 bytes (little-endian) of the daemon's script's
  * length, the script, then the calls. */
@@ -64,9 +65,9 @@ const char *__asan_default_options(void)
     return "quarantine_size_mb=1:allocator_release_to_os_interval_ms=-1";
 }
 
-/* The calls the code under test makes on its socket, and its clock, come to the fake daemon
- * first (-Wl,--wrap=NAME: __wrap_NAME), which passes what is not its own to the real ones
- * (__real_NAME). */
+/* The calls the code under test makes on its socket, its clock, its uid, the kernel's
+ * generator and its write to stderr come to the fake daemon first (-Wl,--wrap=NAME:
+ * __wrap_NAME), which passes what is not its own to the real ones (__real_NAME). */
 #define WRAPPED(ret, name, ...) ret __real_##name(__VA_ARGS__); ret __wrap_##name(__VA_ARGS__)
 WRAPPED(int, socket, int domain, int type, int protocol);
 WRAPPED(int, connect, int fd, const struct sockaddr *sa, socklen_t len);
@@ -117,9 +118,9 @@ static uint64_t now_ms(void)
  *    then ECONNRESET if the daemon closed on bytes it did not read, 0 at the end once it
  *    closed; EPIPE for a send after). One that would wait finds the daemon done: nothing
  *    more will come. So the wait is not slept but passed on the monotonic clock the client
- *    and the provider read (the fake's own, below), by the poll timeout or the
- *    SO_RCVTIMEO the client waits with (as late as the kernel may end that one), and ends as
- *    it would have.
+ *    and the provider read (the fake's own, below), by the poll timeout or the SO_RCVTIMEO
+ *    the client waits with (as late as the kernel may end that one), and ends as it would
+ *    have.
  *  - fcntl's O_NONBLOCK, SO_RCVTIMEO, SO_PEERCRED (ourselves) and fstat (a socket, its inode
  *    the connection's own) answer as for a Unix socket.
  *  - geteuid() (librandd asks at each connection whom it runs as) gives what it gave at the
@@ -529,9 +530,9 @@ int __wrap_getsockopt(int fd, int level, int name, void *value, socklen_t *len)
 /* CLOCK_MONOTONIC as the code under test reads it: the fake's own, which starts every input
  * at CLOCK_START_NS and moves only by the waits passed, and by CLOCK_TICK_NS at each read
  * (the code's own time between two reads). Real time does not show in it, so an input runs
- * the same however loaded the machine is (on the real clock, a 1 ms timeout ran out while
- * the harness was descheduled), and what it finds is found again when it is run alone; and
- * reading it is not a call into the vDSO. Other clocks are the real ones. */
+ * the same however loaded the machine is (on the real clock, a 1 ms timeout could run out
+ * while the harness was descheduled), and what it finds is found again when it is run
+ * alone; and reading it is not a call into the vDSO. Other clocks are the real ones. */
 #define CLOCK_START_NS (86400ull * 1000000000u)    /* a day after boot: any value will do */
 #define CLOCK_TICK_NS  1000u
 
@@ -551,14 +552,13 @@ uid_t __wrap_geteuid(void)
 }
 
 /* The kernel's generator, as the provider's fallback reads it, played here: the system call,
- * and the kernel's ChaCha over as much as 12 KiB, cost more than the rest of a call. Written
- * by this (instrumented) code, so ASan checks that all n bytes are the caller's, which it
- * does not for the kernel's writes. As the kernel answers a reader that does not ask for
- * GRND_NONBLOCK once its generator is ready: up to 256 bytes whole; a larger read may be cut
- * short by a signal, and is here, every other one with EINTR and the rest halfway, so that
- * the provider's loop must finish the seed. flags 0, as the provider promises (it
- * waits for the kernel's generator and never takes weak bytes). The bytes are 0x5a: not
- * 0 nor 0xa5, so a failed buffer holding them is still told from an untouched or wiped one. */
+ * and the kernel's ChaCha over as much as 12 KiB, cost more than the rest of a call. As the
+ * kernel answers a reader that does not ask for GRND_NONBLOCK once its generator is ready:
+ * up to 256 bytes whole; a larger read may be cut short by a signal, and is here, every
+ * other one with EINTR and the rest halfway, so that the provider's loop must finish the
+ * seed. flags 0, as the provider promises (it waits for the kernel's generator and never
+ * takes weak bytes). The bytes are 0x5a: not 0 nor 0xa5, so a failed buffer holding them is
+ * still told from an untouched or wiped one. */
 ssize_t __wrap_getrandom(void *buf, size_t n, unsigned flags)
 {
     if (flags != 0) {
@@ -586,7 +586,8 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n)
 {
     static const char prefix[] = "randd.so: ";
 
-    if (fd != STDERR_FILENO || n < sizeof(prefix) - 1 || memcmp(buf, prefix, sizeof(prefix) - 1))
+    if (fd != STDERR_FILENO || n < sizeof(prefix) - 1 ||
+        memcmp(buf, prefix, sizeof(prefix) - 1) != 0)
         return __real_write(fd, buf, n);
     if (memchr(buf, '\n', n) != (const char *)buf + n - 1 || ++fake.log_lines > 1 ||
         (setting_log && strcmp(setting_log, "stderr"))) {

@@ -85,6 +85,18 @@ start_with_config() {
     wait_for "randd answering" answers || fail "randd did not answer: $(cat "$work/log")"
 }
 stop_randd() { kill "$pid"; wait "$pid" 2>/dev/null; pid=; }
+# daemon_post_mortem: after a failure, what a daemon that vanished left behind: how it ended
+# (a status over 128 is a signal, which the kernel's log names for a crash) and its log's last
+# lines. randd is not dumpable, so there is no core: this is all the evidence there is.
+daemon_post_mortem() {
+    [ -n "$pid" ] || return 0
+    if ! kill -0 "$pid" 2>/dev/null; then
+        wait "$pid" 2>/dev/null
+        echo "randd (pid $pid) is gone: exit status $?"
+    fi
+    [ -s "$work/log" ] && { echo "randd's log, last lines:"; tail -n 20 "$work/log"; }
+    return 0
+}
 
 # write_openssl_cnf FILE SOCKET [LINE...]: an openssl.cnf in FILE, as conf/openssl-randd.cnf
 # sets one up: the default provider for everything else, randd.so (found on OPENSSL_MODULES)
@@ -106,5 +118,6 @@ write_openssl_cnf() {
 # finish NAME: prints the summary and returns non-zero if anything failed.
 finish() {
     if [ "$failures" = 0 ]; then echo "$1: all passed"; else echo "$1: $failures failed"; fi
+    [ "$failures" = 0 ] || daemon_post_mortem
     [ "$failures" = 0 ]
 }

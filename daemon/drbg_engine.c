@@ -105,6 +105,21 @@ int drbg_engine_seed(struct drbg_engine *e, const uint8_t *material, size_t len)
     return 0;
 }
 
+int drbg_engine_reseed_fresh(struct drbg_engine *e, const uint8_t *entropy, size_t len)
+{
+    int rc;
+
+    if (!e->drbg || !e->instantiated)
+        return -EINVAL;
+    rc = randd_drbg_reseed(e->drbg, entropy, len, NULL, 0);
+    if (rc == RANDD_DRBG_OK)
+        return 0;
+    log_err("%s (%s): reseed refused: %s%s%s", randd_drbg_name(e->type), e->pers,
+            randd_drbg_strerror(rc), rc == RANDD_DRBG_E_OPENSSL ? ": " : "",
+            rc == RANDD_DRBG_E_OPENSSL ? randd_drbg_detail(e->drbg) : "");
+    return rc == RANDD_DRBG_E_ENTROPY_LENGTH ? -EINVAL : -EIO;
+}
+
 int drbg_engine_read(struct drbg_engine *e, void *out, size_t n)
 {
     uint8_t *at = out;

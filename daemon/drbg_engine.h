@@ -43,6 +43,12 @@ void drbg_engine_forget(struct drbg_engine *e);
  * 0, -EINVAL (wrong length), -EIO (the DRBG refused: its self-test failed, or OpenSSL). */
 int drbg_engine_seed(struct drbg_engine *e, const uint8_t *material, size_t len);
 
+/* An instantiated DRBG reseeded (SP 800-90A 9.2) with entropy (len within the mechanism's
+ * entropy input limits, 32 bytes or more) and no additional input: a prediction-resistant
+ * reply's generator takes a noise block so (pr_generator.c). Returns 0, -EINVAL (not
+ * instantiated, or a length the mechanism refuses) or -EIO. */
+int drbg_engine_reseed_fresh(struct drbg_engine *e, const uint8_t *entropy, size_t len);
+
 /* n bytes (any n), in generates of at most max_request bytes. Refuses, out zeroed, with
  * -ESTALE when the generates it needs would pass the reseed interval (nothing is served past
  * it: the caller reseeds and asks again), -EIO when the DRBG refuses (self-test failed, not

@@ -965,9 +965,9 @@ static int start_generator(struct randd *r)
     }
     if (pool_engine_mechanism(&r->pool))
         log_info("generator: %s (SP 800-90A %s, seeded from the pool's BLAKE2b conditioning: "
-                 "not approved); Cymric keystream (prediction-resistant replies): %s",
-                 pool_engine_name(&r->pool), pool_engine_mechanism(&r->pool),
-                 pool_cipher_name(&r->pool));
+                 "not approved); its primes and prediction-resistant replies from DRBGs of "
+                 "the same mechanism", pool_engine_name(&r->pool),
+                 pool_engine_mechanism(&r->pool));
     else
         log_info("generator: %s; Cymric keystream: %s", pool_engine_name(&r->pool),
                  pool_cipher_name(&r->pool));
@@ -1007,7 +1007,7 @@ static int start_serving(struct randd *r)
 {
     int rc;
 
-    if (!(r->primes = primes_new(pool_cipher(&r->pool)))) {
+    if (!(r->primes = primes_new(pool_cipher(&r->pool), pool_engine(&r->pool)))) {
         log_err("prime finder: its generator (%s) or thread: %s",
                 pool_cipher_name(&r->pool), strerror(errno));
         return -1;

@@ -1,6 +1,9 @@
-/* PRIME requests on a worker thread (see primes.h). The worker draws candidates from a Cymric
- * generator of its own, kept in locked memory and reseeded from the pool for every job, so
- * the loop's generator is never touched off the loop thread.
+/* PRIME requests on a worker thread (see primes.h). The worker draws candidates from a
+ * generator of its own, kept in locked memory and seeded afresh from the pool for every job,
+ * so the loop's generator is never touched off the loop thread: Cymric, or with a DRBG
+ * engine (engine = ctr_drbg | hash_drbg, mode = approved) a DRBG of the same mechanism,
+ * instantiated from the job's 64 bytes of the loop's output as every randd DRBG is
+ * (drbg_engine.c) and uninstantiated when the search ends.
  *
  * Fairness: searches queue per peer uid (a lane each), at most RANDD_PRIME_PER_UID of a uid's
  * queued or running, and the worker takes the next search from the uid whose turn was longest
@@ -19,7 +22,7 @@
 
 #include <openssl/crypto.h>
 
-#include "cymric.h"
+#include "engine.h"
 #include "log.h"
 #include "prime.h"
 #include "privileges.h"
@@ -71,7 +74,7 @@ struct primes {
     unsigned jobs;                        /* queued + running, every uid */
     uint64_t turns;                       /* searches started */
     bool stopping;
-    struct randd_cymric *gen;             /* the worker's, in locked memory */
+    struct engine *gen;                   /* the worker's, in locked memory */
 };
 
 static void job_free(struct prime_job *job)
@@ -96,7 +99,7 @@ static int draw_bytes(void *ctx, void *buf, size_t n)
     pthread_mutex_lock(&d->p->lock);
     stop = d->job->cancelled || d->p->stopping;
     pthread_mutex_unlock(&d->p->lock);
-    return stop ? -ECANCELED : randd_cymric_read(d->p->gen, buf, n);
+    return stop ? -ECANCELED : engine_read(d->p->gen, buf, n);
 }
 
 static void run_job(struct primes *p, struct prime_job *job)
@@ -104,11 +107,11 @@ static void run_job(struct primes *p, struct prime_job *job)
     struct draw d = { p, job };
     struct randd_byte_source src = { draw_bytes, &d };
 
-    job->rc = randd_cymric_seed(p->gen, job->seed, sizeof(job->seed));
+    job->rc = engine_seed(p->gen, job->seed, sizeof(job->seed));
     OPENSSL_cleanse(job->seed, sizeof(job->seed));
     if (job->rc == 0)
         job->rc = randd_prime_generate(job->bits, job->prime, &src);
-    randd_cymric_wipe(p->gen);         /* nothing of this search outlives it */
+    engine_forget(p->gen);             /* nothing of this search outlives it */
 }
 
 /* The next search, off its lane's queue: the uid whose turn was longest ago goes first (one
@@ -206,7 +209,7 @@ static void deliver(void *arg, int fd, uint32_t events)
     }
 }
 
-struct primes *primes_new(enum randd_stream_cipher cipher)
+struct primes *primes_new(enum randd_stream_cipher cipher, enum randd_engine engine)
 {
     struct primes *p = calloc(1, sizeof(*p));
     int lock_errno, rc = -ENOMEM;
@@ -216,8 +219,9 @@ struct primes *primes_new(enum randd_stream_cipher cipher)
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     p->gen = randd_secure_alloc(sizeof(*p->gen), &lock_errno);
-    if (!p->gen || (rc = randd_cymric_init(p->gen, 0)) < 0 ||
-        (rc = randd_cymric_use_stream(p->gen, cipher)) < 0) {
+    if (!p->gen || (rc = engine_init(p->gen)) < 0 ||
+        (rc = engine_use_cipher(p->gen, cipher)) < 0 ||
+        (RANDD_ENGINE_IS_DRBG(engine) && (rc = engine_choose(p->gen, engine, "primes")) < 0)) {
         errno = -rc;
         goto fail;
     }
@@ -229,7 +233,7 @@ struct primes *primes_new(enum randd_stream_cipher cipher)
     return p;
 fail:
     if (p->gen) {
-        randd_cymric_fini(p->gen);
+        engine_fini(p->gen);
         randd_secure_free(p->gen, sizeof(*p->gen));
     }
     free(p);
@@ -393,7 +397,7 @@ void primes_free(struct primes *p)
         p->lanes = lane->next;
         free(lane);
     }
-    randd_cymric_fini(p->gen);
+    engine_fini(p->gen);
     randd_secure_free(p->gen, sizeof(*p->gen));
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->wake);

@@ -11,6 +11,7 @@
 
 #include "crypto.h"                 /* enum randd_stream_cipher */
 #include "loop.h"
+#include "protocol.h"                 /* enum randd_engine */
 
 #define PRIMES_SEED_BYTES 64
 #define PRIMES_MAX_QUEUED 64           /* queued or running, every uid: memory, not fairness */
@@ -24,9 +25,9 @@ struct prime_job;
 typedef void primes_done_fn(void *cookie, int rc, const uint8_t *prime, size_t len);
 
 /* Starts the worker, its candidates drawn from a Cymric generator running cipher (the
- * config's, as every Cymric in the daemon). Returns NULL (errno set) when a thread or the
- * generator cannot be had. */
-struct primes *primes_new(enum randd_stream_cipher cipher);
+ * config's, as every Cymric in the daemon), or with a DRBG engine from a DRBG of its
+ * mechanism. Returns NULL (errno set) when a thread or the generator cannot be had. */
+struct primes *primes_new(enum randd_stream_cipher cipher, enum randd_engine engine);
 
 /* Where a loop's searches come back, to done on that loop. Returns NULL (errno set) when an
  * eventfd cannot be had. */

@@ -23,13 +23,12 @@
 #include <openssl/crypto.h>
 #include <systemd/sd-daemon.h>
 
-#include "cymric.h"
 #include "log.h"
 #include "memfd_arena.h"
 #include "noise.h"
+#include "pr_generator.h"
 #include "primes.h"
 #include "rngbc.h"
-#include "secmem.h"
 #include "unix_socket.h"
 
 #define REPLY_CHUNK       (64u << 10)   /* fewer sends and wakeups; only while replying */
@@ -61,7 +60,7 @@ struct reply {
     bool body_begun;                  /* BYTES, RANGE: the first piece follows the header */
     uint8_t status;                   /* the header's */
     bool counted;                     /* in stats.replies: once its first bytes were sent */
-    struct randd_cymric *pr;          /* prediction resistance: BYTES from this generator,
+    struct pr_generator *pr;          /* prediction resistance: BYTES from this generator,
                                        * reseeded with a noise block for this reply alone */
     uint64_t pr_continuity;           /* branch_continuity when pr began: it goes on only
                                        * while nothing broke the pool's (a halt, a clone) */
@@ -187,10 +186,7 @@ static void free_reply(struct client *c)
 {
     if (!c->reply)
         return;
-    if (c->reply->pr) {
-        randd_cymric_fini(c->reply->pr);
-        randd_secure_free(c->reply->pr, sizeof(*c->reply->pr));
-    }
+    pr_generator_free(c->reply->pr);
     free(c->reply->text);
     /* Random bytes are only ever in buf[0, len): wipe those (glibc's explicit_bzero is a
      * vectorised memset that is not optimised away; OPENSSL_cleanse is a slow loop). */
@@ -333,7 +329,7 @@ static int generate_more(struct client *c, struct reply *r)
         if (r->pr && (!branch_ready(s->branch) ||
                       branch_continuity(s->branch) != r->pr_continuity))
             return -1;                /* a failed self-test, a clone: not one byte more */
-        if (r->pr ? randd_cymric_read(r->pr, r->buf + r->len, n) < 0
+        if (r->pr ? pr_generator_read(r->pr, r->buf + r->len, n) < 0
                   : branch_generate(s->branch, r->buf + r->len, n, loop_now_ns()) < 0)
             return -1;
         r->len += n;
@@ -669,36 +665,22 @@ static bool reply_full_entropy(struct client *c, const struct randd_request *req
     return true;
 }
 
-/* SP 800-90C RBG2(P): a generator for this reply alone, seeded from the loop's generator and
- * reseeded with a block of fresh noise (256 bits, from 320 credited) before its first byte. */
+/* SP 800-90C RBG2(P): a generator for this reply alone (pr_generator.h), seeded from the
+ * loop's generator and reseeded with a block of fresh noise (256 bits, from 320 credited)
+ * before its first byte. */
 static void reply_prediction_resistant(struct client *c, const struct randd_request *req,
-                                       uint8_t *block)
+                                       const uint8_t *block)
 {
-    uint8_t material[2 * NOISE_BLOCK_BYTES];
-    struct randd_cymric *g;
+    struct pr_generator *g;
     struct reply *r;
-    int lock_errno, rc = -ENOMEM;
     uint64_t mark = branch_continuity(c->srv->branch);   /* before its seed is drawn */
 
-    if ((g = randd_secure_alloc(sizeof(*g), &lock_errno)) &&
-        (rc = branch_cymric_init(c->srv->branch, g)) == 0) {
-        rc = branch_generate(c->srv->branch, material, NOISE_BLOCK_BYTES, loop_now_ns());
-        memcpy(material + NOISE_BLOCK_BYTES, block, NOISE_BLOCK_BYTES);
-        if (rc == 0)
-            rc = randd_cymric_seed(g, material, sizeof(material));
-        OPENSSL_cleanse(material, sizeof(material));
-    }
-    if (rc < 0) {
-        if (g) {
-            randd_cymric_fini(g);
-            randd_secure_free(g, sizeof(*g));
-        }
+    if (pr_generator_new(c->srv->branch, block, &g) < 0) {
         reply_error(c, RANDD_INTERNAL, "prediction-resistant generator failed");
         return;
     }
     if (!(r = start_reply(c, RANDD_OK, req->n))) {
-        randd_cymric_fini(g);
-        randd_secure_free(g, sizeof(*g));
+        pr_generator_free(g);
         return;
     }
     r->pr = g;

@@ -384,8 +384,9 @@ char *status_json(const struct status_view *v, uint64_t now_ns, size_t *len)
         return NULL;
     fputs("{\"version\":", f);
     json_string(f, v->version);
-    fprintf(f, ",\"uptime_seconds\":%.1f,\"ready\":%s,", (double)(now_ns - v->started_ns) / 1e9,
-            why ? "false" : "true");
+    fprintf(f, ",\"uptime_seconds\":%.1f,\"ready\":%s,\"mode\":\"%s\",",
+            (double)(now_ns - v->started_ns) / 1e9, why ? "false" : "true",
+            v->config->mode == CONFIG_MODE_APPROVED ? "approved" : "default");
     if (why) {
         fputs("\"not_ready_reason\":", f);
         json_string(f, why);

@@ -181,6 +181,21 @@ static void engine(FILE *out, const struct json_flat *j)
     fputs("\"} 1\n", out);
 }
 
+/* The mode (STATUS's mode): approved, or default. */
+static void mode(FILE *out, const struct json_flat *j)
+{
+    const char *name = json_get(j, "mode");
+
+    if (!name)
+        return;                     /* a daemon from before modes */
+    header(out, "randd_mode", "gauge",
+           "1, labelled by the mode: approved (everything on the output path SP 800-90A/B/C "
+           "approved: docs/approved-mode.md) or default.");
+    fputs("randd_mode{mode=\"", out);
+    label_value(out, name);
+    fputs("\"} 1\n", out);
+}
+
 /* 1 for a source whose configured credit is above what its assessment at start found
  * (STATUS's assessment_warning, a sentence or null), 0 otherwise. */
 static void assessment_warnings(FILE *out, const struct json_flat *j)
@@ -345,6 +360,7 @@ static void write_metrics(FILE *out, const struct json_flat *j)
     }
     source_states(out, j);
     cpu_source(out, j);
+    mode(out, j);
     engine(out, j);
     per_source(out, j, "randd_source_read_bytes_total", "counter",
                "Raw bytes read from each entropy source and health-tested.", "bytes_read");

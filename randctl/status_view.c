@@ -222,9 +222,16 @@ static void daemon_line(struct writer *w, const struct json_flat *j)
 
     /* The keystream of the daemon's Cymric generators; a daemon before it said none. Under
      * Randen, Cymric still makes the prediction-resistant replies and the primes: named
-     * apart, so the line does not read as Randen running that keystream. */
+     * apart, so the line does not read as Randen running that keystream. A DRBG engine makes
+     * those itself (pr_generator.c, primes.c): no Cymric serves. */
+    int drbg = present(field(j, "pool.drbg.mechanism"));
+
+    if (field(j, "mode") && !strcmp(field(j, "mode"), "approved"))
+        item(w, GREEN, "approved mode");
     if (field(j, "pool.cipher") && !strcmp(engine, "cymric"))
         item(w, PLAIN, "engine %s (%s)", engine, field(j, "pool.cipher"));
+    else if (drbg)                  /* its primes and prediction-resistant replies too */
+        item(w, PLAIN, "engine %s", engine);
     else if (field(j, "pool.cipher"))
         item(w, PLAIN, "engine %s (Cymric: %s)", engine, field(j, "pool.cipher"));
     else

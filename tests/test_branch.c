@@ -11,6 +11,7 @@
 #include "crypto.h"
 #include "drbg_direct.h"
 #include "pool.h"
+#include "pr_generator.h"
 #include "runner.h"
 #include "scripted_source.h"
 
@@ -186,6 +187,101 @@ START_TEST(a_loops_ctr_drbg_is_evp_rands_seeded_from_the_pools_output)
 }
 END_TEST
 
+/* A prediction-resistant reply's generator with a DRBG engine (pr_generator.c): a DRBG of
+ * the engine's mechanism, instantiated from 64 bytes of the loop's output (entropy input 48,
+ * nonce 16, personalisation "randd prediction resistance"), then reseeded with the noise
+ * block, before its first byte: exactly what EVP_RAND gives driven so. With one loop the
+ * loop's output is the pool's, found by a twin pool fed the same source. */
+static void check_pr_drbg(enum randd_engine engine, bool ctr)
+{
+    static uint8_t got[100000], want[100000];
+    struct pool drbg_pool, twin;
+    struct scripted s1, s2;
+    struct branch loop;
+    struct pr_generator *g;
+    struct drbg_direct x;
+    uint8_t material[64], block[NOISE_BLOCK_BYTES];
+
+    memset(block, 0xb7, sizeof(block));
+    ck_assert_int_eq(pool_init(&drbg_pool, 60, 1u << 20), 0);
+    ck_assert_int_eq(pool_init(&twin, 60, 1u << 20), 0);
+    ck_assert_int_eq(pool_use_engine(&drbg_pool, engine), 0);
+    ck_assert_int_eq(pool_use_engine(&twin, engine), 0);
+    scripted_init(&s1, "good", SCRIPT_RANDOM, 5, false);
+    scripted_init(&s2, "good", SCRIPT_RANDOM, 5, false);
+    pool_add_source(&drbg_pool, &s1.source);
+    pool_add_source(&twin, &s2.source);
+    ck_assert_int_eq(branch_init(&loop, &drbg_pool, NULL), 0);
+    pool_harvest(&drbg_pool, 1 * S);
+    pool_harvest(&twin, 1 * S);
+    ck_assert_int_eq(pool_generate(&twin, material, sizeof(material), 1 * S), 0);
+
+    ck_assert_int_eq(pr_generator_new(&loop, block, &g), 0);
+    ck_assert_str_eq(pr_generator_mechanism(g), ctr ? "CTR_DRBG AES-256 (df)"
+                                                    : "Hash_DRBG SHA-512");
+    ck_assert_int_eq(pr_generator_read(g, got, sizeof(got)), 0);
+    drbg_direct_instantiate(&x, ctr, material, 48, material + 48, 16,
+                            "randd prediction resistance");
+    drbg_direct_reseed(&x, block, sizeof(block));
+    drbg_direct_generate(&x, want, sizeof(want));
+    ck_assert_mem_eq(got, want, sizeof(got));
+    drbg_direct_free(&x);
+    pr_generator_free(g);
+    branch_fini(&loop);
+    pool_fini(&twin);
+    pool_fini(&drbg_pool);
+}
+
+START_TEST(a_prediction_resistant_replys_ctr_drbg_is_reseeded_with_the_noise_block)
+{
+    if (!randd_crypto_has_hardware_aes()) {
+        fprintf(stderr, "SKIP: a_prediction_resistant_replys_ctr_drbg_is_reseeded_with_the_"
+                "noise_block: CTR_DRBG: this CPU does not do AES in hardware\n");
+        return;
+    }
+    check_pr_drbg(RANDD_ENGINE_CTR_DRBG, true);
+}
+END_TEST
+
+START_TEST(a_prediction_resistant_replys_hash_drbg_is_reseeded_with_the_noise_block)
+{
+    check_pr_drbg(RANDD_ENGINE_HASH_DRBG, false);
+}
+END_TEST
+
+/* With the default engine the reply's generator is Cymric keyed by the loop's output and the
+ * block: the same loop state with another block gives another reply. */
+START_TEST(a_prediction_resistant_replys_cymric_depends_on_the_block)
+{
+    struct pool twin;
+    struct scripted s2;
+    struct branch a, b;
+    struct pr_generator *ga, *gb;
+    uint8_t block[NOISE_BLOCK_BYTES], out_a[64], out_b[64];
+
+    ck_assert_int_eq(pool_init(&twin, 60, 1u << 20), 0);
+    scripted_init(&s2, "good", SCRIPT_RANDOM, 1, false);
+    pool_add_source(&twin, &s2.source);
+    ck_assert_int_eq(branch_init(&a, &pool, NULL), 0);
+    ck_assert_int_eq(branch_init(&b, &twin, NULL), 0);
+    pool_harvest(&pool, 1 * S);
+    pool_harvest(&twin, 1 * S);
+    memset(block, 1, sizeof(block));
+    ck_assert_int_eq(pr_generator_new(&a, block, &ga), 0);
+    block[31] ^= 1;
+    ck_assert_int_eq(pr_generator_new(&b, block, &gb), 0);
+    ck_assert_str_eq(pr_generator_mechanism(ga), "Cymric");
+    ck_assert_int_eq(pr_generator_read(ga, out_a, sizeof(out_a)), 0);
+    ck_assert_int_eq(pr_generator_read(gb, out_b, sizeof(out_b)), 0);
+    ck_assert_mem_ne(out_a, out_b, sizeof(out_a));
+    pr_generator_free(ga);
+    pr_generator_free(gb);
+    branch_fini(&a);
+    branch_fini(&b);
+    pool_fini(&twin);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("branch");
@@ -199,6 +295,9 @@ Suite *test_suite(void)
     tcase_add_test(tc, loop_output_counts_toward_the_pools_reseed_bytes);
     tcase_add_test(tc, with_one_loop_the_pool_itself_serves);
     tcase_add_test(tc, a_loops_ctr_drbg_is_evp_rands_seeded_from_the_pools_output);
+    tcase_add_test(tc, a_prediction_resistant_replys_ctr_drbg_is_reseeded_with_the_noise_block);
+    tcase_add_test(tc, a_prediction_resistant_replys_hash_drbg_is_reseeded_with_the_noise_block);
+    tcase_add_test(tc, a_prediction_resistant_replys_cymric_depends_on_the_block);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -168,11 +168,16 @@ static const struct conditioning_function *conditioning_of(const struct pool *p)
     return &conditioning_functions[p->conditioning];
 }
 
-/* out = H(parts), out may overlap them. */
+/* out = H(parts), out may overlap them. Both functions leave their input's words in OpenSSL's
+ * stack frames (BLAKE2b's copy of each block, SHA-512's message schedule): raw entropy, and
+ * after a seed the seed itself, which the step forward exists to erase. Wiped at once. */
 static int condition(struct pool *p, uint8_t out[POOL_ACCUMULATOR_BYTES],
                      const struct iovec *parts, size_t nparts)
 {
-    return conditioning_of(p)->hash(p->crypto, out, parts, nparts);
+    int rc = conditioning_of(p)->hash(p->crypto, out, parts, nparts);
+
+    randd_crypto_wipe_stack();
+    return rc;
 }
 
 int pool_use_conditioning(struct pool *p, enum pool_conditioning_function f)

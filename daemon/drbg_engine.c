@@ -1,14 +1,20 @@
 /* The DRBG engine (drbg_engine.h).
  *
- * Seed material to DRBG inputs. The material is 64 bytes: the pool's BLAKE2b-512 accumulator
- * once POOL_SEED_BITS (256) are credited to it, or, for a serving loop's DRBG, 64 bytes of
- * the pool's own DRBG output. At instantiation the first 48 bytes are the entropy input and
- * the last 16 the nonce:
- * - entropy input, 48 bytes: BLAKE2b is not a vetted conditioner, so SP 800-90B 3.1.5.2
- *   credits n_out bits of its output with at most min(h_in, 0.999 n_out, h' n_out), h' =
- *   POOL_CONDITIONING_H_PRIME (0.931). 32 bytes would carry at most 0.931 * 256 = 238 bits,
- *   short of the 256-bit security strength SP 800-90A 8.6.3 wants; 48 bytes carry up to
- *   min(256, 357) = 256: the whole credit the pool gathered.
+ * Seed material to DRBG inputs. The material is 64 bytes: the pool's 512-bit accumulator
+ * (BLAKE2b-512, or SHA-512 when the pool conditions with a vetted function) once
+ * POOL_SEED_BITS (256) are credited to it, or, for a serving loop's DRBG, 64 bytes of the
+ * pool's own DRBG output. At instantiation the first 48 bytes are the entropy input and the
+ * last 16 the nonce:
+ * - entropy input, 48 bytes, with either function: the pool promises 256 credited bits, and
+ *   the 256-bit security strength SP 800-90A 8.6.3 wants must survive the cut to n_out bits.
+ *   BLAKE2b is not a vetted conditioner, so SP 800-90B 3.1.5.2 credits n_out bits of its
+ *   output with at most min(h_in, 0.999 n_out, h' n_out), h' = POOL_CONDITIONING_H_PRIME
+ *   (0.931): 32 bytes would carry at most 0.931 * 256 = 238 bits; 48 carry up to
+ *   min(256, 357) = 256. SHA-512 is vetted, so n_out bits carry Output_Entropy(n_in, n_out,
+ *   512, h_in) (3.1.5.1.2), no cap: from h_in = 256, 32 bytes would carry 255 bits (their
+ *   likeliest value: 2^-256 from the width plus 2^-256 from the input's likeliest), and 256
+ *   only from h_in = 320 (SP 800-90C's full-entropy condition, n_out + 64); 48 bytes carry
+ *   256. So 48 either way: the whole credit the pool gathered.
  * - nonce, 16 bytes (SP 800-90A 8.6.7, security_strength / 2 = 128 bits): the rest of the
  *   conditioned output. It is claimed as 8.6.7 (b), a value expected to repeat no more often
  *   than a 128-bit random string, not as entropy beyond the entropy input's (the 64 bytes

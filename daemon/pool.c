@@ -1,6 +1,7 @@
 /* Conditioning, seeding and the reseed policy. Raw bytes never reach the generator directly:
- * each healthy batch is absorbed as acc = BLAKE2b-512(acc || time || source || bytes), and
- * the generator is seeded with acc once POOL_SEED_BITS have been credited since the last
+ * each healthy batch is absorbed as acc = H(acc || time || source || bytes), H being the
+ * pool's conditioning function (BLAKE2b-512, or SHA-512 where vetted conditioning is wanted),
+ * and the generator is seeded with acc once POOL_SEED_BITS have been credited since the last
  * seed. Kernel-creditable bytes go to a separate accumulator while the kernel feed wants
  * them, so the kernel and our generator never share raw material. */
 #include "pool.h"
@@ -26,17 +27,23 @@
 
 struct pool_secrets {
     struct engine engine;                /* the generator */
-    uint8_t acc[RANDD_BLAKE2B_BYTES];
-    uint8_t kernel_acc[RANDD_BLAKE2B_BYTES];
+    uint8_t acc[POOL_ACCUMULATOR_BYTES];
+    uint8_t kernel_acc[POOL_ACCUMULATOR_BYTES];
     uint8_t raw[HARVEST_BATCH];
 };
+
+_Static_assert(POOL_ACCUMULATOR_BYTES == RANDD_BLAKE2B_BYTES &&
+                   POOL_ACCUMULATOR_BYTES == RANDD_SHA512_BYTES,
+               "either conditioning function fills the accumulators exactly");
+_Static_assert(POOL_KERNEL_BYTES <= POOL_ACCUMULATOR_BYTES,
+               "a kernel top-up is taken from the kernel feed's accumulator");
 
 int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes)
 {
     memset(p, 0, sizeof(*p));
     pool_set_reseed(p, reseed_interval, reseed_bytes);
     p->boot_offset_ns = loop_boot_offset_ns();
-    p->conditioned_in_bits = 8 * RANDD_BLAKE2B_BYTES;
+    p->conditioned_in_bits = 8 * POOL_ACCUMULATOR_BYTES;
     p->secret = randd_secure_alloc(sizeof(*p->secret), &p->lock_errno);
     if (!p->secret)
         return -ENOMEM;
@@ -139,12 +146,77 @@ void pool_fini(struct pool *p)
     p->seeded = false;
 }
 
-/* acc = BLAKE2b-512(acc || timestamp || source name || raw). */
-static int absorb(struct pool *p, uint8_t acc[RANDD_BLAKE2B_BYTES], const char *name,
+/* --- the conditioning function ----------------------------------------------------------
+ * Every hash the pool runs goes through condition(): the two accumulators' absorbs, the step
+ * after a seed and the rekey after lost kernel log records. A pool that chose SHA-512 runs no
+ * BLAKE2b of its own (Cymric's rekeying is the engine's). The names and what SP 800-90B says
+ * of each live in this one table; pool.h says what a seed of each is credited. */
+
+static const struct conditioning_function {
+    const char *name;
+    bool vetted;                         /* SP 800-90B 3.1.5.1.1 */
+    int (*hash)(struct randd_crypto *c, uint8_t out[POOL_ACCUMULATOR_BYTES],
+                const struct iovec *parts, size_t nparts);
+} conditioning_functions[] = {
+    [POOL_CONDITIONING_BLAKE2B512] = { "BLAKE2b-512", false, randd_blake2b512 },
+    [POOL_CONDITIONING_SHA512] = { "SHA-512", true, randd_sha512 },
+};
+#define NCONDITIONING (sizeof(conditioning_functions) / sizeof(conditioning_functions[0]))
+
+static const struct conditioning_function *conditioning_of(const struct pool *p)
+{
+    return &conditioning_functions[p->conditioning];
+}
+
+/* out = H(parts), out may overlap them. Both functions leave their input's words in OpenSSL's
+ * stack frames (BLAKE2b's copy of each block, SHA-512's message schedule): raw entropy, and
+ * after a seed the seed itself, which the step forward exists to erase. Wiped at once. */
+static int condition(struct pool *p, uint8_t out[POOL_ACCUMULATOR_BYTES],
+                     const struct iovec *parts, size_t nparts)
+{
+    int rc = conditioning_of(p)->hash(p->crypto, out, parts, nparts);
+
+    randd_crypto_wipe_stack();
+    return rc;
+}
+
+int pool_use_conditioning(struct pool *p, enum pool_conditioning_function f)
+{
+    uint8_t probe[POOL_ACCUMULATOR_BYTES];
+
+    if (p->seeded)
+        return -EBUSY;
+    if ((size_t)f >= NCONDITIONING)
+        return -EINVAL;
+    /* Hashing nothing fetches the algorithm now: a missing one is refused here, at start,
+     * rather than dropping every batch later. */
+    if (conditioning_functions[f].hash(p->crypto, probe, NULL, 0) < 0)
+        return -EIO;
+    if (f != p->conditioning) {      /* no credit goes into a seed through another function */
+        p->credit = 0;
+        p->noise_credit = 0;
+        p->kernel_credit = 0;
+    }
+    p->conditioning = f;
+    return 0;
+}
+
+const char *pool_conditioning_name(const struct pool *p)
+{
+    return conditioning_of(p)->name;
+}
+
+bool pool_conditioning_vetted(const struct pool *p)
+{
+    return conditioning_of(p)->vetted;
+}
+
+/* acc = H(acc || timestamp || source name || raw). */
+static int absorb(struct pool *p, uint8_t acc[POOL_ACCUMULATOR_BYTES], const char *name,
                   const uint8_t *raw, size_t n, uint64_t now_ns)
 {
     struct iovec parts[] = {
-        { acc, RANDD_BLAKE2B_BYTES },
+        { acc, POOL_ACCUMULATOR_BYTES },
         { &now_ns, sizeof(now_ns) },
         { (void *)name, strlen(name) + 1 },
         { (void *)raw, n },
@@ -152,7 +224,7 @@ static int absorb(struct pool *p, uint8_t acc[RANDD_BLAKE2B_BYTES], const char *
 
     if (acc == p->secret->acc)           /* n_in of the next seed: what the chain took in */
         p->conditioned_in_bits += 8 * (sizeof(now_ns) + strlen(name) + 1 + n);
-    return randd_blake2b512(p->crypto, acc, parts, sizeof(parts) / sizeof(parts[0]));
+    return condition(p, acc, parts, sizeof(parts) / sizeof(parts[0]));
 }
 
 static bool generator_wants_credit(const struct pool *p, uint64_t now_ns);
@@ -186,7 +258,8 @@ static void credit_batch(struct pool *p, size_t i, size_t n, uint64_t now_ns)
     bits = s->entropy_per_byte * (double)n;
     if (absorb(p, for_kernel ? sec->kernel_acc : sec->acc, s->name, sec->raw + off, n,
                now_ns) < 0) {
-        log_err("conditioning failed (OpenSSL BLAKE2b): batch from %s dropped", s->name);
+        log_err("conditioning failed (OpenSSL %s): batch from %s dropped",
+                pool_conditioning_name(p), s->name);
         return;
     }
     if (for_kernel) {
@@ -266,7 +339,8 @@ static bool kernel_material_coming(const struct pool *p)
     return false;
 }
 
-/* SP 800-90B 3.1.5.2's h_out of the seed about to be taken (pool.h). */
+/* SP 800-90B 3.1.5's h_out of the seed about to be taken (pool.h): 3.1.5.1.2's for a vetted
+ * function, 3.1.5.2's (with the 0.999 and h' caps) for BLAKE2b-512. */
 static void note_conditioning(struct pool *p)
 {
     struct pool_conditioning *c = &p->last_seed;
@@ -277,13 +351,13 @@ static void note_conditioning(struct pool *p)
     c->n_in = n_in;
     c->h_in = p->credit < n_in ? p->credit : n_in;
     c->h_out = 0.0;
-    if (randd_ea_conditioning(false, n_in, POOL_CONDITIONED_BITS, POOL_CONDITIONING_NW, c->h_in,
-                              POOL_CONDITIONING_H_PRIME, &e) == 0)
+    if (randd_ea_conditioning(pool_conditioning_vetted(p), n_in, POOL_CONDITIONED_BITS,
+                              POOL_CONDITIONING_NW, c->h_in, POOL_CONDITIONING_H_PRIME, &e) == 0)
         c->h_out = (double)e.h_out;
-    p->conditioned_in_bits = 8 * RANDD_BLAKE2B_BYTES;
+    p->conditioned_in_bits = 8 * POOL_ACCUMULATOR_BYTES;
 }
 
-/* acc = BLAKE2b-512(acc || label), the moment acc has seeded: one who reads the pool's memory
+/* acc = H(acc || label), the moment acc has seeded: one who reads the pool's memory
  * afterwards finds a one-way step of the seed, not the seed, so cannot rebuild the generator
  * it made, nor what that generator served (backtracking resistance). The step carries acc's
  * entropy on into the next seed. */
@@ -295,7 +369,7 @@ static int step_accumulator_forward(struct pool *p)
         { (void *)label, sizeof(label) },
     };
 
-    return randd_blake2b512(p->crypto, p->secret->acc, parts, sizeof(parts) / sizeof(parts[0]));
+    return condition(p, p->secret->acc, parts, sizeof(parts) / sizeof(parts[0]));
 }
 
 static void reseed(struct pool *p, uint64_t now_ns)
@@ -320,8 +394,9 @@ static void reseed(struct pool *p, uint64_t now_ns)
     p->last_reseed_ns = now_ns;
     p->bytes_since_reseed = 0;
     if (first)
-        log_info("generator seeded with %.0f credited bits (SP 800-90B h_out of BLAKE2b "
-                 "conditioning: %.1f bits)", p->last_seed.h_in, p->last_seed.h_out);
+        log_info("generator seeded with %.0f credited bits (SP 800-90B h_out of %s "
+                 "conditioning, %s: %.1f bits)", p->last_seed.h_in, pool_conditioning_name(p),
+                 pool_conditioning_vetted(p) ? "vetted" : "non-vetted", p->last_seed.h_out);
 }
 
 /* Moves the epoch when a serving loop's generator must reseed before its next output. */
@@ -597,7 +672,7 @@ void pool_vm_cloned(struct pool *p, uint64_t now_ns)
 static int rekey_from_kernel(struct pool *p)
 {
     static const char label[] = "randd pool: rekeyed after kernel log records were lost";
-    uint8_t material[RANDD_BLAKE2B_BYTES], own[64], kernel[64];
+    uint8_t material[POOL_ACCUMULATOR_BYTES], own[64], kernel[64];
     struct iovec parts[] = {
         { (void *)label, sizeof(label) },
         { own, sizeof(own) },
@@ -607,7 +682,7 @@ static int rekey_from_kernel(struct pool *p)
 
     if (getrandom(kernel, sizeof(kernel), GRND_NONBLOCK) == (ssize_t)sizeof(kernel) &&
         engine_read(&p->secret->engine, own, sizeof(own)) == 0 &&
-        randd_blake2b512(p->crypto, material, parts, sizeof(parts) / sizeof(parts[0])) == 0)
+        condition(p, material, parts, sizeof(parts) / sizeof(parts[0])) == 0)
         rc = engine_seed(&p->secret->engine, material, sizeof(material));
     OPENSSL_cleanse(own, sizeof(own));
     OPENSSL_cleanse(kernel, sizeof(kernel));
@@ -669,9 +744,9 @@ int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns)
     return 0;
 }
 
-void pool_copy_accumulator(const struct pool *p, uint8_t out[RANDD_BLAKE2B_BYTES])
+void pool_copy_accumulator(const struct pool *p, uint8_t out[POOL_ACCUMULATOR_BYTES])
 {
-    memcpy(out, p->secret->acc, RANDD_BLAKE2B_BYTES);
+    memcpy(out, p->secret->acc, POOL_ACCUMULATOR_BYTES);
 }
 
 void pool_note_output(struct pool *p, uint64_t n)

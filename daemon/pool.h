@@ -1,6 +1,7 @@
-/* The pool: conditions healthy sources' raw bytes with BLAKE2b-512, seeds and reseeds the
- * generator from them, and is the only way to get output, so nothing is served from an
- * unseeded or unhealthy generator. Keeps separate material for the kernel feed. */
+/* The pool: conditions healthy sources' raw bytes with BLAKE2b-512 or SHA-512 (chosen before
+ * the first seed), seeds and reseeds the generator from them, and is the only way to get
+ * output, so nothing is served from an unseeded or unhealthy generator. Keeps separate
+ * material for the kernel feed. */
 #ifndef RANDD_POOL_H
 #define RANDD_POOL_H
 
@@ -21,18 +22,35 @@ struct randd_cymric;
 #define POOL_MAX_SOURCES   8
 #define POOL_KERNEL_BYTES  64      /* conditioned bytes per kernel top-up */
 
-/* SP 800-90B 3.1.5 for randd's own conditioning: BLAKE2b-512 is not a vetted function
- * (3.1.5.1.1 lists HMAC, CMAC, CBC-MAC, Hash_df, Block_cipher_df, SHA-2 and SHA-3), so
- * a seed's entropy is the non-vetted h_out = min(Output_Entropy(n_in, n_out, nw, h_in),
- * 0.999 n_out, h' n_out) (3.1.5.2). The chain of absorbs between two seeds is one function of
- * all it absorbed and the accumulator it started from: n_in is those bits, h_in the bits
- * credited for them, n_out the 512-bit seed, nw BLAKE2b-512's 512-bit chaining value. h' is
- * the min-entropy per bit SP 800-90B's non-IID estimators measured on 1,000,000 bytes of
- * randd's conditioned output, jitter samples absorbed as the pool absorbs them (docs/assessment.md:
- * "What a seed is worth"): a property of the function, measured once, as 3.1.5.2 asks of a lab. */
+/* The function every hash of the pool runs (the generator's and the kernel feed's
+ * accumulators, the step after a seed, the rekey after lost kernel log records): BLAKE2b-512
+ * unless pool_use_conditioning chose SHA-512. Both give 64 bytes, so nothing else changes. */
+enum pool_conditioning_function {
+    POOL_CONDITIONING_BLAKE2B512 = 0,   /* the default: fast, not vetted by SP 800-90B */
+    POOL_CONDITIONING_SHA512,           /* vetted (SP 800-90B 3.1.5.1.1): mode = approved */
+};
+
+#define POOL_ACCUMULATOR_BYTES 64          /* either function's digest and chaining value */
+
+/* SP 800-90B 3.1.5 for randd's own conditioning, with either function. The chain of absorbs
+ * between two seeds is one function of all it absorbed and the accumulator it started from:
+ * n_in is those bits, h_in the bits credited for them, n_out the 512-bit seed, nw the
+ * function's 512-bit chaining value (BLAKE2b-512's h, SHA-512's H).
+ * - SHA-512 is vetted (3.1.5.1.1 lists HMAC, CMAC, CBC-MAC, Hash_df, Block_cipher_df, SHA-2
+ *   and SHA-3), so a seed's entropy is h_out = Output_Entropy(n_in, n_out, nw, h_in)
+ *   (3.1.5.1.2), with no other cap: 256 bits when 256 are credited, and the whole 512 (full
+ *   entropy by SP 800-90C's condition, h_in >= n_out + 64) from 576 credited bits on.
+ * - BLAKE2b-512 is not, so it is the non-vetted h_out = min(Output_Entropy(n_in, n_out, nw,
+ *   h_in), 0.999 n_out, h' n_out) (3.1.5.2). h' is the min-entropy per bit SP 800-90B's
+ *   non-IID estimators measured on 1,000,000 bytes of randd's conditioned output, jitter
+ *   samples absorbed as the pool absorbs them (docs/assessment.md: "What a seed is worth"):
+ *   a property of the function, measured once, as 3.1.5.2 asks of a lab. It caps a seed at
+ *   476.7 bits however much was credited.
+ * Either way the pool seeds once POOL_SEED_BITS are credited, and claims no more than that
+ * for a seed (drbg_engine.c: why the DRBG's entropy input is 48 of the 64 bytes). */
 #define POOL_CONDITIONED_BITS  512
 #define POOL_CONDITIONING_NW   512
-#define POOL_CONDITIONING_H_PRIME 0.931   /* 0.93149 measured (docs/assessment.md) */
+#define POOL_CONDITIONING_H_PRIME 0.931   /* BLAKE2b-512's: 0.93149 measured (docs/assessment.md) */
 
 /* The conditioning behind the last seed, for STATUS: n_in 0 before the first. */
 struct pool_conditioning {
@@ -47,6 +65,7 @@ struct pool {
     size_t nsources;
     struct pool_secrets *secret;     /* generator and accumulators, in locked memory */
     struct randd_crypto *crypto;     /* contexts for conditioning (no secrets kept) */
+    enum pool_conditioning_function conditioning;   /* every hash the pool runs */
     double credit;                   /* bits credited into the seed accumulator */
     double noise_credit;             /* of those, credited by noise sources (cpu, hwrng,
                                       * jitter): what the seed holds beyond the kernel's word */
@@ -117,6 +136,15 @@ const char *pool_engine_mechanism(const struct pool *p);
 uint64_t pool_engine_requests(const struct pool *p);
 /* For tests: the pool's DRBG's reseed interval, lowered (drbg_engine_set_reseed_interval). */
 int pool_drbg_set_reseed_interval(struct pool *p, uint64_t interval);
+/* Chooses the function the pool conditions with (every hash it runs: pool.c) before the first
+ * seed; credit gathered through the other one is forgotten. Returns 0, -EBUSY once seeded,
+ * -EINVAL for no such function, or -EIO when OpenSSL will not hash with it. */
+int pool_use_conditioning(struct pool *p, enum pool_conditioning_function f);
+/* "BLAKE2b-512" (the default) or "SHA-512", for STATUS and the log. */
+const char *pool_conditioning_name(const struct pool *p);
+/* Whether SP 800-90B 3.1.5.1.1 lists it as vetted (SHA-512), so a seed's h_out is 3.1.5.1.2's
+ * Output_Entropy without 3.1.5.2's caps. */
+bool pool_conditioning_vetted(const struct pool *p);
 /* Chooses the keystream of the pool's Cymric generator, and of every Cymric that
  * pool_cymric_init creates after it, before the first seed. Returns 0, -EBUSY once seeded,
  * or -ENOTSUP for AES-256-CTR on a CPU without hardware AES. */
@@ -176,7 +204,7 @@ bool pool_any_starting(const struct pool *p);
 int pool_generate(struct pool *p, void *out, size_t n, uint64_t now_ns);
 /* Copies the seed accumulator as it is now, as one who reads the process's memory would find
  * it: for the test that it cannot give back a seed already used (backtracking). */
-void pool_copy_accumulator(const struct pool *p, uint8_t out[RANDD_BLAKE2B_BYTES]);
+void pool_copy_accumulator(const struct pool *p, uint8_t out[POOL_ACCUMULATOR_BYTES]);
 
 /* The kernel announced a new VM generation (vmgenid): this state may now run in several
  * clones. Credit gathered before is forgotten (every clone has the same), sources drop what

@@ -136,15 +136,21 @@ static void write_cpu_source(FILE *f, const struct status_view *v)
     fputs("},", f);
 }
 
-/* SP 800-90B 3.1.5.2 for the last seed (pool.h): null figures before the first. Closes the
- * pool's object. */
+/* SP 800-90B 3.1.5 for the last seed (pool.h): the pool's function, and null figures before
+ * the first seed; h_prime is null for a vetted function, which 3.1.5.1.2 credits without it.
+ * Closes the pool's object. */
 static void write_conditioning(FILE *f, const struct pool *p)
 {
     const struct pool_conditioning *c = &p->last_seed;
+    bool vetted = pool_conditioning_vetted(p);
 
-    fprintf(f, "\"conditioning\":{\"function\":\"BLAKE2b-512\",\"vetted\":false,"
-               "\"n_out\":%d,\"nw\":%d,\"h_prime\":%.4g,", POOL_CONDITIONED_BITS,
-            POOL_CONDITIONING_NW, POOL_CONDITIONING_H_PRIME);
+    fprintf(f, "\"conditioning\":{\"function\":\"%s\",\"vetted\":%s,\"n_out\":%d,\"nw\":%d,",
+            pool_conditioning_name(p), vetted ? "true" : "false", POOL_CONDITIONED_BITS,
+            POOL_CONDITIONING_NW);
+    if (vetted)
+        fputs("\"h_prime\":null,", f);
+    else
+        fprintf(f, "\"h_prime\":%.4g,", POOL_CONDITIONING_H_PRIME);
     if (c->n_in)
         fprintf(f, "\"n_in\":%llu,\"h_in\":%.1f,\"h_out\":%.1f}},",
                 (unsigned long long)c->n_in, c->h_in, c->h_out);

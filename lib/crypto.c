@@ -1,4 +1,4 @@
-/* EVP plumbing for BLAKE2b, ChaCha20 and AES-256-CTR, and whether AES is safe to use here
+/* EVP plumbing for BLAKE2b, SHA-512, ChaCha20 and AES-256-CTR, and whether AES is safe to use here
  * (hardware AES only). Fetching an algorithm implicitly on every call
  * doubles the cost of a small generate, so each owner fetches once here and reuses the
  * contexts; the only file in lib/ and internal/ that talks to OpenSSL's EVP API. */
@@ -23,11 +23,13 @@
 
 struct randd_crypto {
     EVP_MD *blake2b;
+    EVP_MD *sha512;                       /* fetched at the first randd_sha512 */
     EVP_MAC *blake2bmac;
     EVP_CIPHER *chacha20;
     EVP_CIPHER *aes256ctr;                /* fetched when a generator asks for it */
     enum randd_stream_cipher stream;      /* what cipher is bound to */
-    EVP_MD_CTX *md;
+    EVP_MD_CTX *md;                       /* BLAKE2b's */
+    EVP_MD_CTX *sha512_md;                /* SHA-512's, reset (wiped) after each use */
     EVP_MAC_CTX *mac;
     EVP_CIPHER_CTX *cipher;
 };
@@ -72,10 +74,12 @@ void randd_crypto_free(struct randd_crypto *c)
     EVP_CIPHER_CTX_free(c->cipher);   /* frees cleanse their key material */
     EVP_MAC_CTX_free(c->mac);
     EVP_MD_CTX_free(c->md);
+    EVP_MD_CTX_free(c->sha512_md);
     EVP_CIPHER_free(c->chacha20);
     EVP_CIPHER_free(c->aes256ctr);
     EVP_MAC_free(c->blake2bmac);
     EVP_MD_free(c->blake2b);
+    EVP_MD_free(c->sha512);
     free(c);
 }
 
@@ -93,6 +97,28 @@ int randd_blake2b512(struct randd_crypto *c, uint8_t out[RANDD_BLAKE2B_BYTES],
     if (!EVP_DigestFinal_ex(c->md, out, &outlen) || outlen != RANDD_BLAKE2B_BYTES)
         return -EIO;
     return 0;
+}
+
+int randd_sha512(struct randd_crypto *c, uint8_t out[RANDD_SHA512_BYTES],
+                 const struct iovec *parts, size_t nparts)
+{
+    unsigned int outlen = 0;
+    int ok;
+
+    if (!c->sha512 && !(c->sha512 = EVP_MD_fetch(NULL, "SHA512", NULL)))
+        return -EIO;
+    if (!c->sha512_md && !(c->sha512_md = EVP_MD_CTX_new()))
+        return -EIO;
+    ok = EVP_DigestInit_ex2(c->sha512_md, c->sha512, NULL);
+    for (size_t i = 0; ok && i < nparts; i++)
+        ok = parts[i].iov_len == 0 ||
+             EVP_DigestUpdate(c->sha512_md, parts[i].iov_base, parts[i].iov_len);
+    ok = ok && EVP_DigestFinal_ex(c->sha512_md, out, &outlen) && outlen == RANDD_SHA512_BYTES;
+    /* Unlike BLAKE2b's, SHA-512's final leaves the digest (its last chaining value) and the
+     * last message block in the context, and its init clears neither: freeing the provider's
+     * context wipes it (OPENSSL_clear_free), on every path. */
+    EVP_MD_CTX_reset(c->sha512_md);
+    return ok ? 0 : -EIO;
 }
 
 int randd_blake2b512_keyed(struct randd_crypto *c, uint8_t out[RANDD_BLAKE2B_BYTES],

@@ -1,6 +1,6 @@
-/* The OpenSSL primitives randd builds on: keyed and unkeyed BLAKE2b-512 and a keystream
- * (ChaCha20, or AES-256-CTR where the CPU does AES in hardware), through EVP with algorithms
- * fetched and contexts created once per owner.
+/* The OpenSSL primitives randd builds on: keyed and unkeyed BLAKE2b-512, SHA-512 and a
+ * keystream (ChaCha20, or AES-256-CTR where the CPU does AES in hardware), through EVP with
+ * algorithms fetched and contexts created once per owner.
  * Owns no secrets of its own: callers pass keys in and wipe their own buffers. */
 #ifndef RANDD_CRYPTO_H
 #define RANDD_CRYPTO_H
@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 
 #define RANDD_BLAKE2B_BYTES 64   /* BLAKE2b-512 digest, also the largest key (RFC 7693) */
+#define RANDD_SHA512_BYTES  64   /* SHA-512 digest (FIPS 180-4) */
 #define RANDD_CHACHA20_KEY  32
 #define RANDD_CHACHA20_IV   16   /* OpenSSL layout: 32-bit LE counter || 96-bit nonce */
 #define RANDD_STREAM_KEY    32   /* either keystream's key: ChaCha20's, AES-256's */
@@ -38,6 +39,14 @@ void randd_crypto_free(struct randd_crypto *c);
 int randd_blake2b512(struct randd_crypto *c, uint8_t out[RANDD_BLAKE2B_BYTES],
                      const struct iovec *parts, size_t nparts);
 
+/* out = SHA-512 over the concatenated parts (empty parts allowed), the same contract as
+ * randd_blake2b512: out may overlap the parts. SHA-512 is fetched at the first call (most
+ * owners never hash with it). OpenSSL's SHA-512 final leaves its last chaining value (the
+ * digest) and the message's last block in its context, so the context is freed, wiped, after
+ * every call. Returns 0 or -EIO. */
+int randd_sha512(struct randd_crypto *c, uint8_t out[RANDD_SHA512_BYTES],
+                 const struct iovec *parts, size_t nparts);
+
 /* out = BLAKE2b-512 keyed with key (1..64 bytes), over data. Returns 0, -EINVAL or -EIO.
  * The MAC context is rekeyed with zeros afterwards, so it keeps no copy of the key. */
 int randd_blake2b512_keyed(struct randd_crypto *c, uint8_t out[RANDD_BLAKE2B_BYTES],
@@ -48,9 +57,10 @@ int randd_blake2b512_keyed(struct randd_crypto *c, uint8_t out[RANDD_BLAKE2B_BYT
 int randd_chacha20(struct randd_crypto *c, const uint8_t key[RANDD_CHACHA20_KEY],
                    const uint8_t iv[RANDD_CHACHA20_IV], const void *in, void *out, size_t n);
 
-/* OpenSSL's BLAKE2b and keystream code leave key-dependent words in their own stack frames
- * (BLAKE2b copies each message block, here a generator's old state, into a local array; the
- * vector ChaCha20 code spills its state), and nothing wipes them. Called right after them,
+/* OpenSSL's BLAKE2b, SHA-512 and keystream code leave key-dependent words in their own stack
+ * frames (BLAKE2b copies each message block, here a generator's old state, into a local
+ * array; SHA-512 keeps its message schedule there; the vector ChaCha20 code spills its
+ * state), and nothing wipes them. Called right after them,
  * this wipes the stack region they used (as libsodium's sodium_stackzero does). */
 void randd_crypto_wipe_stack(void);
 

@@ -1,5 +1,6 @@
 /* Known answers for the primitives, through the exact EVP call paths the generator uses
- * (lib/crypto.c): RFC 7693 for BLAKE2b, RFC 8439 2.4.2 for ChaCha20. */
+ * (lib/crypto.c): RFC 7693 for BLAKE2b, FIPS 180-4's example for SHA-512, RFC 8439 2.4.2 for
+ * ChaCha20. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,42 @@ START_TEST(blake2b512_concatenates_parts)
     ck_assert_int_eq(randd_blake2b512(c, whole, &one, 1), 0);
     ck_assert_int_eq(randd_blake2b512(c, split, three, 3), 0);
     ck_assert_mem_eq(split, whole, 64);
+}
+END_TEST
+
+/* FIPS 180-4's one-block example (NIST's SHA512.pdf, "abc"), twice: the context is freed
+ * after each call, so the second must find it fresh. */
+START_TEST(sha512_matches_fips180_abc_each_call)
+{
+    uint8_t want[64], got[64];
+    struct iovec abc = { "abc", 3 };
+
+    unhex("ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
+          "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f", want, 64);
+    for (int call = 0; call < 2; call++) {
+        memset(got, 0, sizeof(got));
+        ck_assert_int_eq(randd_sha512(c, got, &abc, 1), 0);
+        ck_assert_mem_eq(got, want, 64);
+    }
+}
+END_TEST
+
+/* Parts are concatenated, empty ones skipped, and out may be one of them (the pool's
+ * accumulator is hashed into itself). */
+START_TEST(sha512_concatenates_parts_and_may_overwrite_one)
+{
+    uint8_t whole[64], acc[64];
+    uint8_t joined[64 + 3];
+    struct iovec one = { joined, sizeof(joined) };
+    struct iovec parts[3] = { { acc, sizeof(acc) }, { "", 0 }, { "abc", 3 } };
+
+    for (int i = 0; i < 64; i++)
+        acc[i] = (uint8_t)(i * 7);
+    memcpy(joined, acc, 64);
+    memcpy(joined + 64, "abc", 3);
+    ck_assert_int_eq(randd_sha512(c, whole, &one, 1), 0);
+    ck_assert_int_eq(randd_sha512(c, acc, parts, 3), 0);
+    ck_assert_mem_eq(acc, whole, 64);
 }
 END_TEST
 
@@ -287,6 +324,8 @@ Suite *test_suite(void)
     tcase_add_test(tc, blake2b512_concatenates_parts);
     tcase_add_test(tc, blake2b512_keyed_matches_reference_kat);
     tcase_add_test(tc, blake2b512_keyed_refuses_bad_key_length);
+    tcase_add_test(tc, sha512_matches_fips180_abc_each_call);
+    tcase_add_test(tc, sha512_concatenates_parts_and_may_overwrite_one);
     tcase_add_test(tc, chacha20_matches_rfc8439_2_4_2);
     tcase_add_test(tc, chacha20_keystream_is_prefix_consistent);
     tcase_add_test(tc, chacha20_stream_lays_one_keystream_across_parts);

@@ -1,6 +1,7 @@
 /* The pool (daemon/pool.c) with scripted sources: quarantine and re-admission of the real
- * failure modes, no output before 256 credited bits, conditioning determinism, reseeding,
- * the kernel's separate material, and when getrandom's kind of source is all that is credited. */
+ * failure modes, no output before 256 credited bits, conditioning determinism, each
+ * conditioning function's chain and credit, reseeding, the kernel's separate material, and
+ * when getrandom's kind of source is all that is credited. */
 #include <errno.h>
 #include <string.h>
 #include <stdlib.h>
@@ -8,12 +9,14 @@
 #include <stdio.h>
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 
 #include "pool.h"
 #include "crypto.h"
 #include "cymric.h"
 #include "drbg_direct.h"
 #include "drbg_engine.h"
+#include "entropy_conditioning.h"
 #include "randen.h"
 #include "runner.h"
 #include "scripted_source.h"
@@ -320,6 +323,190 @@ START_TEST(conditioning_is_deterministic_for_the_same_input)
     ck_assert_msg(memcmp(x, z, 32) != 0, "different raw input, same output");
     pool_fini(&twin);
     pool_fini(&other);
+}
+END_TEST
+
+/* --- the conditioning function: BLAKE2b-512 by default, SHA-512 when chosen --------------- */
+
+/* H(parts), computed as the pool should, but by OpenSSL's one-shot EVP_Digest over the parts
+ * laid end to end: nothing of lib/crypto.c. */
+static void digest_of(const EVP_MD *md, uint8_t out[64], const struct iovec *parts,
+                      size_t nparts)
+{
+    uint8_t joined[1024];
+    size_t len = 0;
+    unsigned outlen = 0;
+
+    for (size_t i = 0; i < nparts; i++) {
+        ck_assert_uint_le(len + parts[i].iov_len, sizeof(joined));
+        memcpy(joined + len, parts[i].iov_base, parts[i].iov_len);
+        len += parts[i].iov_len;
+    }
+    ck_assert_int_eq(EVP_Digest(joined, len, out, &outlen, md, NULL), 1);
+    ck_assert_uint_eq(outlen, 64);
+}
+
+/* The 512 bytes a scripted source's first used batch held: its splitmix64 words after the
+ * ones its start-up test read and threw away. */
+static void first_used_batch(const struct scripted *s, uint64_t seed, uint8_t raw[512])
+{
+    uint64_t state = seed, skipped = (s->source.bytes_read - s->source.bytes_used) / 8;
+
+    ck_assert_uint_eq(s->source.bytes_used, 512);
+    for (uint64_t i = 0; i < skipped; i++)
+        splitmix64(&state);
+    for (int i = 0; i < 64; i++) {
+        uint64_t w = splitmix64(&state);
+
+        memcpy(raw + 8 * i, &w, 8);
+    }
+}
+
+/* Known raw bytes through the pool: a source's batch at a known time, then the step after
+ * the seed it made, then ADD_ENTROPY's bytes. The accumulator after each is md's chain over
+ * the same parts: acc = H(acc || time || name || raw), acc = H(acc || label). */
+static void check_accumulator_chain(const EVP_MD *md, const char *function)
+{
+    static const char label[] = "randd pool: the accumulator after a seed";
+    static const uint8_t client[] = "forty bytes a client says are random...";
+    const uint64_t seed = 71, t1 = 5 * S, t2 = 6 * S;
+    uint8_t raw[512], want[64], got[64];
+
+    ck_assert_str_eq(pool_conditioning_name(&pool), function);
+    add(&a, "good", SCRIPT_RANDOM, seed);
+    pool_copy_accumulator(&pool, want);              /* where the chain starts */
+    pool_harvest(&pool, t1);
+    ck_assert_msg(pool.seeded, "not seeded: %s", pool_not_ready_reason(&pool));
+    first_used_batch(&a, seed, raw);
+    {
+        struct iovec parts[] = {
+            { want, 64 }, { (void *)&t1, 8 }, { "good", 5 }, { raw, sizeof(raw) },
+        };
+        digest_of(md, want, parts, 4);
+    }
+    {
+        struct iovec parts[] = { { want, 64 }, { (void *)label, sizeof(label) } };
+        digest_of(md, want, parts, 2);
+    }
+    pool_copy_accumulator(&pool, got);
+    ck_assert_msg(memcmp(got, want, 64) == 0, "%s: the accumulator after the first seed is "
+                  "not %s(%s(0 || time || name || raw) || label)", function, function, function);
+
+    ck_assert_int_eq(pool_add_entropy(&pool, client, sizeof(client), 8, t2), 0);
+    {
+        struct iovec parts[] = {
+            { want, 64 }, { (void *)&t2, 8 }, { "client", 7 }, { (void *)client, sizeof(client) },
+        };
+        digest_of(md, want, parts, 4);
+    }
+    pool_copy_accumulator(&pool, got);
+    ck_assert_msg(memcmp(got, want, 64) == 0, "%s: ADD_ENTROPY's bytes did not go through %s",
+                  function, function);
+    OPENSSL_cleanse(got, sizeof(got));
+    OPENSSL_cleanse(want, sizeof(want));
+}
+
+START_TEST(the_accumulator_is_a_blake2b512_chain_by_default)
+{
+    check_accumulator_chain(EVP_blake2b512(), "BLAKE2b-512");
+}
+END_TEST
+
+START_TEST(the_accumulator_is_a_sha512_chain_once_sha512_is_chosen)
+{
+    ck_assert_int_eq(pool_use_conditioning(&pool, POOL_CONDITIONING_SHA512), 0);
+    check_accumulator_chain(EVP_sha512(), "SHA-512");
+}
+END_TEST
+
+/* The kernel feed's accumulator runs the chosen function too: its first top-up is
+ * SHA-512(0 || time || name || raw) of the batch it took. */
+START_TEST(the_kernel_material_is_sha512_once_sha512_is_chosen)
+{
+    const uint64_t seed = 73, t = 5 * S;
+    uint8_t raw[512], zero[64] = { 0 }, want[64], got[POOL_KERNEL_BYTES];
+
+    ck_assert_int_eq(pool_use_conditioning(&pool, POOL_CONDITIONING_SHA512), 0);
+    scripted_init(&a, "kernel-like", SCRIPT_RANDOM, seed, true);
+    pool_add_source(&pool, &a.source);
+    ck_assert_uint_eq(pool_take_kernel_material(&pool, got, t), 8 * POOL_KERNEL_BYTES);
+    first_used_batch(&a, seed, raw);
+    {
+        struct iovec parts[] = {
+            { zero, 64 }, { (void *)&t, 8 }, { "kernel-like", 12 }, { raw, sizeof(raw) },
+        };
+        digest_of(EVP_sha512(), want, parts, 4);
+    }
+    ck_assert_msg(memcmp(got, want, POOL_KERNEL_BYTES) == 0,
+                  "the kernel's material is not SHA-512(0 || time || name || raw)");
+}
+END_TEST
+
+/* The seed's h_out: SP 800-90B 3.1.5.1.2's Output_Entropy for SHA-512 (vetted), 3.1.5.2's
+ * capped figure for BLAKE2b-512, from the same n_in and h_in; the vetted one is higher. */
+START_TEST(a_sha512_seed_is_credited_the_vetted_h_out)
+{
+    struct pool twin;
+    struct scripted ta;
+    struct randd_ea_conditioning vetted, non_vetted;
+
+    ck_assert(!pool_conditioning_vetted(&pool));
+    ck_assert_int_eq(pool_use_conditioning(&pool, POOL_CONDITIONING_SHA512), 0);
+    ck_assert(pool_conditioning_vetted(&pool));
+    add(&a, "good", SCRIPT_RANDOM, 81);
+    ck_assert_int_eq(pool_init(&twin, 60, 1u << 30), 0);         /* BLAKE2b-512 */
+    scripted_init(&ta, "good", SCRIPT_RANDOM, 81, false);
+    pool_add_source(&twin, &ta.source);
+    pool_harvest(&pool, 5 * S);
+    pool_harvest(&twin, 5 * S);
+    ck_assert(pool.seeded && twin.seeded);
+    ck_assert_uint_eq(pool.last_seed.n_in, twin.last_seed.n_in);
+    ck_assert_double_eq(pool.last_seed.h_in, twin.last_seed.h_in);
+
+    ck_assert_int_eq(randd_ea_conditioning(true, (unsigned)pool.last_seed.n_in,
+                                           POOL_CONDITIONED_BITS, POOL_CONDITIONING_NW,
+                                           pool.last_seed.h_in, 0, &vetted), 0);
+    ck_assert_int_eq(randd_ea_conditioning(false, (unsigned)pool.last_seed.n_in,
+                                           POOL_CONDITIONED_BITS, POOL_CONDITIONING_NW,
+                                           pool.last_seed.h_in, POOL_CONDITIONING_H_PRIME,
+                                           &non_vetted), 0);
+    ck_assert_msg(pool.last_seed.h_out == (double)vetted.h_out,
+                  "SHA-512 seed: h_out %.3f, the vetted figure is %.3f", pool.last_seed.h_out,
+                  (double)vetted.h_out);
+    ck_assert_msg(twin.last_seed.h_out == (double)non_vetted.h_out,
+                  "BLAKE2b-512 seed: h_out %.3f, the non-vetted figure is %.3f",
+                  twin.last_seed.h_out, (double)non_vetted.h_out);
+    ck_assert_msg(pool.last_seed.h_out > twin.last_seed.h_out + 30,
+                  "vetted h_out %.1f is not above the non-vetted %.1f (h' caps it at %.1f)",
+                  pool.last_seed.h_out, twin.last_seed.h_out,
+                  POOL_CONDITIONING_H_PRIME * POOL_CONDITIONED_BITS);
+    pool_fini(&twin);
+}
+END_TEST
+
+/* Chosen before the first seed, any number of times (credit gathered through the other
+ * function is forgotten); refused once seeded, and kept. */
+START_TEST(conditioning_is_chosen_before_the_first_seed_only)
+{
+    ck_assert_str_eq(pool_conditioning_name(&pool), "BLAKE2b-512");
+    ck_assert_int_eq(pool_add_entropy(&pool, "through BLAKE2b", 15, 64, 1 * S), 0);
+    ck_assert_double_eq(pool.credit, 64);
+    ck_assert_int_eq(pool_use_conditioning(&pool, POOL_CONDITIONING_BLAKE2B512), 0);
+    ck_assert_double_eq(pool.credit, 64);                   /* the same function: kept */
+    ck_assert_int_eq(pool_use_conditioning(&pool, POOL_CONDITIONING_SHA512), 0);
+    ck_assert_msg(pool.credit == 0, "%.0f bits credited through BLAKE2b-512 kept after "
+                  "choosing SHA-512", pool.credit);
+    ck_assert_int_eq(pool_use_conditioning(&pool, POOL_CONDITIONING_BLAKE2B512), 0);
+    ck_assert_int_eq(pool_use_conditioning(&pool, POOL_CONDITIONING_SHA512), 0);
+    ck_assert_int_eq(pool_use_conditioning(&pool, (enum pool_conditioning_function)7), -EINVAL);
+    ck_assert_str_eq(pool_conditioning_name(&pool), "SHA-512");
+    add(&a, "good", SCRIPT_RANDOM, 91);
+    pool_harvest(&pool, 5 * S);
+    ck_assert(pool.seeded);
+    ck_assert_int_eq(pool_use_conditioning(&pool, POOL_CONDITIONING_BLAKE2B512), -EBUSY);
+    ck_assert_int_eq(pool_use_conditioning(&pool, POOL_CONDITIONING_SHA512), -EBUSY);
+    ck_assert_str_eq(pool_conditioning_name(&pool), "SHA-512");
+    ck_assert(pool_conditioning_vetted(&pool));
 }
 END_TEST
 
@@ -1128,6 +1315,11 @@ Suite *test_suite(void)
     tcase_add_test(tc, one_bad_source_does_not_stop_a_good_one);
     tcase_add_test(tc, no_output_before_256_credited_bits);
     tcase_add_test(tc, conditioning_is_deterministic_for_the_same_input);
+    tcase_add_test(tc, the_accumulator_is_a_blake2b512_chain_by_default);
+    tcase_add_test(tc, the_accumulator_is_a_sha512_chain_once_sha512_is_chosen);
+    tcase_add_test(tc, the_kernel_material_is_sha512_once_sha512_is_chosen);
+    tcase_add_test(tc, a_sha512_seed_is_credited_the_vetted_h_out);
+    tcase_add_test(tc, conditioning_is_chosen_before_the_first_seed_only);
     tcase_add_test(tc, the_accumulator_left_after_a_seed_does_not_give_back_what_was_served);
     tcase_add_test(tc, randen_engine_is_refused_without_an_aes_round);
     tcase_add_test(tc, randen_engine_is_seeded_like_cymric);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# STATUS gives SP 800-90B 3.1.5.2's h_out for randd's own BLAKE2b conditioning at the last
-# seed (null figures before the first): n_in, h_in and h_out, where h_out is what
+# STATUS gives SP 800-90B 3.1.5.2's h_out for randd's own conditioning at the last seed (null
+# figures before the first): n_in, h_in and h_out, where h_out is what
 # `randctl assess --conditioning --non-vetted N_IN 512 512 H_IN H'` computes from the same
-# figures, and the log's "generator seeded" line says it.
+# figures, and the log's "generator seeded" line names the function and says it. This is the
+# default, BLAKE2b-512; the pool's SHA-512 (vetted) is tests/test_pool.c's.
 . "$(dirname "$0")/common.sh"
 check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
 export RANDD_SOCKET=$work/randd.sock
@@ -25,9 +26,9 @@ want=$("$RANDCTL" assess --conditioning --non-vetted "$n_in" 512 512 "$h_in" "$h
 check "STATUS: h_out $h_out, randctl assess --conditioning's $want" \
     'awk -v a="$h_out" -v b="$want" \
          "BEGIN { d = a - b; exit !(a != \"\" && d < 0.051 && d > -0.051) }"'
-check "the log's first seed names h_out" \
-    'grep -q "generator seeded with .* credited bits (SP 800-90B h_out of BLAKE2b \
-conditioning: $h_out bits)" "$work/log"'
+check "the log's first seed names the function and h_out" \
+    'grep -q "generator seeded with .* credited bits (SP 800-90B h_out of BLAKE2b-512 \
+conditioning, non-vetted: $h_out bits)" "$work/log"'
 stop_randd
 
 finish test_conditioning_status.sh

@@ -313,14 +313,9 @@ static const char *set_value(const struct key *k, struct config *c, const char *
                 return *(enum config_jitter *)field = (enum config_jitter)i, NULL;
         return "not auto, yes or no";
     case KEY_SERVICE_MODE:
-        if (!strcmp(v, mode_names[CONFIG_MODE_DEFAULT]))
-            return *(enum config_mode *)field = CONFIG_MODE_DEFAULT, NULL;
-        /* Refused here, with the file and line, so --check-config and a reload say it: a
-         * daemon that quietly served from Cymric would claim what it does not do. */
-        if (!strcmp(v, mode_names[CONFIG_MODE_APPROVED]))
-            return "not built yet: the SP 800-90A DRBGs exist (internal/drbg.c) but randd does "
-                   "not serve from them, nor condition and construct as approved mode needs "
-                   "(docs/approved-mode.md); use default";
+        for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+            if (!strcmp(v, mode_names[i]))
+                return *(enum config_mode *)field = (enum config_mode)i, NULL;
         return "not default or approved";
     case KEY_LOOPBACK:
         if (*v && config_parse_loopback(v, NULL) < 0)
@@ -503,6 +498,38 @@ bool config_any_noise_source(const struct config *c)
     return c->cpu_source || c->hwrng || c->jitter != JITTER_NO;
 }
 
+/* mode = approved (docs/approved-mode.md): the generator an SP 800-90A DRBG, ctr_drbg where
+ * the CPU does AES in hardware, else hash_drbg, unless the file chose one; and only noise
+ * sources' credit seeds it: the kernel's generator is not an approved entropy source, so
+ * getrandom's bytes are absorbed but never counted. A file that asks for otherwise is refused
+ * at the line that does, naming the line that set the mode. */
+static int settle_approved_mode(struct config *c, const char *name, const unsigned *first_line,
+                                char *err, size_t errlen)
+{
+    size_t mode = (size_t)(key_named("mode") - keys);
+    size_t engine = (size_t)(key_named("engine") - keys);
+    size_t require = (size_t)(key_named("require_noise_source") - keys);
+
+    if (!first_line[engine])
+        c->engine = randd_crypto_has_hardware_aes() ? RANDD_ENGINE_CTR_DRBG
+                                                    : RANDD_ENGINE_HASH_DRBG;
+    else if (!RANDD_ENGINE_IS_DRBG(c->engine))
+        return error_at(err, errlen, name, first_line[engine], "engine = %s: mode = approved "
+                        "(line %u) needs an SP 800-90A DRBG: use ctr_drbg or hash_drbg, or "
+                        "leave engine out", randd_engine_name(c->engine), first_line[mode]);
+    if (first_line[require] && !c->require_noise_source)
+        return error_at(err, errlen, name, first_line[require], "require_noise_source = no: "
+                        "mode = approved (line %u) seeds only from noise sources, whose "
+                        "entropy randd measures; the kernel's word is not an approved source",
+                        first_line[mode]);
+    c->require_noise_source = true;
+    if (!config_any_noise_source(c))
+        return error_at(err, errlen, name, first_line[mode], "mode = approved, but no noise "
+                        "source is on (cpu_source, hwrng and jitter = no): randd could never "
+                        "serve");
+    return 0;
+}
+
 int config_parse(struct config *out, const char *name, FILE *f, char *err, size_t errlen)
 {
     struct config c;
@@ -588,6 +615,8 @@ int config_parse(struct config *out, const char *name, FILE *f, char *err, size_
                       "noise source is on (cpu_source, hwrng and jitter = no): randd could "
                       "never serve");
     }
+    if (rc == 0 && c.mode == CONFIG_MODE_APPROVED)
+        rc = settle_approved_mode(&c, name, first_line, err, errlen);
     if (rc == 0 && !resolve_trusted_group(&c))
         rc = error_at(err, errlen, name, lineno, "trusted_group: no such group: \"%s\"",
                       c.trusted_group);

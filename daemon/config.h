@@ -17,14 +17,14 @@
 /* jitter = auto: on when nothing else can be credited to the kernel, or nothing else at all. */
 enum config_jitter { JITTER_AUTO, JITTER_YES, JITTER_NO };
 
-/* mode = approved: everything on the output path SP 800-90A/B/C approved (issue 40). The
- * DRBGs exist (internal/drbg.c); the daemon does not serve from them yet, so the parser
- * refuses it with the file and line. */
+/* mode = approved: everything on the output path SP 800-90A/B/C approved (issue 40,
+ * docs/approved-mode.md). The parser settles what it implies: a DRBG engine, and
+ * require_noise_source; the daemon conditions with SHA-512 in it. */
 enum config_mode { CONFIG_MODE_DEFAULT, CONFIG_MODE_APPROVED };
 
 struct config {
     char socket[108];                  /* sun_path size */
-    enum config_mode mode;             /* default; approved is refused until it is built */
+    enum config_mode mode;             /* default, or approved */
     enum randd_engine engine;          /* the generator that serves output */
     enum randd_stream_cipher cipher;   /* every Cymric generator's keystream; CONFIG_AUTO */
     bool cpu_source;                   /* the CPU's noise instruction (source_cpu.c) */

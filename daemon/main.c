@@ -947,6 +947,12 @@ static int start_generator(struct randd *r)
         return -1;
     }
     pool_require_noise_source(&r->pool, r->config.require_noise_source);
+    /* mode = approved conditions with a vetted function (config.c settled the rest). */
+    if (r->config.mode == CONFIG_MODE_APPROVED &&
+        (rc = pool_use_conditioning(&r->pool, POOL_CONDITIONING_SHA512)) < 0) {
+        log_err("mode = approved: SHA-512 conditioning: %s", strerror(-rc));
+        return -1;
+    }
     /* The engine before the start self-test: a DRBG engine's known answers run in it. */
     if ((rc = pool_use_engine(&r->pool, r->config.engine)) < 0) {
         log_err("engine = %s: %s", randd_engine_name(r->config.engine),
@@ -963,11 +969,18 @@ static int start_generator(struct randd *r)
                 strerror(-rc));
         return -1;
     }
-    if (pool_engine_mechanism(&r->pool))
-        log_info("generator: %s (SP 800-90A %s, seeded from the pool's BLAKE2b conditioning: "
-                 "not approved); its primes and prediction-resistant replies from DRBGs of "
-                 "the same mechanism", pool_engine_name(&r->pool),
-                 pool_engine_mechanism(&r->pool));
+    if (r->config.mode == CONFIG_MODE_APPROVED)
+        log_info("mode approved: generator %s (SP 800-90A %s), seeded from noise sources "
+                 "only, through %s conditioning (vetted); full entropy, prediction resistance "
+                 "and primes on DRBGs of its mechanism (SP 800-90C RBG3(XOR), RBG2(P)); "
+                 "librandd's in-process generator is outside it (docs/approved-mode.md)",
+                 pool_engine_name(&r->pool), pool_engine_mechanism(&r->pool),
+                 pool_conditioning_name(&r->pool));
+    else if (pool_engine_mechanism(&r->pool))
+        log_info("generator: %s (SP 800-90A %s, seeded from the pool's %s conditioning: not "
+                 "approved, as mode = approved would be); its primes and prediction-resistant "
+                 "replies from DRBGs of the same mechanism", pool_engine_name(&r->pool),
+                 pool_engine_mechanism(&r->pool), pool_conditioning_name(&r->pool));
     else
         log_info("generator: %s; Cymric keystream: %s", pool_engine_name(&r->pool),
                  pool_cipher_name(&r->pool));

@@ -142,18 +142,38 @@ END_TEST
 /* mode = approved is named in the file and refused, with the file and line, until randd
  * serves from its SP 800-90A DRBGs: --check-config and a reload say so, and no daemon claims
  * an approved mode it does not run. */
-START_TEST(approved_mode_is_refused_with_file_and_line_until_built)
+/* mode = approved settles what it implies (config.c settle_approved_mode): a DRBG engine,
+ * ctr_drbg with hardware AES and hash_drbg without, unless the file chose one; and
+ * require_noise_source. A file asking otherwise is refused at its line, naming the mode's. */
+START_TEST(approved_mode_takes_a_drbg_and_noise_sources_only)
 {
     struct config c;
     char value[32];
 
-    check_error("\nmode = approved\n",
-                "t.conf:2: mode: not built yet: the SP 800-90A DRBGs exist (internal/drbg.c) "
-                "but randd does not serve from them, nor condition and construct as approved "
-                "mode needs (docs/approved-mode.md); use default: \"approved\"");
+    ck_assert_int_eq(parse(&c, "\nmode = approved\n"), 0);
+    ck_assert_int_eq(c.mode, CONFIG_MODE_APPROVED);
+    ck_assert_str_eq(config_value_text(&c, key_index("mode"), value, sizeof(value)), "approved");
+    ck_assert_int_eq(c.engine, randd_crypto_has_hardware_aes() ? RANDD_ENGINE_CTR_DRBG
+                                                              : RANDD_ENGINE_HASH_DRBG);
+    ck_assert(c.require_noise_source);
+    ck_assert_int_eq(parse(&c, "engine = hash_drbg\nmode = approved\n"), 0);
+    ck_assert_int_eq(c.engine, RANDD_ENGINE_HASH_DRBG);
+    ck_assert_int_eq(parse(&c, "mode = approved\nrequire_noise_source = yes\n"), 0);
+    check_error("mode = approved\n\nengine = cymric\n",
+                "t.conf:3: engine = cymric: mode = approved (line 1) needs an SP 800-90A "
+                "DRBG: use ctr_drbg or hash_drbg, or leave engine out");
+    check_error("require_noise_source = no\nmode = approved\n",
+                "t.conf:1: require_noise_source = no: mode = approved (line 2) seeds only "
+                "from noise sources, whose entropy randd measures; the kernel's word is not an "
+                "approved source");
+    check_error("mode = approved\ncpu_source = no\nhwrng = no\njitter = no\n",
+                "t.conf:1: mode = approved, but no noise source is on (cpu_source, hwrng and "
+                "jitter = no): randd could never serve");
     check_error("mode = fips\n", "t.conf:1: mode: not default or approved: \"fips\"");
     ck_assert_int_eq(parse(&c, "mode = default\n"), 0);
     ck_assert_int_eq(c.mode, CONFIG_MODE_DEFAULT);
+    ck_assert_int_eq(c.engine, RANDD_ENGINE_CYMRIC);
+    ck_assert(!c.require_noise_source);
     ck_assert_str_eq(config_value_text(&c, key_index("mode"), value, sizeof(value)), "default");
 }
 END_TEST
@@ -542,7 +562,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, cipher_is_auto_chacha20_or_hardware_aes256ctr);
     tcase_add_test(tc, aes256ctr_without_hardware_aes_is_an_error_with_file_and_line);
     tcase_add_test(tc, randen_without_an_aes_round_is_an_error_with_file_and_line);
-    tcase_add_test(tc, approved_mode_is_refused_with_file_and_line_until_built);
+    tcase_add_test(tc, approved_mode_takes_a_drbg_and_noise_sources_only);
     tcase_add_test(tc, reload_applies_live_keys_and_leaves_restart_keys_pending);
     tcase_add_test(tc, equal_paths_are_not_pending_whatever_lies_past_their_end);
     tcase_add_test(tc, values_are_written_as_randd_conf_accepts_them);

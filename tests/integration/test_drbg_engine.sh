@@ -3,8 +3,8 @@
 # with an SP 800-90A DRBG serving ordinary output, its known-answer self-test passed first;
 # it serves short and long reads, from the pool and from serving loops (workers = 2); STATUS,
 # randctl status and the metrics name the engine and its mechanism; a DRBG self-test forced
-# to fail (libfault's kat=drbg) stops all output until a clean re-test; mode = approved is
-# still refused.
+# to fail (libfault's kat=drbg) in mode = approved stops all output until a clean re-test;
+# mode = approved serves every kind of output from DRBGs, conditioned with SHA-512.
 . "$(dirname "$0")/common.sh"
 check() { if eval "$2"; then pass "$1"; else fail "$1"; fi; }
 
@@ -69,7 +69,7 @@ wait_for "ready" key_is ready true || fail "workers = 2: not ready: $(cat "$work
 serves "engine = $engine, workers = 2"
 stop_randd
 
-# --- a DRBG known answer forced wrong: output stops until a clean re-test --------------------
+# --- a DRBG known answer forced wrong in mode = approved: output stops until a clean re-test -
 # (LD_PRELOAD fault injection, as test_selftest.sh: not under ASan, whose runtime must come
 # first in the library list.)
 fault_injection() {
@@ -77,7 +77,7 @@ halted() {
     key_is ready false &&
         [[ $(status_key not_ready_reason) == "self-test failed: ${mechanism%% *}"* ]]
 }
-printf '%s\n' "${BASE[@]}" "engine = $engine" "selftest_interval = 0" >"$work/randd.conf"
+printf '%s\n' "${BASE[@]}" "mode = approved" "selftest_interval = 0" >"$work/randd.conf"
 : >"$work/log"; rm -f "$work/kat-broken"
 RANDD_FAULTS=kat=drbg RANDD_FAULTS_SWITCH=$work/kat-broken LD_PRELOAD=$LIBFAULT \
     "$RANDD" --foreground --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
@@ -105,7 +105,7 @@ stop_randd
 
 # Broken from the start: the start self-test fails before the first instantiation, and randd
 # refuses to serve at all.
-printf '%s\n' "${BASE[@]}" "engine = $engine" >"$work/randd.conf"
+printf '%s\n' "${BASE[@]}" "mode = approved" >"$work/randd.conf"
 : >"$work/log"
 RANDD_FAULTS=kat=drbg LD_PRELOAD=$LIBFAULT \
     "$RANDD" --foreground --config "$work/randd.conf" --socket "$RANDD_SOCKET" 2>"$work/log" &
@@ -123,10 +123,34 @@ else
     fault_injection
 fi
 
-# --- mode = approved: not this step ------------------------------------------------------------
-printf '%s\n' "engine = $engine" "mode = approved" >"$work/approved.conf"
+# --- mode = approved -------------------------------------------------------------------------
+# The engine follows the CPU (ctr_drbg with hardware AES), the pool conditions with SHA-512 and
+# credits it as vetted, only noise sources' credit seeds; bytes, PR, full entropy and primes
+# are served; STATUS, the status view, the metrics and the log name the mode.
+start_with_config "${BASE[@]}" "mode = approved"
+wait_for "ready" key_is ready true || fail "mode = approved: not ready: $(cat "$work/log")"
+serves "mode = approved"
+noise_modes "mode = approved"
+check "STATUS: mode approved, engine $engine, SHA-512 conditioning (vetted), noise sources only" \
+    'key_is mode approved && key_is pool.engine $engine &&
+     key_is pool.drbg.mechanism "$mechanism" &&
+     key_is pool.conditioning.function SHA-512 && key_is pool.conditioning.vetted true &&
+     key_is config.require_noise_source true'
+check "randctl status shows approved mode" \
+    '"$RANDCTL" status | head -1 | grep -q "approved mode, engine $engine, "'
+check "metrics: randd_mode{mode=\"approved\"} 1" \
+    '"$RANDCTL" metrics | grep -qxF "randd_mode{mode=\"approved\"} 1"'
+check "log: mode approved, the generator, SHA-512, librandd outside" \
+    'in_log "mode approved: generator $engine \(SP 800-90A .*\), seeded from noise sources only, through SHA-512 conditioning \(vetted\).*librandd" "$work/log"'
+stop_randd
+start_with_config "${BASE[@]}"
+check "the default mode says so (STATUS mode default, randd_mode{mode=\"default\"} 1)" \
+    'key_is mode default && "$RANDCTL" metrics | grep -qxF "randd_mode{mode=\"default\"} 1"'
+stop_randd
+
+printf '%s\n' "mode = approved" "engine = cymric" >"$work/approved.conf"
 out=$("$RANDD" --check-config --config "$work/approved.conf" 2>&1); rc=$?
-check "engine = $engine does not make mode = approved accepted (exit $rc)" \
-    '[ $rc != 0 ] && [[ $out == *"approved.conf:2"* ]]'
+check "mode = approved with engine = cymric: refused at the engine's line (exit $rc)" \
+    '[ $rc != 0 ] && [[ $out == *"approved.conf:2: engine = cymric: mode = approved (line 1)"* ]]'
 
 finish test_drbg_engine.sh

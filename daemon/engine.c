@@ -59,6 +59,11 @@ int engine_read(struct engine *e, void *out, size_t n)
                                            : randd_cymric_read(&e->cymric, out, n);
 }
 
+bool engine_instantiates_next(const struct engine *e)
+{
+    return RANDD_ENGINE_IS_DRBG(e->which) && !e->drbg.instantiated;
+}
+
 bool engine_reseed_due(const struct engine *e)
 {
     return RANDD_ENGINE_IS_DRBG(e->which) && drbg_engine_reseed_due(&e->drbg);

@@ -43,6 +43,9 @@ int engine_seed(struct engine *e, const uint8_t *material, size_t len);
  * would pass its reseed interval, and was refused whole (reseed and ask again); another
  * negative errno: the engine failed. */
 int engine_read(struct engine *e, void *out, size_t n);
+/* A DRBG that is not instantiated now: its next engine_seed instantiates it (SP 800-90A 9.1)
+ * rather than reseeding it (9.2). False for the other engines. */
+bool engine_instantiates_next(const struct engine *e);
 /* A DRBG has used half its reseed interval: reseed long before a read is refused. */
 bool engine_reseed_due(const struct engine *e);
 

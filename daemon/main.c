@@ -947,12 +947,14 @@ static int start_generator(struct randd *r)
         return -1;
     }
     pool_require_noise_source(&r->pool, r->config.require_noise_source);
-    /* mode = approved conditions with a vetted function (config.c settled the rest). */
+    /* mode = approved conditions with a vetted function and instantiates its DRBG from 3s/2
+     * bits, as SP 800-90C asks of an RBG2 (config.c settled the rest). */
     if (r->config.mode == CONFIG_MODE_APPROVED &&
         (rc = pool_use_conditioning(&r->pool, POOL_CONDITIONING_SHA512)) < 0) {
         log_err("mode = approved: SHA-512 conditioning: %s", strerror(-rc));
         return -1;
     }
+    pool_instantiate_at_three_halves(&r->pool, r->config.mode == CONFIG_MODE_APPROVED);
     /* The engine before the start self-test: a DRBG engine's known answers run in it. */
     if ((rc = pool_use_engine(&r->pool, r->config.engine)) < 0) {
         log_err("engine = %s: %s", randd_engine_name(r->config.engine),

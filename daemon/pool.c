@@ -309,7 +309,7 @@ static bool reseed_due(const struct pool *p, uint64_t now_ns)
 
 static bool generator_wants_credit(const struct pool *p, uint64_t now_ns)
 {
-    return seed_credit(p) < POOL_SEED_BITS && reseed_due(p, now_ns);
+    return seed_credit(p) < pool_seed_bits_needed(p) && reseed_due(p, now_ns);
 }
 
 static bool kernel_wants_credit(const struct pool *p, const struct source *s)
@@ -438,7 +438,7 @@ void pool_harvest(struct pool *p, uint64_t now_ns)
         harvest_source(p, i, now_ns);
         drop_noise_after_failures(p);
     }
-    if (!p->halted[0] && seed_credit(p) >= POOL_SEED_BITS && reseed_due(p, now_ns))
+    if (!p->halted[0] && seed_credit(p) >= pool_seed_bits_needed(p) && reseed_due(p, now_ns))
         reseed(p, now_ns);
     update_demand(p, now_ns);
     publish(p);
@@ -552,6 +552,9 @@ const char *pool_not_ready_reason(const struct pool *p)
     if (p->require_noise_source && !noise_credited(p))
         return "only the kernel's getrandom is credited, and require_noise_source = yes: "
                "waiting for a noise source (the CPU's, hwrng or jitter)";
+    if (!p->seeded && pool_seed_bits_needed(p) == POOL_INSTANTIATE_BITS)
+        return "not yet seeded with " TEXT(POOL_INSTANTIATE_BITS) " bits credited by noise "
+               "sources (SP 800-90C: the DRBG is instantiated from 3s/2 bits of entropy)";
     if (!p->seeded)
         return p->require_noise_source ? "not yet seeded with " TEXT(POOL_SEED_BITS) " bits "
                                          "credited by noise sources (require_noise_source = yes)"
@@ -606,6 +609,17 @@ void pool_resume(struct pool *p)
     p->kernel_credit = 0;
     must_reseed(p, "resumed after a halt: waiting to reseed");
     publish(p);
+}
+
+void pool_instantiate_at_three_halves(struct pool *p, bool on)
+{
+    p->instantiate_at_three_halves = on;
+}
+
+unsigned pool_seed_bits_needed(const struct pool *p)
+{
+    return p->instantiate_at_three_halves && engine_instantiates_next(&p->secret->engine)
+               ? POOL_INSTANTIATE_BITS : POOL_SEED_BITS;
 }
 
 void pool_require_noise_source(struct pool *p, bool require)

@@ -19,6 +19,10 @@ struct randd_cymric;
 
 #define POOL_SEED_BITS     256     /* credited bits before the first output and each reseed
                                     * (a plain number: messages quote it, pool.c) */
+/* SP 800-90C: an RBG2's DRBG is instantiated from 3s/2 bits of entropy (s = 256, its security
+ * strength), reseeded from s. With pool_instantiate_at_three_halves, a seed that instantiates
+ * the pool's DRBG waits for this many credited bits (mode = approved). */
+#define POOL_INSTANTIATE_BITS 384
 #define POOL_MAX_SOURCES   8
 #define POOL_KERNEL_BYTES  64      /* conditioned bytes per kernel top-up */
 
@@ -72,6 +76,8 @@ struct pool {
     bool require_noise_source;       /* require_noise_source: only noise_credit seeds, and
                                       * no output while no noise source is credited */
     bool seed_noise_credited;        /* the seed in use took POOL_SEED_BITS of noise_credit */
+    bool instantiate_at_three_halves; /* a seed that instantiates the DRBG waits for
+                                       * POOL_INSTANTIATE_BITS (mode = approved) */
     double kernel_credit;            /* bits credited into the kernel accumulator */
     double kernel_wanted;            /* bits the kernel feed asked for */
     bool seeded;
@@ -115,6 +121,14 @@ struct pool {
  * and output stops while no noise source is credited. Turned on over a seed that did not
  * take that much, output waits for a reseed that does. */
 void pool_require_noise_source(struct pool *p, bool require);
+
+/* From now on a seed that instantiates the pool's DRBG (the first, and the first after the DRBG
+ * was wiped: a VM clone, a halt) waits for POOL_INSTANTIATE_BITS credited bits, SP 800-90C's
+ * 3s/2, rather than POOL_SEED_BITS; reseeds still take POOL_SEED_BITS. No effect with an
+ * engine that is not a DRBG. */
+void pool_instantiate_at_three_halves(struct pool *p, bool on);
+/* Credited bits the next seed waits for: POOL_SEED_BITS, or POOL_INSTANTIATE_BITS (above). */
+unsigned pool_seed_bits_needed(const struct pool *p);
 
 /* Returns 0 or a negative errno. Sources are added afterwards with pool_add_source. */
 int pool_init(struct pool *p, unsigned reseed_interval, uint64_t reseed_bytes);

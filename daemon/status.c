@@ -171,8 +171,10 @@ static void write_pool_and_kernel(FILE *f, const struct pool *p, const struct ke
             (unsigned long long)p->bytes_since_reseed, p->lock_errno ? "false" : "true",
             (unsigned long long)p->vm_generations, (unsigned long long)p->vm_rekeys);
     if (pool_engine_mechanism(p))
-        fprintf(f, "\"drbg\":{\"mechanism\":\"%s\",\"requests_since_seed\":%llu},",
-                pool_engine_mechanism(p), (unsigned long long)pool_engine_requests(p));
+        fprintf(f, "\"drbg\":{\"mechanism\":\"%s\",\"requests_since_seed\":%llu,"
+                   "\"instantiate_bits\":%u},", pool_engine_mechanism(p),
+                (unsigned long long)pool_engine_requests(p),
+                p->instantiate_at_three_halves ? POOL_INSTANTIATE_BITS : POOL_SEED_BITS);
     else
         fputs("\"drbg\":null,", f);
     write_conditioning(f, p);

@@ -269,6 +269,40 @@ START_TEST(no_output_before_256_credited_bits)
 }
 END_TEST
 
+/* mode = approved (SP 800-90C): a seed that instantiates the pool's DRBG waits for 3s/2 = 384
+ * credited bits; a reseed of the instantiated DRBG for s = 256. Batches of 32 bits: 12 before
+ * the first seed (the first harvest also carries the start-up test), 8 for the reseed. */
+START_TEST(an_approved_drbg_is_instantiated_from_384_bits_and_reseeded_from_256)
+{
+    uint8_t out[8];
+    uint64_t reseeds;
+    int harvests = 0;
+
+    ck_assert_int_eq(pool_use_engine(&pool, RANDD_ENGINE_HASH_DRBG), 0);
+    pool_instantiate_at_three_halves(&pool, true);
+    ck_assert_uint_eq(pool_seed_bits_needed(&pool), POOL_INSTANTIATE_BITS);
+    add(&a, "weak", SCRIPT_RANDOM, 5);
+    a.source.entropy_per_byte = 0.0625;     /* a 512-byte batch credits 32 bits */
+    while (!pool.seeded && harvests < 100) {
+        ck_assert_msg(pool.credit < POOL_INSTANTIATE_BITS, "%.1f bits credited, still unseeded",
+                      pool.credit);
+        ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 0), -EAGAIN);
+        ck_assert_msg(harvests == 0 || strstr(pool_not_ready_reason(&pool), "384 bits"),
+                      "not ready: %s", pool_not_ready_reason(&pool));
+        pool_harvest(&pool, (uint64_t)++harvests * S);
+    }
+    ck_assert_int_eq(harvests, 12);
+    ck_assert_double_ge(pool.last_seed.h_in, POOL_INSTANTIATE_BITS);
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 12 * S), 0);
+    ck_assert_uint_eq(pool_seed_bits_needed(&pool), POOL_SEED_BITS);
+    reseeds = pool.reseeds;
+    for (int i = 1; i <= 8; i++)            /* past reseed_interval (60 s): a reseed is due */
+        pool_harvest(&pool, (uint64_t)(100 + i) * S);
+    ck_assert_uint_eq(pool.reseeds, reseeds + 1);
+    ck_assert_double_eq_tol(pool.last_seed.h_in, POOL_SEED_BITS, 0.5);
+}
+END_TEST
+
 /* Backtracking: one who reads the pool's memory just after a seed (the accumulator, here its
  * copy) must not rebuild the generator that seed made, nor what it served. The first seed is
  * the easy case for them: the generator it keyed started from a known state (all zeros), so
@@ -1314,6 +1348,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, healthy_source_failing_at_runtime_is_quarantined_then_readmitted);
     tcase_add_test(tc, one_bad_source_does_not_stop_a_good_one);
     tcase_add_test(tc, no_output_before_256_credited_bits);
+    tcase_add_test(tc, an_approved_drbg_is_instantiated_from_384_bits_and_reseeded_from_256);
     tcase_add_test(tc, conditioning_is_deterministic_for_the_same_input);
     tcase_add_test(tc, the_accumulator_is_a_blake2b512_chain_by_default);
     tcase_add_test(tc, the_accumulator_is_a_sha512_chain_once_sha512_is_chosen);

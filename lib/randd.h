@@ -131,7 +131,10 @@ int randd_add_entropy(randd_handle *h, const void *data, size_t len, unsigned bi
  * and records which process seeded it, so a child reseeds on its first call and never shares
  * output with its parent, even where the kernel ignores the advice that wipes it (qemu-user).
  * Threads: a randd_rng is not thread-safe; use one per thread, or randd_random(), which keeps
- * one per thread for you. */
+ * one per thread for you.
+ * Approved mode: this generator is not an SP 800-90A DRBG, and is outside a daemon's
+ * mode = approved whatever the daemon runs; for approved output call randd_bytes() or
+ * randd_bytes_mode() (docs/approved-mode.md). */
 typedef struct randd_rng randd_rng;
 
 enum randd_rng_flags {

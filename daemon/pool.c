@@ -710,6 +710,12 @@ void pool_vm_maybe_cloned(struct pool *p, uint64_t now_ns)
         pool_vm_cloned(p, now_ns);
         return;
     }
+    /* With require_noise_source (and so in mode = approved) the kernel's word alone never
+     * keys the generator: a reseed from noise sources' fresh credit must come first. */
+    if (p->require_noise_source) {
+        pool_vm_cloned(p, now_ns);
+        return;
+    }
     if (rekey_from_kernel(p) < 0) {  /* getrandom refused or the engine failed: be strict */
         log_warning("rekeying from getrandom after lost kernel log records failed: waiting "
                     "for fresh input as after a VM clone");

@@ -229,8 +229,9 @@ void pool_vm_cloned(struct pool *p, uint64_t now_ns);
  * fork line may have been one of them). A ready pool rekeys its generator at once from its
  * own output and getrandom (each clone's own by then) and goes on serving: no byte comes from
  * the state before. The noise reservoir, the credit and the kernel feed's material are
- * dropped as on a clone, and a reseed from fresh input is due. A pool that is not ready, or
- * cannot rekey, takes the strict path, pool_vm_cloned. */
+ * dropped as on a clone, and a reseed from fresh input is due. A pool that is not ready, that
+ * cannot rekey, or that requires noise sources (require_noise_source, mode = approved: the
+ * kernel's word may not key it) takes the strict path, pool_vm_cloned. */
 void pool_vm_maybe_cloned(struct pool *p, uint64_t now_ns);
 
 /* Output a serving loop's own generator gave (branch.c) since it last said: counts toward

@@ -1066,6 +1066,36 @@ END_TEST
 
 /* require_noise_source: the kernel-like source's thousands of bits seed nothing; a noise
  * source's credit, a few bits a harvest, seeds once it reaches 256. */
+/* require_noise_source (and mode = approved): a possible VM fork is not answered by rekeying
+ * from getrandom, the kernel's word, but as a clone is: no output until a reseed from noise
+ * sources' fresh credit. */
+START_TEST(with_require_noise_source_a_possible_vm_fork_waits_for_noise)
+{
+    uint8_t out[32];
+    uint64_t t = 1 * S;
+    int harvests = 0;
+
+    pool_require_noise_source(&pool, true);
+    add_noise(&b, "noise", SCRIPT_RANDOM, 2);
+    while (!pool_ready(&pool) && harvests++ < 100)
+        pool_harvest(&pool, t += S);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    b.pattern = SCRIPT_EMPTY;                      /* no fresh noise for now */
+    pool_vm_maybe_cloned(&pool, t += S);
+    ck_assert_uint_eq(pool.vm_rekeys, 0);
+    ck_assert_uint_eq(pool.vm_generations, 1);
+    ck_assert(!pool_ready(&pool));
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), -EAGAIN);
+    b.pattern = SCRIPT_RANDOM;
+    harvests = 0;
+    while (!pool_ready(&pool) && harvests++ < 100)
+        pool_harvest(&pool, t += S);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    ck_assert(pool.seed_noise_credited);
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), 0);
+}
+END_TEST
+
 START_TEST(require_noise_source_seeds_from_noise_credit_only)
 {
     uint8_t out[32];
@@ -1384,6 +1414,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, a_noise_source_crediting_nothing_leaves_the_kernel_alone);
     tcase_add_test(tc, a_noise_source_alone_is_not_kernel_only);
     tcase_add_test(tc, require_noise_source_seeds_from_noise_credit_only);
+    tcase_add_test(tc, with_require_noise_source_a_possible_vm_fork_waits_for_noise);
     tcase_add_test(tc, require_noise_source_turned_on_reseeds_from_noise);
     suite_add_tcase(s, tc);
     return s;

@@ -117,7 +117,7 @@ CHECK_CFLAGS = $(shell $(PKG_CONFIG_CMD) --cflags check)
 CHECK_LIBS   = $(shell $(PKG_CONFIG_CMD) --libs check)
 BENCH_BIN   := $(BUILD)/bench-rngbc $(BUILD)/bench-randen $(BUILD)/bench-prime $(if $(DAEMON_SRC),$(BUILD)/bench-cpu-noise)
 
-.PHONY: all lib deps deps-sshd deps-arm64 check check-cross unit-test-programs check-loaded check-qemu check-vmgenid check-arm64 check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-plot check-stats soak run install uninstall deb deb-arm64 clean
+.PHONY: all lib deps deps-sshd deps-arm64 check check-cross unit-test-programs check-loaded check-qemu check-vmgenid check-arm64 check-systemd test end-to-end unit-test check-asan check-valgrind check-units check-assess-long fuzz fuzz-coverage bench bench-jitter bench-modes bench-approved bench-plot check-stats soak run install uninstall deb deb-arm64 clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -625,6 +625,13 @@ bench-jitter: all $(BUILD)/bench-jitter $(JENT_RNGD)
 # noise source the machine has (tests/bench/bench-modes), as CSV.
 bench-modes: all
 	tests/bench/bench-modes $(BUILD) --seconds 2
+
+# Approved mode beside the default (issue 40): randctl benchmark against a randd in each mode
+# with the same sources, three rounds in turns, and a table of medians with approved/default
+# (tests/bench/bench-approved). BENCH_APPROVED_SECONDS: randctl benchmark's --seconds.
+BENCH_APPROVED_SECONDS ?= 0.5
+bench-approved: all
+	tests/bench/bench-approved $(BUILD) --seconds $(BENCH_APPROVED_SECONDS)
 
 # randctl benchmark against a daemon of its own, as CSV, drawn by gnuplot: throughput against
 # request size for every method (build/bench/benchmark.png).

@@ -221,6 +221,17 @@ void section_noise_modes(const struct options *o, uint8_t *out);
 
 /* --- the daemon's side (bench_daemon.c) ----------------------------------------------------- */
 
+/* What the daemon measured is, from its STATUS, read once: mode ("default", "approved"),
+ * pool.engine and, for a DRBG engine, pool.drbg.mechanism; "" where STATUS does not say (a
+ * daemon from before them). */
+struct daemon_identity {
+    char mode[16], engine[32], drbg[64];
+};
+
+/* Reads it from h, and records it as rows "daemon,MODE,0,mode,1," and
+ * "daemon,ENGINE,0,engine,1," (1, labelled, as the metrics' randd_mode and randd_engine). */
+void daemon_identity_rows(randd_handle *h, struct daemon_identity *id);
+
 /* n clients at once for seconds: returns the aggregate requests a second (NAN on failure),
  * and records it, p99.9 and errors as "randd xN" when asked. */
 double run_clients(unsigned n, double seconds, bool record_them);

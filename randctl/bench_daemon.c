@@ -1,5 +1,5 @@
-/* randctl benchmark's rows about the daemon itself rather than a request's bytes: many
- * clients at once, its serving loops (a randd started here with workers = 1 and 2), what it
+/* randctl benchmark's rows about the daemon itself rather than a request's bytes: what it
+ * is (its mode and engine), many clients at once, its serving loops (a randd started here with workers = 1 and 2), what it
  * costs (CPU per request, resident memory, read from its /proc) and how many system calls a
  * librandd request makes; with the targets for the last two. */
 #include <dirent.h>
@@ -16,8 +16,37 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "json.h"
 #include "output_file.h"
 #include "syscall_count.h"
+
+/* --- what the daemon is ------------------------------------------------------------------- */
+
+static void copy_status_value(const struct json_flat *j, const char *path, char *out, size_t cap)
+{
+    const char *v = json_get(j, path);
+
+    snprintf(out, cap, "%s", v && strcmp(v, "null") ? v : "");
+}
+
+void daemon_identity_rows(randd_handle *h, struct daemon_identity *id)
+{
+    struct json_flat j = { 0 };
+    char *text = NULL;
+
+    *id = (struct daemon_identity){ "", "", "" };
+    if (randd_status(h, &text) >= 0 && json_flatten(text, &j) == 0) {
+        copy_status_value(&j, "mode", id->mode, sizeof(id->mode));
+        copy_status_value(&j, "pool.engine", id->engine, sizeof(id->engine));
+        copy_status_value(&j, "pool.drbg.mechanism", id->drbg, sizeof(id->drbg));
+    }
+    json_flat_free(&j);
+    free(text);
+    if (id->mode[0])
+        bench_record("daemon", id->mode, 0, "mode", "", 1);
+    if (id->engine[0])
+        bench_record("daemon", id->engine, 0, "engine", "", 1);
+}
 
 /* --- concurrent clients ------------------------------------------------------------------- */
 

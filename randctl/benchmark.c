@@ -67,6 +67,8 @@ static void print_table(void)
         double floor_ratio = NAN, getrandom_ratio = NAN;
         const struct result *g = bench_find(r->section, "getrandom", r->size, r->metric);
 
+        if (!strcmp(r->section, "daemon"))
+            continue;                          /* its mode and engine: the header names them */
         if (!strcmp(r->unit, "MB/s"))
             floor_ratio = r->value / floor_rate;
         else if (!strcmp(r->section, "latency") && !strcmp(r->unit, "us"))
@@ -232,8 +234,19 @@ static int parse_options(int argc, char **argv, struct options *o)
     return EXIT_OK;
 }
 
+/* "daemon: mode approved, engine ctr_drbg (CTR_DRBG AES-256 (df))": what was measured. */
+static void print_daemon_identity(const struct daemon_identity *id)
+{
+    printf("daemon: mode %s, engine %s", id->mode[0] ? id->mode : "not in its STATUS",
+           id->engine[0] ? id->engine : "not in its STATUS");
+    if (id->drbg[0])
+        printf(" (%s)", id->drbg);
+    printf("\n");
+}
+
 /* Returns the number of targets missed (0 with --json or --csv, which print no targets). */
-static int report(const struct options *o, const struct vdso_ctx *vdso, const randd_rng *rng)
+static int report(const struct options *o, const struct vdso_ctx *vdso, const randd_rng *rng,
+                  const struct daemon_identity *id)
 {
     if (o->json)
         print_json();
@@ -243,6 +256,7 @@ static int report(const struct options *o, const struct vdso_ctx *vdso, const ra
         printf("randctl benchmark: %.2f s per figure (median of %d runs; throughput and 32 B "
                "calls: of %d turns), %s vDSO getrandom\n", o->seconds, REPS,
                bench_turns_for(o->seconds), vdso->fn ? "with" : "no");
+        print_daemon_identity(id);
         printf("in-process generator: %s (RANDD_RNG_CIPHER=chacha20|aes256ctr forces one)\n\n",
                randd_rng_cipher(rng));
         print_table();
@@ -259,6 +273,7 @@ static int run_benchmark(int argc, char **argv)
     struct vdso_ctx vdso = { 0 };
     struct seeded seeded = { 0 };
     struct daemon_cost cost = { 0 };
+    struct daemon_identity identity;
     struct randd_rng_options rng_opt = { daemon_socket(), 0, 0, RANDD_RNG_REQUIRE_DAEMON };
     uint8_t *out = NULL;
     const char *failed;
@@ -283,6 +298,7 @@ static int run_benchmark(int argc, char **argv)
         rc = fail(daemon_socket(), rc);
         goto out;
     }
+    daemon_identity_rows(plain.daemon, &identity);     /* first: what every row measured */
     if ((rc = randd_rng_new(&plain.rng, &rng_opt)) < 0) {
         if (rc == -EINVAL || rc == -ENOTSUP)
             rc = fail("in-process generator: RANDD_RNG_CIPHER (chacha20, or aes256ctr "
@@ -335,7 +351,7 @@ done:
         goto out;
     }
     rc = EXIT_OK;
-    if ((missed = report(&o, &vdso, plain.rng)) > 0 && o.fail_on_miss) {
+    if ((missed = report(&o, &vdso, plain.rng, &identity)) > 0 && o.fail_on_miss) {
         fprintf(stderr, "randctl: benchmark: %d target%s missed\n", missed,
                 missed == 1 ? "" : "s");
         rc = EXIT_FAILED;

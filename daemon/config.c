@@ -222,6 +222,13 @@ void config_apply_live(struct config *in_effect, const struct config *reread)
             memcpy((char *)in_effect + keys[i].offset, (const char *)reread + keys[i].offset,
                    keys[i].size);
     in_effect->trusted_gid = reread->trusted_gid;      /* trusted_group's, a live key */
+    /* What mode = approved implies follows the mode in effect, which changes only at a
+     * restart: an approved daemon keeps require_noise_source whatever a reload says, and a
+     * reload that asks for the mode does not impose what it implies before the restart. */
+    if (in_effect->mode == CONFIG_MODE_APPROVED)
+        in_effect->require_noise_source = true;
+    else if (reread->noise_required_by_mode)
+        in_effect->require_noise_source = false;
 }
 
 static int parse_bool(const char *v, bool *out)
@@ -522,6 +529,7 @@ static int settle_approved_mode(struct config *c, const char *name, const unsign
                         "mode = approved (line %u) seeds only from noise sources, whose "
                         "entropy randd measures; the kernel's word is not an approved source",
                         first_line[mode]);
+    c->noise_required_by_mode = !c->require_noise_source;
     c->require_noise_source = true;
     if (!config_any_noise_source(c))
         return error_at(err, errlen, name, first_line[mode], "mode = approved, but no noise "

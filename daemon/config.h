@@ -34,6 +34,7 @@ struct config {
     char hwrng_device[PATH_MAX];
     enum config_jitter jitter;
     bool require_noise_source;         /* no output while getrandom alone is credited */
+    bool noise_required_by_mode;       /* set by mode = approved, not by the file's key */
     unsigned jitter_oversampling;      /* raw jitter samples per credited bit */
     unsigned reseed_interval;          /* seconds */
     uint64_t reseed_bytes;

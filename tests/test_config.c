@@ -508,6 +508,35 @@ START_TEST(reload_applies_live_keys_and_leaves_restart_keys_pending)
 }
 END_TEST
 
+/* What mode = approved implies follows the mode in effect, not a reloaded file: an approved
+ * daemon keeps require_noise_source through a reload without the mode (or with it = no: a
+ * live key may not undo the restart-only mode), and a default daemon reloaded with the mode
+ * waits for the restart before it requires noise sources. */
+START_TEST(a_reload_follows_the_mode_in_effect_not_the_files)
+{
+    struct config in_effect, reread;
+
+    ck_assert_int_eq(parse(&in_effect, "mode = approved\n"), 0);
+    ck_assert_int_eq(parse(&reread, "reseed_interval = 45\n"), 0);
+    config_apply_live(&in_effect, &reread);
+    ck_assert_uint_eq(in_effect.reseed_interval, 45);
+    ck_assert(in_effect.require_noise_source);
+    ck_assert(config_pending_restart(&in_effect, &reread, key_index("mode")));
+    ck_assert_int_eq(parse(&reread, "require_noise_source = no\n"), 0);
+    config_apply_live(&in_effect, &reread);
+    ck_assert(in_effect.require_noise_source);
+
+    ck_assert_int_eq(parse(&in_effect, "reseed_interval = 30\n"), 0);
+    ck_assert_int_eq(parse(&reread, "mode = approved\n"), 0);
+    config_apply_live(&in_effect, &reread);
+    ck_assert(!in_effect.require_noise_source);
+    ck_assert(config_pending_restart(&in_effect, &reread, key_index("mode")));
+    ck_assert_int_eq(parse(&reread, "mode = approved\nrequire_noise_source = yes\n"), 0);
+    config_apply_live(&in_effect, &reread);
+    ck_assert(in_effect.require_noise_source);     /* the file's own yes applies at once */
+}
+END_TEST
+
 /* A shorter path written over a longer one (--socket over the file's) leaves the longer one's
  * tail behind the terminator: equal paths must still compare equal. */
 START_TEST(equal_paths_are_not_pending_whatever_lies_past_their_end)
@@ -564,6 +593,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, randen_without_an_aes_round_is_an_error_with_file_and_line);
     tcase_add_test(tc, approved_mode_takes_a_drbg_and_noise_sources_only);
     tcase_add_test(tc, reload_applies_live_keys_and_leaves_restart_keys_pending);
+    tcase_add_test(tc, a_reload_follows_the_mode_in_effect_not_the_files);
     tcase_add_test(tc, equal_paths_are_not_pending_whatever_lies_past_their_end);
     tcase_add_test(tc, values_are_written_as_randd_conf_accepts_them);
     suite_add_tcase(s, tc);

@@ -96,9 +96,11 @@ int drbg_engine_seed(struct drbg_engine *e, const uint8_t *material, size_t len)
         return -EINVAL;
     if (e->instantiated) {
         rc = randd_drbg_reseed(e->drbg, material, len, NULL, 0);
-        /* A DRBG OpenSSL left in its error state takes no reseed: instantiate it afresh. */
-        if (rc != RANDD_DRBG_OK && rc != RANDD_DRBG_E_SELFTEST_FAILED)
-            rc = instantiate(e, material);
+        /* A DRBG OpenSSL left in its error state takes no reseed. It is wiped, and the
+         * caller's next seed instantiates it afresh, from as much entropy as an instantiation
+         * needs (pool.c: 448 credited bits in mode = approved), never from a reseed's. */
+        if (rc != RANDD_DRBG_OK)
+            drbg_engine_forget(e);
     } else {
         rc = instantiate(e, material);
     }

@@ -37,10 +37,11 @@ void drbg_engine_fini(struct drbg_engine *e);
 /* Uninstantiates: the state is wiped, and nothing is served until the next seeding. */
 void drbg_engine_forget(struct drbg_engine *e);
 
-/* DRBG_ENGINE_SEED_BYTES of material. Not yet instantiated (or after a failure): instantiate
- * with entropy input = material[0..48), nonce = material[48..64) and the personalisation
- * string. Instantiated: reseed (SP 800-90A 9.2) with all 64 bytes as entropy input. Returns
- * 0, -EINVAL (wrong length), -EIO (the DRBG refused: its self-test failed, or OpenSSL). */
+/* DRBG_ENGINE_SEED_BYTES of material. Not yet instantiated (or wiped since): instantiate with
+ * entropy input = material[0..48), nonce = material[48..64) and the personalisation string.
+ * Instantiated: reseed (SP 800-90A 9.2) with all 64 bytes as entropy input; a refused reseed
+ * wipes the DRBG, so the next seed instantiates it. Returns 0, -EINVAL (wrong length), -EIO
+ * (the DRBG refused: its self-test failed, or OpenSSL). */
 int drbg_engine_seed(struct drbg_engine *e, const uint8_t *material, size_t len);
 
 /* An instantiated DRBG reseeded (SP 800-90A 9.2) with entropy (len within the mechanism's

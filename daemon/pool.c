@@ -349,7 +349,8 @@ static void note_conditioning(struct pool *p)
                                                         : (unsigned)p->conditioned_in_bits;
 
     c->n_in = n_in;
-    c->h_in = p->credit < n_in ? p->credit : n_in;
+    c->h_in = seed_credit(p) < n_in ? seed_credit(p) : n_in;   /* what counted: noise's alone
+                                                                 * with require_noise_source */
     c->h_out = 0.0;
     if (randd_ea_conditioning(pool_conditioning_vetted(p), n_in, POOL_CONDITIONED_BITS,
                               POOL_CONDITIONING_NW, c->h_in, POOL_CONDITIONING_H_PRIME, &e) == 0)
@@ -585,9 +586,19 @@ static void must_reseed(struct pool *p, const char *why)
     }
 }
 
+/* In mode = approved a halt (a failed self-test) or a clone wipes the DRBG, so that it is
+ * instantiated afresh from POOL_INSTANTIATE_BITS, not reseeded from a state that a failed
+ * primitive made or that every clone holds. */
+static void forget_for_instantiation(struct pool *p)
+{
+    if (p->instantiate_at_three_halves)
+        engine_forget(&p->secret->engine);
+}
+
 void pool_halt(struct pool *p, const char *why)
 {
     snprintf(p->halted, sizeof(p->halted), "%s", why);
+    forget_for_instantiation(p);
     noise_drop(&p->noise);
     p->credit = 0;
     p->noise_credit = 0;
@@ -656,6 +667,7 @@ uint64_t pool_continuity(struct pool *p)
 void pool_vm_cloned(struct pool *p, uint64_t now_ns)
 {
     p->vm_generations++;
+    forget_for_instantiation(p);
     noise_drop(&p->noise);           /* every clone holds the same blocks */
     p->credit = 0;
     p->noise_credit = 0;

@@ -19,10 +19,13 @@ struct randd_cymric;
 
 #define POOL_SEED_BITS     256     /* credited bits before the first output and each reseed
                                     * (a plain number: messages quote it, pool.c) */
-/* SP 800-90C: an RBG2's DRBG is instantiated from 3s/2 bits of entropy (s = 256, its security
- * strength), reseeded from s. With pool_instantiate_at_three_halves, a seed that instantiates
- * the pool's DRBG waits for this many credited bits (mode = approved). */
-#define POOL_INSTANTIATE_BITS 384
+/* SP 800-90C: an RBG2's DRBG is instantiated from 3s/2 = 384 bits of entropy (s = 256, its
+ * security strength), reseeded from s. With pool_instantiate_at_three_halves, a seed that
+ * instantiates the pool's DRBG waits for this many credited bits (mode = approved): 384 and a
+ * margin of 64, because SP 800-90B 3.1.5.1.2 gives SHA-512's 512-bit output of exactly 384
+ * credited bits 383.x bits, and the 48-byte entropy input 383 (randctl assess --conditioning
+ * --vetted); from 448 both hold 384. */
+#define POOL_INSTANTIATE_BITS 448
 #define POOL_MAX_SOURCES   8
 #define POOL_KERNEL_BYTES  64      /* conditioned bytes per kernel top-up */
 

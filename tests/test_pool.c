@@ -270,9 +270,11 @@ START_TEST(no_output_before_256_credited_bits)
 END_TEST
 
 /* mode = approved (SP 800-90C): a seed that instantiates the pool's DRBG waits for 3s/2 = 384
- * credited bits; a reseed of the instantiated DRBG for s = 256. Batches of 32 bits: 12 before
- * the first seed (the first harvest also carries the start-up test), 8 for the reseed. */
-START_TEST(an_approved_drbg_is_instantiated_from_384_bits_and_reseeded_from_256)
+ * bits and a margin of 64 (pool.h), 448 credited; a reseed of the instantiated DRBG for s =
+ * 256; after a halt (a failed self-test) the DRBG is wiped and waits for 448 again. Batches of
+ * 32 bits: 14 before the first seed (the first harvest also carries the start-up test), 8 for
+ * the reseed. */
+START_TEST(an_approved_drbg_is_instantiated_from_448_bits_and_reseeded_from_256)
 {
     uint8_t out[8];
     uint64_t reseeds;
@@ -287,11 +289,11 @@ START_TEST(an_approved_drbg_is_instantiated_from_384_bits_and_reseeded_from_256)
         ck_assert_msg(pool.credit < POOL_INSTANTIATE_BITS, "%.1f bits credited, still unseeded",
                       pool.credit);
         ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 0), -EAGAIN);
-        ck_assert_msg(harvests == 0 || strstr(pool_not_ready_reason(&pool), "384 bits"),
+        ck_assert_msg(harvests == 0 || strstr(pool_not_ready_reason(&pool), "448 bits"),
                       "not ready: %s", pool_not_ready_reason(&pool));
         pool_harvest(&pool, (uint64_t)++harvests * S);
     }
-    ck_assert_int_eq(harvests, 12);
+    ck_assert_int_eq(harvests, 14);
     ck_assert_double_ge(pool.last_seed.h_in, POOL_INSTANTIATE_BITS);
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 12 * S), 0);
     ck_assert_uint_eq(pool_seed_bits_needed(&pool), POOL_SEED_BITS);
@@ -300,6 +302,9 @@ START_TEST(an_approved_drbg_is_instantiated_from_384_bits_and_reseeded_from_256)
         pool_harvest(&pool, (uint64_t)(100 + i) * S);
     ck_assert_uint_eq(pool.reseeds, reseeds + 1);
     ck_assert_double_eq_tol(pool.last_seed.h_in, POOL_SEED_BITS, 0.5);
+    pool_halt(&pool, "self-test failed: test");
+    pool_resume(&pool);
+    ck_assert_uint_eq(pool_seed_bits_needed(&pool), POOL_INSTANTIATE_BITS);
 }
 END_TEST
 
@@ -1123,6 +1128,10 @@ START_TEST(require_noise_source_seeds_from_noise_credit_only)
     ck_assert_msg(harvests >= 10, "seeded after %d harvests: the kernel-like credit counted",
                   harvests);
     ck_assert(pool.seed_noise_credited);
+    /* The seed's h_in (STATUS, the log) is what counted: the noise credit, ~26 bits a
+     * harvest, not the kernel-like source's thousands. */
+    ck_assert_msg(pool.last_seed.h_in >= POOL_SEED_BITS && pool.last_seed.h_in < POOL_SEED_BITS + 64,
+                  "h_in %.1f", pool.last_seed.h_in);
     ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), 0);
     b.pattern = SCRIPT_STUCK_ZERO;                 /* the noise source fails: held back */
@@ -1378,7 +1387,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, healthy_source_failing_at_runtime_is_quarantined_then_readmitted);
     tcase_add_test(tc, one_bad_source_does_not_stop_a_good_one);
     tcase_add_test(tc, no_output_before_256_credited_bits);
-    tcase_add_test(tc, an_approved_drbg_is_instantiated_from_384_bits_and_reseeded_from_256);
+    tcase_add_test(tc, an_approved_drbg_is_instantiated_from_448_bits_and_reseeded_from_256);
     tcase_add_test(tc, conditioning_is_deterministic_for_the_same_input);
     tcase_add_test(tc, the_accumulator_is_a_blake2b512_chain_by_default);
     tcase_add_test(tc, the_accumulator_is_a_sha512_chain_once_sha512_is_chosen);

@@ -132,11 +132,11 @@ wait_for "ready" key_is ready true || fail "mode = approved: not ready: $(cat "$
 serves "mode = approved"
 noise_modes "mode = approved"
 h_in=$(status_key pool.conditioning.h_in)
-check "STATUS: mode approved, engine $engine, SHA-512 conditioning (vetted), instantiated from 384 bits (h_in $h_in), noise sources only" \
+check "STATUS: mode approved, engine $engine, SHA-512 conditioning (vetted), instantiated from 448 noise bits (h_in $h_in), noise sources only" \
     'key_is mode approved && key_is pool.engine $engine &&
      key_is pool.drbg.mechanism "$mechanism" &&
      key_is pool.conditioning.function SHA-512 && key_is pool.conditioning.vetted true &&
-     key_is pool.drbg.instantiate_bits 384 && [ "${h_in%.*}" -ge 384 ] 2>/dev/null &&
+     key_is pool.drbg.instantiate_bits 448 && [ "${h_in%.*}" -ge 448 ] 2>/dev/null &&
      key_is config.require_noise_source true'
 check "randctl status shows approved mode" \
     '"$RANDCTL" status | head -1 | grep -q "approved mode, engine $engine, "'

@@ -134,6 +134,9 @@ static void finish_block(struct noise *n)
         n->stats.blocks_made++;
         place_block(n, out);
     }
+    /* SHA-256's state after Final is the block itself (its h[] words): wiped now, not when
+     * the next block starts, which may be long after (a full reserve, a slow source). */
+    EVP_MD_CTX_reset(n->md_ctx);
     n->partial_credit = 0;
     n->partial_started = false;
 }

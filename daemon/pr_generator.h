@@ -17,8 +17,9 @@
 
 struct pr_generator;
 
-/* A generator for one reply, in locked memory, from the loop's output and block (which the
- * caller wipes). Returns 0 with *out, -EAGAIN (the loop's generator is not ready), -ENOMEM
+/* A generator for one reply, from the loop's output and block (which the caller wipes): in
+ * locked memory, except a DRBG's working state, which OpenSSL keeps in its own heap and
+ * wipes when the generator is freed. Returns 0 with *out, -EAGAIN (the loop's generator is not ready), -ENOMEM
  * or -EIO; *out is NULL on failure. */
 int pr_generator_new(struct branch *b, const uint8_t block[NOISE_BLOCK_BYTES],
                      struct pr_generator **out);

@@ -1,5 +1,6 @@
 /* PRIME requests on a worker thread (see primes.h). The worker draws candidates from a
- * generator of its own, kept in locked memory and seeded afresh from the pool for every job,
+ * generator of its own (in locked memory; a DRBG's working state in OpenSSL's heap, wiped when
+ * it is uninstantiated), seeded afresh from the pool for every job,
  * so the loop's generator is never touched off the loop thread: Cymric, or with a DRBG
  * engine (engine = ctr_drbg | hash_drbg, mode = approved) a DRBG of the same mechanism,
  * instantiated from the job's 64 bytes of the loop's output as every randd DRBG is
@@ -74,7 +75,8 @@ struct primes {
     unsigned jobs;                        /* queued + running, every uid */
     uint64_t turns;                       /* searches started */
     bool stopping;
-    struct engine *gen;                   /* the worker's, in locked memory */
+    struct engine *gen;                   /* the worker's, in locked memory (a DRBG's
+                                           * state: OpenSSL's heap) */
 };
 
 static void job_free(struct prime_job *job)

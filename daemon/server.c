@@ -730,6 +730,11 @@ static bool answer_noise(struct client *c, const struct randd_request *req, int 
 
 /* A new request: a place in the queue, or a refusal. Either way the modes were asked for,
  * so the owner's harvests are woken if blocks are wanted now. */
+/* In mode = approved a prediction-resistant reply is one SP 800-90A generate after its
+ * reseed: max_request, 2^19 bits, at most (pr_generator.c). Past it, the rest would come
+ * without fresh entropy. */
+#define APPROVED_PR_MAX_BYTES 65536
+
 static bool admit_noise_request(struct client *c, const struct randd_request *req)
 {
     struct server *s = c->srv;
@@ -740,8 +745,19 @@ static bool admit_noise_request(struct client *c, const struct randd_request *re
         .nonblock = (req->flags & RANDD_FLAG_NONBLOCK) != 0,
     };
     char why[POOL_NOISE_WHY_BYTES];
-    struct pool *p = branch_lock_pool(s->branch);
-    int status = pool_noise_submit(p, &rq, &c->noise_ticket, why, sizeof(why));
+    struct pool *p;
+    int status;
+
+    if (rq.mode == NOISE_PREDICTION_RESISTANT && req->n > APPROVED_PR_MAX_BYTES &&
+        s->config->mode == CONFIG_MODE_APPROVED) {
+        snprintf(why, sizeof(why), "mode = approved: a prediction-resistant request is one "
+                 "SP 800-90A generate after a reseed, at most %d bytes; ask for more in several "
+                 "requests", APPROVED_PR_MAX_BYTES);
+        reply_error(c, RANDD_TOO_LARGE, why);
+        return true;
+    }
+    p = branch_lock_pool(s->branch);
+    status = pool_noise_submit(p, &rq, &c->noise_ticket, why, sizeof(why));
     bool ready = status == RANDD_OK && noise_ticket_ready(c->noise_ticket);
     bool wanted = pool_noise_wanted(p);
 

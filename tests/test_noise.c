@@ -5,6 +5,7 @@
  * a block of theirs per block of its own, and the reserve takes its turn in that line for
  * the NONBLOCK requests of uids with nothing waiting. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "noise.h"
@@ -120,6 +121,44 @@ START_TEST(spent_blocks_are_gone)
                   memcmp(first + NOISE_BLOCK_BYTES, second + NOISE_BLOCK_BYTES,
                          NOISE_BLOCK_BYTES) != 0, "a block was handed out twice");
     ck_assert_uint_eq(noise.stats.consumed_bits[NOISE_FULL_ENTROPY], 4 * NOISE_BLOCK_CREDIT);
+}
+END_TEST
+
+/* Whether the heap ([heap] in /proc/self/maps) holds the len bytes at pattern anywhere. */
+static bool heap_holds(const uint8_t *pattern, size_t len)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    bool found = false;
+
+    ck_assert_ptr_nonnull(maps);
+    while (!found && fgets(line, sizeof(line), maps)) {
+        unsigned long lo, hi;
+
+        if (strstr(line, "[heap]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+            found = memmem((const void *)lo, hi - lo, pattern, len) != NULL;
+    }
+    fclose(maps);
+    return found;
+}
+
+/* A block once made is nowhere in the SHA-256 state that made it: after Final, SHA-256's state
+ * words are the digest itself (each word in host order), and they stayed in OpenSSL's heap
+ * until the next block began, which can be long after (a full reserve, a slow source). */
+START_TEST(a_finished_block_leaves_nothing_in_the_digest_state)
+{
+    uint8_t block[NOISE_BLOCK_BYTES], words[NOISE_BLOCK_BYTES];
+    struct noise_ticket *t = submit(0, 1);
+    size_t at = 0;
+
+    make_one_block(&at, 4.0);
+    ck_assert(noise_ticket_ready(t));
+    noise_take(&noise, t, block, sizeof(block));
+    for (size_t i = 0; i < sizeof(block); i++)      /* h[i / 4] as the CPU keeps it */
+        words[i] = block[(i & ~(size_t)3) + (3 - (i & 3))];
+    ck_assert_msg(!heap_holds(words, sizeof(words)) && !heap_holds(block, sizeof(block)),
+                  "the block is still in the heap after it was handed out");
+    explicit_bzero(block, sizeof(block));
 }
 END_TEST
 
@@ -356,6 +395,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, n_credited_bits_let_out_at_most_n_over_8_bytes_less_the_margin);
     tcase_add_test(tc, a_request_no_one_wants_takes_no_bytes);
     tcase_add_test(tc, spent_blocks_are_gone);
+    tcase_add_test(tc, a_finished_block_leaves_nothing_in_the_digest_state);
     tcase_add_test(tc, a_cancelled_requests_blocks_go_to_the_next_and_are_spent_once);
     tcase_add_test(tc, a_drop_wipes_every_block_not_handed_out);
     tcase_add_test(tc, a_uid_over_its_share_is_busy_and_the_queue_is_bounded);

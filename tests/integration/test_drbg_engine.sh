@@ -35,12 +35,12 @@ serves() {
 # (one noise reseed, of a DRBG of the engine's mechanism), a full-entropy one (the loop's DRBG
 # output XOR noise blocks) and a prime, each served. hwrng (the file) is the noise source.
 noise_modes() {
-    local what=$1 out reseeds0
+    local what=$1 pr_bytes=$2 out reseeds0
     wait_for "hwrng healthy" field_is hwrng state healthy || fail "$what: hwrng: $(cat "$work/log")"
     reseeds0=$(status_key noise.noise_reseeds)
-    out=$(timeout "$WAIT" "$RANDCTL" bytes 100000 --prediction-resistant --raw | wc -c)
-    check "$what: bytes 100000 --prediction-resistant: all served, one noise reseed ($reseeds0 -> $(status_key noise.noise_reseeds))" \
-        '[ "$out" = 100000 ] && [ "$(status_key noise.noise_reseeds)" = $((reseeds0 + 1)) ]'
+    out=$(timeout "$WAIT" "$RANDCTL" bytes $pr_bytes --prediction-resistant --raw | wc -c)
+    check "$what: bytes $pr_bytes --prediction-resistant: all served, one noise reseed ($reseeds0 -> $(status_key noise.noise_reseeds))" \
+        '[ "$out" = $pr_bytes ] && [ "$(status_key noise.noise_reseeds)" = $((reseeds0 + 1)) ]'
     out=$(timeout "$WAIT" "$RANDCTL" bytes 64 --full-entropy --hex)
     check "$what: bytes 64 --full-entropy serves ($out)" '[[ $out =~ ^[0-9a-f]{128}$ ]]'
     out=$(timeout "$WAIT" "$RANDCTL" prime 256 --hex)
@@ -61,7 +61,7 @@ check "metrics: randd_engine{engine=\"$engine\",drbg=\"$mechanism\"} 1" \
     '"$RANDCTL" metrics | grep -qxF "randd_engine{engine=\"$engine\",drbg=\"$mechanism\"} 1"'
 check "log: the generator line says what is not approved yet" \
     'in_log "generator: $engine \(SP 800-90A .*not approved" "$work/log"'
-noise_modes "engine = $engine"
+noise_modes "engine = $engine" 100000
 stop_randd
 
 start_with_config "${BASE[@]}" "engine = $engine" "workers = 2"
@@ -130,7 +130,11 @@ fi
 start_with_config "${BASE[@]}" "mode = approved"
 wait_for "ready" key_is ready true || fail "mode = approved: not ready: $(cat "$work/log")"
 serves "mode = approved"
-noise_modes "mode = approved"
+noise_modes "mode = approved" 65536
+# One generate after one reseed: a longer prediction-resistant request would be mostly not.
+out=$("$RANDCTL" bytes 65537 --prediction-resistant --raw 2>&1 >/dev/null); rc=$?
+check "mode = approved: bytes 65537 --prediction-resistant refused, saying why (exit $rc: $out)" \
+    '[ $rc != 0 ] && [[ $out == *"at most 65536 bytes"* ]]'
 h_in=$(status_key pool.conditioning.h_in)
 check "STATUS: mode approved, engine $engine, SHA-512 conditioning (vetted), instantiated from 448 noise bits (h_in $h_in), noise sources only" \
     'key_is mode approved && key_is pool.engine $engine &&

@@ -33,6 +33,9 @@
 
 #define REPLY_CHUNK       (64u << 10)   /* fewer sends and wakeups; only while replying */
 #define SMALL_BODY        64          /* BYTES and most RANGE bodies fit without malloc */
+#define RANGE_DRAW_BYTES  2048        /* RANGE's draws a generate: a DRBG engine pays ~2 us a
+                                       * generate, which one per value made a stall anyone
+                                       * could cause (review of mode = approved) */
 #define REQUESTS_PER_TURN 32          /* then let other clients have the loop */
 #define INPUT_BYTES       128         /* one recv takes a request whole, or librandd's 8 */
 #define SEND_NOW_TEXT     128         /* an error sent at once: its message, at most */
@@ -64,7 +67,11 @@ struct reply {
                                        * reseeded with a noise block for this reply alone */
     uint64_t pr_continuity;           /* branch_continuity when pr began: it goes on only
                                        * while nothing broke the pool's (a halt, a clone) */
-    uint8_t buf[REPLY_CHUNK];         /* last, so a new reply clears only the fields above */
+    size_t draws_pos, draws_len;      /* RANGE: of draws[] below */
+    uint8_t buf[REPLY_CHUNK];         /* after the fields, so a new reply clears only those */
+    uint8_t draws[RANGE_DRAW_BYTES];  /* RANGE: generator bytes for RNG-BC-8, one generate a
+                                       * batch; each wiped as it is drawn, the rest at the end
+                                       * of the pass that made them: all zero between passes */
 };
 
 struct client {
@@ -314,13 +321,54 @@ static void reply_error(struct client *c, int status, const char *message)
     r->len += n;
 }
 
+/* RANGE's byte source: the reply's draws, refilled a batch at a time from the loop's
+ * generator. Every byte handed to RNG-BC-8 is wiped from the batch. */
+struct range_draws {
+    struct branch *branch;
+    struct reply *reply;
+};
+
+static int draw_range_bytes(void *ctx, void *out, size_t n)
+{
+    struct range_draws *d = ctx;
+    struct reply *r = d->reply;
+    uint8_t *at = out;
+
+    while (n > 0) {
+        size_t k;
+
+        if (r->draws_pos == r->draws_len) {
+            if (branch_fill(d->branch, r->draws, sizeof(r->draws)) < 0)
+                return -1;
+            r->draws_pos = 0;
+            r->draws_len = sizeof(r->draws);
+        }
+        k = r->draws_len - r->draws_pos < n ? r->draws_len - r->draws_pos : n;
+        memcpy(at, r->draws + r->draws_pos, k);
+        explicit_bzero(r->draws + r->draws_pos, k);
+        r->draws_pos += k;
+        at += k;
+        n -= k;
+    }
+    return 0;
+}
+
+/* Draws left over at the end of a pass are wiped: the next pass, after branch_ready again,
+ * takes fresh ones (a clone or a halt between passes leaves nothing of the state before). */
+static void drop_range_draws(struct reply *r)
+{
+    explicit_bzero(r->draws, sizeof(r->draws));
+    r->draws_pos = r->draws_len = 0;
+}
+
 /* Appends the next piece of the body to buf (after the header, for the first piece, so that
  * a small reply is one send). Returns 0, or -1 when output must stop (the pool stopped being
  * ready mid-reply: the header promised bytes we will not give). */
 static int generate_more(struct client *c, struct reply *r)
 {
     struct server *s = c->srv;
-    struct randd_byte_source src = { branch_fill, s->branch };
+    struct range_draws draws = { s->branch, r };
+    struct randd_byte_source src = { draw_range_bytes, &draws };
     size_t room = sizeof(r->buf) - r->len, before = r->len;
 
     if (r->op == RANDD_OP_BYTES) {
@@ -340,8 +388,11 @@ static int generate_more(struct client *c, struct reply *r)
         if (!branch_ready(s->branch))
             return -1;
         for (; r->left > 0 && per-- > 0; r->left--, r->len += r->range.len)
-            if (randd_rngbc8(&r->range, r->buf + r->len, &src, NULL) < 0)
+            if (randd_rngbc8(&r->range, r->buf + r->len, &src, NULL) < 0) {
+                drop_range_draws(r);
                 return -1;
+            }
+        drop_range_draws(r);
     }
     SERVER_STAT_ADD(s->stats.bytes_served, r->len - before);
     return 0;

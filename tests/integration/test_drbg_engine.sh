@@ -127,7 +127,9 @@ fi
 # The engine follows the CPU (ctr_drbg with hardware AES), the pool conditions with SHA-512 and
 # credits it as vetted, only noise sources' credit seeds; bytes, PR, full entropy and primes
 # are served; STATUS, the status view, the metrics and the log name the mode.
-start_with_config "${BASE[@]}" "mode = approved"
+# One loop, whose DRBG is the pool's (the RANGE count below reads its generates), and no
+# timed reseed to reset that count in the middle.
+start_with_config "${BASE[@]}" "mode = approved" "workers = 1" "reseed_interval = 3600"
 wait_for "ready" key_is ready true || fail "mode = approved: not ready: $(cat "$work/log")"
 serves "mode = approved"
 noise_modes "mode = approved" 65536
@@ -142,6 +144,13 @@ check "STATUS: mode approved, engine $engine, SHA-512 conditioning (vetted), ins
      key_is pool.conditioning.function SHA-512 && key_is pool.conditioning.vetted true &&
      key_is pool.drbg.instantiate_bits 448 && [ "${h_in%.*}" -ge 448 ] 2>/dev/null &&
      key_is config.require_noise_source true'
+# RANGE draws its bytes a batch a generate: one value a generate (~2 us with a DRBG) let anyone
+# hold a loop for seconds. 65535 values of [0, 200) take about 80 KB of draws.
+gen0=$(status_key pool.drbg.requests_since_seed)
+n=$(timeout "$WAIT" "$RANDCTL" range 200 --count 65535 | wc -l)
+gen1=$(status_key pool.drbg.requests_since_seed)
+check "mode = approved: range 200 --count 65535 serves $n values in $((gen1 - gen0)) DRBG generates (a batch each, not one a value)" \
+    '[ "$n" = 65535 ] && [ $((gen1 - gen0)) -ge 1 ] && [ $((gen1 - gen0)) -lt 1000 ]'
 check "randctl status shows approved mode" \
     '"$RANDCTL" status | head -1 | grep -q "approved mode, engine $engine, "'
 check "metrics: randd_mode{mode=\"approved\"} 1" \

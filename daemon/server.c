@@ -338,10 +338,17 @@ static int draw_range_bytes(void *ctx, void *out, size_t n)
         size_t k;
 
         if (r->draws_pos == r->draws_len) {
-            if (branch_fill(d->branch, r->draws, sizeof(r->draws)) < 0)
+            /* What the values left need, and a candidate more for redraws: a short RANGE
+             * reply makes no more than it uses. */
+            uint64_t want = (r->left + 1) * r->range.len;
+            size_t batch = want < sizeof(r->draws) ? (size_t)want : sizeof(r->draws);
+
+            if (batch < n)
+                batch = n < sizeof(r->draws) ? n : sizeof(r->draws);
+            if (branch_fill(d->branch, r->draws, batch) < 0)
                 return -1;
             r->draws_pos = 0;
-            r->draws_len = sizeof(r->draws);
+            r->draws_len = batch;
         }
         k = r->draws_len - r->draws_pos < n ? r->draws_len - r->draws_pos : n;
         memcpy(at, r->draws + r->draws_pos, k);

@@ -1069,8 +1069,14 @@ START_TEST(a_noise_source_alone_is_not_kernel_only)
 }
 END_TEST
 
-/* require_noise_source: the kernel-like source's thousands of bits seed nothing; a noise
- * source's credit, a few bits a harvest, seeds once it reaches 256. */
+/* Harvests, a second apart from *t on, until the pool is ready (at most 100). */
+static void harvest_until_ready(uint64_t *t)
+{
+    for (int harvests = 0; !pool_ready(&pool) && harvests < 100; harvests++)
+        pool_harvest(&pool, *t += S);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+}
+
 /* require_noise_source (and mode = approved): a possible VM fork is not answered by rekeying
  * from getrandom, the kernel's word, but as a clone is: no output until a reseed from noise
  * sources' fresh credit. */
@@ -1078,13 +1084,10 @@ START_TEST(with_require_noise_source_a_possible_vm_fork_waits_for_noise)
 {
     uint8_t out[32];
     uint64_t t = 1 * S;
-    int harvests = 0;
 
     pool_require_noise_source(&pool, true);
     add_noise(&b, "noise", SCRIPT_RANDOM, 2);
-    while (!pool_ready(&pool) && harvests++ < 100)
-        pool_harvest(&pool, t += S);
-    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    harvest_until_ready(&t);
     b.pattern = SCRIPT_EMPTY;                      /* no fresh noise for now */
     pool_vm_maybe_cloned(&pool, t += S);
     ck_assert_uint_eq(pool.vm_rekeys, 0);
@@ -1092,15 +1095,14 @@ START_TEST(with_require_noise_source_a_possible_vm_fork_waits_for_noise)
     ck_assert(!pool_ready(&pool));
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), -EAGAIN);
     b.pattern = SCRIPT_RANDOM;
-    harvests = 0;
-    while (!pool_ready(&pool) && harvests++ < 100)
-        pool_harvest(&pool, t += S);
-    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    harvest_until_ready(&t);
     ck_assert(pool.seed_noise_credited);
     ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), t), 0);
 }
 END_TEST
 
+/* require_noise_source: the kernel-like source's thousands of bits seed nothing; a noise
+ * source's credit, a few bits a harvest, seeds once it reaches 256. */
 START_TEST(require_noise_source_seeds_from_noise_credit_only)
 {
     uint8_t out[32];

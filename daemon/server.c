@@ -789,9 +789,12 @@ static bool answer_noise(struct client *c, const struct randd_request *req, int 
 /* A new request: a place in the queue, or a refusal. Either way the modes were asked for,
  * so the owner's harvests are woken if blocks are wanted now. */
 /* In mode = approved a prediction-resistant reply is one SP 800-90A generate after its
- * reseed: max_request, 2^19 bits, at most (pr_generator.c). Past it, the rest would come
- * without fresh entropy. */
-#define APPROVED_PR_MAX_BYTES 65536
+ * reseed: the reply's first piece, which follows the header in one buffer
+ * (RANDD_MAX_PREDICTION_RESISTANT). Past it, the rest would come from a second generate. */
+#define APPROVED_PR_MAX_BYTES RANDD_MAX_PREDICTION_RESISTANT
+_Static_assert(RANDD_MAX_PREDICTION_RESISTANT + RANDD_HEADER_BYTES <= REPLY_CHUNK &&
+               RANDD_MAX_PREDICTION_RESISTANT <= 65536,
+               "an approved PR reply is one piece and one DRBG generate");
 
 static bool admit_noise_request(struct client *c, const struct randd_request *req)
 {

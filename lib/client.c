@@ -982,6 +982,7 @@ static bool mode_batch(struct batch *b, uint8_t op, size_t max, enum randd_mode 
     case RANDD_MODE_PREDICTION_RESISTANT:
         b->flags = RANDD_FLAG_PREDICTION_RESISTANT;
         b->depth = 1;                /* each request one noise-source reseed */
+        max = max < RANDD_MAX_PREDICTION_RESISTANT ? max : RANDD_MAX_PREDICTION_RESISTANT;
         break;
     case RANDD_MODE_FULL_ENTROPY:
         b->flags = RANDD_FLAG_FULL_ENTROPY;

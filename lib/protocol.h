@@ -28,6 +28,10 @@
 #define RANDD_FLAG_FULL_ENTROPY  0x0004   /* every output bit backed by fresh noise entropy */
 #define RANDD_FLAG_MODES         (RANDD_FLAG_PREDICTION_RESISTANT | RANDD_FLAG_FULL_ENTROPY)
 #define RANDD_MAX_FULL_ENTROPY   4096     /* one FULL_ENTROPY request, in bytes */
+/* One PREDICTION_RESISTANT request that mode = approved serves: what one SP 800-90A generate
+ * (65536 bytes at most) puts in the reply's first piece, after the header, so the whole reply
+ * follows one reseed. librandd splits every prediction-resistant call so. */
+#define RANDD_MAX_PREDICTION_RESISTANT (65536 - RANDD_HEADER_BYTES)
 
 enum randd_op {
     RANDD_OP_BYTES = 0x01,

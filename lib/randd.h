@@ -87,7 +87,8 @@ enum randd_mode {
 };
 
 /* n random bytes in mode, any n: split into requests made one after another (4096 bytes
- * each for full entropy, 16 MiB for prediction resistance: one noise-source reseed each),
+ * each for full entropy, 65528 for prediction resistance: one noise-source reseed each, so
+ * every 64 KiB of the answer follows fresh noise, as one SP 800-90A generate does),
  * always over the socket, never from read-ahead blocks or a memfd arena (any read ahead are
  * wiped unused). Such a request waits for noise entropy, unless randd_set_nonblock() was
  * set: then RANDD_ERR(RANDD_NOT_READY) when there is not enough right now. A timeout

@@ -580,10 +580,12 @@ START_TEST(full_entropy_is_asked_4096_bytes_at_a_time_one_request_in_flight)
 END_TEST
 
 /* A large prediction-resistant call is served over BYTES with the flag (never BYTES_MEMFD,
- * whose arena and read-ahead hold ordinary output), and NONBLOCK rides along when set. */
+ * whose arena and read-ahead hold ordinary output), and NONBLOCK rides along when set; it
+ * is split at RANDD_MAX_PREDICTION_RESISTANT, a noise reseed (and in approved mode one DRBG
+ * generate) a request. */
 START_TEST(prediction_resistance_goes_over_bytes_with_its_flag_whatever_the_size)
 {
-    static uint8_t out[64u << 10];
+    static uint8_t out[RANDD_MAX_PREDICTION_RESISTANT + 100];
     struct randd_header h;
     uint32_t n;
     randd_handle *hd;
@@ -591,16 +593,19 @@ START_TEST(prediction_resistance_goes_over_bytes_with_its_flag_whatever_the_size
 
     hd = handle_with_peer(&peer, 10000);
     randd_set_nonblock(hd, 1);
-    send_ok(peer, sizeof(out), 0x3c);
+    send_ok(peer, RANDD_MAX_PREDICTION_RESISTANT, 0x3c);
+    send_ok(peer, 100, 0x3c);
     ck_assert_int_eq(randd_bytes_mode(hd, out, sizeof(out), RANDD_MODE_PREDICTION_RESISTANT),
                      0);
     ck_assert_msg(all_bytes(out, sizeof(out), 0x3c), "not the daemon's bytes");
-    ck_assert_msg(next_request(peer, &h, &n), "no request came");
-    ck_assert_msg(h.code == RANDD_OP_BYTES, "op %u, wanted BYTES", h.code);
-    ck_assert_msg(h.flags == (RANDD_FLAG_PREDICTION_RESISTANT | RANDD_FLAG_NONBLOCK),
-                  "flags 0x%04x, wanted PREDICTION_RESISTANT | NONBLOCK", h.flags);
-    ck_assert_uint_eq(n, sizeof(out));
-    ck_assert_msg(!next_request(peer, &h, &n), "one request expected, a second came");
+    for (uint32_t want = RANDD_MAX_PREDICTION_RESISTANT; want; want = want == 100 ? 0 : 100) {
+        ck_assert_msg(next_request(peer, &h, &n), "no request came");
+        ck_assert_msg(h.code == RANDD_OP_BYTES, "op %u, wanted BYTES", h.code);
+        ck_assert_msg(h.flags == (RANDD_FLAG_PREDICTION_RESISTANT | RANDD_FLAG_NONBLOCK),
+                      "flags 0x%04x, wanted PREDICTION_RESISTANT | NONBLOCK", h.flags);
+        ck_assert_uint_eq(n, want);
+    }
+    ck_assert_msg(!next_request(peer, &h, &n), "two requests expected, a third came");
     randd_close(hd);
     close(peer);
 }

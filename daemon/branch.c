@@ -92,12 +92,16 @@ int branch_cymric_init(struct branch *b, struct randd_cymric *g)
 static void seed_from_pool(struct branch *b, uint64_t now_ns)
 {
     uint8_t material[BRANCH_SEED_BYTES];
+    bool given;
 
     pthread_mutex_lock(b->pool_lock);
     pool_note_output(b->pool, b->bytes_since_seed);
-    b->seeded = pool_generate(b->pool, material, sizeof(material), now_ns) == 0 &&
-                engine_seed(&b->secret->engine, material, sizeof(material)) == 0;
-    b->epoch = atomic_load_explicit(&b->pool->epoch, memory_order_acquire);
+    given = pool_generate(b->pool, material, sizeof(material), now_ns) == 0;
+    b->seeded = given && engine_seed(&b->secret->engine, material, sizeof(material)) == 0;
+    /* A DRBG that refused its reseed was wiped (drbg_engine.c): the next request instantiates
+     * it from fresh pool output, rather than waiting for the pool's epoch to move. */
+    b->epoch = given && !b->seeded ? EPOCH_STALE
+                                   : atomic_load_explicit(&b->pool->epoch, memory_order_acquire);
     b->reseed_bytes = b->pool->reseed_bytes;
     pthread_mutex_unlock(b->pool_lock);
     OPENSSL_cleanse(material, sizeof(material));

@@ -600,7 +600,8 @@ static void source_ready(void *arg, int fd, uint32_t events)
  * are told (their in-process generators reseed before their next byte). The order matters: a
  * client that sees the new generation asks a daemon that no longer serves the old state. A
  * confirmed one serves nothing until a reseed from fresh input; a possible one rekeys from
- * getrandom at once and goes on serving (pool_vm_maybe_cloned says why that is enough). */
+ * getrandom at once and goes on serving (pool_vm_maybe_cloned says why that is enough),
+ * except with require_noise_source (mode = approved), where it is taken as confirmed. */
 static void new_vm_generation(struct randd *r, bool confirmed)
 {
     if (confirmed)
@@ -652,7 +653,8 @@ static void kmsg_loss_bump(void *arg)
  * generator is rekeyed at once from getrandom, which by the time the fork line is logged
  * gives each clone bytes of its own, and ordinary requests are served on from the new key
  * (pool_vm_maybe_cloned). Only the kernel's own line or uevent stops output until fresh
- * input comes. */
+ * input comes, and, with require_noise_source (mode = approved), a loss too: the kernel's
+ * word may not key that generator (docs/vm-clones.md says what a flood then costs). */
 static void kmsg_records_lost(struct randd *r)
 {
     uint64_t now = loop_now_ns(), since = now - r->kmsg_loss_bumped_ns;

@@ -185,8 +185,9 @@ void noise_drop(struct noise *n)
         uint8_t sink[NOISE_BLOCK_BYTES];
         unsigned len = sizeof(sink);
 
-        EVP_DigestFinal_ex(n->md_ctx, sink, &len);     /* ends the state: nothing kept */
+        EVP_DigestFinal_ex(n->md_ctx, sink, &len);
         OPENSSL_cleanse(sink, sizeof(sink));
+        EVP_MD_CTX_reset(n->md_ctx);                   /* Final leaves the digest in it */
     }
     n->partial_started = false;
     n->partial_credit = 0;

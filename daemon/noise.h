@@ -62,7 +62,8 @@ struct noise_stats {
 };
 
 struct noise {
-    struct noise_secrets *secret;   /* blocks and the SHA-256 state, in locked memory */
+    struct noise_secrets *secret;   /* the blocks, in locked memory (the SHA-256 state is
+                                     * OpenSSL's, reset as each block ends) */
     void *md_ctx;                   /* EVP_MD_CTX over the block being gathered */
     void *md;                       /* EVP_MD: SHA-256 */
     double partial_credit;          /* credited bits in the block being gathered */

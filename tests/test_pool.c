@@ -305,6 +305,22 @@ START_TEST(an_approved_drbg_is_instantiated_from_448_bits_and_reseeded_from_256)
     pool_halt(&pool, "self-test failed: test");
     pool_resume(&pool);
     ck_assert_uint_eq(pool_seed_bits_needed(&pool), POOL_INSTANTIATE_BITS);
+    for (int i = 1; i <= 20 && !pool_ready(&pool); i++)
+        pool_harvest(&pool, (uint64_t)(150 + i) * S);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    /* A clone too: 256 fresh bits (what a reseed takes) serve nothing; 448 do. */
+    ck_assert_uint_eq(pool_seed_bits_needed(&pool), POOL_SEED_BITS);
+    pool_vm_cloned(&pool, 200 * S);
+    ck_assert_uint_eq(pool_seed_bits_needed(&pool), POOL_INSTANTIATE_BITS);
+    for (int i = 1; i <= 9; i++)             /* the first batch after a clone is discarded */
+        pool_harvest(&pool, (uint64_t)(200 + i) * S);
+    ck_assert_msg(pool.noise_credit + pool.credit >= POOL_SEED_BITS, "%.0f credited",
+                  pool.credit);
+    ck_assert_int_eq(pool_generate(&pool, out, sizeof(out), 210 * S), -EAGAIN);
+    for (int i = 10; i <= 20 && !pool_ready(&pool); i++)
+        pool_harvest(&pool, (uint64_t)(200 + i) * S);
+    ck_assert_msg(pool_ready(&pool), "not ready: %s", pool_not_ready_reason(&pool));
+    ck_assert_double_ge(pool.last_seed.h_in, POOL_INSTANTIATE_BITS);
 }
 END_TEST
 

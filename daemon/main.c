@@ -776,6 +776,9 @@ static void reload(struct randd *r)
     }
     r->reread = fresh;
     config_apply_live(&r->config, &fresh);
+    if (r->config.mode == CONFIG_MODE_APPROVED && !fresh.require_noise_source)
+        log_notice("reload: require_noise_source = no does not apply while mode = approved is "
+                   "in effect: only noise sources seed the generator until a restart");
     pool_set_reseed(&r->pool, r->config.reseed_interval, r->config.reseed_bytes);
     pool_require_noise_source(&r->pool, r->config.require_noise_source);
     harvest_now(r);                  /* readiness under the rule now, not at reseed_interval */

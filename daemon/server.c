@@ -796,6 +796,22 @@ _Static_assert(RANDD_MAX_PREDICTION_RESISTANT + RANDD_HEADER_BYTES <= REPLY_CHUN
                RANDD_MAX_PREDICTION_RESISTANT <= 65536,
                "an approved PR reply is one piece and one DRBG generate");
 
+/* A prediction-resistant request mode = approved cannot serve as one generate: TOO_LARGE at
+ * once, before any wait for readiness or noise. True if refused. */
+static bool refuse_oversized_pr(struct client *c, const struct randd_request *req)
+{
+    char why[160];
+
+    if (!(req->flags & RANDD_FLAG_PREDICTION_RESISTANT) || req->n <= APPROVED_PR_MAX_BYTES ||
+        c->srv->config->mode != CONFIG_MODE_APPROVED)
+        return false;
+    snprintf(why, sizeof(why), "mode = approved: a prediction-resistant request is one SP "
+             "800-90A generate after a reseed, at most %d bytes; ask for more in several "
+             "requests", APPROVED_PR_MAX_BYTES);
+    reply_error(c, RANDD_TOO_LARGE, why);
+    return true;
+}
+
 static bool admit_noise_request(struct client *c, const struct randd_request *req)
 {
     struct server *s = c->srv;
@@ -806,19 +822,8 @@ static bool admit_noise_request(struct client *c, const struct randd_request *re
         .nonblock = (req->flags & RANDD_FLAG_NONBLOCK) != 0,
     };
     char why[POOL_NOISE_WHY_BYTES];
-    struct pool *p;
-    int status;
-
-    if (rq.mode == NOISE_PREDICTION_RESISTANT && req->n > APPROVED_PR_MAX_BYTES &&
-        s->config->mode == CONFIG_MODE_APPROVED) {
-        snprintf(why, sizeof(why), "mode = approved: a prediction-resistant request is one "
-                 "SP 800-90A generate after a reseed, at most %d bytes; ask for more in several "
-                 "requests", APPROVED_PR_MAX_BYTES);
-        reply_error(c, RANDD_TOO_LARGE, why);
-        return true;
-    }
-    p = branch_lock_pool(s->branch);
-    status = pool_noise_submit(p, &rq, &c->noise_ticket, why, sizeof(why));
+    struct pool *p = branch_lock_pool(s->branch);
+    int status = pool_noise_submit(p, &rq, &c->noise_ticket, why, sizeof(why));
     bool ready = status == RANDD_OK && noise_ticket_ready(c->noise_ticket);
     bool wanted = pool_noise_wanted(p);
 
@@ -854,6 +859,8 @@ static bool handle_output(struct client *c, const struct randd_request *req)
     struct reply *r;
     bool bytes;
 
+    if (refuse_oversized_pr(c, req))
+        return true;
     if (!branch_ready(c->srv->branch)) {
         if (!(req->flags & RANDD_FLAG_NONBLOCK))
             return false;

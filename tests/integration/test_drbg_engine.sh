@@ -174,6 +174,13 @@ check "metrics: randd_mode{mode=\"approved\"} 1" \
     '"$RANDCTL" metrics | grep -qxF "randd_mode{mode=\"approved\"} 1"'
 check "log: mode approved, the generator, SHA-512, librandd outside" \
     'in_log "mode approved: generator $engine \(SP 800-90A .*\), seeded from noise sources only, through SHA-512 conditioning \(vetted\).*librandd" "$work/log"'
+# A reload without the mode (the mode waits for a restart) must not let getrandom seed it.
+printf '%s\n' "${BASE[@]}" "require_noise_source = no" >"$work/randd.conf"
+kill -HUP "$pid"
+wait_for "the reload's notice" in_log "require_noise_source = no does not apply while mode = approved" "$work/log"
+check "reloaded without the mode: still approved, require_noise_source still on, and the log says so" \
+    'key_is mode approved && key_is config.require_noise_source true &&
+     in_log "require_noise_source = no does not apply while mode = approved" "$work/log"'
 stop_randd
 start_with_config "${BASE[@]}"
 check "the default mode says so (STATUS mode default, randd_mode{mode=\"default\"} 1)" \

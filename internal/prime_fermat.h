@@ -14,7 +14,9 @@
 #define RANDD_FERMAT_BITS_MIN 129
 #define RANDD_FERMAT_BITS_MAX 4096
 
-/* Whether this CPU has AVX-512 F and IFMA; without them randd_fermat8 must not be called. */
+/* Whether this CPU has AVX-512 F and IFMA, and the environment does not hide them
+ * (RANDD_NO_IFMA=1: the path of a CPU without them, on any machine); when false,
+ * randd_fermat8 and randd_strong8 must not be called. */
 bool randd_fermat8_available(void);
 
 /* pass[i] = (2^(n_i - 1) mod n_i == 1) for count (1 to 8) odd candidates of exactly bits bits

@@ -334,7 +334,7 @@ START_TEST(fermat8_agrees_with_bn_mod_exp_in_every_lane)
 
     if (!randd_fermat8_available()) {
         fprintf(stderr, "fermat8_agrees_with_bn_mod_exp_in_every_lane: skipped, no AVX-512 "
-                "IFMA\n");
+                "IFMA (or RANDD_NO_IFMA hides it)\n");
         goto out;
     }
     ck_assert(BN_set_word(two, 2));
@@ -405,7 +405,7 @@ START_TEST(strong8_agrees_with_a_plain_miller_rabin_in_every_lane)
 
     if (!randd_fermat8_available()) {
         fprintf(stderr, "strong8_agrees_with_a_plain_miller_rabin_in_every_lane: skipped, no "
-                "AVX-512 IFMA\n");
+                "AVX-512 IFMA (or RANDD_NO_IFMA hides it)\n");
         goto out;
     }
     ck_assert(BN_set_word(add, 1) && BN_lshift(add, add, 20));
@@ -591,6 +591,62 @@ START_TEST(a_failing_source_fails_the_search_and_wipes_out)
 }
 END_TEST
 
+/* RANDD_NO_IFMA (prime_fermat.h): the path of a CPU without AVX-512 IFMA, taken on one that
+ * has it. Both paths answer with the first prime of the same stream of candidates, so from
+ * the same source they find the same prime; the batched path draws up to seven candidates
+ * past it, so the bytes each used show which path ran. */
+START_TEST(no_ifma_switch_takes_the_one_candidate_path)
+{
+    static const unsigned sizes[] = { 256, 512 };
+    bool cpu_has_ifma;
+    unsigned drew_ahead = 0, searches = 0;
+    BN_CTX *ctx = BN_CTX_new();
+    uint8_t one_at_a_time[64], batched[64];
+
+    __builtin_cpu_init();
+    cpu_has_ifma = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+    ck_assert_int_eq(setenv("RANDD_NO_IFMA", "1", 1), 0);
+    ck_assert_msg(!randd_fermat8_available(), "RANDD_NO_IFMA=1 left IFMA in use");
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        size_t len = sizes[i] / 8;
+
+        for (uint64_t seed = 1; seed <= 6; seed++) {
+            struct failing_source f = { .seed = seed, .left = SIZE_MAX };
+            struct randd_byte_source source = { fail_after, &f };
+            size_t used_alone;
+            BIGNUM *bn;
+
+            ck_assert_int_eq(setenv("RANDD_NO_IFMA", "1", 1), 0);
+            ck_assert_int_eq(randd_prime_generate(sizes[i], one_at_a_time, &source), 0);
+            bn = BN_bin2bn(one_at_a_time, (int)len, NULL);
+            ck_assert(bn && BN_num_bits(bn) == (int)sizes[i]);
+            ck_assert_msg(BN_check_prime(bn, ctx, NULL) == 1, "%u bits without IFMA: not prime",
+                          sizes[i]);
+            BN_free(bn);
+            used_alone = f.used;
+            if (!cpu_has_ifma)
+                continue;
+            ck_assert_int_eq(setenv("RANDD_NO_IFMA", "0", 1), 0);       /* "0": not hidden */
+            ck_assert(randd_fermat8_available());
+            f = (struct failing_source){ .seed = seed, .left = SIZE_MAX };
+            ck_assert_int_eq(randd_prime_generate(sizes[i], batched, &source), 0);
+            ck_assert_msg(!memcmp(batched, one_at_a_time, len), "%u bits, seed %llu: the two "
+                          "paths found different primes", sizes[i], (unsigned long long)seed);
+            drew_ahead += f.used > used_alone;
+            searches++;
+        }
+    }
+    if (cpu_has_ifma)
+        ck_assert_msg(drew_ahead > 0, "in %u searches the batched path never drew past the "
+                      "one-candidate path's prime: the switch changed nothing", searches);
+    else
+        fprintf(stderr, "no_ifma_switch_takes_the_one_candidate_path: the CPU has no AVX-512 "
+                "IFMA, so only that path was checked\n");
+    unsetenv("RANDD_NO_IFMA");
+    BN_CTX_free(ctx);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
     Suite *s = suite_create("prime");
@@ -613,6 +669,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, rounds_keep_openssl_3s_error_bound_and_fall_with_size);
     tcase_add_test(tc, large_primes_come_from_every_residue_mod_8);
     tcase_add_test(tc, a_failing_source_fails_the_search_and_wipes_out);
+    tcase_add_test(tc, no_ifma_switch_takes_the_one_candidate_path);
     suite_add_tcase(s, tc);
     return s;
 }

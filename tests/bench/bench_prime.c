@@ -6,7 +6,9 @@
  * all 5 runs; the median of the runs is printed beside it. Each prime row is marked ok or
  * MISS; exits 1 when one misses: >= 50x BN_generate_prime_ex at 64 bits, >= 8x at 128
  * (issue 19), >= 2x from 256 to 4096 (issue 32).
- * Usage: bench-prime [--seconds S] (per figure and side, scaled up for the large sizes). */
+ * Usage: bench-prime [--seconds S] [--no-ifma]: S per figure and side, scaled up for the large
+ * sizes; --no-ifma takes the path of a CPU without AVX-512 IFMA (RANDD_NO_IFMA=1, which the
+ * environment can set too), to measure it on a CPU that has IFMA (issue 38). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 
 #include "cymric.h"
 #include "prime.h"
+#include "prime_fermat.h"
 
 #define REPS 5
 
@@ -161,7 +164,7 @@ static void ours_modexp(void *arg)
 
 int main(int argc, char **argv)
 {
-    double seconds = argc == 3 && !strcmp(argv[1], "--seconds") ? atof(argv[2]) : 1;
+    double seconds = 1;
     static const unsigned sizes[] = { 64, 128, 256, 512, 1024, 2048, 4096 };
     static const double targets[] = { 50, 8, 2, 2, 2, 2, 2 };
     /* Seconds per side, times --seconds: enough primes for a steady mean at each size (a
@@ -171,11 +174,22 @@ int main(int argc, char **argv)
     struct primes p = { 0 };
     int missed = 0;
 
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+            seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--no-ifma"))
+            setenv("RANDD_NO_IFMA", "1", 1);            /* prime_fermat.h */
+        else
+            seconds = 0;
+    }
     if (seconds <= 0) {
-        fprintf(stderr, "usage: bench-prime [--seconds S]\n");
+        fprintf(stderr, "usage: bench-prime [--seconds S] [--no-ifma]\n");
         return 2;
     }
-    printf("bench-prime: %d interleaved runs per figure, thread CPU time\n", REPS);
+    printf("bench-prime: %d interleaved runs per figure, thread CPU time; primes above 128 bits "
+           "on %s\n", REPS, randd_fermat8_available()
+           ? "AVX-512 IFMA (eight candidates a Fermat test)"
+           : "one candidate at a time, as a CPU without AVX-512 IFMA (RANDD_NO_IFMA or the CPU)");
     x.ctx = BN_CTX_new();
     x.r = BN_new();
     for (int w = 64; w <= 128; w += 64) {

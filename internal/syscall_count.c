@@ -1,7 +1,8 @@
 /* Counting the calling thread's system calls: a perf counter on the raw_syscalls:sys_enter
  * tracepoint for this thread only (pid 0, any CPU), its number read from tracefs, filtered by
  * system call number when one is asked for. It counts what the kernel entered, whatever
- * libc wrapped it in: no ptrace, so nothing slows the calls down as strace does. */
+ * libc wrapped it in: no ptrace, so nothing slows the calls down as strace does. Where tracefs
+ * is not mounted, root mounts it for the moment of reading that number. */
 #include "syscall_count.h"
 
 #include <errno.h>
@@ -11,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,30 +21,62 @@ static const char *const tracepoint_ids[] = {
     "/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
     "/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
 };
+#define ID_UNDER_TRACEFS "/events/raw_syscalls/sys_enter/id"
+
+/* The number in the file at path, or -errno. */
+static long read_id(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    long id;
+    int ok;
+
+    if (!f)
+        return -errno;
+    ok = fscanf(f, "%ld", &id) == 1 && id >= 0;
+    fclose(f);
+    return ok ? id : -EPROTO;
+}
+
+/* Where no tracefs is mounted (a fresh VM, many containers) and this is root: tracefs mounted
+ * for the moment of the read, on a directory of its own (mkdtemp, 0700) and detached at
+ * once, so that the machine is left as it was. The id is the kernel's, wherever it is read. */
+static long id_from_a_mount_of_its_own(void)
+{
+    char dir[] = "/tmp/randd-tracefs-XXXXXX", path[sizeof(dir) + sizeof(ID_UNDER_TRACEFS)];
+    long id;
+
+    if (geteuid() != 0)
+        return -EPERM;
+    if (!mkdtemp(dir))
+        return -errno;
+    if (mount("tracefs", dir, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0) {
+        snprintf(path, sizeof(path), "%s%s", dir, ID_UNDER_TRACEFS);
+        id = read_id(path);
+        umount2(dir, MNT_DETACH);
+    } else {
+        id = -errno;
+    }
+    rmdir(dir);
+    return id;
+}
 
 /* The tracepoint's number, or -errno with the reason in why. */
 static long tracepoint_id(char *why, size_t cap)
 {
-    int err = ENOENT;
+    long id, err = -ENOENT;
 
     for (size_t i = 0; i < sizeof(tracepoint_ids) / sizeof(tracepoint_ids[0]); i++) {
-        FILE *f = fopen(tracepoint_ids[i], "re");
-        long id;
-
-        if (!f) {
-            err = errno == ENOENT ? err : errno;
-            continue;
-        }
-        if (fscanf(f, "%ld", &id) == 1 && id >= 0) {
-            fclose(f);
+        id = read_id(tracepoint_ids[i]);
+        if (id >= 0)
             return id;
-        }
-        fclose(f);
-        err = EPROTO;
+        err = id == -ENOENT ? err : id;
     }
+    id = id_from_a_mount_of_its_own();
+    if (id >= 0)
+        return id;
     snprintf(why, cap, "cannot read raw_syscalls:sys_enter's id from %s: %s (tracefs not mounted "
-             "there, or not readable by this user)", tracepoint_ids[0], strerror(err));
-    return -err;
+             "there, or not readable by this user; mounting it for the read: %s)", tracepoint_ids[0], strerror((int)-err), strerror((int)-id));
+    return err;
 }
 
 int syscall_counter_start(struct syscall_counter *c, long nr, char *why, size_t cap)

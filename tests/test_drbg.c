@@ -361,6 +361,55 @@ START_TEST(wrapper_matches_evp_rand_driven_directly)
 }
 END_TEST
 
+/* The differential comparison is real: EVP_RAND given the same inputs but one byte (of the
+ * entropy input, the nonce, the personalisation, a reseed's entropy or a generate's
+ * additional input) answers otherwise, so a wrapper that dropped or altered any of them would
+ * fail wrapper_matches_evp_rand_driven_directly. */
+START_TEST(the_differential_test_fails_with_one_input_byte_changed)
+{
+    enum { E = 48, N = 24, P = 16, A = 16, OUT = 64 };
+    static const char *const fields[] = { "entropy input", "nonce", "personalisation",
+                                          "reseed entropy", "additional input" };
+
+    for (int t = 0; t < RANDD_DRBG_TYPES; t++) {
+        /* changed == 5: nothing changed, the control: then they agree */
+        for (size_t changed = 0; changed <= sizeof(fields) / sizeof(fields[0]); changed++) {
+            uint8_t in[5][E], theirs[5][E], a[OUT], b[OUT];
+            const size_t len[5] = { E, N, P, E, A };
+            struct randd_drbg *d;
+            struct direct x;
+
+            prng_state = 0x1b7e + (uint64_t)changed;
+            for (size_t k = 0; k < 5; k++)
+                fill(in[k], len[k]);
+            memcpy(theirs, in, sizeof(in));
+            if (changed < 5)
+                theirs[changed][len[changed] / 2] ^= 0x01;
+            ck_assert_int_eq(randd_drbg_new(t, &d), RANDD_DRBG_OK);
+            direct_new(&x, t);
+            ck_assert_int_eq(randd_drbg_instantiate(d, in[0], E, in[1], N, in[2], P),
+                             RANDD_DRBG_OK);
+            direct_instantiate(&x, theirs[0], E, theirs[1], N, theirs[2], P);
+            ck_assert_int_eq(randd_drbg_reseed(d, in[3], E, NULL, 0), RANDD_DRBG_OK);
+            direct_entropy(&x, theirs[3], E);
+            ck_assert(EVP_RAND_reseed(x.rand, 0, NULL, 0, NULL, 0));
+            ck_assert_int_eq(randd_drbg_generate(d, a, OUT, in[4], A, false, NULL, 0),
+                             RANDD_DRBG_OK);
+            ck_assert(EVP_RAND_generate(x.rand, b, OUT, 256, 0, theirs[4], A));
+            if (changed == 5)
+                ck_assert_msg(memcmp(a, b, OUT) == 0, "%s: the same inputs, and EVP_RAND's output "
+                              "differs", randd_drbg_name(t));
+            else
+                ck_assert_msg(memcmp(a, b, OUT) != 0, "%s: one byte of the %s changed on "
+                              "EVP_RAND's side, and the outputs still agree",
+                              randd_drbg_name(t), fields[changed]);
+            randd_drbg_free(d);
+            direct_free(&x);
+        }
+    }
+}
+END_TEST
+
 /* ---- against Hash_DRBG written here from SP 800-90A 10.1.1 -----------------------------
  * Only SHA-512 itself comes from OpenSSL; the mechanism (Hash_df, the V and C updates, the
  * counter) is written from the standard, so agreement is evidence, not a tautology. */
@@ -799,6 +848,7 @@ Suite *test_suite(void)
     tcase_add_test(tc, cavp_vectors_pass_for_every_drbg);
     tcase_add_test(tc, a_changed_byte_fails_a_vector);
     tcase_add_loop_test(tc, wrapper_matches_evp_rand_driven_directly, 0, runner_count(4));
+    tcase_add_test(tc, the_differential_test_fails_with_one_input_byte_changed);
     tcase_add_test(tc, independent_hash_drbg_reproduces_a_cavp_answer);
     tcase_add_loop_test(tc, hash_drbg_matches_one_written_from_sp800_90a, 0, runner_count(4));
     tcase_add_test(tc, limits_are_those_of_sp800_90a);

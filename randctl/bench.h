@@ -240,7 +240,7 @@ void compare_workers(const struct options *o);
 
 struct daemon_cost {
     pid_t pid;                 /* 0: unknown, no rows */
-    double idle_rss_mib;       /* VmRSS before the benchmark's first request */
+    double idle_rss_mib;       /* VmRSS before the benchmark's first request, settled */
 };
 
 /* The daemon at the other end of fd, if this process can see its /proc; and its RSS now. */

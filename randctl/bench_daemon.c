@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -330,7 +331,32 @@ static int64_t daemon_cpu_ns(pid_t pid)
     return total;
 }
 
-/* The daemon at the other end of fd, if this process can see its /proc; and its RSS now. */
+/* A daemon just started is still settling: its sources' start-up assessments run after it is
+ * ready, and each ends by handing start-up's code pages back (daemon/footprint.c), so its RSS
+ * falls by a megabyte or more in the first seconds. Idle RSS is taken once it has held still
+ * for SETTLED_MS, sampled every SAMPLE_MS, or after SETTLE_MAX_MS whatever it does. */
+#define SAMPLE_MS 100
+#define SETTLED_MS 1500
+#define SETTLE_MAX_MS 20000
+
+static long settled_rss_kb(pid_t pid)
+{
+    const struct timespec pause = { 0, SAMPLE_MS * 1000000L };
+    long rss = daemon_status_kb(pid, "VmRSS"), last = rss;
+    int still_ms = 0;
+
+    for (int waited = 0; rss >= 0 && still_ms < SETTLED_MS && waited < SETTLE_MAX_MS;
+         waited += SAMPLE_MS) {
+        nanosleep(&pause, NULL);
+        rss = daemon_status_kb(pid, "VmRSS");
+        still_ms = rss == last ? still_ms + SAMPLE_MS : 0;
+        last = rss;
+    }
+    return rss;
+}
+
+/* The daemon at the other end of fd, if this process can see its /proc; and its RSS once
+ * settled (above). */
 void daemon_cost_begin(struct daemon_cost *c, int fd)
 {
     struct ucred cred;
@@ -340,7 +366,7 @@ void daemon_cost_begin(struct daemon_cost *c, int fd)
     c->pid = 0;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0)
         return;
-    if (daemon_cpu_ns(cred.pid) < 0 || (rss = daemon_status_kb(cred.pid, "VmRSS")) < 0)
+    if (daemon_cpu_ns(cred.pid) < 0 || (rss = settled_rss_kb(cred.pid)) < 0)
         return;
     c->pid = cred.pid;
     c->idle_rss_mib = (double)rss / 1024;

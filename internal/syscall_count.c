@@ -75,7 +75,8 @@ static long tracepoint_id(char *why, size_t cap)
     if (id >= 0)
         return id;
     snprintf(why, cap, "cannot read raw_syscalls:sys_enter's id from %s: %s (tracefs not mounted "
-             "there, or not readable by this user; mounting it for the read: %s)", tracepoint_ids[0], strerror((int)-err), strerror((int)-id));
+             "there, or not readable by this user; mounting it for the read: %s)",
+             tracepoint_ids[0], strerror((int)-err), strerror((int)-id));
     return err;
 }
 

@@ -243,7 +243,8 @@ struct daemon_cost {
     double idle_rss_mib;       /* VmRSS before the benchmark's first request, settled */
 };
 
-/* The daemon at the other end of fd, if this process can see its /proc; and its RSS now. */
+/* The daemon at the other end of fd, if this process can see its /proc; and its RSS once it
+ * has settled (up to 20 s). */
 void daemon_cost_begin(struct daemon_cost *c, int fd);
 void daemon_cpu_rows(const struct options *o, const struct daemon_cost *c);
 /* How many progress steps daemon_cpu_rows takes: none where the daemon cannot be seen. */

@@ -2,7 +2,7 @@
  * tracepoint for this thread only (pid 0, any CPU), its number read from tracefs, filtered by
  * system call number when one is asked for. It counts what the kernel entered, whatever
  * libc wrapped it in: no ptrace, so nothing slows the calls down as strace does. Where tracefs
- * is not mounted, root mounts it for the moment of reading that number. */
+ * is not mounted, root reads that number through a mount of its own attached nowhere. */
 #include "syscall_count.h"
 
 #include <errno.h>
@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,59 +22,79 @@ static const char *const tracepoint_ids[] = {
 };
 #define ID_UNDER_TRACEFS "/events/raw_syscalls/sys_enter/id"
 
-/* The number in the file at path, or -errno. */
-static long read_id(const char *path)
+/* The number in f, which it closes; -EBADF for no f, -EPROTO for no number. */
+static long read_id_from(FILE *f)
 {
-    FILE *f = fopen(path, "re");
     long id;
     int ok;
 
     if (!f)
-        return -errno;
+        return -EBADF;
     ok = fscanf(f, "%ld", &id) == 1 && id >= 0;
     fclose(f);
     return ok ? id : -EPROTO;
 }
 
-/* Where no tracefs is mounted (a fresh VM, many containers) and this is root: tracefs mounted
- * for the moment of the read, on a directory of its own (mkdtemp, 0700) and detached at
- * once, so that the machine is left as it was. The id is the kernel's, wherever it is read. */
-static long id_from_a_mount_of_its_own(void)
+/* The number in the file at path, or -errno. */
+static long read_id(const char *path)
 {
-    char dir[] = "/tmp/randd-tracefs-XXXXXX", path[sizeof(dir) + sizeof(ID_UNDER_TRACEFS)];
-    long id;
+    FILE *f = fopen(path, "re");
+
+    return f ? read_id_from(f) : -errno;
+}
+
+/* Where no tracefs is mounted (a fresh VM, many containers) and this is root: a tracefs mount
+ * of its own that is never attached to any path (fsopen, fsmount: Linux 5.2), the number read
+ * through its descriptor, and the mount gone with the last descriptor. Nothing appears in any
+ * directory or mount table, nothing propagates to other namespaces, and a process killed
+ * meanwhile leaves nothing behind. The id is the kernel's, whichever mount it is read from. */
+static long id_from_a_detached_mount(void)
+{
+    int fs, mnt = -1, file;
+    long id = -EPERM;
 
     if (geteuid() != 0)
-        return -EPERM;
-    if (!mkdtemp(dir))
+        return id;
+    fs = fsopen("tracefs", FSOPEN_CLOEXEC);
+    if (fs < 0)
         return -errno;
-    if (mount("tracefs", dir, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0) {
-        snprintf(path, sizeof(path), "%s%s", dir, ID_UNDER_TRACEFS);
-        id = read_id(path);
-        umount2(dir, MNT_DETACH);
-    } else {
-        id = -errno;
-    }
-    rmdir(dir);
+    if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+        mnt = fsmount(fs, FSMOUNT_CLOEXEC,
+                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                      MOUNT_ATTR_NOEXEC);
+    id = mnt < 0 ? -errno : id;
+    close(fs);
+    if (mnt < 0)
+        return id;
+    file = openat(mnt, ID_UNDER_TRACEFS + 1, O_RDONLY | O_CLOEXEC);
+    id = file < 0 ? -errno : read_id_from(fdopen(file, "r"));
+    if (file >= 0 && id == -EBADF)
+        close(file);                    /* fdopen failed: the descriptor is still ours */
+    close(mnt);
     return id;
 }
 
-/* The tracepoint's number, or -errno with the reason in why. */
+/* The tracepoint's number, or -errno with the reason in why. Read once: it is fixed until
+ * the kernel boots again. */
 static long tracepoint_id(char *why, size_t cap)
 {
-    long id, err = -ENOENT;
+    static long known = -1;
+    long id = __atomic_load_n(&known, __ATOMIC_RELAXED), err = -ENOENT;
 
-    for (size_t i = 0; i < sizeof(tracepoint_ids) / sizeof(tracepoint_ids[0]); i++) {
-        id = read_id(tracepoint_ids[i]);
-        if (id >= 0)
-            return id;
-        err = id == -ENOENT ? err : id;
-    }
-    id = id_from_a_mount_of_its_own();
     if (id >= 0)
         return id;
+    for (size_t i = 0; i < sizeof(tracepoint_ids) / sizeof(tracepoint_ids[0]) && id < 0; i++) {
+        id = read_id(tracepoint_ids[i]);
+        err = id >= 0 || id == -ENOENT ? err : id;
+    }
+    if (id < 0)
+        id = id_from_a_detached_mount();
+    if (id >= 0) {
+        __atomic_store_n(&known, id, __ATOMIC_RELAXED);
+        return id;
+    }
     snprintf(why, cap, "cannot read raw_syscalls:sys_enter's id from %s: %s (tracefs not mounted "
-             "there, or not readable by this user; mounting it for the read: %s)",
+             "there, or not readable by this user; a detached tracefs mount of its own: %s)",
              tracepoint_ids[0], strerror((int)-err), strerror((int)-id));
     return err;
 }

@@ -27,21 +27,21 @@
 #define LIMBS_MAX (RANDD_FERMAT_BITS_MAX / 64 + 1)
 #define DIGITS_MAX ((RANDD_FERMAT_BITS_MAX + 4 + DIGIT_BITS - 1) / DIGIT_BITS)   /* 79 */
 
-/* RANDD_NO_IFMA set (to anything but empty or 0) hides IFMA, as OPENSSL_ia32cap hides CPU
- * features from OpenSSL: the path every CPU without it takes can then be measured
- * (bench-prime --no-ifma) and tested (test_prime, `make check RANDD_NO_IFMA=1`) on one that
- * has it. Read at each call: a search asks once. */
-static bool ifma_hidden(void)
+/* RANDD_NO_IFMA=1 hides IFMA, as OPENSSL_ia32cap hides CPU features from OpenSSL: the path
+ * every CPU without it takes can then be measured (bench-prime --no-ifma) and tested
+ * (test_prime, `make check RANDD_NO_IFMA=1`) on one that has it. Only "1" hides it. Read at
+ * each call: a search asks once. */
+bool randd_fermat8_hidden(void)
 {
     const char *v = secure_getenv("RANDD_NO_IFMA");
 
-    return v && *v && strcmp(v, "0") != 0;
+    return v && strcmp(v, "1") == 0;
 }
 
 #if defined(__x86_64__)
 bool randd_fermat8_available(void)
 {
-    if (ifma_hidden())
+    if (randd_fermat8_hidden())
         return false;
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
@@ -432,7 +432,6 @@ int randd_strong8(const uint8_t *n, unsigned bits, const uint8_t *const base[], 
 
 bool randd_fermat8_available(void)
 {
-    (void)ifma_hidden;
     return false;
 }
 

@@ -14,8 +14,11 @@
 #define RANDD_FERMAT_BITS_MIN 129
 #define RANDD_FERMAT_BITS_MAX 4096
 
-/* Whether this CPU has AVX-512 F and IFMA, and the environment does not hide them
- * (RANDD_NO_IFMA=1: the path of a CPU without them, on any machine); when false,
+/* Whether the environment hides IFMA: RANDD_NO_IFMA=1, so that any machine takes the path of
+ * a CPU without it (to measure and test that path). */
+bool randd_fermat8_hidden(void);
+
+/* Whether this CPU has AVX-512 F and IFMA and they are not hidden (above); when false,
  * randd_fermat8 and randd_strong8 must not be called. */
 bool randd_fermat8_available(void);
 

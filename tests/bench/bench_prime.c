@@ -9,6 +9,7 @@
  * Usage: bench-prime [--seconds S] [--no-ifma]: S per figure and side, scaled up for the large
  * sizes; --no-ifma takes the path of a CPU without AVX-512 IFMA (RANDD_NO_IFMA=1, which the
  * environment can set too), to measure it on a CPU that has IFMA (issue 38). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,15 +175,17 @@ int main(int argc, char **argv)
     struct primes p = { 0 };
     int missed = 0;
 
+    bool bad = false;
+
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
             seconds = atof(argv[++i]);
         else if (!strcmp(argv[i], "--no-ifma"))
             setenv("RANDD_NO_IFMA", "1", 1);            /* prime_fermat.h */
         else
-            seconds = 0;
+            bad = true;
     }
-    if (seconds <= 0) {
+    if (bad || seconds <= 0) {
         fprintf(stderr, "usage: bench-prime [--seconds S] [--no-ifma]\n");
         return 2;
     }

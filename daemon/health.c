@@ -167,19 +167,21 @@ static int lag_fails(struct health *h, uint64_t sample)
 
 enum randd_source_state health_feed(struct health *h, uint64_t sample, uint64_t now_ns)
 {
+    int failed = -1;
+
     if (h->state == RANDD_SOURCE_QUARANTINED)
         return h->state;
     h->samples++;
-    /* The first test to fail names the cause; all restart on re-admission. */
+    /* The first test to fail names the cause, kept until another fails (STATUS's failed_test
+     * is the one that failed last, as reason is); all restart on re-admission. */
     if (repetition_count_fails(h, sample))
-        h->failed_test = RANDD_TEST_RCT;
+        failed = RANDD_TEST_RCT;
     else if (adaptive_proportion_fails(h, sample))
-        h->failed_test = RANDD_TEST_APT;
+        failed = RANDD_TEST_APT;
     else if (lag_fails(h, sample))
-        h->failed_test = RANDD_TEST_LAG;
-    else
-        h->failed_test = -1;
-    if (h->failed_test >= 0) {
+        failed = RANDD_TEST_LAG;
+    if (failed >= 0) {
+        h->failed_test = failed;
         quarantine(h, now_ns);
     } else if (h->state == RANDD_SOURCE_STARTUP && ++h->startup_tested >= HEALTH_STARTUP_SAMPLES) {
         h->state = RANDD_SOURCE_HEALTHY;

@@ -125,6 +125,9 @@ START_TEST(quarantine_backs_off_and_readmits_only_after_a_fresh_startup)
     ck_assert_int_eq(health_feed(&h, 0, t), RANDD_SOURCE_STARTUP);   /* fresh counters */
     feed_words(&h, splitmix64, &st, HEALTH_STARTUP_SAMPLES, t);
     ck_assert_str_eq(randd_source_state_name(h.state), "healthy");
+    /* Healthy again, it still says which test failed last, as its reason does (STATUS). */
+    ck_assert_int_eq(h.failed_test, RANDD_TEST_RCT);
+    ck_assert_ptr_nonnull(strstr(h.reason, "repetition count test"));
 }
 END_TEST
 

@@ -212,9 +212,10 @@ START_TEST(aes256ctr_stream_matches_openssl_enc)
 }
 END_TEST
 
-/* The direct AES-NI path (aes_ctr.c) against OpenSSL's own AES-256-CTR: random keys, IVs
- * whose low 64 bits are about to carry into the high half (and the whole 128 bits about to
- * wrap), lengths around the 8-block stride, and the stream cut at odd places. */
+/* The direct paths (aes_ctr.c: AES-NI, and VAES where the CPU has it) against OpenSSL's own
+ * AES-256-CTR: random keys, IVs whose low 64 bits are about to carry into the high half (in
+ * the first batch, and inside a later sixteen-block one) and the whole 128 bits about to
+ * wrap, lengths around the 8- and 16-block strides, and the stream cut at odd places. */
 static void evp_aes256ctr(const uint8_t key[32], const uint8_t iv[16], uint8_t *out, int n)
 {
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
@@ -232,35 +233,43 @@ static void evp_aes256ctr(const uint8_t key[32], const uint8_t iv[16], uint8_t *
 
 START_TEST(direct_aes256ctr_matches_evp)
 {
-    static const size_t lengths[] = { 1, 15, 16, 17, 127, 128, 129, 143, 4032, 4096, 5000 };
+    static const size_t lengths[] = { 1, 15, 16, 17, 127, 128, 129, 143, 255, 256, 257, 271,
+                                      528, 4032, 4096, 5000 };
     uint8_t key[32], iv[16], want[5000], got[5000];
 
     if (!randd_aes256ctr_available() || !randd_crypto_has_hardware_aes()) {
         printf("SKIP direct_aes256ctr_matches_evp: no direct AES path on this CPU or build\n");
         return;
     }
-    for (int round = 0; round < 3; round++) {
-        ck_assert_int_eq(RAND_bytes(key, sizeof(key)), 1);
-        ck_assert_int_eq(RAND_bytes(iv, sizeof(iv)), 1);
-        if (round == 1)
-            memset(iv + 8, 0xff, 7), iv[15] = 0xf9;     /* low half carries after 7 blocks */
-        if (round == 2)
-            memset(iv, 0xff, 15), iv[15] = 0xfd;        /* all 128 bits wrap after 3 */
-        for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
-            size_t n = lengths[i], cut = n / 3, cut2 = n - n / 5;
-            struct iovec whole = { got, n };
-            struct iovec parts[] = { { got, cut }, { got + cut, cut2 - cut },
-                                     { got + cut2, n - cut2 } };
+    if (!randd_aes256ctr_wide_available())
+        printf("SKIP direct_aes256ctr_matches_evp on VAES: this CPU has none\n");
+    for (int wide = 0; wide <= randd_aes256ctr_wide_available(); wide++)
+        for (int round = 0; round < 4; round++) {
+            ck_assert_int_eq(RAND_bytes(key, sizeof(key)), 1);
+            ck_assert_int_eq(RAND_bytes(iv, sizeof(iv)), 1);
+            if (round == 1)
+                memset(iv + 8, 0xff, 7), iv[15] = 0xf9;     /* low half carries after 7 blocks */
+            if (round == 2)
+                memset(iv, 0xff, 15), iv[15] = 0xfd;        /* all 128 bits wrap after 3 */
+            if (round == 3)
+                memset(iv + 8, 0xff, 7), iv[15] = 0xeb;     /* carries in the second 16 */
+            for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
+                size_t n = lengths[i], cut = n / 3, cut2 = n - n / 5;
+                struct iovec whole = { got, n };
+                struct iovec parts[] = { { got, cut }, { got + cut, cut2 - cut },
+                                         { got + cut2, n - cut2 } };
 
-            evp_aes256ctr(key, iv, want, (int)n);
-            memset(got, 0, sizeof(got));
-            randd_aes256ctr_stream(key, iv, &whole, 1);
-            ck_assert_msg(memcmp(got, want, n) == 0, "round %d, %zu bytes whole", round, n);
-            memset(got, 0, sizeof(got));
-            randd_aes256ctr_stream(key, iv, parts, 3);
-            ck_assert_msg(memcmp(got, want, n) == 0, "round %d, %zu bytes in 3 parts", round, n);
+                evp_aes256ctr(key, iv, want, (int)n);
+                memset(got, 0, sizeof(got));
+                randd_aes256ctr_stream_on(wide, key, iv, &whole, 1);
+                ck_assert_msg(memcmp(got, want, n) == 0, "%s, round %d, %zu bytes whole",
+                              wide ? "VAES" : "AES-NI", round, n);
+                memset(got, 0, sizeof(got));
+                randd_aes256ctr_stream_on(wide, key, iv, parts, 3);
+                ck_assert_msg(memcmp(got, want, n) == 0, "%s, round %d, %zu bytes in 3 parts",
+                              wide ? "VAES" : "AES-NI", round, n);
+            }
         }
-    }
 }
 END_TEST
 

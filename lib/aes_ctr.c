@@ -13,6 +13,7 @@
 #include <openssl/crypto.h>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define AES256_ROUNDS 14
@@ -197,10 +198,34 @@ bool randd_aes256ctr_available(void)
     return __builtin_cpu_supports("sse4.1");
 }
 
+/* VAES (CPUID 7.0 ECX bit 9) and AVX2 (EBX bit 5), with the kernel saving the 256-bit
+ * registers (XCR0's SSE and AVX bits): asked of CPUID once, which a VM may trap, and kept.
+ * (Clang's __builtin_cpu_supports does not know "vaes".) */
+static bool cpu_has_vaes(void)
+{
+    static int known;                 /* 0: not asked yet; 1: no; 2: yes */
+    int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+    if (k == 0) {
+        unsigned a, b, c, d;
+        bool yes = false;
+
+        if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_OSXSAVE)) {
+            unsigned xcr0_lo, xcr0_hi;
+
+            __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+            yes = (xcr0_lo & 6) == 6 && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+                  (b & bit_AVX2) && (c & (1u << 9));
+        }
+        k = yes ? 2 : 1;
+        __atomic_store_n(&known, k, __ATOMIC_RELAXED);
+    }
+    return k == 2;
+}
+
 bool randd_aes256ctr_wide_available(void)
 {
-    return randd_aes256ctr_available() && __builtin_cpu_supports("vaes") &&
-           __builtin_cpu_supports("avx2");
+    return randd_aes256ctr_available() && cpu_has_vaes();
 }
 
 void randd_aes256ctr_stream(const uint8_t key[32], const uint8_t iv[16],

@@ -124,9 +124,10 @@ static int print_targets(const struct options *o)
            "AF_UNIX stream (>= 80%%)", 100 * bulk / keystream_socket, floor_cipher());
     /* BYTES_MEMFD: made in shared memory and copied out once by librandd, which asks for the
      * next bytes before it copies these, so the daemon makes them meanwhile on the other core
-     * (with both cores busy, making and copying take turns and this falls short). */
-    TARGET(librandd >= 0.8 * floor_rate, "bulk: randd_bytes() (BYTES_MEMFD) 1 MiB = %.0f%% of "
-           "%s (>= 80%%)", 100 * librandd / floor_rate, floor_cipher());
+     * (with both cores busy, making and copying take turns and this falls short). The floor
+     * is OpenSSL's keystream; randd's own runs on VAES where the CPU has it, and outruns it. */
+    TARGET(librandd >= 0.95 * floor_rate, "bulk: randd_bytes() (BYTES_MEMFD) 1 MiB = %.0f%% of "
+           "%s (>= 95%%)", 100 * librandd / floor_rate, floor_cipher());
     TARGET(p50 <= 1.5 * pingpong, "small: randd 32 B p50 = %.2fx ping-pong (<= 1.5x)", p50 / pingpong);
     for (size_t i = 0; i < o->nclients; i++) {
         snprintf(name, sizeof(name), "randd x%u", o->clients[i]);

@@ -124,9 +124,10 @@ __attribute__((target("aes,sse4.1"))) static void ctr_blocks(const struct aes256
 
 /* The same keystream sixteen blocks at a time on VAES (x86-64 CPUs since Ice Lake and Zen 3):
  * each 256-bit AESENC does two blocks, so a core with two AES units makes about twice what
- * the path above makes. The round keys, broadcast to both halves, live in this frame and are
- * wiped before it returns; the tail and any batch the low half's carry falls in take the
- * path above. */
+ * the path above makes. Each round key is broadcast to both halves from the schedule as it is
+ * used, never kept in a copy of this frame's (the stores to out keep the compiler from
+ * hoisting those loads, and so from spilling them); the tail and any batch the low half's
+ * carry falls in take the path above. */
 #define WIDE_LANES 8             /* 256-bit registers in flight, two blocks each */
 #define WIDE_BLOCKS (2 * WIDE_LANES)
 
@@ -136,34 +137,32 @@ __attribute__((target("vaes,avx2,aes,sse4.1"))) static void ctr_blocks_wide(
     const __m256i to_big_endian = _mm256_broadcastsi128_si256(
         _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
     const __m256i two = _mm256_set_epi64x(0, 2, 0, 2);
-    __m256i rk[AES256_ROUNDS + 1];
 
-    for (int r = 0; r <= AES256_ROUNDS; r++)
-        rk[r] = _mm256_broadcastsi128_si256(s->rk[r]);
     for (; blocks >= WIDE_BLOCKS && c->lo <= UINT64_MAX - WIDE_BLOCKS;
          blocks -= WIDE_BLOCKS, out += WIDE_BLOCKS * 16) {
         /* Each half one little-endian 128-bit counter: the low half block i, the high i + 1. */
         __m256i ctr = _mm256_set_epi64x((long long)c->hi, (long long)(c->lo + 1),
                                         (long long)c->hi, (long long)c->lo), b[WIDE_LANES];
+        __m256i k = _mm256_broadcastsi128_si256(s->rk[0]);
 
 #pragma GCC unroll 8
         for (int j = 0; j < WIDE_LANES; j++) {
-            b[j] = _mm256_xor_si256(_mm256_shuffle_epi8(ctr, to_big_endian), rk[0]);
+            b[j] = _mm256_xor_si256(_mm256_shuffle_epi8(ctr, to_big_endian), k);
             ctr = _mm256_add_epi64(ctr, two);
         }
         c->lo += WIDE_BLOCKS;
 #pragma GCC unroll 13
         for (int r = 1; r < AES256_ROUNDS; r++) {
+            k = _mm256_broadcastsi128_si256(s->rk[r]);
 #pragma GCC unroll 8
             for (int j = 0; j < WIDE_LANES; j++)
-                b[j] = _mm256_aesenc_epi128(b[j], rk[r]);
+                b[j] = _mm256_aesenc_epi128(b[j], k);
         }
+        k = _mm256_broadcastsi128_si256(s->rk[AES256_ROUNDS]);
 #pragma GCC unroll 8
         for (int j = 0; j < WIDE_LANES; j++)
-            _mm256_storeu_si256((__m256i *)(out + 32 * j),
-                                _mm256_aesenclast_epi128(b[j], rk[AES256_ROUNDS]));
+            _mm256_storeu_si256((__m256i *)(out + 32 * j), _mm256_aesenclast_epi128(b[j], k));
     }
-    OPENSSL_cleanse(rk, sizeof(rk));
     if (blocks > 0)
         ctr_blocks(s, c, out, blocks);
 }

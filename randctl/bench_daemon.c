@@ -270,6 +270,8 @@ void compare_workers(const struct options *o)
 
 #define COST_CLIENTS 4
 #define COST_METHOD  "randd x4"      /* COST_CLIENTS' row name */
+#define CROWD_CLIENTS 64             /* and a crowd's, at 32 B, the concurrency section's size */
+#define CROWD_METHOD  "randd x64"
 #define CPU_TARGET_4K_US 1.5
 #define IDLE_RSS_TARGET_MIB 4.0
 #define PEAK_RSS_TARGET_MIB 8.0
@@ -383,19 +385,19 @@ static void *cost_client_run(void *arg)
     return NULL;
 }
 
-/* The daemon's CPU per request of size, in us, over COST_CLIENTS clients for seconds; NAN
- * when a client failed. */
-static double cpu_per_request(pid_t pid, size_t size, double seconds)
+/* The daemon's CPU per request of size, in us, over clients at once for seconds; NAN when a
+ * client failed. */
+static double cpu_per_request(pid_t pid, unsigned clients, size_t size, double seconds)
 {
-    struct cost_client c[COST_CLIENTS] = { 0 };
+    struct cost_client c[CROWD_CLIENTS] = { 0 };
     uint64_t requests = 0;
     int64_t before, after;
     unsigned started = 0;
     int err = 0;
 
-    for (unsigned i = 0; i < COST_CLIENTS; i++)
+    for (unsigned i = 0; i < clients; i++)
         c[i].ctx.conn.fd = -1;          /* closed below whether or not it was opened */
-    for (unsigned i = 0; i < COST_CLIENTS && err == 0; i++) {
+    for (unsigned i = 0; i < clients && err == 0; i++) {
         c[i].size = size;
         c[i].ctx.depth = 1;
         if (!(c[i].ctx.out = malloc(size)))
@@ -404,7 +406,7 @@ static double cpu_per_request(pid_t pid, size_t size, double seconds)
             err = conn_open(&c[i].ctx.conn);
     }
     before = daemon_cpu_ns(pid);
-    for (double end = bench_now() + seconds; err == 0 && started < COST_CLIENTS; started++) {
+    for (double end = bench_now() + seconds; err == 0 && started < clients; started++) {
         c[started].end = end;
         if (pthread_create(&c[started].thread, NULL, cost_client_run, &c[started]) != 0)
             err = -EAGAIN;
@@ -416,7 +418,7 @@ static double cpu_per_request(pid_t pid, size_t size, double seconds)
             err = c[i].err;
     }
     after = daemon_cpu_ns(pid);
-    for (unsigned i = 0; i < COST_CLIENTS; i++) {
+    for (unsigned i = 0; i < clients; i++) {
         if (c[i].ctx.conn.fd >= 0)
             close(c[i].ctx.conn.fd);
         free(c[i].ctx.out);
@@ -428,25 +430,32 @@ static double cpu_per_request(pid_t pid, size_t size, double seconds)
     return requests && before >= 0 && after >= before ? (after - before) / 1e3 / requests : NAN;
 }
 
-/* Rows "daemon CPU", COST_METHOD, per size: the median of REPS runs. */
+/* One row "daemon CPU": the median of REPS runs. */
+static void daemon_cpu_row(const struct options *o, const struct daemon_cost *c,
+                           unsigned clients, const char *method, size_t size)
+{
+    double us[REPS];
+
+    bench_progress("daemon CPU per %zu B request, %u clients", size, clients);
+    for (int rep = 0; rep < REPS && !bench_failing(); rep++)
+        us[rep] = cpu_per_request(c->pid, clients, size, o->seconds / 2);
+    if (!bench_failing())
+        bench_record("daemon CPU", method, size, "per request", "us", bench_median(us, REPS));
+}
+
+/* Rows "daemon CPU": COST_METHOD per size, then CROWD_METHOD at 32 B. */
 void daemon_cpu_rows(const struct options *o, const struct daemon_cost *c)
 {
-    for (size_t i = 0; i < sizeof(cost_sizes) / sizeof(cost_sizes[0]) && c->pid; i++) {
-        double us[REPS];
-
-        bench_progress("daemon CPU per %zu B request, %d clients", cost_sizes[i], COST_CLIENTS);
-        for (int rep = 0; rep < REPS && !bench_failing(); rep++)
-            us[rep] = cpu_per_request(c->pid, cost_sizes[i], o->seconds / 2);
-        if (!bench_failing())
-            bench_record("daemon CPU", COST_METHOD, cost_sizes[i], "per request", "us",
-                         bench_median(us, REPS));
-    }
+    for (size_t i = 0; i < sizeof(cost_sizes) / sizeof(cost_sizes[0]) && c->pid; i++)
+        daemon_cpu_row(o, c, COST_CLIENTS, COST_METHOD, cost_sizes[i]);
+    if (c->pid)
+        daemon_cpu_row(o, c, CROWD_CLIENTS, CROWD_METHOD, 32);
 }
 
 /* How many progress steps daemon_cpu_rows takes: none where the daemon cannot be seen. */
 int daemon_cpu_steps(const struct daemon_cost *c)
 {
-    return c->pid ? (int)(sizeof(cost_sizes) / sizeof(cost_sizes[0])) : 0;
+    return c->pid ? (int)(sizeof(cost_sizes) / sizeof(cost_sizes[0])) + 1 : 0;
 }
 
 /* Rows "memory": RSS before the first request and the daemon's peak (VmHWM) after the last. */

@@ -221,6 +221,7 @@ void health_disable(struct health *h, const char *why)
     h->state = RANDD_SOURCE_QUARANTINED;
     h->retry_at_ns = UINT64_MAX;
     h->disables++;
+    h->failed_test = -1;             /* no test failed: an older one's name would mislead */
     snprintf(h->reason, sizeof(h->reason), "%s", why);
 }
 

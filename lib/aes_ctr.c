@@ -241,6 +241,7 @@ void randd_aes256ctr_stream_on(bool wide, const uint8_t key[32], const uint8_t i
     uint8_t block[16];
     size_t spare = 0;                 /* keystream at the end of block not yet given out */
 
+    wide = wide && randd_aes256ctr_wide_available();   /* never VAES on a CPU without */
     /* The key may lie in outs[0]: it is in the schedule before any byte is written. */
     expand_key(&s, key);
     memcpy(&c.hi, iv, 8);

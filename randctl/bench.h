@@ -153,6 +153,7 @@ int op_rand_bytes_randd(void *ctx, size_t size);
 int op_librandd(void *ctx, size_t size);
 int op_in_process(void *ctx, size_t size);
 int op_keystream(void *ctx, size_t size);
+int op_openssl_keystream(void *ctx, size_t size);
 int op_bn_rand_range(void *ctx, size_t size);
 
 /* The keystream floor's cipher: the one randd's generators run by default here. */
@@ -248,7 +249,7 @@ struct daemon_cost {
 void daemon_cost_begin(struct daemon_cost *c, int fd);
 void daemon_cpu_rows(const struct options *o, const struct daemon_cost *c);
 /* How many progress steps daemon_cpu_rows takes: none where the daemon cannot be seen. */
-int daemon_cpu_steps(const struct daemon_cost *c);
+int daemon_cpu_steps(const struct options *o, const struct daemon_cost *c);
 void daemon_memory_rows(const struct daemon_cost *c);
 /* Prints the CPU and memory targets' lines; returns how many were missed. */
 int daemon_cost_targets(void);

@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include "aes_ctr.h"
 #include "bench.h"
 #include "cymric.h"
 #include "json.h"
@@ -51,7 +52,9 @@ void section_throughput(const struct options *o, struct plain_ctx *p, struct ran
     };
     enum { NMETHODS = sizeof(methods) / sizeof(methods[0]) };
     static const uint8_t key[32], iv[16];
-    static double rates[NMETHODS][NSIZES][TURNS], floor_rates[NSIZES * TURNS];
+    static double rates[NMETHODS][NSIZES][TURNS], floor_rates[NSIZES * TURNS],
+                  openssl_rates[NSIZES * TURNS];
+    bool own_keystream;
     static double stream_rates[TURNS];
     int turns = bench_turns_for(o->seconds);
     double slice = o->seconds / turns, seeds = seed_requests();
@@ -63,6 +66,7 @@ void section_throughput(const struct options *o, struct plain_ctx *p, struct ran
         have[m] = (methods[m].op != op_vdso || v->fn) &&
                   (methods[m].op != op_rand_bytes_randd || p->randd_seeded);
 
+    own_keystream = floor_is_aes() && randd_aes256ctr_available();
     p->cipher = EVP_CIPHER_CTX_new();
     if (!p->cipher || !EVP_EncryptInit_ex2(p->cipher, floor_is_aes() ? EVP_aes_256_ctr()
                                                                       : EVP_chacha20(),
@@ -83,6 +87,9 @@ void section_throughput(const struct options *o, struct plain_ctx *p, struct ran
         for (int rep = 0; rep < turns; rep++) {
             floor_rates[s * turns + rep] =
                 bench_rate_once(op_keystream, p, 16384, slice) * 16384 / 1e6;
+            if (own_keystream)
+                openssl_rates[s * turns + rep] =
+                    bench_rate_once(op_openssl_keystream, p, 16384, slice) * 16384 / 1e6;
             if (sizes[s] == MIB)
                 stream_rates[rep] = bench_rate_once(op_stream, &st, MIB, slice) * MIB / 1e6;
             for (size_t m = 0; m < NMETHODS; m++) {
@@ -100,6 +107,9 @@ void section_throughput(const struct options *o, struct plain_ctx *p, struct ran
     stream_close(&st);
     bench_record("floor", floor_name(), 16384, "throughput", "MB/s",
                  bench_median(floor_rates, NSIZES * turns));
+    if (own_keystream)               /* the floor is randd's code: OpenSSL's beside it */
+        bench_record("floor", "AES-256-CTR (OpenSSL)", 16384, "throughput", "MB/s",
+                     bench_median(openssl_rates, NSIZES * turns));
     bench_record("floor", "AF_UNIX stream", MIB, "throughput", "MB/s",
                  bench_median(stream_rates, turns));
     for (size_t m = 0; m < NMETHODS; m++)

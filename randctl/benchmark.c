@@ -321,7 +321,7 @@ static int run_benchmark(int argc, char **argv)
         plain.randd_seeded = seeded.libctx;
 
     bench_progress_plan((int)NSIZES + 1 + 1 + 3 + 2 + 1 + (int)o.nclients +
-                        (o.compare_workers != NULL) + 2 + 1 + daemon_cpu_steps(&cost));
+                        (o.compare_workers != NULL) + 2 + 1 + daemon_cpu_steps(&o, &cost));
     if (o.modes_only) {
         bench_progress_plan(2);
         section_noise_modes(&o, out);

@@ -278,6 +278,12 @@ START_TEST(disabled_is_never_retried_and_not_a_test_failure)
     ck_assert_str_eq(h.reason, "assessed too low");
     ck_assert(!health_retry_due(&h, UINT64_MAX - 1));
     ck_assert_uint_eq(h.failures, 0);
+    /* A source that failed a test, was re-admitted and is then disabled names no test. */
+    health_init(&h, 1, 1);
+    ck_assert_int_eq(health_inject(&h, RANDD_TEST_RCT, 0), 0);
+    health_readmit(&h, 2 * S);
+    health_disable(&h, "read error");
+    ck_assert_int_eq(h.failed_test, -1);
 }
 END_TEST
 

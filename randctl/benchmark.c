@@ -125,7 +125,7 @@ static int print_targets(const struct options *o)
     /* BYTES_MEMFD: made in shared memory and copied out once by librandd, which asks for the
      * next bytes before it copies these, so the daemon makes them meanwhile on the other core
      * (with both cores busy, making and copying take turns and this falls short). The floor
-     * is OpenSSL's keystream; randd's own runs on VAES where the CPU has it, and outruns it. */
+     * is the keystream code the daemon runs (op_keystream), so this is delivery's cost alone. */
     TARGET(librandd >= 0.95 * floor_rate, "bulk: randd_bytes() (BYTES_MEMFD) 1 MiB = %.0f%% of "
            "%s (>= 95%%)", 100 * librandd / floor_rate, floor_cipher());
     TARGET(p50 <= 1.5 * pingpong, "small: randd 32 B p50 = %.2fx ping-pong (<= 1.5x)", p50 / pingpong);
